@@ -1,0 +1,138 @@
+/* cli: dispatch and shared option parsing. */
+#include "cli.h"
+
+#include "units.h"
+
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void help_main(FILE *out)
+{
+    fprintf(out,
+            "netrig %s: measure a network path, find its bottleneck, and prove the fix\n"
+            "\n"
+            "usage: netrig COMMAND [OPTIONS]\n"
+            "\n"
+            "commands:\n"
+            "  stream   TCP throughput test (with no -c: against a built-in loopback server)\n"
+            "  serve    run the daemon that answers stream tests from other hosts\n"
+            "  help     show help for a command: netrig help stream\n"
+            "\n"
+            "options:\n"
+            "  -h, --help      this text\n"
+            "  -V, --version   version and built-in features\n"
+            "\n"
+            "Examples:\n"
+            "  netrig stream                          # 10 s loopback test, shows the report\n"
+            "  netrig serve -D                        # daemon on port 5301\n"
+            "  netrig stream -c HOST -P 4 -T 2 -t 30  # 4 flows on 2 threads for 30 s\n"
+            "  netrig stream -c HOST -R -J            # server sends, JSON report\n",
+            NETRIG_VERSION);
+}
+
+static void version(void)
+{
+    printf("netrig %s\nfeatures: stream(tcp) serve json json-stream tcp_info msg_zerocopy "
+           "cpu-affinity\n", NETRIG_VERSION);
+}
+
+void cli_error(const char *fmt, ...)
+{
+    va_list ap;
+
+    fputs("netrig: ", stderr);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+}
+
+int cli_parse_u32(const char *opt, const char *val, uint32_t lo, uint32_t hi, uint32_t *out)
+{
+    uint64_t v;
+
+    if (units_parse_count(val, &v) || v < lo || v > hi) {
+        cli_error("invalid value '%s' for %s: use a whole number from %u to %u", val, opt, lo, hi);
+        return -1;
+    }
+    *out = (uint32_t)v;
+    return 0;
+}
+
+int cli_parse_port(const char *val, uint16_t *out)
+{
+    uint32_t v;
+
+    if (cli_parse_u32("-p", val, 0, 65535, &v))
+        return -1;
+    *out = (uint16_t)v;
+    return 0;
+}
+
+int cli_parse_duration(const char *opt, const char *val, uint64_t *ns)
+{
+    if (units_parse_duration(val, ns)) {
+        cli_error("invalid duration '%s' for %s: use a positive time such as 10, 10s, 500ms or 2m",
+                  val, opt);
+        return -1;
+    }
+    return 0;
+}
+
+int cli_parse_size(const char *opt, const char *val, uint64_t hi, uint32_t *out)
+{
+    uint64_t v;
+
+    if (units_parse_size(val, &v) || v > hi) {
+        cli_error("invalid size '%s' for %s: use bytes with an optional K, M or G suffix "
+                  "(at most %llu)", val, opt, (unsigned long long)hi);
+        return -1;
+    }
+    *out = (uint32_t)v;
+    return 0;
+}
+
+int cli_parse_rate(const char *opt, const char *val, uint64_t *out)
+{
+    if (units_parse_rate(val, out)) {
+        cli_error("invalid rate '%s' for %s: use bits/s with an optional K, M or G suffix "
+                  "(e.g. 500M), or bytes/s as 60MB", val, opt);
+        return -1;
+    }
+    return 0;
+}
+
+int cli_main(int argc, char **argv, volatile sig_atomic_t *stop)
+{
+    const char *cmd = argc > 1 ? argv[1] : NULL;
+
+    if (!cmd || !strcmp(cmd, "-h") || !strcmp(cmd, "--help")) {
+        help_main(cmd ? stdout : stderr);
+        return cmd ? CLI_EXIT_OK : CLI_EXIT_USAGE;
+    }
+    if (!strcmp(cmd, "-V") || !strcmp(cmd, "--version")) {
+        version();
+        return CLI_EXIT_OK;
+    }
+    if (!strcmp(cmd, "help")) {
+        if (argc < 3)
+            help_main(stdout);
+        else if (!strcmp(argv[2], "stream"))
+            cli_help_stream(stdout);
+        else if (!strcmp(argv[2], "serve"))
+            cli_help_serve(stdout);
+        else {
+            cli_error("no help for '%s': commands are stream and serve", argv[2]);
+            return CLI_EXIT_USAGE;
+        }
+        return CLI_EXIT_OK;
+    }
+    if (!strcmp(cmd, "stream"))
+        return cli_stream(argc - 1, argv + 1, stop);
+    if (!strcmp(cmd, "serve"))
+        return cli_serve(argc - 1, argv + 1, stop);
+    cli_error("unknown command '%s': run 'netrig --help' for the list", cmd);
+    return CLI_EXIT_USAGE;
+}

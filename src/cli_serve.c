@@ -1,0 +1,201 @@
+/* cli_serve: `netrig serve` options, daemonizing and the pid file. */
+#include "cli.h"
+
+#include "log.h"
+#include "server.h"
+#include "sock.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+void cli_help_serve(FILE *out)
+{
+    fprintf(out,
+"usage: netrig serve [OPTIONS]\n"
+"\n"
+"The daemon that answers 'netrig stream -c THIS_HOST'. It serves several clients at\n"
+"once, each test on its own worker threads, and measures its own side too.\n"
+"\n"
+"  -p, --port PORT       listen port (default %d; 0 picks a free one and logs it)\n"
+"  -B, --bind ADDR       listen on one address only (default: all, IPv4 and IPv6)\n"
+"  -4, -6                IPv4 or IPv6 only\n"
+"      --max-tests N     tests at once (default 16); more are refused as busy\n"
+"      --exclusive       throughput tests wait their turn instead of sharing the host\n"
+"      --timeout TIME    limit for each control step and a new connection's hello\n"
+"                        (default 10s)\n"
+"  -D, --daemon          detach and log to syslog\n"
+"      --pidfile FILE    write the daemon's pid here\n"
+"      --syslog          log to syslog even in the foreground\n"
+"  -v, --verbose         log debug detail\n",
+            SOCK_DEFAULT_PORT);
+}
+
+enum { OPT_MAX_TESTS = 256, OPT_EXCLUSIVE, OPT_PIDFILE, OPT_SYSLOG, OPT_TIMEOUT };
+
+static const struct option serve_long[] = {
+    {"port", required_argument, NULL, 'p'},   {"bind", required_argument, NULL, 'B'},
+    {"daemon", no_argument, NULL, 'D'},       {"verbose", no_argument, NULL, 'v'},
+    {"help", no_argument, NULL, 'h'},
+    {"max-tests", required_argument, NULL, OPT_MAX_TESTS},
+    {"exclusive", no_argument, NULL, OPT_EXCLUSIVE},
+    {"pidfile", required_argument, NULL, OPT_PIDFILE},
+    {"syslog", no_argument, NULL, OPT_SYSLOG},
+    {"timeout", required_argument, NULL, OPT_TIMEOUT},
+    {NULL, 0, NULL, 0},
+};
+
+struct serve_cli {
+    struct server_opts so;
+    bool daemonize, use_syslog, verbose;
+    const char *pidfile;
+};
+
+static int serve_opt(int c, const char *arg, struct serve_cli *sc)
+{
+    uint64_t ns;
+
+    switch (c) {
+    case 'p': return cli_parse_port(arg, &sc->so.port);
+    case 'B':
+        if (strlen(arg) >= sizeof(sc->so.bind)) {
+            cli_error("address '%s' for -B is too long", arg);
+            return -1;
+        }
+        snprintf(sc->so.bind, sizeof(sc->so.bind), "%s", arg);
+        return 0;
+    case '4': sc->so.family = 4; return 0;
+    case '6': sc->so.family = 6; return 0;
+    case 'D': sc->daemonize = true; return 0;
+    case 'v': sc->verbose = true; return 0;
+    case OPT_MAX_TESTS: return cli_parse_u32("--max-tests", arg, 1, 1000, &sc->so.max_tests);
+    case OPT_EXCLUSIVE: sc->so.exclusive = true; return 0;
+    case OPT_PIDFILE: sc->pidfile = arg; return 0;
+    case OPT_SYSLOG: sc->use_syslog = true; return 0;
+    case OPT_TIMEOUT:
+        if (cli_parse_duration("--timeout", arg, &ns))
+            return -1;
+        if (ns < 100000000ULL || ns > 600000000000ULL) {
+            cli_error("--timeout %s is out of range: use 0.1s to 600s", arg);
+            return -1;
+        }
+        sc->so.timeout_ms = (int)(ns / 1000000);
+        return 0;
+    default: return -1;
+    }
+}
+
+static int parse_serve(int argc, char **argv, struct serve_cli *sc)
+{
+    int c;
+
+    memset(sc, 0, sizeof(*sc));
+    sc->so.port = SOCK_DEFAULT_PORT;
+    sc->so.max_tests = 16;
+    sc->so.timeout_ms = 10000;
+    optind = 1;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, ":p:B:46Dvh", serve_long, NULL)) != -1) {
+        if (c == 'h') {
+            cli_help_serve(stdout);
+            return 1;
+        }
+        if (c == '?' || c == ':') {
+            cli_error("%s option '%s' for serve: see 'netrig help serve'",
+                      c == '?' ? "unknown" : "missing value for", argv[optind - 1]);
+            return -1;
+        }
+        if (serve_opt(c, optarg, sc))
+            return -1;
+    }
+    if (optind < argc) {
+        cli_error("unexpected argument '%s' for serve", argv[optind]);
+        return -1;
+    }
+    return 0;
+}
+
+static int write_pidfile(const char *path)
+{
+    char buf[32];
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    int n = snprintf(buf, sizeof(buf), "%d\n", (int)getpid());
+
+    if (fd < 0 || write(fd, buf, (size_t)n) != n) {
+        LOG_ERR("cannot write pid file '%s': %s", path, strerror(errno));
+        if (fd >= 0)
+            close(fd);
+        return -1;
+    }
+    close(fd);
+    return 0;
+}
+
+/* Classic double-fork detach; the parent returns only after the child is ready. */
+static int detach(void)
+{
+    pid_t pid = fork();
+    int fd;
+
+    if (pid < 0)
+        return -1;
+    if (pid > 0)
+        _exit(0);
+    setsid();
+    pid = fork();
+    if (pid < 0)
+        return -1;
+    if (pid > 0)
+        _exit(0);
+    if (chdir("/")) {
+        /* nothing we need from the old working directory */
+    }
+    fd = open("/dev/null", O_RDWR);
+    if (fd >= 0) {
+        dup2(fd, 0), dup2(fd, 1), dup2(fd, 2);
+        if (fd > 2)
+            close(fd);
+    }
+    return 0;
+}
+
+int cli_serve(int argc, char **argv, volatile sig_atomic_t *stop)
+{
+    struct serve_cli sc;
+    struct server *s;
+    char err[320];
+    int rc = parse_serve(argc, argv, &sc);
+
+    if (rc)
+        return rc > 0 ? CLI_EXIT_OK : CLI_EXIT_USAGE;
+    log_setup("netrig", false, sc.verbose ? LOG_LVL_DBG : LOG_LVL_INFO);
+    s = server_create(&sc.so, err, sizeof(err));
+    if (!s) {
+        cli_error("%s", err);
+        return CLI_EXIT_FAIL;
+    }
+    LOG_INFO("listening on %s port %u (max %u tests at once%s)",
+             sc.so.bind[0] ? sc.so.bind : "all addresses", server_port(s), sc.so.max_tests,
+             sc.so.exclusive ? ", exclusive" : "");
+    if (sc.daemonize && detach()) {
+        cli_error("cannot detach: %s", strerror(errno));
+        server_destroy(s);
+        return CLI_EXIT_FAIL;
+    }
+    if (sc.daemonize || sc.use_syslog)
+        log_setup("netrig", true, sc.verbose ? LOG_LVL_DBG : LOG_LVL_INFO);
+    if (sc.pidfile && write_pidfile(sc.pidfile)) {
+        server_destroy(s);
+        return CLI_EXIT_FAIL;
+    }
+    server_run(s, stop);
+    LOG_INFO("stopped");
+    if (sc.pidfile)
+        unlink(sc.pidfile);
+    server_destroy(s);
+    return CLI_EXIT_OK;
+}

@@ -1,0 +1,303 @@
+/* client: the client side of a stream test: control exchange, data connections, the local
+ * engine, and the join of both sides' results. */
+#include "client.h"
+
+#include "cpulist.h"
+#include "ctl.h"
+#include "engine.h"
+#include "log.h"
+#include "report_json.h"
+#include "report_text.h"
+#include "sock.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#define CLIENT_QUEUE_WAIT_MS (10 * 60 * 1000) /* --exclusive servers may queue us this long */
+
+struct client_ctx {
+    const struct client_opts *o;
+    struct run_result *r;
+    int ctl;
+    char failure[256];
+};
+
+static void on_interval(void *arg, const struct side_result *s, const struct interval *iv)
+{
+    struct client_ctx *c = arg;
+
+    if (c->o->output == CLIENT_OUT_TEXT) {
+        report_text_interval(c->o->out, c->r, s, iv);
+    } else if (c->o->output == CLIENT_OUT_JSON_STREAM) {
+        cJSON *j = report_json_interval(c->r, s, iv);
+        char *text = cJSON_PrintUnformatted(j);
+        if (text) {
+            fprintf(c->o->out, "%s\n", text);
+            fflush(c->o->out);
+        }
+        free(text);
+        cJSON_Delete(j);
+    }
+}
+
+static const char *msg_text(const cJSON *m)
+{
+    const cJSON *t = cJSON_GetObjectItemCaseSensitive(m, "message");
+    return cJSON_IsString(t) ? t->valuestring : "(no message)";
+}
+
+/* During the run the server speaks only to report a failure. */
+static int on_watch(void *arg)
+{
+    struct client_ctx *c = arg;
+    cJSON *m = NULL;
+    char err[256];
+    int rc = ctl_recv(c->ctl, CTL_MAX_RESPONSE, 2000, &m, err, sizeof(err));
+
+    if (rc == -ENODATA)
+        snprintf(c->failure, sizeof(c->failure), "server closed the control connection mid-test");
+    else if (rc)
+        snprintf(c->failure, sizeof(c->failure), "server control channel failed: %s", err);
+    else if (!strcmp(ctl_type(m), "error"))
+        snprintf(c->failure, sizeof(c->failure), "server reported: %s", msg_text(m));
+    else
+        snprintf(c->failure, sizeof(c->failure), "server sent an unexpected '%s' message",
+                 ctl_type(m));
+    cJSON_Delete(m);
+    return -1;
+}
+
+/* Waits for a message of the wanted type; "error" and "queued" are handled here. */
+static int expect(int ctl, const char *want, int timeout_ms, FILE *out, cJSON **msg, char *err,
+                  size_t errlen)
+{
+    for (;;) {
+        cJSON *m = NULL;
+        int rc = ctl_recv(ctl, CTL_MAX_RESPONSE, timeout_ms, &m, err, errlen);
+
+        if (rc == -ENODATA) {
+            snprintf(err, errlen, "server closed the connection while we waited for '%s'", want);
+            return rc;
+        }
+        if (rc)
+            return rc;
+        if (!strcmp(ctl_type(m), want)) {
+            *msg = m;
+            return 0;
+        }
+        if (!strcmp(ctl_type(m), "queued")) {
+            const cJSON *ahead = cJSON_GetObjectItemCaseSensitive(m, "ahead");
+            fprintf(out == stdout ? stderr : out, "netrig: server is busy with %d exclusive test(s); waiting our turn\n",
+                    cJSON_IsNumber(ahead) ? ahead->valueint : 1);
+            cJSON_Delete(m);
+            timeout_ms = CLIENT_QUEUE_WAIT_MS;
+            continue;
+        }
+        if (!strcmp(ctl_type(m), "error"))
+            snprintf(err, errlen, "server refused the test: %s", msg_text(m));
+        else
+            snprintf(err, errlen, "server sent '%s' where '%s' was expected", ctl_type(m), want);
+        cJSON_Delete(m);
+        return -EPROTO;
+    }
+}
+
+static int hello(const struct client_opts *o, int ctl, uint8_t id[CTL_TEST_ID_LEN],
+                 struct run_result *r, char *err, size_t errlen)
+{
+    cJSON *m = ctl_msg_new("hello"), *reply = NULL;
+    const cJSON *hex, *ver;
+    int rc;
+
+    cJSON_AddNumberToObject(m, "proto", CTL_PROTO_VERSION);
+    cJSON_AddStringToObject(m, "netrig_version", NETRIG_VERSION);
+    cJSON_AddStringToObject(m, "test", "stream");
+    cJSON_AddItemToObject(m, "params", params_to_json(&o->p));
+    rc = ctl_send(ctl, m, o->timeout_ms);
+    cJSON_Delete(m);
+    if (rc) {
+        snprintf(err, errlen, "cannot send the test request: %s", strerror(-rc));
+        return rc;
+    }
+    rc = expect(ctl, "accept", o->timeout_ms, o->out, &reply, err, errlen);
+    if (rc)
+        return rc;
+    hex = cJSON_GetObjectItemCaseSensitive(reply, "test_id");
+    ver = cJSON_GetObjectItemCaseSensitive(reply, "netrig_version");
+    if (!cJSON_IsString(hex) || ctl_id_from_hex(hex->valuestring, id)) {
+        snprintf(err, errlen, "server's accept message lacks a valid test id");
+        rc = -EPROTO;
+    }
+    if (cJSON_IsString(ver))
+        snprintf(r->remote.version, sizeof(r->remote.version), "%s", ver->valuestring);
+    cJSON_Delete(reply);
+    return rc;
+}
+
+static int open_flows(const struct client_opts *o, const struct sock_addr *to,
+                      const uint8_t id[CTL_TEST_ID_LEN], struct engine *e, char *err,
+                      size_t errlen)
+{
+    uint32_t n = params_total_flows(&o->p);
+
+    for (uint32_t i = 0; i < n; i++) {
+        uint8_t hello_buf[CTL_DATA_HELLO_LEN];
+        int fd = sock_connect(to, o->bind[0] ? o->bind : NULL, &o->p, o->timeout_ms, err, errlen);
+        int rc;
+
+        if (fd < 0)
+            return fd;
+        ctl_data_hello_encode(hello_buf, id, i);
+        rc = sock_write_full(fd, hello_buf, sizeof(hello_buf), o->timeout_ms);
+        if (rc) {
+            snprintf(err, errlen, "cannot open data connection %u: %s", i, strerror(-rc));
+            close(fd);
+            return rc;
+        }
+        rc = engine_attach(e, i, fd, err, errlen);
+        if (rc) {
+            close(fd);
+            return rc;
+        }
+    }
+    return 0;
+}
+
+/* Ends the run: tell the server, stop our side, collect the server's side. */
+static void conclude(struct client_ctx *c, struct engine *e, bool ctl_ok)
+{
+    cJSON *m;
+    char err[256] = "";
+
+    if (ctl_ok) {
+        m = ctl_msg_new("stop");
+        ctl_ok = ctl_send(c->ctl, m, c->o->timeout_ms) == 0;
+        cJSON_Delete(m);
+    }
+    engine_finish(e, &c->r->local);
+    if (!ctl_ok)
+        return;
+    m = NULL;
+    if (expect(c->ctl, "result", c->o->timeout_ms + 10000, c->o->out, &m, err, sizeof(err)) ||
+        report_json_side_parse(cJSON_GetObjectItemCaseSensitive(m, "side"),
+                               params_total_flows(&c->o->p), &c->r->remote, err, sizeof(err))) {
+        c->r->partial = true;
+        snprintf(c->r->error, sizeof(c->r->error), "no results from the server: %s", err);
+    }
+    cJSON_Delete(m);
+}
+
+static void stamp_start(struct run_result *r)
+{
+    time_t now = time(NULL);
+    struct tm tm;
+
+    gmtime_r(&now, &tm);
+    strftime(r->started_at, sizeof(r->started_at), "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+static int run_engine(struct client_ctx *c, struct engine *e, volatile sig_atomic_t *stop)
+{
+    struct engine_hooks h = {
+        .run_ns = c->o->p.duration_ns + c->o->p.omit_ns,
+        .watch_fd = c->ctl,
+        .on_watch = on_watch,
+        .on_interval = on_interval,
+        .stop_flag = stop,
+        .ctx = c,
+    };
+    enum engine_end why = engine_run(e, &h);
+    int first_err = 0;
+
+    switch (why) {
+    case ENGINE_END_TIME:
+        conclude(c, e, true);
+        break;
+    case ENGINE_END_SIGNAL:
+        c->r->partial = true;
+        snprintf(c->r->error, sizeof(c->r->error), "interrupted: results cover the time run");
+        conclude(c, e, true);
+        break;
+    case ENGINE_END_FLOWS:
+        c->r->partial = true;
+        engine_failed_flows(e, &first_err);
+        snprintf(c->r->error, sizeof(c->r->error), "every data connection ended early%s%s",
+                 first_err ? ": " : "", first_err ? strerror(first_err) : "");
+        conclude(c, e, true);
+        break;
+    default:
+        c->r->partial = true;
+        snprintf(c->r->error, sizeof(c->r->error), "%s", c->failure);
+        conclude(c, e, false);
+        break;
+    }
+    return c->r->partial ? 1 : 0;
+}
+
+int client_run_stream(const struct client_opts *o, volatile sig_atomic_t *stop,
+                      struct run_result *r, char *err, size_t errlen)
+{
+    struct client_ctx c = {.o = o, .r = r, .ctl = -1};
+    struct sock_addr to;
+    struct cpulist cpus;
+    struct engine *e = NULL;
+    uint8_t id[CTL_TEST_ID_LEN];
+    char host[INET6_ADDRSTRLEN + 8], note[320];
+    cJSON *ready = NULL, *m;
+    int rc;
+
+    memset(r, 0, sizeof(*r));
+    snprintf(r->test, sizeof(r->test), "stream");
+    r->params = o->p;
+    stamp_start(r);
+    rc = sock_resolve(o->host, o->port, o->family, &to, err, errlen);
+    if (rc)
+        return rc;
+    sock_addr_str((struct sockaddr *)&to.ss, r->server, sizeof(r->server));
+    sock_addr_host((struct sockaddr *)&to.ss, host, sizeof(host));
+    rc = cpulist_resolve(NULL, o->cpus, host, &cpus, err, errlen, note, sizeof(note));
+    if (rc)
+        return rc;
+    if (note[0])
+        LOG_INFO("%s", note);
+    c.ctl = sock_connect(&to, o->bind[0] ? o->bind : NULL, NULL, o->timeout_ms, err, errlen);
+    if (c.ctl < 0)
+        return c.ctl;
+    rc = hello(o, c.ctl, id, r, err, errlen);
+    if (rc)
+        goto out;
+    e = engine_create(&o->p, true, &cpus, err, errlen);
+    if (!e) {
+        rc = -ENOMEM;
+        goto out;
+    }
+    rc = open_flows(o, &to, id, e, err, errlen);
+    if (!rc)
+        rc = expect(c.ctl, "ready", o->timeout_ms, o->out, &ready, err, errlen);
+    cJSON_Delete(ready);
+    if (rc)
+        goto out;
+    if (o->output == CLIENT_OUT_TEXT)
+        report_text_header(o->out, r);
+    m = ctl_msg_new("start");
+    rc = ctl_send(c.ctl, m, o->timeout_ms);
+    cJSON_Delete(m);
+    if (!rc)
+        rc = engine_start(e, err, errlen);
+    if (rc) {
+        if (!err[0])
+            snprintf(err, errlen, "cannot start the test: %s", strerror(-rc));
+        goto out;
+    }
+    rc = run_engine(&c, e, stop);
+    result_merge(r);
+out:
+    engine_destroy(e);
+    if (c.ctl >= 0)
+        close(c.ctl);
+    return rc;
+}

@@ -1,0 +1,140 @@
+/* cpu: /proc/stat and thread stat parsing, and the percentages derived from them. */
+#define _GNU_SOURCE
+#include "cpu.h"
+
+#include "hostfs.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+int cpu_parse_stat(const char *text, struct cpu_sys_snap *out)
+{
+    const char *line = text;
+    int have_total = 0;
+
+    memset(out, 0, sizeof(*out));
+    while (line && *line) {
+        if (!strncmp(line, "cpu ", 4)) {
+            unsigned long long v[8] = {0};
+            int n = sscanf(line + 4, "%llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1],
+                           &v[2], &v[3], &v[4], &v[5], &v[6], &v[7]);
+            if (n < 4)
+                return -EINVAL;
+            out->user = v[0], out->nice = v[1], out->system = v[2], out->idle = v[3];
+            out->iowait = v[4], out->irq = v[5], out->softirq = v[6], out->steal = v[7];
+            have_total = 1;
+        } else if (!strncmp(line, "cpu", 3) && line[3] >= '0' && line[3] <= '9') {
+            out->ncpu++;
+        } else if (!strncmp(line, "intr ", 5)) {
+            unsigned long long intr;
+            if (sscanf(line + 5, "%llu", &intr) == 1)
+                out->intr = intr;
+        }
+        line = strchr(line, '\n');
+        if (line)
+            line++;
+    }
+    if (!have_total || out->ncpu == 0)
+        return -EINVAL;
+    return 0;
+}
+
+int cpu_sample_system(const char *sysroot, struct cpu_sys_snap *out)
+{
+    /* /proc/stat with "intr" lists every IRQ: a few KB per CPU on big hosts. */
+    size_t len = 1 << 20;
+    char *buf = malloc(len);
+    long n;
+    int rc;
+
+    if (!buf)
+        return -ENOMEM;
+    n = hostfs_read(sysroot, "/proc/stat", buf, len);
+    rc = n < 0 ? (int)n : cpu_parse_stat(buf, out);
+    free(buf);
+    return rc;
+}
+
+int cpu_parse_thread_stat(const char *line, long clk_tck, struct cpu_thread_snap *out)
+{
+    /* comm (field 2) may hold spaces and parentheses: fields resume after the last ')'. */
+    const char *p = strrchr(line, ')');
+    unsigned long long ut, st;
+
+    if (!p)
+        return -EINVAL;
+    /* after ')': state(3) ppid pgrp session tty_nr tpgid flags minflt cminflt majflt cmajflt
+     * utime(14) stime(15) */
+    if (sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &ut, &st) != 2)
+        return -EINVAL;
+    if (clk_tck <= 0)
+        return -EINVAL;
+    out->user_us += ut * 1000000ULL / (unsigned long long)clk_tck;
+    out->sys_us += st * 1000000ULL / (unsigned long long)clk_tck;
+    return 0;
+}
+
+void cpu_sample_threads(const pid_t *tids, int n, struct cpu_thread_snap *out)
+{
+    char path[64], buf[1024];
+    long tck = sysconf(_SC_CLK_TCK);
+
+    out->user_us = out->sys_us = 0;
+    for (int i = 0; i < n; i++) {
+        snprintf(path, sizeof(path), "/proc/self/task/%d/stat", (int)tids[i]);
+        if (hostfs_read(NULL, path, buf, sizeof(buf)) > 0)
+            cpu_parse_thread_stat(buf, tck, out);
+    }
+}
+
+void cpu_sample_self_thread(struct cpu_thread_snap *out)
+{
+    struct rusage ru;
+
+    memset(out, 0, sizeof(*out));
+    if (getrusage(RUSAGE_THREAD, &ru))
+        return;
+    out->user_us = (uint64_t)ru.ru_utime.tv_sec * 1000000ULL + (uint64_t)ru.ru_utime.tv_usec;
+    out->sys_us = (uint64_t)ru.ru_stime.tv_sec * 1000000ULL + (uint64_t)ru.ru_stime.tv_usec;
+}
+
+static double pct(uint64_t part, uint64_t total)
+{
+    return total ? 100.0 * (double)part / (double)total : 0.0;
+}
+
+void cpu_usage_between(const struct cpu_sys_snap *a, const struct cpu_sys_snap *b,
+                       const struct cpu_thread_snap *ta, const struct cpu_thread_snap *tb,
+                       double seconds, struct cpu_usage *out)
+{
+    uint64_t du = b->user - a->user + b->nice - a->nice, ds = b->system - a->system;
+    uint64_t di = b->idle - a->idle, dw = b->iowait - a->iowait, dq = b->irq - a->irq;
+    uint64_t dsq = b->softirq - a->softirq, dst = b->steal - a->steal;
+    uint64_t total = du + ds + di + dw + dq + dsq + dst;
+
+    memset(out, 0, sizeof(*out));
+    out->ncpu = b->ncpu;
+    out->user_pct = pct(du, total);
+    out->system_pct = pct(ds, total);
+    out->softirq_pct = pct(dsq, total);
+    out->irq_pct = pct(dq, total);
+    out->iowait_pct = pct(dw, total);
+    out->steal_pct = pct(dst, total);
+    out->idle_pct = pct(di, total);
+    out->busy_pct = total ? 100.0 - out->idle_pct : 0.0;
+    out->busy_cores = out->busy_pct * out->ncpu / 100.0;
+    if (seconds > 0) {
+        out->intr_per_s = (double)(b->intr - a->intr) / seconds;
+        if (ta && tb && out->ncpu > 0) {
+            double cap = seconds * 1e6 * out->ncpu;
+            out->threads_user_pct = tb->user_us > ta->user_us ? 100.0 * (double)(tb->user_us - ta->user_us) / cap : 0;
+            out->threads_system_pct = tb->sys_us > ta->sys_us ? 100.0 * (double)(tb->sys_us - ta->sys_us) / cap : 0;
+        }
+    }
+    out->valid = total > 0;
+}

@@ -1,0 +1,49 @@
+/* cpu: CPU accounting from /proc/stat (whole machine) and per-thread stat files
+ * (the test's own threads), as netperf does it: busy = everything but idle. */
+#ifndef NETRIG_CPU_H
+#define NETRIG_CPU_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+struct cpu_sys_snap {
+    uint64_t user, nice, system, idle, iowait, irq, softirq, steal; /* ticks, all CPUs */
+    uint64_t intr;                                                   /* interrupts since boot */
+    int ncpu;
+};
+
+struct cpu_thread_snap {
+    uint64_t user_us, sys_us; /* summed over the sampled threads */
+};
+
+/* What a report shows: percentages of the whole machine (100 = all CPUs busy). */
+struct cpu_usage {
+    double user_pct, system_pct, softirq_pct, irq_pct, iowait_pct, steal_pct, idle_pct;
+    double busy_pct;          /* 100 - idle */
+    double intr_per_s;
+    int ncpu;
+    double threads_user_pct;   /* the test's own threads, as % of the whole machine */
+    double threads_system_pct;
+    double busy_cores;         /* busy_pct * ncpu / 100 */
+    int valid;
+};
+
+/* Parses the text of /proc/stat. Returns 0 or -EINVAL. */
+int cpu_parse_stat(const char *text, struct cpu_sys_snap *out);
+/* Reads sysroot/proc/stat. */
+int cpu_sample_system(const char *sysroot, struct cpu_sys_snap *out);
+
+/* Parses one /proc/PID/task/TID/stat line (times in clock ticks of clk_tck per second) and
+ * adds its user and system time to out. */
+int cpu_parse_thread_stat(const char *line, long clk_tck, struct cpu_thread_snap *out);
+/* Sums the CPU time of the given thread ids of this process. Unreadable threads are skipped. */
+void cpu_sample_threads(const pid_t *tids, int n, struct cpu_thread_snap *out);
+/* The calling thread's own CPU time (getrusage), e.g. taken by a thread as it exits. */
+void cpu_sample_self_thread(struct cpu_thread_snap *out);
+
+/* Turns two snapshots taken seconds apart into usage. Thread snapshots may be NULL. */
+void cpu_usage_between(const struct cpu_sys_snap *a, const struct cpu_sys_snap *b,
+                       const struct cpu_thread_snap *ta, const struct cpu_thread_snap *tb,
+                       double seconds, struct cpu_usage *out);
+
+#endif

@@ -1,0 +1,234 @@
+/* ctl: control-frame encoding and decoding, with every size and type checked. */
+#include "ctl.h"
+
+#include "sock.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+const unsigned char ctl_magic[4] = {'N', 'R', 'G', CTL_PROTO_VERSION};
+const unsigned char ctl_data_magic[4] = {'N', 'R', 'D', 'T'};
+
+static uint32_t get_be32(const uint8_t *p)
+{
+    return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+}
+
+static void put_be32(uint8_t *p, uint32_t v)
+{
+    p[0] = (uint8_t)(v >> 24), p[1] = (uint8_t)(v >> 16), p[2] = (uint8_t)(v >> 8), p[3] = (uint8_t)v;
+}
+
+static int check_header(const uint8_t *hdr, size_t maxlen, uint32_t *len, char *err,
+                        size_t errlen)
+{
+    if (memcmp(hdr, ctl_magic, 3)) {
+        snprintf(err, errlen, "not a netrig control message (bad magic)");
+        return -EPROTO;
+    }
+    if (hdr[3] != CTL_PROTO_VERSION) {
+        snprintf(err, errlen, "peer speaks control protocol version %u, this netrig speaks %u: "
+                 "use the same netrig version on both ends", hdr[3], CTL_PROTO_VERSION);
+        return -EPROTO;
+    }
+    *len = get_be32(hdr + 4);
+    if (*len == 0 || *len > maxlen) {
+        snprintf(err, errlen, "control message of %u bytes is outside the limit of 1 to %zu",
+                 *len, maxlen);
+        return -EMSGSIZE;
+    }
+    return 0;
+}
+
+static int parse_payload(const char *payload, size_t len, cJSON **out, char *err, size_t errlen)
+{
+    cJSON *msg = cJSON_ParseWithLength(payload, len);
+    const cJSON *type;
+
+    if (!msg) {
+        snprintf(err, errlen, "control message is not valid JSON");
+        return -EPROTO;
+    }
+    type = cJSON_GetObjectItemCaseSensitive(msg, "type");
+    if (!cJSON_IsObject(msg) || !cJSON_IsString(type) || strlen(type->valuestring) == 0 ||
+        strlen(type->valuestring) > CTL_TYPE_MAX) {
+        snprintf(err, errlen, "control message lacks a valid \"type\"");
+        cJSON_Delete(msg);
+        return -EPROTO;
+    }
+    *out = msg;
+    return 0;
+}
+
+int ctl_decode(const uint8_t *buf, size_t len, size_t maxlen, cJSON **out, char *err,
+               size_t errlen)
+{
+    uint32_t plen;
+    int rc;
+
+    *out = NULL;
+    if (len < CTL_HDR_LEN) {
+        snprintf(err, errlen, "control message truncated in its header");
+        return -EPROTO;
+    }
+    rc = check_header(buf, maxlen, &plen, err, errlen);
+    if (rc)
+        return rc;
+    if (len - CTL_HDR_LEN != plen) {
+        snprintf(err, errlen, "control message length %u does not match the %zu bytes sent",
+                 plen, len - CTL_HDR_LEN);
+        return -EPROTO;
+    }
+    return parse_payload((const char *)buf + CTL_HDR_LEN, plen, out, err, errlen);
+}
+
+static const char *io_reason(int rc)
+{
+    switch (rc) {
+    case -ETIMEDOUT: return "timed out waiting for the peer";
+    case -ENODATA: return "peer closed the connection";
+    default: return strerror(-rc);
+    }
+}
+
+int ctl_recv(int fd, size_t maxlen, int timeout_ms, cJSON **out, char *err, size_t errlen)
+{
+    uint8_t hdr[CTL_HDR_LEN];
+    uint32_t plen;
+    char *payload;
+    int rc;
+
+    *out = NULL;
+    rc = sock_read_full(fd, hdr, sizeof(hdr), timeout_ms);
+    if (rc) {
+        snprintf(err, errlen, "control channel: %s", io_reason(rc));
+        return rc;
+    }
+    rc = check_header(hdr, maxlen, &plen, err, errlen);
+    if (rc)
+        return rc;
+    payload = malloc(plen);
+    if (!payload) {
+        snprintf(err, errlen, "out of memory for a %u-byte control message", plen);
+        return -ENOMEM;
+    }
+    rc = sock_read_full(fd, payload, plen, timeout_ms);
+    if (rc)
+        snprintf(err, errlen, "control channel: %s", io_reason(rc));
+    else
+        rc = parse_payload(payload, plen, out, err, errlen);
+    free(payload);
+    return rc;
+}
+
+int ctl_send(int fd, const cJSON *msg, int timeout_ms)
+{
+    char *text = cJSON_PrintUnformatted(msg);
+    size_t len;
+    uint8_t *frame;
+    int rc;
+
+    if (!text)
+        return -ENOMEM;
+    len = strlen(text);
+    frame = malloc(CTL_HDR_LEN + len);
+    if (!frame) {
+        free(text);
+        return -ENOMEM;
+    }
+    memcpy(frame, ctl_magic, 4);
+    put_be32(frame + 4, (uint32_t)len);
+    memcpy(frame + CTL_HDR_LEN, text, len);
+    rc = sock_write_full(fd, frame, CTL_HDR_LEN + len, timeout_ms);
+    free(frame);
+    free(text);
+    return rc;
+}
+
+const char *ctl_type(const cJSON *msg)
+{
+    const cJSON *t = cJSON_GetObjectItemCaseSensitive(msg, "type");
+    return cJSON_IsString(t) ? t->valuestring : "";
+}
+
+cJSON *ctl_msg_new(const char *type)
+{
+    cJSON *m = cJSON_CreateObject();
+    cJSON_AddStringToObject(m, "type", type);
+    return m;
+}
+
+static cJSON *error_new_v(const char *code, const char *fmt, va_list ap)
+{
+    char text[512];
+    cJSON *m = ctl_msg_new("error");
+
+    vsnprintf(text, sizeof(text), fmt, ap);
+    cJSON_AddStringToObject(m, "code", code);
+    cJSON_AddStringToObject(m, "message", text);
+    return m;
+}
+
+cJSON *ctl_error_new(const char *code, const char *fmt, ...)
+{
+    va_list ap;
+    cJSON *m;
+
+    va_start(ap, fmt);
+    m = error_new_v(code, fmt, ap);
+    va_end(ap);
+    return m;
+}
+
+void ctl_send_error(int fd, const char *code, const char *fmt, ...)
+{
+    va_list ap;
+    cJSON *m;
+
+    va_start(ap, fmt);
+    m = error_new_v(code, fmt, ap);
+    va_end(ap);
+    ctl_send(fd, m, 2000);
+    cJSON_Delete(m);
+}
+
+void ctl_data_hello_encode(uint8_t out[CTL_DATA_HELLO_LEN], const uint8_t id[CTL_TEST_ID_LEN],
+                           uint32_t flow)
+{
+    memcpy(out, ctl_data_magic, 4);
+    memcpy(out + 4, id, CTL_TEST_ID_LEN);
+    put_be32(out + 20, flow);
+    put_be32(out + 24, 0);
+}
+
+int ctl_data_hello_decode(const uint8_t in[CTL_DATA_HELLO_LEN], uint8_t id[CTL_TEST_ID_LEN],
+                          uint32_t *flow)
+{
+    if (memcmp(in, ctl_data_magic, 4))
+        return -EPROTO;
+    memcpy(id, in + 4, CTL_TEST_ID_LEN);
+    *flow = get_be32(in + 20);
+    return 0;
+}
+
+void ctl_id_to_hex(const uint8_t id[CTL_TEST_ID_LEN], char hex[2 * CTL_TEST_ID_LEN + 1])
+{
+    for (int i = 0; i < CTL_TEST_ID_LEN; i++)
+        snprintf(hex + 2 * i, 3, "%02x", id[i]);
+}
+
+int ctl_id_from_hex(const char *hex, uint8_t id[CTL_TEST_ID_LEN])
+{
+    if (strlen(hex) != 2 * CTL_TEST_ID_LEN)
+        return -EINVAL;
+    for (int i = 0; i < CTL_TEST_ID_LEN; i++) {
+        unsigned v;
+        if (sscanf(hex + 2 * i, "%2x", &v) != 1)
+            return -EINVAL;
+        id[i] = (uint8_t)v;
+    }
+    return 0;
+}

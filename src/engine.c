@@ -1,0 +1,394 @@
+/* engine: timing and sampling around the worker threads of one side. */
+#define _GNU_SOURCE
+#include "engine.h"
+
+#include "log.h"
+#include "sock.h"
+#include "tcpinfo.h"
+#include "worker.h"
+
+#include <errno.h>
+#include <math.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#define ENGINE_DRAIN_NS (5ULL * 1000000000ULL)
+
+struct engine {
+    struct params p;
+    bool is_client;
+    uint32_t nflows, nworkers, attached;
+    struct flow *flows;
+    struct worker *workers;
+    pid_t *tids;
+    uint64_t t0, t_meas, t_stop;   /* start, end of omit, stop (CLOCK_MONOTONIC ns) */
+    bool omit_done, started, finished;
+    uint64_t *base;                /* per-flow bytes at the end of omit */
+    uint64_t *prev;                /* per-flow bytes at the previous interval */
+    uint32_t *prev_retrans;
+    uint64_t prev_t;
+    struct cpu_sys_snap cpu_meas, cpu_prev;
+    struct cpu_thread_snap thr_meas, thr_prev;
+    long clk_tck;
+    struct side_result res;        /* intervals fill as the test runs */
+};
+
+static uint32_t min_u32(uint32_t a, uint32_t b) { return a < b ? a : b; }
+
+struct engine *engine_create(const struct params *p, bool is_client, const struct cpulist *cpus,
+                             char *err, size_t errlen)
+{
+    struct engine *e = calloc(1, sizeof(*e));
+    uint32_t want = is_client ? p->threads : (p->server_threads ? p->server_threads : p->threads);
+    uint64_t total_ns = p->duration_ns + p->omit_ns;
+    uint32_t cap_iv = p->interval_ns ? (uint32_t)fmin(total_ns / p->interval_ns + 4, 1e7) : 1;
+    size_t buflen = p->write_size;
+
+    if (!e)
+        goto nomem;
+    e->p = *p;
+    e->is_client = is_client;
+    e->nflows = params_total_flows(p);
+    e->nworkers = min_u32(want, e->nflows);
+    e->clk_tck = sysconf(_SC_CLK_TCK);
+    e->flows = calloc(e->nflows, sizeof(*e->flows));
+    e->workers = calloc(e->nworkers, sizeof(*e->workers));
+    e->tids = calloc(e->nworkers, sizeof(*e->tids));
+    e->base = calloc(e->nflows, sizeof(*e->base));
+    e->prev = calloc(e->nflows, sizeof(*e->prev));
+    e->prev_retrans = calloc(e->nflows, sizeof(*e->prev_retrans));
+    if (!e->flows || !e->workers || !e->tids || !e->base || !e->prev || !e->prev_retrans ||
+        result_side_init(&e->res, e->nflows, cap_iv))
+        goto nomem;
+    for (uint32_t w = 0; w < e->nworkers; w++)
+        e->workers[w].epfd = e->workers[w].stopfd = -1;
+    for (uint32_t i = 0; i < e->nflows; i++) {
+        e->flows[i].fd = -1;
+        e->flows[i].id = i;
+        e->flows[i].sender = params_flow_client_sends(p, i) == is_client;
+    }
+    for (uint32_t w = 0; w < e->nworkers; w++) {
+        int cpu = cpus && cpus->n ? cpus->cpu[w % (uint32_t)cpus->n] : -1;
+        /* flows go round-robin, so a worker owns ceil(nflows / nworkers) at most */
+        uint32_t cap = (e->nflows + e->nworkers - 1) / e->nworkers;
+        if (worker_init(&e->workers[w], w, cpu, buflen, cap, ENGINE_DRAIN_NS)) {
+            snprintf(err, errlen, "cannot set up worker thread %u: out of memory or file descriptors", w);
+            engine_destroy(e);
+            return NULL;
+        }
+    }
+    e->res.threads = e->nworkers;
+    snprintf(e->res.version, sizeof(e->res.version), "%s", NETRIG_VERSION);
+    if (cpus && cpus->n)
+        cpulist_format(cpus, e->res.cpus, sizeof(e->res.cpus));
+    return e;
+nomem:
+    snprintf(err, errlen, "out of memory for %u flows", params_total_flows(p));
+    engine_destroy(e);
+    return NULL;
+}
+
+int engine_attach(struct engine *e, uint32_t id, int fd, char *err, size_t errlen)
+{
+    struct flow *f;
+    char warn[256];
+    int rc, zc = 0;
+    socklen_t zl = sizeof(zc);
+
+    if (id >= e->nflows || e->flows[id].fd >= 0) {
+        snprintf(err, errlen, "data connection for flow %u is unexpected (test has %u flows)", id,
+                 e->nflows);
+        return -EPROTO;
+    }
+    f = &e->flows[id];
+    rc = sock_apply_flow_opts(fd, &e->p, f->sender, err, errlen, warn, sizeof(warn));
+    if (rc)
+        return rc;
+    if (warn[0] && !e->res.warning[0])
+        snprintf(e->res.warning, sizeof(e->res.warning), "%s", warn);
+    if (f->sender && e->p.zerocopy)
+        f->zerocopy = !getsockopt(fd, SOL_SOCKET, SO_ZEROCOPY, &zc, &zl) && zc;
+    sock_set_nonblock(fd, true);
+    f->fd = fd;
+    rc = worker_add_flow(&e->workers[id % e->nworkers], f);
+    if (rc) {
+        f->fd = -1;
+        snprintf(err, errlen, "cannot add flow %u to its worker: %s", id, strerror(-rc));
+        return rc;
+    }
+    if (e->attached++ == 0) {
+        char cc[PARAMS_CC_LEN] = "";
+        socklen_t cl = sizeof(cc) - 1;
+        if (!getsockopt(fd, IPPROTO_TCP, TCP_CONGESTION, cc, &cl))
+            snprintf(e->res.congestion, sizeof(e->res.congestion), "%s", cc);
+    }
+    return 0;
+}
+
+bool engine_complete(const struct engine *e)
+{
+    return e->attached == e->nflows;
+}
+
+static void mark_measure_start(struct engine *e, uint64_t now)
+{
+    e->t_meas = now;
+    e->omit_done = true;
+    for (uint32_t i = 0; i < e->nflows; i++)
+        e->base[i] = atomic_load_explicit(&e->flows[i].bytes, memory_order_relaxed);
+    cpu_sample_system(NULL, &e->cpu_meas);
+    cpu_sample_threads(e->tids, (int)e->nworkers, &e->thr_meas);
+}
+
+int engine_start(struct engine *e, char *err, size_t errlen)
+{
+    if (!engine_complete(e)) {
+        snprintf(err, errlen, "only %u of %u data connections arrived", e->attached, e->nflows);
+        return -EPROTO;
+    }
+    e->t0 = e->prev_t = worker_now_ns();
+    cpu_sample_system(NULL, &e->cpu_prev);
+    for (uint32_t w = 0; w < e->nworkers; w++) {
+        int rc = worker_start(&e->workers[w]);
+        if (rc) {
+            snprintf(err, errlen, "cannot start worker thread on CPU %d: %s", e->workers[w].cpu,
+                     strerror(-rc));
+            for (uint32_t k = 0; k < w; k++)
+                worker_stop(&e->workers[k]);
+            return rc;
+        }
+    }
+    e->started = true;
+    /* thread ids appear as each thread runs; wait a moment for them (bounded) */
+    for (int tries = 0; tries < 1000; tries++) {
+        uint32_t have = 0;
+        for (uint32_t w = 0; w < e->nworkers; w++)
+            have += (e->tids[w] = atomic_load(&e->workers[w].tid)) != 0;
+        if (have == e->nworkers)
+            break;
+        usleep(1000);
+    }
+    cpu_sample_threads(e->tids, (int)e->nworkers, &e->thr_prev);
+    if (e->p.omit_ns == 0)
+        mark_measure_start(e, e->t0);
+    return 0;
+}
+
+static void sample_interval(struct engine *e, uint64_t now, bool omitted,
+                            const struct engine_hooks *h)
+{
+    struct interval *iv = result_side_next_interval(&e->res);
+    struct cpu_sys_snap cs;
+    struct cpu_thread_snap ts;
+
+    if (!iv)
+        return;
+    iv->start_s = (double)(e->prev_t - e->t0) / 1e9;
+    iv->end_s = (double)(now - e->t0) / 1e9;
+    iv->omitted = omitted;
+    for (uint32_t i = 0; i < e->nflows; i++) {
+        struct flow *f = &e->flows[i];
+        uint64_t b = atomic_load_explicit(&f->bytes, memory_order_relaxed);
+        struct tcpinfo ti = {0};
+        uint32_t dre = 0;
+
+        if (f->fd >= 0)
+            tcpinfo_read(f->fd, &ti);
+        if (f->sender && ti.valid) {
+            dre = ti.total_retrans >= e->prev_retrans[i] ? ti.total_retrans - e->prev_retrans[i] : 0;
+            e->prev_retrans[i] = ti.total_retrans;
+        }
+        if (f->sender)
+            iv->sent_bytes += b - e->prev[i];
+        else
+            iv->recv_bytes += b - e->prev[i];
+        iv->retrans += dre;
+        if (iv->flows) {
+            iv->flows[i].bytes = b - e->prev[i];
+            iv->flows[i].retrans = dre;
+            iv->flows[i].rtt_us = ti.rtt_us;
+            iv->flows[i].cwnd = ti.snd_cwnd;
+        }
+        e->prev[i] = b;
+    }
+    if (!cpu_sample_system(NULL, &cs)) {
+        cpu_sample_threads(e->tids, (int)e->nworkers, &ts);
+        cpu_usage_between(&e->cpu_prev, &cs, &e->thr_prev, &ts, iv->end_s - iv->start_s, &iv->cpu);
+        e->cpu_prev = cs;
+        e->thr_prev = ts;
+    }
+    e->prev_t = now;
+    if (h->on_interval)
+        h->on_interval(h->ctx, &e->res, iv);
+}
+
+static bool all_flows_done(const struct engine *e)
+{
+    for (uint32_t i = 0; i < e->nflows; i++)
+        if (atomic_load_explicit(&e->flows[i].state, memory_order_acquire) == FLOW_ACTIVE)
+            return false;
+    return true;
+}
+
+static uint64_t min_deadline(uint64_t a, uint64_t b)
+{
+    if (!a)
+        return b;
+    if (!b)
+        return a;
+    return a < b ? a : b;
+}
+
+enum engine_end engine_run(struct engine *e, const struct engine_hooks *h)
+{
+    uint64_t iv_ns = e->p.interval_ns;
+    uint64_t omit_end = e->t0 + e->p.omit_ns;
+    uint64_t end = h->run_ns ? e->t0 + h->run_ns : 0;
+    uint64_t next_iv = iv_ns ? e->t0 + iv_ns : 0;
+    enum engine_end why;
+
+    for (;;) {
+        uint64_t now = worker_now_ns(), wake;
+        struct pollfd pfd = {.fd = h->watch_fd, .events = POLLIN};
+        int timeout_ms, rc;
+
+        if (!e->omit_done && now >= omit_end) {
+            if (iv_ns && now > e->prev_t)
+                sample_interval(e, now, true, h);
+            mark_measure_start(e, now);
+            next_iv = iv_ns ? now + iv_ns : 0;
+        }
+        if (next_iv && now >= next_iv) {
+            sample_interval(e, now, !e->omit_done, h);
+            next_iv += iv_ns;
+            if (next_iv <= now)
+                next_iv = now + iv_ns; /* we overslept: skip, never burst */
+        }
+        if (h->stop_flag && *h->stop_flag) {
+            why = ENGINE_END_SIGNAL;
+            break;
+        }
+        if (end && now >= end) {
+            why = ENGINE_END_TIME;
+            break;
+        }
+        if (all_flows_done(e)) {
+            why = ENGINE_END_FLOWS;
+            break;
+        }
+        wake = min_deadline(min_deadline(end, next_iv), e->omit_done ? 0 : omit_end);
+        timeout_ms = wake ? (int)((wake > now ? wake - now : 0) / 1000000) + 1 : 100;
+        if (timeout_ms > 100)
+            timeout_ms = 100; /* stop flag and flow state are polled this often */
+        rc = poll(&pfd, h->watch_fd >= 0 ? 1 : 0, timeout_ms);
+        if (rc > 0 && h->on_watch) {
+            int r = h->on_watch(h->ctx);
+            if (r != 0) {
+                why = r > 0 ? ENGINE_END_WATCH : ENGINE_END_ERROR;
+                break;
+            }
+        }
+    }
+    /* a last, partial interval when it is long enough to mean something */
+    if (iv_ns) {
+        uint64_t now = worker_now_ns();
+        if (now - e->prev_t >= iv_ns / 20)
+            sample_interval(e, now, !e->omit_done, h);
+    }
+    return why;
+}
+
+void engine_finish(struct engine *e, struct side_result *out)
+{
+    struct cpu_sys_snap cs;
+    struct cpu_thread_snap ts = {0};
+    bool copied = false;
+
+    if (!e->finished && e->started) {
+        e->t_stop = worker_now_ns();
+        for (uint32_t w = 0; w < e->nworkers; w++)
+            worker_stop(&e->workers[w]);
+        for (uint32_t w = 0; w < e->nworkers; w++) {
+            worker_join(&e->workers[w]);
+            ts.user_us += e->workers[w].cpu_at_exit.user_us;
+            ts.sys_us += e->workers[w].cpu_at_exit.sys_us;
+        }
+        if (!e->omit_done) /* stopped during warm-up: report it all, flagged by the caller */
+            mark_measure_start(e, e->t0);
+        if (!cpu_sample_system(NULL, &cs))
+            cpu_usage_between(&e->cpu_meas, &cs, &e->thr_meas, &ts,
+                              (double)(worker_now_ns() - e->t_meas) / 1e9, &e->res.cpu);
+        e->res.seconds = (double)(e->t_stop - e->t_meas) / 1e9;
+        for (uint32_t i = 0; i < e->nflows; i++) {
+            struct flow *f = &e->flows[i];
+            struct side_flow *sf = &e->res.flows[i];
+            uint64_t last = atomic_load(&f->last_ns);
+
+            sf->id = i;
+            sf->sender = f->sender;
+            sf->bytes = atomic_load(&f->bytes) - e->base[i];
+            sf->worker = (int)f->worker;
+            sf->cpu = e->workers[f->worker].cpu;
+            sf->err = atomic_load(&f->err);
+            if (f->sender)
+                sf->seconds = e->res.seconds;
+            else
+                sf->seconds = last > e->t_meas ? (double)(last - e->t_meas) / 1e9 : 0;
+            if (f->fd >= 0)
+                tcpinfo_read(f->fd, &sf->ti);
+            copied |= atomic_load(&f->zc_copied);
+        }
+        if (copied && !e->res.warning[0])
+            snprintf(e->res.warning, sizeof(e->res.warning),
+                     "zero-copy sends were copied by the kernel: the receiver is on this host");
+        e->res.valid = true;
+        e->finished = true;
+    }
+    *out = e->res;
+    memset(&e->res, 0, sizeof(e->res));
+}
+
+uint32_t engine_failed_flows(const struct engine *e, int *first_err)
+{
+    uint32_t n = 0;
+
+    for (uint32_t i = 0; i < e->nflows; i++) {
+        int err = atomic_load(&e->flows[i].err);
+        if (err && err != ETIMEDOUT) {
+            if (!n && first_err)
+                *first_err = err;
+            n++;
+        }
+    }
+    return n;
+}
+
+void engine_destroy(struct engine *e)
+{
+    if (!e)
+        return;
+    if (e->started && !e->finished) {
+        struct side_result tmp;
+        engine_finish(e, &tmp);
+        result_side_fini(&tmp);
+    }
+    for (uint32_t w = 0; e->workers && w < e->nworkers; w++)
+        worker_fini(&e->workers[w]);
+    for (uint32_t i = 0; e->flows && i < e->nflows && e->attached; i++)
+        if (e->flows[i].fd >= 0)
+            close(e->flows[i].fd);
+    result_side_fini(&e->res);
+    free(e->flows);
+    free(e->workers);
+    free(e->tids);
+    free(e->base);
+    free(e->prev);
+    free(e->prev_retrans);
+    free(e);
+}

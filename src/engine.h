@@ -1,0 +1,50 @@
+/* engine: one side of a stream test. It owns the flows and worker threads, keeps time
+ * (omit, intervals, duration), samples counters, TCP_INFO and CPU, and fills a side_result.
+ * Client and server both run their side through it. */
+#ifndef NETRIG_ENGINE_H
+#define NETRIG_ENGINE_H
+
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "cpulist.h"
+#include "params.h"
+#include "result.h"
+
+struct engine;
+
+enum engine_end {
+    ENGINE_END_TIME,    /* the duration elapsed */
+    ENGINE_END_WATCH,   /* the watch hook asked to stop (control message) */
+    ENGINE_END_SIGNAL,  /* the stop flag was raised (Ctrl-C, SIGTERM) */
+    ENGINE_END_FLOWS,   /* every flow ended before time (peer gone) */
+    ENGINE_END_ERROR,   /* the watch hook reported a failure */
+};
+
+struct engine_hooks {
+    uint64_t run_ns;   /* stop after this long (omit included); 0 = no limit */
+    int watch_fd;      /* -1: none */
+    /* watch_fd is readable: return 1 to stop, 0 to go on, <0 on failure */
+    int (*on_watch)(void *ctx);
+    /* an interval was sampled (called on the engine's thread, outside the hot path) */
+    void (*on_interval)(void *ctx, const struct side_result *s, const struct interval *iv);
+    volatile sig_atomic_t *stop_flag;
+    void *ctx;
+};
+
+/* is_client selects which flows this side sends. cpus: worker pinning, NULL or empty = none. */
+struct engine *engine_create(const struct params *p, bool is_client, const struct cpulist *cpus,
+                             char *err, size_t errlen);
+/* Hands a connected data socket for flow id to the engine (options applied here). */
+int engine_attach(struct engine *e, uint32_t id, int fd, char *err, size_t errlen);
+bool engine_complete(const struct engine *e); /* every flow attached */
+int engine_start(struct engine *e, char *err, size_t errlen);
+enum engine_end engine_run(struct engine *e, const struct engine_hooks *h);
+/* Stops the workers, waits for receivers to drain, and writes the final figures. */
+void engine_finish(struct engine *e, struct side_result *out);
+/* Number of flows that failed with an error (not counting clean EOF). */
+uint32_t engine_failed_flows(const struct engine *e, int *first_err);
+void engine_destroy(struct engine *e);
+
+#endif

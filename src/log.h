@@ -1,0 +1,20 @@
+/* log: one logging API for the whole program (stderr or syslog). */
+#ifndef NETRIG_LOG_H
+#define NETRIG_LOG_H
+
+#include <stdbool.h>
+
+enum log_level { LOG_LVL_ERR, LOG_LVL_WARN, LOG_LVL_INFO, LOG_LVL_DBG };
+
+/* Called once at start-up, before any thread exists. */
+void log_setup(const char *prog, bool use_syslog, enum log_level max_level);
+void log_msg(enum log_level lvl, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Re-open the syslog connection (after SIGHUP). */
+void log_reopen(void);
+
+#define LOG_ERR(...) log_msg(LOG_LVL_ERR, __VA_ARGS__)
+#define LOG_WARN(...) log_msg(LOG_LVL_WARN, __VA_ARGS__)
+#define LOG_INFO(...) log_msg(LOG_LVL_INFO, __VA_ARGS__)
+#define LOG_DBG(...) log_msg(LOG_LVL_DBG, __VA_ARGS__)
+
+#endif

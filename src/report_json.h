@@ -1,0 +1,25 @@
+/* report_json: the JSON forms of results: the -J document, --json-stream lines, and a side's
+ * results as they travel from server to client (decoded defensively). docs/json.md lists
+ * every field with its unit. */
+#ifndef NETRIG_REPORT_JSON_H
+#define NETRIG_REPORT_JSON_H
+
+#include <cjson/cJSON.h>
+#include <stddef.h>
+
+#include "result.h"
+
+cJSON *report_json_cpu(const struct cpu_usage *c);
+/* The whole -J document. */
+cJSON *report_json_run(const struct run_result *r);
+/* One --json-stream line: {"event":"interval", ...}. */
+cJSON *report_json_interval(const struct run_result *r, const struct side_result *s,
+                            const struct interval *iv);
+
+/* A side's results on the wire, and back. from_json checks every value; expect_flows bounds
+ * the flow ids accepted. */
+cJSON *report_json_side(const struct side_result *s);
+int report_json_side_parse(const cJSON *o, uint32_t expect_flows, struct side_result *out,
+                           char *err, size_t errlen);
+
+#endif

@@ -1,0 +1,110 @@
+/* result: the result model. Measurement fills it; text, JSON and (later) the store only read it.
+ * A side_result is what one end measured; a run_result joins the client's and the server's
+ * sides and derives per-flow and total figures. */
+#ifndef NETRIG_RESULT_H
+#define NETRIG_RESULT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "cpu.h"
+#include "params.h"
+#include "tcpinfo.h"
+
+/* Per-flow interval cells kept at most (flows x intervals); past it only totals are kept. */
+#define RESULT_MAX_INTERVAL_CELLS (1u << 20)
+
+struct side_flow {
+    uint32_t id;
+    bool sender;      /* this side wrote the flow's data */
+    uint64_t bytes;   /* moved after the omit period */
+    double seconds;   /* sender: omit end to stop; receiver: omit end to last byte */
+    int cpu;          /* CPU the worker was pinned to, -1 when unpinned */
+    int worker;
+    int err;          /* errno if the flow failed, else 0 */
+    struct tcpinfo ti;
+};
+
+struct interval_flow {
+    uint64_t bytes;
+    uint32_t retrans; /* delta over the interval (sender side) */
+    uint32_t rtt_us;
+    uint32_t cwnd;
+};
+
+struct interval {
+    double start_s, end_s; /* since the test started, omit included */
+    bool omitted;
+    uint64_t sent_bytes, recv_bytes;
+    uint32_t retrans;
+    struct cpu_usage cpu;
+    struct interval_flow *flows; /* nflows cells, or NULL when not kept */
+};
+
+struct side_result {
+    bool valid;
+    char version[32];
+    uint32_t nflows;
+    struct side_flow *flows;
+    uint32_t nintervals, cap_intervals;
+    struct interval *intervals;
+    struct interval_flow *cells; /* storage behind intervals[].flows */
+    struct cpu_usage cpu;        /* over the measured period (after omit) */
+    double seconds;              /* measured period */
+    uint32_t threads;
+    char cpus[256];              /* CPUs the workers were pinned to; "" = unpinned */
+    char congestion[PARAMS_CC_LEN];
+    char warning[256];
+};
+
+struct flow_summary {
+    uint32_t id;
+    bool client_sends;
+    uint64_t bytes;          /* received */
+    uint64_t sent_bytes;
+    double throughput_bps;   /* receiver's view */
+    double sender_bps;
+    uint32_t retransmits;
+    uint32_t rtt_us, min_rtt_us, cwnd, snd_wnd;
+    uint64_t delivery_rate_bps, busy_us, rwnd_limited_us, sndbuf_limited_us;
+    bool has_sender_tcpinfo;
+    int client_cpu, server_cpu;
+};
+
+struct run_summary {
+    uint64_t bytes, sent_bytes;
+    double throughput_bps; /* sum over flows, receivers' view */
+    double sender_bps;
+    double up_bps, down_bps; /* client→server and server→client */
+    double jain_index;
+    uint32_t retransmits;
+    double local_cores_per_10g, remote_cores_per_10g;
+};
+
+struct run_result {
+    char test[16];
+    char server[280];
+    char started_at[32]; /* ISO 8601 UTC */
+    struct params params;
+    struct side_result local, remote;
+    uint32_t nflows;
+    struct flow_summary *flows;
+    struct run_summary summary;
+    bool partial;
+    char error[256];
+};
+
+/* Allocates flows and room for cap_intervals intervals (per-flow cells when they fit). */
+int result_side_init(struct side_result *s, uint32_t nflows, uint32_t cap_intervals);
+void result_side_fini(struct side_result *s);
+/* Next interval slot, or NULL when full. */
+struct interval *result_side_next_interval(struct side_result *s);
+
+/* Jain's fairness index of n values: (sum x)^2 / (n sum x^2); 1 for n == 0 or all zero. */
+double result_jain(const double *x, uint32_t n);
+
+/* Joins local (client) and remote (server) sides into flows[] and summary. */
+int result_merge(struct run_result *r);
+void result_fini(struct run_result *r);
+
+#endif

@@ -1,0 +1,347 @@
+/* server: listener, acceptor loop and test registry of `netrig serve`. */
+#define _GNU_SOURCE
+#include "server.h"
+
+#include "log.h"
+#include "session.h"
+#include "sock.h"
+#include "worker.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <unistd.h>
+
+#define SERVER_MAX_PENDING 256 /* connections that have not yet said what they are */
+#define SERVER_REG_CAP 1024
+
+struct pending {
+    int fd;
+    uint64_t deadline_ns;
+    struct sockaddr_storage peer;
+};
+
+struct reg_entry {
+    bool used;
+    uint8_t id[CTL_TEST_ID_LEN];
+    int pipe_wr;
+};
+
+struct server {
+    struct server_opts o;
+    int lfd;
+    volatile sig_atomic_t *stop;
+    pthread_mutex_t lock;
+    pthread_cond_t cond;
+    uint32_t sessions;  /* session threads alive */
+    uint32_t running;   /* admitted tests */
+    uint32_t excl_holders, excl_waiting;
+    struct reg_entry reg[SERVER_REG_CAP];
+    struct pending pend[SERVER_MAX_PENDING];
+};
+
+struct server *server_create(const struct server_opts *o, char *err, size_t errlen)
+{
+    struct server *s = calloc(1, sizeof(*s));
+
+    if (!s) {
+        snprintf(err, errlen, "out of memory");
+        return NULL;
+    }
+    s->o = *o;
+    s->lfd = sock_listen(o->bind[0] ? o->bind : NULL, o->port, o->family, err, errlen);
+    if (s->lfd < 0) {
+        free(s);
+        return NULL;
+    }
+    sock_set_nonblock(s->lfd, true);
+    pthread_mutex_init(&s->lock, NULL);
+    pthread_cond_init(&s->cond, NULL);
+    for (int i = 0; i < SERVER_MAX_PENDING; i++)
+        s->pend[i].fd = -1;
+    return s;
+}
+
+uint16_t server_port(const struct server *s)
+{
+    return sock_local_port(s->lfd);
+}
+
+const struct server_opts *server_opts(const struct server *s)
+{
+    return &s->o;
+}
+
+volatile sig_atomic_t *server_stop_flag(const struct server *s)
+{
+    return s->stop;
+}
+
+int server_admit(struct server *s, uint32_t *running)
+{
+    int rc = 0;
+
+    pthread_mutex_lock(&s->lock);
+    if (s->running >= s->o.max_tests)
+        rc = -EBUSY;
+    else
+        s->running++;
+    *running = s->running;
+    pthread_mutex_unlock(&s->lock);
+    return rc;
+}
+
+void server_release(struct server *s)
+{
+    pthread_mutex_lock(&s->lock);
+    s->running--;
+    pthread_mutex_unlock(&s->lock);
+}
+
+int server_exclusive_acquire(struct server *s, int wait_ms, void (*queued)(void *, uint32_t),
+                             void *ctx)
+{
+    uint64_t deadline = worker_now_ns() + (uint64_t)wait_ms * 1000000ULL;
+    bool told = false;
+    int rc = 0;
+
+    pthread_mutex_lock(&s->lock);
+    s->excl_waiting++;
+    while (s->excl_holders > 0) {
+        struct timespec ts;
+        if (!told && queued) {
+            uint32_t ahead = s->excl_holders + s->excl_waiting - 1;
+            pthread_mutex_unlock(&s->lock);
+            queued(ctx, ahead);
+            pthread_mutex_lock(&s->lock);
+            told = true;
+            continue;
+        }
+        if ((s->stop && *s->stop) || worker_now_ns() >= deadline) {
+            rc = -ETIMEDOUT;
+            break;
+        }
+        clock_gettime(CLOCK_REALTIME, &ts);
+        ts.tv_sec += 1;
+        pthread_cond_timedwait(&s->cond, &s->lock, &ts);
+    }
+    s->excl_waiting--;
+    if (!rc)
+        s->excl_holders++;
+    pthread_mutex_unlock(&s->lock);
+    return rc;
+}
+
+void server_exclusive_release(struct server *s)
+{
+    pthread_mutex_lock(&s->lock);
+    s->excl_holders--;
+    pthread_cond_broadcast(&s->cond);
+    pthread_mutex_unlock(&s->lock);
+}
+
+int server_register(struct server *s, const uint8_t id[CTL_TEST_ID_LEN], int pipe_wr)
+{
+    int rc = -ENOSPC;
+
+    pthread_mutex_lock(&s->lock);
+    for (int i = 0; i < SERVER_REG_CAP; i++) {
+        if (!s->reg[i].used) {
+            s->reg[i].used = true;
+            memcpy(s->reg[i].id, id, CTL_TEST_ID_LEN);
+            s->reg[i].pipe_wr = pipe_wr;
+            rc = 0;
+            break;
+        }
+    }
+    pthread_mutex_unlock(&s->lock);
+    return rc;
+}
+
+void server_unregister(struct server *s, const uint8_t id[CTL_TEST_ID_LEN])
+{
+    pthread_mutex_lock(&s->lock);
+    for (int i = 0; i < SERVER_REG_CAP; i++)
+        if (s->reg[i].used && !memcmp(s->reg[i].id, id, CTL_TEST_ID_LEN))
+            s->reg[i].used = false;
+    pthread_mutex_unlock(&s->lock);
+}
+
+void server_session_done(struct server *s)
+{
+    pthread_mutex_lock(&s->lock);
+    s->sessions--;
+    pthread_cond_broadcast(&s->cond);
+    pthread_mutex_unlock(&s->lock);
+}
+
+/* Hands a data connection to the test that owns its id; false when no test does. */
+static bool route_data(struct server *s, const uint8_t id[CTL_TEST_ID_LEN], uint32_t flow, int fd)
+{
+    struct session_data_conn dc = {.flow = flow, .fd = fd};
+    bool ok = false;
+
+    pthread_mutex_lock(&s->lock);
+    for (int i = 0; i < SERVER_REG_CAP && !ok; i++)
+        if (s->reg[i].used && !memcmp(s->reg[i].id, id, CTL_TEST_ID_LEN))
+            ok = write(s->reg[i].pipe_wr, &dc, sizeof(dc)) == (ssize_t)sizeof(dc);
+    pthread_mutex_unlock(&s->lock);
+    return ok;
+}
+
+static void pending_drop(int epfd, struct pending *p, const char *why)
+{
+    char who[80];
+
+    if (why) {
+        sock_addr_str((struct sockaddr *)&p->peer, who, sizeof(who));
+        LOG_WARN("dropped connection from %s: %s", who, why);
+    }
+    epoll_ctl(epfd, EPOLL_CTL_DEL, p->fd, NULL);
+    close(p->fd);
+    p->fd = -1;
+}
+
+static void accept_new(struct server *s, int epfd)
+{
+    for (;;) {
+        struct sockaddr_storage peer;
+        socklen_t plen = sizeof(peer);
+        int fd = accept4(s->lfd, (struct sockaddr *)&peer, &plen, SOCK_NONBLOCK | SOCK_CLOEXEC);
+        struct pending *slot = NULL;
+
+        if (fd < 0)
+            return;
+        for (int i = 0; i < SERVER_MAX_PENDING && !slot; i++)
+            if (s->pend[i].fd < 0)
+                slot = &s->pend[i];
+        if (!slot) {
+            LOG_WARN("too many connections waiting to identify themselves (%d): dropping one",
+                     SERVER_MAX_PENDING);
+            close(fd);
+            continue;
+        }
+        slot->fd = fd;
+        slot->peer = peer;
+        slot->deadline_ns = worker_now_ns() + (uint64_t)s->o.timeout_ms * 1000000ULL;
+        struct epoll_event ev = {.events = EPOLLIN | EPOLLET | EPOLLRDHUP, .data.ptr = slot};
+        epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &ev);
+    }
+}
+
+/* A pending connection has bytes: sort it by its first bytes. */
+static void classify(struct server *s, int epfd, struct pending *p)
+{
+    uint8_t buf[CTL_DATA_HELLO_LEN];
+    ssize_t n = recv(p->fd, buf, sizeof(buf), MSG_PEEK | MSG_DONTWAIT);
+
+    if (n == 0 || (n < 0 && errno != EAGAIN)) {
+        pending_drop(epfd, p, NULL);
+        return;
+    }
+    if (n < 4)
+        return; /* wait for more, until the deadline */
+    if (!memcmp(buf, ctl_magic, 3)) {
+        int fd = p->fd;
+        epoll_ctl(epfd, EPOLL_CTL_DEL, fd, NULL);
+        p->fd = -1;
+        sock_set_nonblock(fd, false);
+        session_spawn(s, fd, &p->peer);
+        return;
+    }
+    if (!memcmp(buf, ctl_data_magic, 4)) {
+        uint8_t id[CTL_TEST_ID_LEN];
+        uint32_t flow;
+        int fd = p->fd;
+
+        if (n < CTL_DATA_HELLO_LEN)
+            return;
+        if (recv(fd, buf, sizeof(buf), MSG_DONTWAIT) != CTL_DATA_HELLO_LEN ||
+            ctl_data_hello_decode(buf, id, &flow)) {
+            pending_drop(epfd, p, "malformed data connection hello");
+            return;
+        }
+        epoll_ctl(epfd, EPOLL_CTL_DEL, fd, NULL);
+        p->fd = -1;
+        if (!route_data(s, id, flow, fd)) {
+            p->fd = fd;
+            pending_drop(epfd, p, "data connection names no running test");
+        }
+        return;
+    }
+    pending_drop(epfd, p, "not a netrig client (unknown first bytes)");
+}
+
+static void expire_pending(struct server *s, int epfd)
+{
+    uint64_t now = worker_now_ns();
+
+    for (int i = 0; i < SERVER_MAX_PENDING; i++)
+        if (s->pend[i].fd >= 0 && now >= s->pend[i].deadline_ns)
+            pending_drop(epfd, &s->pend[i], "sent nothing usable before the timeout");
+}
+
+static void wait_sessions(struct server *s)
+{
+    uint64_t deadline = worker_now_ns() + 30ULL * 1000000000ULL;
+
+    pthread_mutex_lock(&s->lock);
+    while (s->sessions > 0 && worker_now_ns() < deadline) {
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        ts.tv_sec += 1;
+        pthread_cond_timedwait(&s->cond, &s->lock, &ts);
+    }
+    if (s->sessions)
+        LOG_WARN("%u test(s) still running at exit", s->sessions);
+    pthread_mutex_unlock(&s->lock);
+}
+
+int server_run(struct server *s, volatile sig_atomic_t *stop)
+{
+    int epfd = epoll_create1(EPOLL_CLOEXEC);
+    struct epoll_event ev = {.events = EPOLLIN, .data.ptr = NULL};
+
+    if (epfd < 0)
+        return -errno;
+    s->stop = stop;
+    epoll_ctl(epfd, EPOLL_CTL_ADD, s->lfd, &ev);
+    while (!*stop) {
+        struct epoll_event evs[64];
+        int n = epoll_wait(epfd, evs, 64, 100);
+
+        for (int i = 0; i < n; i++) {
+            if (!evs[i].data.ptr)
+                accept_new(s, epfd);
+            else if (((struct pending *)evs[i].data.ptr)->fd >= 0)
+                classify(s, epfd, evs[i].data.ptr);
+        }
+        expire_pending(s, epfd);
+    }
+    for (int i = 0; i < SERVER_MAX_PENDING; i++)
+        if (s->pend[i].fd >= 0)
+            pending_drop(epfd, &s->pend[i], NULL);
+    close(epfd);
+    wait_sessions(s);
+    return 0;
+}
+
+void server_destroy(struct server *s)
+{
+    if (!s)
+        return;
+    close(s->lfd);
+    pthread_mutex_destroy(&s->lock);
+    pthread_cond_destroy(&s->cond);
+    free(s);
+}
+
+void server_session_started(struct server *s)
+{
+    pthread_mutex_lock(&s->lock);
+    s->sessions++;
+    pthread_mutex_unlock(&s->lock);
+}

@@ -1,0 +1,46 @@
+/* server: the daemon's listener, its acceptor loop (which sorts new connections into control
+ * and data by their first bytes, with a deadline), and the registry of running tests. */
+#ifndef NETRIG_SERVER_H
+#define NETRIG_SERVER_H
+
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/socket.h>
+
+#include "ctl.h"
+
+struct server_opts {
+    char bind[256];
+    uint16_t port;
+    int family;
+    uint32_t max_tests;   /* tests running at once */
+    bool exclusive;       /* throughput tests run one at a time; others queue */
+    int timeout_ms;       /* each control stage and each new connection's first bytes */
+};
+
+struct server;
+
+struct server *server_create(const struct server_opts *o, char *err, size_t errlen);
+uint16_t server_port(const struct server *s);
+/* Serves until *stop is set; then waits (bounded) for running tests to end. */
+int server_run(struct server *s, volatile sig_atomic_t *stop);
+void server_destroy(struct server *s);
+
+/* ---- used by session.c ---- */
+const struct server_opts *server_opts(const struct server *s);
+volatile sig_atomic_t *server_stop_flag(const struct server *s);
+/* Admission: 0, or -EBUSY with the count of running tests in *running. */
+int server_admit(struct server *s, uint32_t *running);
+void server_release(struct server *s);
+/* --exclusive: blocks up to wait_ms for the turn; *ahead tells how many hold or wait. */
+int server_exclusive_acquire(struct server *s, int wait_ms, void (*queued)(void *, uint32_t),
+                             void *ctx);
+void server_exclusive_release(struct server *s);
+/* Data connections for id are written to pipe_wr as (flow, fd) pairs until unregistered. */
+int server_register(struct server *s, const uint8_t id[CTL_TEST_ID_LEN], int pipe_wr);
+void server_unregister(struct server *s, const uint8_t id[CTL_TEST_ID_LEN]);
+void server_session_started(struct server *s);
+void server_session_done(struct server *s);
+
+#endif

@@ -1,0 +1,369 @@
+/* session: one test on the server, from the client's hello to the results it gets back. */
+#define _GNU_SOURCE
+#include "session.h"
+
+#include "cpulist.h"
+#include "ctl.h"
+#include "engine.h"
+#include "log.h"
+#include "report_json.h"
+#include "server.h"
+#include "sock.h"
+#include "units.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <unistd.h>
+
+#define SESSION_WATCHDOG_NS (30ULL * 1000000000ULL) /* past duration + omit */
+#define SESSION_EXCLUSIVE_WAIT_MS (10 * 60 * 1000)
+
+struct session {
+    struct server *srv;
+    int ctl;
+    struct sockaddr_storage peer;
+    char who[80];
+    char host[64];
+    struct params p;
+    uint8_t id[CTL_TEST_ID_LEN];
+    char idhex[2 * CTL_TEST_ID_LEN + 1];
+    int pipe_rd, pipe_wr;
+    struct engine *e;
+    bool admitted, exclusive, registered;
+};
+
+static int timeout_ms(const struct session *ss)
+{
+    return server_opts(ss->srv)->timeout_ms;
+}
+
+/* Reads and checks the client's hello. On failure the client has been told why. */
+static int read_hello(struct session *ss)
+{
+    cJSON *m = NULL;
+    const cJSON *proto, *test;
+    char err[256];
+    int rc = ctl_recv(ss->ctl, CTL_MAX_REQUEST, timeout_ms(ss), &m, err, sizeof(err));
+
+    if (rc) {
+        LOG_WARN("client %s: %s", ss->who, err);
+        if (rc == -EPROTO || rc == -EMSGSIZE)
+            ctl_send_error(ss->ctl, "bad_request", "%s", err);
+        return rc;
+    }
+    proto = cJSON_GetObjectItemCaseSensitive(m, "proto");
+    test = cJSON_GetObjectItemCaseSensitive(m, "test");
+    rc = -EPROTO;
+    if (strcmp(ctl_type(m), "hello"))
+        snprintf(err, sizeof(err), "expected a 'hello' message, got '%s'", ctl_type(m));
+    else if (!cJSON_IsNumber(proto) || proto->valueint != CTL_PROTO_VERSION)
+        snprintf(err, sizeof(err), "control protocol version mismatch: server speaks %d",
+                 CTL_PROTO_VERSION);
+    else if (!cJSON_IsString(test) || strcmp(test->valuestring, "stream"))
+        snprintf(err, sizeof(err), "test '%s' is not supported by this server",
+                 cJSON_IsString(test) ? test->valuestring : "?");
+    else
+        rc = params_from_json(cJSON_GetObjectItemCaseSensitive(m, "params"), &ss->p, err,
+                              sizeof(err));
+    cJSON_Delete(m);
+    if (rc) {
+        LOG_WARN("client %s: refused: %s", ss->who, err);
+        ctl_send_error(ss->ctl, "bad_request", "%s", err);
+    }
+    return rc;
+}
+
+static void tell_queued(void *arg, uint32_t ahead)
+{
+    struct session *ss = arg;
+    cJSON *m = ctl_msg_new("queued");
+
+    cJSON_AddNumberToObject(m, "ahead", ahead);
+    ctl_send(ss->ctl, m, timeout_ms(ss));
+    cJSON_Delete(m);
+}
+
+static int check_congestion(struct session *ss)
+{
+    int fd;
+    char avail[256] = "?";
+
+    if (!ss->p.congestion[0])
+        return 0;
+    fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd >= 0 && !setsockopt(fd, IPPROTO_TCP, TCP_CONGESTION, ss->p.congestion,
+                               strlen(ss->p.congestion))) {
+        close(fd);
+        return 0;
+    }
+    if (fd >= 0)
+        close(fd);
+    sock_cc_available(NULL, avail, sizeof(avail));
+    ctl_send_error(ss->ctl, "bad_request",
+                   "congestion control '%s' is not available on the server: choose one of: %s",
+                   ss->p.congestion, avail);
+    return -EINVAL;
+}
+
+/* Admission, exclusivity, congestion control and CPU checks, then the engine. */
+static int admit(struct session *ss)
+{
+    const struct server_opts *o = server_opts(ss->srv);
+    struct cpulist cpus;
+    char err[320], note[320];
+    uint32_t running;
+
+    if (server_admit(ss->srv, &running)) {
+        LOG_WARN("client %s: refused: busy, %u tests running", ss->who, running);
+        ctl_send_error(ss->ctl, "busy",
+                       "server busy: %u tests running (its --max-tests is %u); try again later",
+                       running, o->max_tests);
+        return -EBUSY;
+    }
+    ss->admitted = true;
+    if (o->exclusive) {
+        if (server_exclusive_acquire(ss->srv, SESSION_EXCLUSIVE_WAIT_MS, tell_queued, ss)) {
+            ctl_send_error(ss->ctl, "busy", "waited too long for an exclusive slot");
+            return -EBUSY;
+        }
+        ss->exclusive = true;
+    }
+    if (check_congestion(ss))
+        return -EINVAL;
+    if (cpulist_resolve(NULL, ss->p.server_cpus, ss->host, &cpus, err, sizeof(err), note,
+                        sizeof(note))) {
+        ctl_send_error(ss->ctl, "bad_request", "server CPUs: %s", err);
+        return -EINVAL;
+    }
+    if (note[0])
+        LOG_INFO("test %.8s: %s", ss->idhex, note);
+    ss->e = engine_create(&ss->p, false, &cpus, err, sizeof(err));
+    if (!ss->e) {
+        ctl_send_error(ss->ctl, "server_error", "%s", err);
+        return -ENOMEM;
+    }
+    return 0;
+}
+
+static int register_test(struct session *ss)
+{
+    int fds[2];
+    cJSON *m;
+    int rc;
+
+    if (getrandom(ss->id, sizeof(ss->id), 0) != (ssize_t)sizeof(ss->id) ||
+        pipe2(fds, O_CLOEXEC | O_NONBLOCK)) {
+        ctl_send_error(ss->ctl, "server_error", "cannot create a test id or pipe");
+        return -EIO;
+    }
+    ss->pipe_rd = fds[0];
+    ss->pipe_wr = fds[1];
+    ctl_id_to_hex(ss->id, ss->idhex);
+    if (server_register(ss->srv, ss->id, ss->pipe_wr)) {
+        ctl_send_error(ss->ctl, "busy", "server's test registry is full");
+        return -EBUSY;
+    }
+    ss->registered = true;
+    m = ctl_msg_new("accept");
+    cJSON_AddStringToObject(m, "test_id", ss->idhex);
+    cJSON_AddStringToObject(m, "netrig_version", NETRIG_VERSION);
+    rc = ctl_send(ss->ctl, m, timeout_ms(ss));
+    cJSON_Delete(m);
+    return rc;
+}
+
+static void unregister_test(struct session *ss)
+{
+    struct session_data_conn dc;
+
+    if (!ss->registered)
+        return;
+    server_unregister(ss->srv, ss->id);
+    ss->registered = false;
+    /* connections routed after we stopped reading */
+    while (read(ss->pipe_rd, &dc, sizeof(dc)) == (ssize_t)sizeof(dc))
+        close(dc.fd);
+}
+
+/* Collects the data connections the acceptor routes to us. */
+static int gather_flows(struct session *ss)
+{
+    uint64_t deadline_ms = (uint64_t)timeout_ms(ss);
+    char err[256];
+
+    while (!engine_complete(ss->e)) {
+        struct pollfd pf[2] = {{.fd = ss->pipe_rd, .events = POLLIN},
+                               {.fd = ss->ctl, .events = POLLIN}};
+        struct session_data_conn dc;
+        int rc = poll(pf, 2, (int)deadline_ms);
+
+        if (rc == 0) {
+            ctl_send_error(ss->ctl, "timeout", "data connections did not all arrive within %d ms",
+                           timeout_ms(ss));
+            return -ETIMEDOUT;
+        }
+        if (pf[1].revents) {
+            LOG_WARN("test %.8s: client %s left while opening data connections", ss->idhex, ss->who);
+            return -ECONNRESET;
+        }
+        while (read(ss->pipe_rd, &dc, sizeof(dc)) == (ssize_t)sizeof(dc)) {
+            if (engine_attach(ss->e, dc.flow, dc.fd, err, sizeof(err))) {
+                close(dc.fd);
+                ctl_send_error(ss->ctl, "bad_request", "%s", err);
+                return -EPROTO;
+            }
+        }
+    }
+    unregister_test(ss);
+    return 0;
+}
+
+static int expect_start(struct session *ss)
+{
+    cJSON *m = ctl_msg_new("ready");
+    char err[256];
+    int rc = ctl_send(ss->ctl, m, timeout_ms(ss));
+
+    cJSON_Delete(m);
+    if (rc)
+        return rc;
+    rc = ctl_recv(ss->ctl, CTL_MAX_REQUEST, timeout_ms(ss), &m, err, sizeof(err));
+    if (!rc && strcmp(ctl_type(m), "start"))
+        rc = -EPROTO;
+    cJSON_Delete(m);
+    return rc;
+}
+
+/* During the run the client speaks once: "stop". Anything else ends the test too. */
+static int on_watch(void *arg)
+{
+    struct session *ss = arg;
+    cJSON *m = NULL;
+    char err[256];
+    int rc = ctl_recv(ss->ctl, CTL_MAX_REQUEST, timeout_ms(ss), &m, err, sizeof(err));
+
+    if (!rc && !strcmp(ctl_type(m), "stop")) {
+        cJSON_Delete(m);
+        return 1;
+    }
+    LOG_WARN("test %.8s: client %s: %s", ss->idhex, ss->who,
+             rc ? err : "unexpected message during the test");
+    cJSON_Delete(m);
+    return -1;
+}
+
+static void run_and_report(struct session *ss)
+{
+    struct engine_hooks h = {
+        .run_ns = ss->p.duration_ns + ss->p.omit_ns + SESSION_WATCHDOG_NS,
+        .watch_fd = ss->ctl,
+        .on_watch = on_watch,
+        .stop_flag = server_stop_flag(ss->srv),
+        .ctx = ss,
+    };
+    enum engine_end why = engine_run(ss->e, &h);
+    struct side_result side;
+    cJSON *m;
+    char rate[32];
+    double bytes = 0, secs = 0;
+
+    engine_finish(ss->e, &side);
+    for (uint32_t i = 0; i < side.nflows; i++) {
+        bytes += (double)side.flows[i].bytes;
+        if (side.flows[i].seconds > secs)
+            secs = side.flows[i].seconds;
+    }
+    units_format_rate(secs > 0 ? bytes * 8 / secs : 0, rate, sizeof(rate));
+    LOG_INFO("test %.8s from %s done: %s (%s)", ss->idhex, ss->who, rate,
+             why == ENGINE_END_WATCH ? "complete"
+             : why == ENGINE_END_SIGNAL ? "server shutting down"
+             : why == ENGINE_END_TIME ? "watchdog: client never said stop"
+                                      : "client gone");
+    if (why != ENGINE_END_ERROR) {
+        m = ctl_msg_new("result");
+        cJSON_AddItemToObject(m, "side", report_json_side(&side));
+        ctl_send(ss->ctl, m, timeout_ms(ss));
+        cJSON_Delete(m);
+        /* wait (bounded) for the client to read and hang up */
+        struct pollfd pf = {.fd = ss->ctl, .events = POLLIN};
+        poll(&pf, 1, timeout_ms(ss));
+    }
+    result_side_fini(&side);
+}
+
+static void session_cleanup(struct session *ss)
+{
+    unregister_test(ss);
+    engine_destroy(ss->e);
+    if (ss->pipe_rd >= 0)
+        close(ss->pipe_rd);
+    if (ss->pipe_wr >= 0)
+        close(ss->pipe_wr);
+    if (ss->exclusive)
+        server_exclusive_release(ss->srv);
+    if (ss->admitted)
+        server_release(ss->srv);
+    close(ss->ctl);
+    server_session_done(ss->srv);
+    free(ss);
+}
+
+static void *session_main(void *arg)
+{
+    struct session *ss = arg;
+    char err[256];
+
+    if (read_hello(ss) || admit(ss) || register_test(ss) || gather_flows(ss) ||
+        expect_start(ss))
+        goto done;
+    LOG_INFO("test %.8s from %s: stream, %u flow(s) %s, %.4gs", ss->idhex, ss->who, ss->p.flows,
+             params_dir_name(ss->p.dir), ss->p.duration_ns / 1e9);
+    if (engine_start(ss->e, err, sizeof(err))) {
+        ctl_send_error(ss->ctl, "server_error", "%s", err);
+        goto done;
+    }
+    run_and_report(ss);
+done:
+    session_cleanup(ss);
+    return NULL;
+}
+
+int session_spawn(struct server *s, int fd, const struct sockaddr_storage *peer)
+{
+    struct session *ss = calloc(1, sizeof(*ss));
+    pthread_attr_t attr;
+    pthread_t th;
+    int rc;
+
+    if (!ss) {
+        close(fd);
+        return -ENOMEM;
+    }
+    ss->srv = s;
+    ss->ctl = fd;
+    ss->peer = *peer;
+    ss->pipe_rd = ss->pipe_wr = -1;
+    sock_addr_str((const struct sockaddr *)peer, ss->who, sizeof(ss->who));
+    sock_addr_host((const struct sockaddr *)peer, ss->host, sizeof(ss->host));
+    server_session_started(s);
+    pthread_attr_init(&attr);
+    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+    rc = pthread_create(&th, &attr, session_main, ss);
+    pthread_attr_destroy(&attr);
+    if (rc) {
+        LOG_ERR("cannot start a thread for client %s: %s", ss->who, strerror(rc));
+        server_session_done(s);
+        close(fd);
+        free(ss);
+        return -rc;
+    }
+    return 0;
+}

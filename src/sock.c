@@ -1,0 +1,357 @@
+/* sock: set-up and control-channel socket helpers. */
+#define _GNU_SOURCE
+#include "sock.h"
+
+#include "hostfs.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/errqueue.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#ifndef SO_ZEROCOPY
+#define SO_ZEROCOPY 60
+#endif
+
+static int64_t now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+int sock_resolve(const char *host, uint16_t port, int family, struct sock_addr *out, char *err,
+                 size_t errlen)
+{
+    struct addrinfo hints = {0}, *res = NULL;
+    char portstr[8];
+    int rc;
+
+    hints.ai_family = family == 4 ? AF_INET : family == 6 ? AF_INET6 : AF_UNSPEC;
+    hints.ai_socktype = SOCK_STREAM;
+    hints.ai_flags = AI_ADDRCONFIG;
+    snprintf(portstr, sizeof(portstr), "%u", port);
+    rc = getaddrinfo(host, portstr, &hints, &res);
+    if (rc == EAI_ADDRFAMILY || rc == EAI_NONAME || rc == EAI_NODATA) {
+        /* AI_ADDRCONFIG hides ::1 on hosts without IPv6 addresses but loopback */
+        hints.ai_flags = 0;
+        rc = getaddrinfo(host, portstr, &hints, &res);
+    }
+    if (rc) {
+        snprintf(err, errlen, "cannot resolve host '%s': %s", host, gai_strerror(rc));
+        return -EHOSTUNREACH;
+    }
+    memcpy(&out->ss, res->ai_addr, res->ai_addrlen);
+    out->len = res->ai_addrlen;
+    freeaddrinfo(res);
+    return 0;
+}
+
+void sock_addr_host(const struct sockaddr *sa, char *buf, size_t len)
+{
+    if (getnameinfo(sa, sa->sa_family == AF_INET6 ? sizeof(struct sockaddr_in6)
+                                                  : sizeof(struct sockaddr_in),
+                    buf, (socklen_t)len, NULL, 0, NI_NUMERICHOST))
+        snprintf(buf, len, "?");
+}
+
+void sock_addr_str(const struct sockaddr *sa, char *buf, size_t len)
+{
+    char host[INET6_ADDRSTRLEN + 16];
+    uint16_t port = sa->sa_family == AF_INET6 ? ntohs(((const struct sockaddr_in6 *)sa)->sin6_port)
+                                              : ntohs(((const struct sockaddr_in *)sa)->sin_port);
+
+    sock_addr_host(sa, host, sizeof(host));
+    if (sa->sa_family == AF_INET6)
+        snprintf(buf, len, "[%s]:%u", host, port);
+    else
+        snprintf(buf, len, "%s:%u", host, port);
+}
+
+int sock_set_nonblock(int fd, bool on)
+{
+    int fl = fcntl(fd, F_GETFL);
+
+    if (fl < 0)
+        return -errno;
+    fl = on ? fl | O_NONBLOCK : fl & ~O_NONBLOCK;
+    return fcntl(fd, F_SETFL, fl) ? -errno : 0;
+}
+
+static int set_window(int fd, uint32_t window)
+{
+    int w = (int)window;
+
+    if (!window)
+        return 0;
+    if (setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &w, sizeof(w)) ||
+        setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &w, sizeof(w)))
+        return -errno;
+    return 0;
+}
+
+static int bind_local(int fd, const char *bind_addr, int af, char *err, size_t errlen)
+{
+    struct sock_addr local;
+
+    if (!bind_addr || !*bind_addr)
+        return 0;
+    if (sock_resolve(bind_addr, 0, af == AF_INET6 ? 6 : 4, &local, err, errlen))
+        return -EINVAL;
+    if (bind(fd, (struct sockaddr *)&local.ss, local.len)) {
+        int e = errno;
+        snprintf(err, errlen, "cannot bind to '%s': %s", bind_addr, strerror(e));
+        return -e;
+    }
+    return 0;
+}
+
+int sock_connect(const struct sock_addr *to, const char *bind_addr, const struct params *p,
+                 int timeout_ms, char *err, size_t errlen)
+{
+    char where[INET6_ADDRSTRLEN + 16];
+    int fd, rc, one = 1;
+    struct pollfd pfd;
+    socklen_t elen = sizeof(rc);
+
+    sock_addr_str((const struct sockaddr *)&to->ss, where, sizeof(where));
+    fd = socket(to->ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+    if (fd < 0) {
+        rc = -errno;
+        snprintf(err, errlen, "cannot create socket: %s", strerror(-rc));
+        return rc;
+    }
+    rc = bind_local(fd, bind_addr, to->ss.ss_family, err, errlen);
+    if (rc)
+        goto fail_quiet;
+    if (p) {
+        if (set_window(fd, p->window) ||
+            (p->mss && setsockopt(fd, IPPROTO_TCP, TCP_MAXSEG, &p->mss, sizeof(p->mss)))) {
+            rc = -errno;
+            snprintf(err, errlen, "cannot set window/MSS: %s", strerror(-rc));
+            goto fail_quiet;
+        }
+    }
+    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+    if (connect(fd, (const struct sockaddr *)&to->ss, to->len) && errno != EINPROGRESS) {
+        rc = -errno;
+        goto fail;
+    }
+    pfd.fd = fd;
+    pfd.events = POLLOUT;
+    rc = poll(&pfd, 1, timeout_ms);
+    if (rc == 0) {
+        rc = -ETIMEDOUT;
+        goto fail;
+    }
+    if (rc < 0 || getsockopt(fd, SOL_SOCKET, SO_ERROR, &rc, &elen)) {
+        rc = -errno;
+        goto fail;
+    }
+    if (rc) {
+        rc = -rc;
+        goto fail;
+    }
+    if (!p || !p->nodelay) {
+        int zero = 0; /* control connections keep NODELAY; data flows only on request */
+        if (p)
+            setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &zero, sizeof(zero));
+    }
+    sock_set_nonblock(fd, false);
+    return fd;
+fail:
+    if (rc == -ECONNREFUSED)
+        snprintf(err, errlen, "connection refused by %s: is 'netrig serve' running there, on that port?",
+                 where);
+    else if (rc == -ETIMEDOUT)
+        snprintf(err, errlen, "no answer from %s within %d ms: check the host, port and firewall",
+                 where, timeout_ms);
+    else
+        snprintf(err, errlen, "cannot connect to %s: %s", where, strerror(-rc));
+fail_quiet:
+    close(fd);
+    return rc;
+}
+
+int sock_listen(const char *bind_addr, uint16_t port, int family, char *err, size_t errlen)
+{
+    struct sock_addr a;
+    int fd, one = 1, zero = 0, rc;
+
+    if (bind_addr && *bind_addr) {
+        if (sock_resolve(bind_addr, port, family, &a, err, errlen))
+            return -EINVAL;
+    } else {
+        struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)&a.ss;
+        struct sockaddr_in *s4 = (struct sockaddr_in *)&a.ss;
+        memset(&a, 0, sizeof(a));
+        if (family == 4) {
+            s4->sin_family = AF_INET;
+            s4->sin_port = htons(port);
+            a.len = sizeof(*s4);
+        } else {
+            s6->sin6_family = AF_INET6;
+            s6->sin6_port = htons(port);
+            s6->sin6_addr = in6addr_any;
+            a.len = sizeof(*s6);
+        }
+    }
+    fd = socket(a.ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0 && a.ss.ss_family == AF_INET6 && !(bind_addr && *bind_addr) && family != 6)
+        return sock_listen(NULL, port, 4, err, errlen); /* no IPv6 on this host */
+    if (fd < 0) {
+        rc = -errno;
+        snprintf(err, errlen, "cannot create socket: %s", strerror(-rc));
+        return rc;
+    }
+    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+    if (a.ss.ss_family == AF_INET6 && !(bind_addr && *bind_addr))
+        setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, family == 6 ? &one : &zero, sizeof(int));
+    if (bind(fd, (struct sockaddr *)&a.ss, a.len) || listen(fd, 1024)) {
+        char where[INET6_ADDRSTRLEN + 16];
+        rc = -errno;
+        sock_addr_str((struct sockaddr *)&a.ss, where, sizeof(where));
+        snprintf(err, errlen, "cannot listen on %s: %s%s", where, strerror(-rc),
+                 rc == -EADDRINUSE ? " (choose another port with -p)" : "");
+        close(fd);
+        return rc;
+    }
+    return fd;
+}
+
+uint16_t sock_local_port(int fd)
+{
+    struct sockaddr_storage ss;
+    socklen_t len = sizeof(ss);
+
+    if (getsockname(fd, (struct sockaddr *)&ss, &len))
+        return 0;
+    return ss.ss_family == AF_INET6 ? ntohs(((struct sockaddr_in6 *)&ss)->sin6_port)
+                                    : ntohs(((struct sockaddr_in *)&ss)->sin_port);
+}
+
+int sock_cc_available(const char *sysroot, char *buf, size_t len)
+{
+    long n = hostfs_read(sysroot, "/proc/sys/net/ipv4/tcp_allowed_congestion_control", buf, len);
+
+    if (n <= 0)
+        n = hostfs_read(sysroot, "/proc/sys/net/ipv4/tcp_available_congestion_control", buf, len);
+    return n < 0 ? (int)n : 0;
+}
+
+int sock_apply_flow_opts(int fd, const struct params *p, bool sender, char *err, size_t errlen,
+                         char *warn, size_t warnlen)
+{
+    int one = 1;
+
+    if (warn && warnlen)
+        warn[0] = '\0';
+    if (p->congestion[0] &&
+        setsockopt(fd, IPPROTO_TCP, TCP_CONGESTION, p->congestion, strlen(p->congestion))) {
+        int e = errno;
+        char avail[256] = "unknown";
+        sock_cc_available(NULL, avail, sizeof(avail));
+        snprintf(err, errlen, "congestion control '%s' is not available here (%s): choose one of: %s",
+                 p->congestion, strerror(e), avail);
+        return -e;
+    }
+    if (p->nodelay)
+        setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+    if (p->window) {
+        int got = 0;
+        socklen_t gl = sizeof(got);
+        set_window(fd, p->window);
+        getsockopt(fd, SOL_SOCKET, sender ? SO_SNDBUF : SO_RCVBUF, &got, &gl);
+        /* the kernel doubles the request, then caps it at {r,w}mem_max x 2 */
+        if (warn && (uint32_t)got < p->window)
+            snprintf(warn, warnlen,
+                     "window %u was capped to %d by net.core.%s: raise it to use -w %u", p->window,
+                     got / 2, sender ? "wmem_max" : "rmem_max", p->window);
+    }
+    if (sender && p->fq_rate_bps) {
+        uint64_t rate = p->fq_rate_bps / 8;
+        if (setsockopt(fd, SOL_SOCKET, SO_MAX_PACING_RATE, &rate, sizeof(rate))) {
+            int e = errno;
+            snprintf(err, errlen, "cannot set pacing rate (--fq-rate): %s", strerror(e));
+            return -e;
+        }
+    }
+    if (sender && p->zerocopy && setsockopt(fd, SOL_SOCKET, SO_ZEROCOPY, &one, sizeof(one))) {
+        if (warn)
+            snprintf(warn, warnlen, "zero-copy send unavailable (%s): using copying sends",
+                     strerror(errno));
+    }
+    return 0;
+}
+
+int sock_read_full(int fd, void *buf, size_t len, int timeout_ms)
+{
+    int64_t deadline = now_ms() + timeout_ms;
+    size_t got = 0;
+
+    while (got < len) {
+        struct pollfd pfd = {.fd = fd, .events = POLLIN};
+        int64_t left = deadline - now_ms();
+        ssize_t n;
+        int rc;
+
+        if (left <= 0)
+            return -ETIMEDOUT;
+        rc = poll(&pfd, 1, (int)left);
+        if (rc < 0 && errno == EINTR)
+            continue;
+        if (rc < 0)
+            return -errno;
+        if (rc == 0)
+            return -ETIMEDOUT;
+        n = recv(fd, (char *)buf + got, len - got, MSG_DONTWAIT);
+        if (n == 0)
+            return -ENODATA;
+        if (n < 0) {
+            if (errno == EAGAIN || errno == EINTR)
+                continue;
+            return -errno;
+        }
+        got += (size_t)n;
+    }
+    return 0;
+}
+
+int sock_write_full(int fd, const void *buf, size_t len, int timeout_ms)
+{
+    int64_t deadline = now_ms() + timeout_ms;
+    size_t put = 0;
+
+    while (put < len) {
+        struct pollfd pfd = {.fd = fd, .events = POLLOUT};
+        int64_t left = deadline - now_ms();
+        ssize_t n;
+        int rc;
+
+        if (left <= 0)
+            return -ETIMEDOUT;
+        rc = poll(&pfd, 1, (int)left);
+        if (rc < 0 && errno == EINTR)
+            continue;
+        if (rc < 0)
+            return -errno;
+        if (rc == 0)
+            return -ETIMEDOUT;
+        n = send(fd, (const char *)buf + put, len - put, MSG_DONTWAIT | MSG_NOSIGNAL);
+        if (n < 0) {
+            if (errno == EAGAIN || errno == EINTR)
+                continue;
+            return -errno;
+        }
+        put += (size_t)n;
+    }
+    return 0;
+}

@@ -1,0 +1,54 @@
+/* tcpinfo: the only place that knows struct tcp_info. */
+#include "tcpinfo.h"
+
+#include <errno.h>
+#include <linux/tcp.h>
+#include <netinet/in.h>
+#include <stddef.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#define HAS(field) (len >= offsetof(struct tcp_info, field) + sizeof(ti.field))
+
+int tcpinfo_read(int fd, struct tcpinfo *out)
+{
+    struct tcp_info ti;
+    socklen_t len = sizeof(ti);
+
+    memset(out, 0, sizeof(*out));
+    memset(&ti, 0, sizeof(ti));
+    if (getsockopt(fd, IPPROTO_TCP, TCP_INFO, &ti, &len))
+        return -errno;
+    out->valid = true;
+    out->ca_state = ti.tcpi_ca_state;
+    out->rtt_us = ti.tcpi_rtt;
+    out->rttvar_us = ti.tcpi_rttvar;
+    out->snd_cwnd = ti.tcpi_snd_cwnd;
+    out->snd_mss = ti.tcpi_snd_mss;
+    out->pmtu = ti.tcpi_pmtu;
+    out->total_retrans = ti.tcpi_total_retrans;
+    if (HAS(tcpi_min_rtt))
+        out->min_rtt_us = ti.tcpi_min_rtt;
+    if (HAS(tcpi_notsent_bytes))
+        out->notsent_bytes = ti.tcpi_notsent_bytes;
+    if (HAS(tcpi_pacing_rate))
+        out->pacing_rate_bps = ti.tcpi_pacing_rate == ~0ULL ? 0 : ti.tcpi_pacing_rate * 8;
+    if (HAS(tcpi_bytes_acked))
+        out->bytes_acked = ti.tcpi_bytes_acked;
+    if (HAS(tcpi_bytes_received))
+        out->bytes_received = ti.tcpi_bytes_received;
+    if (HAS(tcpi_data_segs_out))
+        out->data_segs_out = ti.tcpi_data_segs_out;
+    if (HAS(tcpi_delivery_rate))
+        out->delivery_rate_bps = ti.tcpi_delivery_rate * 8;
+    if (HAS(tcpi_sndbuf_limited)) {
+        out->busy_us = ti.tcpi_busy_time;
+        out->rwnd_limited_us = ti.tcpi_rwnd_limited;
+        out->sndbuf_limited_us = ti.tcpi_sndbuf_limited;
+    }
+    if (HAS(tcpi_bytes_retrans))
+        out->bytes_retrans = ti.tcpi_bytes_retrans;
+    if (HAS(tcpi_snd_wnd))
+        out->snd_wnd = ti.tcpi_snd_wnd;
+    return 0;
+}

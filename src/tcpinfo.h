@@ -1,0 +1,27 @@
+/* tcpinfo: the TCP_INFO figures netrig reports, read from a socket and kept in units. */
+#ifndef NETRIG_TCPINFO_H
+#define NETRIG_TCPINFO_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+struct tcpinfo {
+    bool valid;
+    uint32_t rtt_us, rttvar_us, min_rtt_us;
+    uint32_t snd_cwnd;        /* packets */
+    uint32_t snd_mss, pmtu;
+    uint32_t snd_wnd;         /* bytes, peer's advertised window (0 if kernel < 5.4) */
+    uint32_t total_retrans;   /* segments retransmitted over the connection's life */
+    uint32_t notsent_bytes;
+    uint64_t delivery_rate_bps; /* bits/s (the kernel gives bytes/s) */
+    uint64_t pacing_rate_bps;
+    uint64_t busy_us, rwnd_limited_us, sndbuf_limited_us;
+    uint64_t bytes_acked, bytes_received, bytes_retrans;
+    uint32_t data_segs_out;
+    uint8_t ca_state;
+};
+
+/* getsockopt(TCP_INFO); fields the running kernel lacks stay 0. Returns 0 or -errno. */
+int tcpinfo_read(int fd, struct tcpinfo *out);
+
+#endif

@@ -1,0 +1,160 @@
+/* units: strict parsers for user-typed numbers. Each rejects what it cannot read fully,
+ * so "-t 5x" or "-P 4.5" become clear errors instead of silent truncation. */
+#include "units.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+/* Reads a non-negative decimal number and returns the rest of the string in *rest. */
+static int parse_number(const char *s, double *val, const char **rest)
+{
+    char *end;
+
+    if (!s || !*s || isspace((unsigned char)*s) || *s == '-' || *s == '+')
+        return -EINVAL;
+    if (!isdigit((unsigned char)*s) && *s != '.')
+        return -EINVAL;
+    errno = 0;
+    *val = strtod(s, &end);
+    if (end == s || errno == ERANGE || !isfinite(*val) || *val < 0)
+        return -EINVAL;
+    *rest = end;
+    return 0;
+}
+
+static int to_u64(double v, uint64_t *out)
+{
+    if (v >= 18446744073709551615.0)
+        return -ERANGE;
+    *out = (uint64_t)llround(v);
+    return 0;
+}
+
+static double prefix_scale(char c, double base)
+{
+    switch (toupper((unsigned char)c)) {
+    case 'K': return base;
+    case 'M': return base * base;
+    case 'G': return base * base * base;
+    case 'T': return base * base * base * base;
+    default: return 0;
+    }
+}
+
+int units_parse_size(const char *s, uint64_t *bytes)
+{
+    const char *rest;
+    double v, scale = 1;
+    int rc = parse_number(s, &v, &rest);
+
+    if (rc)
+        return rc;
+    if (*rest) {
+        scale = prefix_scale(*rest, 1024);
+        if (scale == 0)
+            return -EINVAL;
+        rest++;
+        /* accept "K", "KB", "KiB" */
+        if (!strcasecmp(rest, "iB") || !strcasecmp(rest, "B"))
+            rest += strlen(rest);
+        if (*rest)
+            return -EINVAL;
+    }
+    if (v != floor(v) && scale == 1)
+        return -EINVAL; /* a fraction of a byte */
+    return to_u64(v * scale, bytes);
+}
+
+int units_parse_rate(const char *s, uint64_t *bps)
+{
+    const char *rest;
+    double v, scale = 1;
+    int rc = parse_number(s, &v, &rest);
+
+    if (rc)
+        return rc;
+    if (*rest && prefix_scale(*rest, 1000) != 0) {
+        scale = prefix_scale(*rest, 1000);
+        rest++;
+    }
+    if (*rest) {
+        if (!strcmp(rest, "B") || !strcmp(rest, "Bps") || !strcmp(rest, "B/s"))
+            scale *= 8;
+        else if (strcmp(rest, "b") && strcasecmp(rest, "bps") && strcmp(rest, "bit") &&
+                 strcmp(rest, "bit/s") && strcmp(rest, "b/s"))
+            return -EINVAL;
+    }
+    return to_u64(v * scale, bps);
+}
+
+int units_parse_duration(const char *s, uint64_t *ns)
+{
+    const char *rest;
+    double v, scale;
+    int rc = parse_number(s, &v, &rest);
+
+    if (rc)
+        return rc;
+    if (!*rest || !strcmp(rest, "s"))
+        scale = 1e9;
+    else if (!strcmp(rest, "ms"))
+        scale = 1e6;
+    else if (!strcmp(rest, "us"))
+        scale = 1e3;
+    else if (!strcmp(rest, "m") || !strcmp(rest, "min"))
+        scale = 60e9;
+    else if (!strcmp(rest, "h"))
+        scale = 3600e9;
+    else
+        return -EINVAL;
+    return to_u64(v * scale, ns);
+}
+
+int units_parse_count(const char *s, uint64_t *out)
+{
+    char *end;
+    unsigned long long v;
+
+    if (!s || !isdigit((unsigned char)*s))
+        return -EINVAL;
+    errno = 0;
+    v = strtoull(s, &end, 10);
+    if (errno == ERANGE)
+        return -ERANGE;
+    if (*end)
+        return -EINVAL;
+    *out = v;
+    return 0;
+}
+
+void units_format_rate(double bps, char *buf, size_t len)
+{
+    static const char *const names[] = {"bit/s", "Kbit/s", "Mbit/s", "Gbit/s", "Tbit/s"};
+    int i = 0;
+
+    while (bps >= 1000 && i < 4) {
+        bps /= 1000;
+        i++;
+    }
+    snprintf(buf, len, "%.*f %s", bps >= 100 ? 1 : 2, bps, names[i]);
+}
+
+void units_format_bytes(double bytes, char *buf, size_t len)
+{
+    static const char *const names[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+    int i = 0;
+
+    while (bytes >= 1024 && i < 4) {
+        bytes /= 1024;
+        i++;
+    }
+    if (i == 0)
+        snprintf(buf, len, "%.0f B", bytes);
+    else
+        snprintf(buf, len, "%.*f %s", bytes >= 100 ? 1 : 2, bytes, names[i]);
+}
