@@ -24,6 +24,7 @@ struct client_ctx {
     struct run_result *r;
     int ctl;
     char failure[256];
+    cJSON *early_result; /* the server ended the test itself (shutting down) */
 };
 
 static void on_interval(void *arg, const struct side_result *s, const struct interval *iv)
@@ -64,6 +65,11 @@ static int on_watch(void *arg)
         snprintf(c->failure, sizeof(c->failure), "server control channel failed: %s", err);
     else if (!strcmp(ctl_type(m), "error"))
         snprintf(c->failure, sizeof(c->failure), "server reported: %s", msg_text(m));
+    else if (!strcmp(ctl_type(m), "result")) {
+        snprintf(c->failure, sizeof(c->failure), "server ended the test early (shutting down?)");
+        c->early_result = m;
+        return -1;
+    }
     else
         snprintf(c->failure, sizeof(c->failure), "server sent an unexpected '%s' message",
                  ctl_type(m));
@@ -179,10 +185,12 @@ static void conclude(struct client_ctx *c, struct engine *e, bool ctl_ok)
         cJSON_Delete(m);
     }
     engine_finish(e, &c->r->local);
-    if (!ctl_ok)
+    m = c->early_result;
+    c->early_result = NULL;
+    if (!ctl_ok && !m)
         return;
-    m = NULL;
-    if (expect(c->ctl, "result", c->o->timeout_ms + 10000, c->o->out, &m, err, sizeof(err)) ||
+    if ((!m && expect(c->ctl, "result", c->o->timeout_ms + 10000, c->o->out, &m, err,
+                      sizeof(err))) ||
         report_json_side_parse(cJSON_GetObjectItemCaseSensitive(m, "side"),
                                params_total_flows(&c->o->p), &c->r->remote, err, sizeof(err))) {
         c->r->partial = true;

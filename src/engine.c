@@ -77,7 +77,7 @@ struct engine *engine_create(const struct params *p, bool is_client, const struc
         int cpu = cpus && cpus->n ? cpus->cpu[w % (uint32_t)cpus->n] : -1;
         /* flows go round-robin, so a worker owns ceil(nflows / nworkers) at most */
         uint32_t cap = (e->nflows + e->nworkers - 1) / e->nworkers;
-        if (worker_init(&e->workers[w], w, cpu, buflen, cap, ENGINE_DRAIN_NS)) {
+        if (worker_init(&e->workers[w], w, cpu, buflen, cap, ENGINE_DRAIN_NS, p->zerocopy)) {
             snprintf(err, errlen, "cannot set up worker thread %u: out of memory or file descriptors", w);
             engine_destroy(e);
             return NULL;
@@ -112,8 +112,12 @@ int engine_attach(struct engine *e, uint32_t id, int fd, char *err, size_t errle
         return rc;
     if (warn[0] && !e->res.warning[0])
         snprintf(e->res.warning, sizeof(e->res.warning), "%s", warn);
-    if (f->sender && e->p.zerocopy)
-        f->zerocopy = !getsockopt(fd, SOL_SOCKET, SO_ZEROCOPY, &zc, &zl) && zc;
+    if (f->sender && e->p.zerocopy) {
+        if (!getsockopt(fd, SOL_SOCKET, SO_ZEROCOPY, &zc, &zl) && zc)
+            f->tx = FLOW_TX_MSG_ZEROCOPY;
+        else if (e->workers[id % e->nworkers].memfd >= 0)
+            f->tx = FLOW_TX_SENDFILE; /* the note from sock_apply_flow_opts says why */
+    }
     sock_set_nonblock(fd, true);
     f->fd = fd;
     rc = worker_add_flow(&e->workers[id % e->nworkers], f);
@@ -304,6 +308,22 @@ enum engine_end engine_run(struct engine *e, const struct engine_hooks *h)
     return why;
 }
 
+/* How this side's senders wrote: one method, or "mixed". */
+static void set_send_method(struct engine *e)
+{
+    static const char *const names[] = {"copy", "msg_zerocopy", "sendfile"};
+    int method = -1;
+
+    for (uint32_t i = 0; i < e->nflows; i++) {
+        int tx = atomic_load(&e->flows[i].tx);
+        if (!e->flows[i].sender)
+            continue;
+        method = method < 0 || method == tx ? tx : 3;
+    }
+    snprintf(e->res.send_method, sizeof(e->res.send_method), "%s",
+             method < 0 ? "" : method == 3 ? "mixed" : names[method]);
+}
+
 void engine_finish(struct engine *e, struct side_result *out)
 {
     struct cpu_sys_snap cs;
@@ -346,7 +366,9 @@ void engine_finish(struct engine *e, struct side_result *out)
         }
         if (copied && !e->res.warning[0])
             snprintf(e->res.warning, sizeof(e->res.warning),
-                     "zero-copy sends were copied by the kernel: the receiver is on this host");
+                     "-Z: MSG_ZEROCOPY to a local receiver is copied by the kernel; "
+                     "switched to sendfile()");
+        set_send_method(e);
         e->res.valid = true;
         e->finished = true;
     }

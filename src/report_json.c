@@ -116,6 +116,8 @@ static cJSON *summary_json(const struct run_result *r)
     cJSON_AddNumberToObject(o, "retransmits", s->retransmits);
     cJSON_AddNumberToObject(o, "seconds", r->local.seconds);
     cJSON_AddStringToObject(o, "congestion", r->local.congestion);
+    cJSON_AddStringToObject(o, "client_send_method", r->local.send_method);
+    cJSON_AddStringToObject(o, "server_send_method", r->remote.send_method);
     cpu = cJSON_AddObjectToObject(o, "cpu");
     cJSON_AddItemToObject(cpu, "local", report_json_cpu(&r->local.cpu));
     cJSON_AddItemToObject(cpu, "remote", report_json_cpu(&r->remote.cpu));
@@ -198,6 +200,7 @@ cJSON *report_json_side(const struct side_result *s)
     cJSON_AddNumberToObject(o, "threads", s->threads);
     cJSON_AddStringToObject(o, "cpus", s->cpus);
     cJSON_AddStringToObject(o, "congestion", s->congestion);
+    cJSON_AddStringToObject(o, "send_method", s->send_method);
     cJSON_AddStringToObject(o, "warning", s->warning);
     cJSON_AddItemToObject(o, "cpu", report_json_cpu(&s->cpu));
     arr = cJSON_AddArrayToObject(o, "flows");
@@ -398,6 +401,7 @@ int report_json_side_parse(const cJSON *o, uint32_t expect_flows, struct side_re
     str(o, "cpus", out->cpus, sizeof(out->cpus));
     str(o, "congestion", out->congestion, sizeof(out->congestion));
     str(o, "warning", out->warning, sizeof(out->warning));
+    str(o, "send_method", out->send_method, sizeof(out->send_method));
     if (num(o, "seconds", 0, 1e7, &out->seconds) || num(o, "threads", 0, 65535, &v) ||
         parse_cpu(cJSON_GetObjectItemCaseSensitive(o, "cpu"), &out->cpu) ||
         parse_flows(flows, out, err, errlen) || parse_intervals(ivs, out)) {

@@ -62,7 +62,7 @@ static void flow_table(FILE *out, const struct run_result *r)
             "received", "throughput", "retr", "rtt", "cwnd", "ccpu", "scpu");
     for (uint32_t i = 0; i < r->nflows; i++) {
         const struct flow_summary *f = &r->flows[i];
-        char sb[32], rb[32], tp[32], rtt[16] = "-", retr[16] = "-";
+        char sb[32], rb[32], tp[32], rtt[16] = "-", retr[16] = "-", cc[8] = "-", sc[8] = "-";
 
         units_format_bytes((double)f->sent_bytes, sb, sizeof(sb));
         units_format_bytes((double)f->bytes, rb, sizeof(rb));
@@ -71,9 +71,12 @@ static void flow_table(FILE *out, const struct run_result *r)
             snprintf(rtt, sizeof(rtt), "%uus", f->rtt_us);
             snprintf(retr, sizeof(retr), "%u", f->retransmits);
         }
-        fprintf(out, "%4u %-4s %11s %11s %14s %6s %8s %6u %4d %4d\n", f->id,
-                f->client_sends ? "up" : "down", sb, rb, tp, retr, rtt, f->cwnd, f->client_cpu,
-                f->server_cpu);
+        if (f->client_cpu >= 0)
+            snprintf(cc, sizeof(cc), "%d", f->client_cpu);
+        if (f->server_cpu >= 0)
+            snprintf(sc, sizeof(sc), "%d", f->server_cpu);
+        fprintf(out, "%4u %-4s %11s %11s %14s %6s %8s %6u %4s %4s\n", f->id,
+                f->client_sends ? "up" : "down", sb, rb, tp, retr, rtt, f->cwnd, cc, sc);
     }
 }
 

@@ -54,6 +54,7 @@ struct side_result {
     uint32_t threads;
     char cpus[256];              /* CPUs the workers were pinned to; "" = unpinned */
     char congestion[PARAMS_CC_LEN];
+    char send_method[16];        /* copy, msg_zerocopy, sendfile, mixed; "" = sent nothing */
     char warning[256];
 };
 

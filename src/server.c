@@ -15,7 +15,7 @@
 #include <sys/epoll.h>
 #include <unistd.h>
 
-#define SERVER_MAX_PENDING 256 /* connections that have not yet said what they are */
+#define SERVER_MAX_PENDING 4096 /* connections that have not yet said what they are */
 #define SERVER_REG_CAP 1024
 
 struct pending {
@@ -39,6 +39,8 @@ struct server {
     uint32_t sessions;  /* session threads alive */
     uint32_t running;   /* admitted tests */
     uint32_t excl_holders, excl_waiting;
+    uint32_t npending;
+    bool accept_paused; /* every pending slot taken: new connections wait in the backlog */
     struct reg_entry reg[SERVER_REG_CAP];
     struct pending pend[SERVER_MAX_PENDING];
 };
@@ -192,17 +194,37 @@ static bool route_data(struct server *s, const uint8_t id[CTL_TEST_ID_LEN], uint
     return ok;
 }
 
-static void pending_drop(int epfd, struct pending *p, const char *why)
+static void accept_resume(struct server *s, int epfd)
 {
+    struct epoll_event ev = {.events = EPOLLIN, .data.ptr = NULL};
+
+    if (s->accept_paused && s->npending < SERVER_MAX_PENDING) {
+        epoll_ctl(epfd, EPOLL_CTL_ADD, s->lfd, &ev);
+        s->accept_paused = false;
+    }
+}
+
+/* The acceptor no longer waits on p: it was handed on or dropped. */
+static void pending_release(struct server *s, int epfd, struct pending *p)
+{
+    epoll_ctl(epfd, EPOLL_CTL_DEL, p->fd, NULL);
+    p->fd = -1;
+    s->npending--;
+    accept_resume(s, epfd);
+}
+
+static void pending_drop(struct server *s, int epfd, struct pending *p, const char *why)
+{
+    int fd = p->fd;
+
     char who[80];
 
     if (why) {
         sock_addr_str((struct sockaddr *)&p->peer, who, sizeof(who));
         LOG_WARN("dropped connection from %s: %s", who, why);
     }
-    epoll_ctl(epfd, EPOLL_CTL_DEL, p->fd, NULL);
-    close(p->fd);
-    p->fd = -1;
+    pending_release(s, epfd, p);
+    close(fd);
 }
 
 static void accept_new(struct server *s, int epfd)
@@ -218,17 +240,17 @@ static void accept_new(struct server *s, int epfd)
         for (int i = 0; i < SERVER_MAX_PENDING && !slot; i++)
             if (s->pend[i].fd < 0)
                 slot = &s->pend[i];
-        if (!slot) {
-            LOG_WARN("too many connections waiting to identify themselves (%d): dropping one",
-                     SERVER_MAX_PENDING);
-            close(fd);
-            continue;
+        slot->fd = fd; /* a slot is free: we stop accepting when none is */
+        if (++s->npending == SERVER_MAX_PENDING) {
+            epoll_ctl(epfd, EPOLL_CTL_DEL, s->lfd, NULL);
+            s->accept_paused = true;
         }
-        slot->fd = fd;
         slot->peer = peer;
         slot->deadline_ns = worker_now_ns() + (uint64_t)s->o.timeout_ms * 1000000ULL;
         struct epoll_event ev = {.events = EPOLLIN | EPOLLET | EPOLLRDHUP, .data.ptr = slot};
         epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &ev);
+        if (s->accept_paused)
+            return;
     }
 }
 
@@ -239,15 +261,14 @@ static void classify(struct server *s, int epfd, struct pending *p)
     ssize_t n = recv(p->fd, buf, sizeof(buf), MSG_PEEK | MSG_DONTWAIT);
 
     if (n == 0 || (n < 0 && errno != EAGAIN)) {
-        pending_drop(epfd, p, NULL);
+        pending_drop(s, epfd, p, NULL);
         return;
     }
     if (n < 4)
         return; /* wait for more, until the deadline */
     if (!memcmp(buf, ctl_magic, 3)) {
         int fd = p->fd;
-        epoll_ctl(epfd, EPOLL_CTL_DEL, fd, NULL);
-        p->fd = -1;
+        pending_release(s, epfd, p);
         sock_set_nonblock(fd, false);
         session_spawn(s, fd, &p->peer);
         return;
@@ -261,18 +282,18 @@ static void classify(struct server *s, int epfd, struct pending *p)
             return;
         if (recv(fd, buf, sizeof(buf), MSG_DONTWAIT) != CTL_DATA_HELLO_LEN ||
             ctl_data_hello_decode(buf, id, &flow)) {
-            pending_drop(epfd, p, "malformed data connection hello");
+            pending_drop(s, epfd, p, "malformed data connection hello");
             return;
         }
         epoll_ctl(epfd, EPOLL_CTL_DEL, fd, NULL);
         p->fd = -1;
         if (!route_data(s, id, flow, fd)) {
             p->fd = fd;
-            pending_drop(epfd, p, "data connection names no running test");
+            pending_drop(s, epfd, p, "data connection names no running test");
         }
         return;
     }
-    pending_drop(epfd, p, "not a netrig client (unknown first bytes)");
+    pending_drop(s, epfd, p, "not a netrig client (unknown first bytes)");
 }
 
 static void expire_pending(struct server *s, int epfd)
@@ -281,7 +302,7 @@ static void expire_pending(struct server *s, int epfd)
 
     for (int i = 0; i < SERVER_MAX_PENDING; i++)
         if (s->pend[i].fd >= 0 && now >= s->pend[i].deadline_ns)
-            pending_drop(epfd, &s->pend[i], "sent nothing usable before the timeout");
+            pending_drop(s, epfd, &s->pend[i], "sent nothing usable before the timeout");
 }
 
 static void wait_sessions(struct server *s)
@@ -323,7 +344,7 @@ int server_run(struct server *s, volatile sig_atomic_t *stop)
     }
     for (int i = 0; i < SERVER_MAX_PENDING; i++)
         if (s->pend[i].fd >= 0)
-            pending_drop(epfd, &s->pend[i], NULL);
+            pending_drop(s, epfd, &s->pend[i], NULL);
     close(epfd);
     wait_sessions(s);
     return 0;

@@ -57,6 +57,13 @@ int sock_resolve(const char *host, uint16_t port, int family, struct sock_addr *
 
 void sock_addr_host(const struct sockaddr *sa, char *buf, size_t len)
 {
+    const struct sockaddr_in6 *s6 = (const struct sockaddr_in6 *)sa;
+
+    /* a dual-stack listener sees IPv4 peers as ::ffff:a.b.c.d: show them as IPv4 */
+    if (sa->sa_family == AF_INET6 && IN6_IS_ADDR_V4MAPPED(&s6->sin6_addr)) {
+        inet_ntop(AF_INET, &s6->sin6_addr.s6_addr[12], buf, (socklen_t)len);
+        return;
+    }
     if (getnameinfo(sa, sa->sa_family == AF_INET6 ? sizeof(struct sockaddr_in6)
                                                   : sizeof(struct sockaddr_in),
                     buf, (socklen_t)len, NULL, 0, NI_NUMERICHOST))
@@ -70,7 +77,7 @@ void sock_addr_str(const struct sockaddr *sa, char *buf, size_t len)
                                               : ntohs(((const struct sockaddr_in *)sa)->sin_port);
 
     sock_addr_host(sa, host, sizeof(host));
-    if (sa->sa_family == AF_INET6)
+    if (strchr(host, ':'))
         snprintf(buf, len, "[%s]:%u", host, port);
     else
         snprintf(buf, len, "%s:%u", host, port);
@@ -286,7 +293,7 @@ int sock_apply_flow_opts(int fd, const struct params *p, bool sender, char *err,
     }
     if (sender && p->zerocopy && setsockopt(fd, SOL_SOCKET, SO_ZEROCOPY, &one, sizeof(one))) {
         if (warn)
-            snprintf(warn, warnlen, "zero-copy send unavailable (%s): using copying sends",
+            snprintf(warn, warnlen, "-Z: MSG_ZEROCOPY unavailable (%s): using sendfile()",
                      strerror(errno));
     }
     return 0;

@@ -9,6 +9,8 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
+#include <sys/mman.h>
+#include <sys/sendfile.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -32,14 +34,34 @@ uint64_t worker_now_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }
 
+/* A memory file holding one send's worth of the pattern, for sendfile(). */
+static int make_memfd(const char *buf, size_t len)
+{
+    int fd = memfd_create("netrig-tx", MFD_CLOEXEC);
+    size_t put = 0;
+
+    if (fd < 0)
+        return -1;
+    while (put < len) {
+        ssize_t n = write(fd, buf + put, len - put);
+        if (n <= 0) {
+            close(fd);
+            return -1;
+        }
+        put += (size_t)n;
+    }
+    return fd;
+}
+
 int worker_init(struct worker *w, uint32_t id, int cpu, size_t send_len, uint32_t cap_flows,
-                uint64_t drain_ns)
+                uint64_t drain_ns, bool zerocopy)
 {
     struct epoll_event ev = {.events = EPOLLIN, .data.ptr = NULL};
     /* receives read in chunks of at least 128 KiB whatever -l is: fewer syscalls */
     size_t buflen = send_len > 128 * 1024 ? send_len : 128 * 1024;
 
     memset(w, 0, sizeof(*w));
+    w->memfd = -1;
     w->id = id;
     w->cpu = cpu;
     w->buflen = buflen;
@@ -57,6 +79,8 @@ int worker_init(struct worker *w, uint32_t id, int cpu, size_t send_len, uint32_
         return -ENOMEM;
     }
     memset(w->buf, 0x5a, buflen);
+    if (zerocopy)
+        w->memfd = make_memfd(w->buf, send_len);
     if (epoll_ctl(w->epfd, EPOLL_CTL_ADD, w->stopfd, &ev)) {
         worker_fini(w);
         return -errno;
@@ -113,25 +137,46 @@ static void zc_reap(struct flow *f)
     }
 }
 
+/* One write of send_len bytes by the flow's transmit method. */
+static ssize_t tx_one(struct worker *w, struct flow *f, int tx)
+{
+    if (tx == FLOW_TX_SENDFILE) {
+        off_t off = 0;
+        return sendfile(f->fd, w->memfd, &off, w->send_len);
+    }
+    if (tx == FLOW_TX_MSG_ZEROCOPY) {
+        ssize_t n = send(f->fd, w->buf, w->send_len, MSG_NOSIGNAL | MSG_DONTWAIT | MSG_ZEROCOPY);
+        if (n > 0)
+            f->zc_sent++;
+        return n;
+    }
+    return send(f->fd, w->buf, w->send_len, MSG_NOSIGNAL | MSG_DONTWAIT);
+}
+
 /* Returns 1 when the flow ended. */
 static int flow_send(struct worker *w, struct flow *f, uint32_t events)
 {
-    int flags = MSG_NOSIGNAL | MSG_DONTWAIT | (f->zerocopy ? MSG_ZEROCOPY : 0);
+    int tx = atomic_load_explicit(&f->tx, memory_order_relaxed);
     uint64_t moved = 0;
 
-    if (f->zerocopy && (events & EPOLLERR))
+    if (events & EPOLLERR) {
         zc_reap(f);
+        /* the kernel copies zero-copy sends to a local receiver: sendfile() avoids our copy */
+        if (tx == FLOW_TX_MSG_ZEROCOPY && w->memfd >= 0 &&
+            atomic_load_explicit(&f->zc_copied, memory_order_relaxed)) {
+            tx = FLOW_TX_SENDFILE;
+            atomic_store_explicit(&f->tx, tx, memory_order_relaxed);
+        }
+    }
     for (int i = 0; i < WORKER_BATCH; i++) {
-        ssize_t n = send(f->fd, w->buf, w->send_len, flags);
+        ssize_t n = tx_one(w, f, tx);
         if (n > 0) {
             moved += (uint64_t)n;
-            if (f->zerocopy)
-                f->zc_sent++;
             continue;
         }
         if (n < 0 && (errno == EAGAIN || errno == EINTR))
             break;
-        if (n < 0 && errno == ENOBUFS && f->zerocopy) {
+        if (n < 0 && errno == ENOBUFS && tx == FLOW_TX_MSG_ZEROCOPY) {
             zc_reap(f); /* too many pages pinned: wait for completions */
             break;
         }
@@ -142,7 +187,6 @@ static int flow_send(struct worker *w, struct flow *f, uint32_t events)
     add_bytes(f, moved);
     return 0;
 }
-
 static int flow_recv(struct worker *w, struct flow *f)
 {
     uint64_t moved = 0;
@@ -274,9 +318,11 @@ void worker_fini(struct worker *w)
         close(w->epfd);
     if (w->stopfd >= 0)
         close(w->stopfd);
+    if (w->memfd >= 0)
+        close(w->memfd);
     free(w->flows);
     free(w->buf);
     w->flows = NULL;
     w->buf = NULL;
-    w->epfd = w->stopfd = -1;
+    w->epfd = w->stopfd = w->memfd = -1;
 }
