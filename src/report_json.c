@@ -124,6 +124,9 @@ static cJSON *summary_json(const struct run_result *r)
     cost = cJSON_AddObjectToObject(o, "cores_per_10gbps");
     cJSON_AddNumberToObject(cost, "local", s->local_cores_per_10g);
     cJSON_AddNumberToObject(cost, "remote", s->remote_cores_per_10g);
+    cost = cJSON_AddObjectToObject(o, "cpu_ns_per_byte");
+    cJSON_AddNumberToObject(cost, "local", s->local_cpu_ns_per_byte);
+    cJSON_AddNumberToObject(cost, "remote", s->remote_cpu_ns_per_byte);
     return o;
 }
 
@@ -148,6 +151,21 @@ cJSON *report_json_run(const struct run_result *r)
         cJSON *iv = cJSON_CreateObject();
         add_interval_fields(iv, &r->local, &r->local.intervals[i]);
         cJSON_AddItemToArray(arr, iv);
+    }
+    /* the server's own interval totals (it sends no per-flow cells) */
+    arr = cJSON_AddArrayToObject(o, "server_intervals");
+    for (uint32_t i = 0; i < r->remote.nintervals; i++) {
+        const struct interval *iv = &r->remote.intervals[i];
+        cJSON *io = cJSON_CreateObject();
+        uint64_t b = iv->sent_bytes + iv->recv_bytes;
+        cJSON_AddNumberToObject(io, "start_s", iv->start_s);
+        cJSON_AddNumberToObject(io, "end_s", iv->end_s);
+        cJSON_AddBoolToObject(io, "omitted", iv->omitted);
+        cJSON_AddNumberToObject(io, "sent_bytes", (double)iv->sent_bytes);
+        cJSON_AddNumberToObject(io, "received_bytes", (double)iv->recv_bytes);
+        cJSON_AddNumberToObject(io, "throughput_bps", rate(b, iv->end_s - iv->start_s));
+        cJSON_AddNumberToObject(io, "retransmits", iv->retrans);
+        cJSON_AddItemToArray(arr, io);
     }
     arr = cJSON_AddArrayToObject(o, "flows");
     for (uint32_t i = 0; i < r->nflows; i++)

@@ -48,17 +48,16 @@ static void cpu_line(FILE *out, const char *who, const struct cpu_usage *c, doub
         fprintf(out, "CPU %-7s not reported\n", who);
         return;
     }
-    fprintf(out, "CPU %-7s %5.1f%% busy of %d CPUs (user %.1f, sys %.1f, softirq %.1f, irq %.1f)\n",
+    fprintf(out, "CPU %-7s %5.1f%% busy of %d CPUs: user %.1f, sys %.1f, softirq %.1f, irq %.1f\n",
             who, c->busy_pct, c->ncpu, c->user_pct, c->system_pct, c->softirq_pct, c->irq_pct);
-    fprintf(out, "            test threads %.1f%% (user %.1f, sys %.1f), %.0f interrupts/s, "
-            "%.2f cores per 10 Gbit/s\n",
+    fprintf(out, "            threads %.1f%% (usr %.1f, sys %.1f), %.0f intr/s, %.2f cores/10Gbit/s\n",
             c->threads_user_pct + c->threads_system_pct, c->threads_user_pct,
             c->threads_system_pct, c->intr_per_s, cost);
 }
 
 static void flow_table(FILE *out, const struct run_result *r)
 {
-    fprintf(out, "%4s %-4s %11s %11s %14s %6s %8s %6s %4s %4s\n", "flow", "dir", "sent",
+    fprintf(out, "%4s %-4s %10s %10s %14s %6s %8s %6s %4s %4s\n", "flow", "dir", "sent",
             "received", "throughput", "retr", "rtt", "cwnd", "ccpu", "scpu");
     for (uint32_t i = 0; i < r->nflows; i++) {
         const struct flow_summary *f = &r->flows[i];
@@ -75,7 +74,7 @@ static void flow_table(FILE *out, const struct run_result *r)
             snprintf(cc, sizeof(cc), "%d", f->client_cpu);
         if (f->server_cpu >= 0)
             snprintf(sc, sizeof(sc), "%d", f->server_cpu);
-        fprintf(out, "%4u %-4s %11s %11s %14s %6s %8s %6u %4s %4s\n", f->id,
+        fprintf(out, "%4u %-4s %10s %10s %14s %6s %8s %6u %4s %4s\n", f->id,
                 f->client_sends ? "up" : "down", sb, rb, tp, retr, rtt, f->cwnd, cc, sc);
     }
 }

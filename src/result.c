@@ -109,6 +109,12 @@ static double cores_per_10g(const struct cpu_usage *c, double bps)
     return c->valid && bps > 0 ? c->busy_cores / (bps / 1e10) : 0.0;
 }
 
+/* busy cores x 1e9 ns/s over bytes/s: CPU nanoseconds per byte moved */
+static double ns_per_byte(const struct cpu_usage *c, double bps)
+{
+    return c->valid && bps > 0 ? c->busy_cores * 1e9 / (bps / 8.0) : 0.0;
+}
+
 int result_merge(struct run_result *r)
 {
     uint32_t n = params_total_flows(&r->params);
@@ -148,6 +154,8 @@ int result_merge(struct run_result *r)
     r->summary.jain_index = result_jain(tp, n);
     r->summary.local_cores_per_10g = cores_per_10g(&r->local.cpu, r->summary.throughput_bps);
     r->summary.remote_cores_per_10g = cores_per_10g(&r->remote.cpu, r->summary.throughput_bps);
+    r->summary.local_cpu_ns_per_byte = ns_per_byte(&r->local.cpu, r->summary.throughput_bps);
+    r->summary.remote_cpu_ns_per_byte = ns_per_byte(&r->remote.cpu, r->summary.throughput_bps);
     free(tp);
     return 0;
 }

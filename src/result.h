@@ -80,6 +80,7 @@ struct run_summary {
     double jain_index;
     uint32_t retransmits;
     double local_cores_per_10g, remote_cores_per_10g;
+    double local_cpu_ns_per_byte, remote_cpu_ns_per_byte; /* whole-machine busy CPU time */
 };
 
 struct run_result {
