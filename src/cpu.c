@@ -79,6 +79,33 @@ int cpu_parse_thread_stat(const char *line, long clk_tck, struct cpu_thread_snap
     return 0;
 }
 
+int cpu_parse_thread_last_cpu(const char *line)
+{
+    const char *p = strrchr(line, ')');
+    int cpu;
+
+    /* p is at the space before field 3; "processor" is field 39 */
+    if (!p)
+        return -1;
+    p++;
+    for (int field = 0; field < 36; field++) {
+        p = strchr(p + 1, ' ');
+        if (!p)
+            return -1;
+    }
+    return sscanf(p, " %d", &cpu) == 1 ? cpu : -1;
+}
+
+int cpu_thread_last_cpu(pid_t tid)
+{
+    char path[64], buf[1024];
+
+    snprintf(path, sizeof(path), "/proc/self/task/%d/stat", (int)tid);
+    if (hostfs_read(NULL, path, buf, sizeof(buf)) <= 0)
+        return -1;
+    return cpu_parse_thread_last_cpu(buf);
+}
+
 void cpu_sample_threads(const pid_t *tids, int n, struct cpu_thread_snap *out)
 {
     char path[64], buf[1024];

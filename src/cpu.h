@@ -38,6 +38,10 @@ int cpu_sample_system(const char *sysroot, struct cpu_sys_snap *out);
 int cpu_parse_thread_stat(const char *line, long clk_tck, struct cpu_thread_snap *out);
 /* Sums the CPU time of the given thread ids of this process. Unreadable threads are skipped. */
 void cpu_sample_threads(const pid_t *tids, int n, struct cpu_thread_snap *out);
+/* The CPU a thread of this process last ran on (field 39 of its stat line), or -1. */
+int cpu_parse_thread_last_cpu(const char *line);
+int cpu_thread_last_cpu(pid_t tid);
+
 /* The calling thread's own CPU time (getrusage), e.g. taken by a thread as it exits. */
 void cpu_sample_self_thread(struct cpu_thread_snap *out);
 

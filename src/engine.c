@@ -36,6 +36,7 @@ struct engine {
     struct cpu_sys_snap cpu_meas, cpu_prev;
     struct cpu_thread_snap thr_meas, thr_prev;
     long clk_tck;
+    uint64_t cpus_seen[CPULIST_MAX / 64]; /* CPUs the workers were seen running on */
     struct side_result res;        /* intervals fill as the test runs */
 };
 
@@ -232,6 +233,26 @@ static void sample_interval(struct engine *e, uint64_t now, bool omitted,
         h->on_interval(h->ctx, &e->res, iv);
 }
 
+/* Where the workers run now: recorded because placement changes results up to 5x. */
+static void note_worker_cpus(struct engine *e)
+{
+    for (uint32_t w = 0; w < e->nworkers; w++) {
+        int cpu = e->tids[w] ? cpu_thread_last_cpu(e->tids[w]) : -1;
+        if (cpu >= 0 && cpu < CPULIST_MAX)
+            e->cpus_seen[cpu / 64] |= 1ULL << (cpu % 64);
+    }
+}
+
+static void format_cpus_seen(struct engine *e)
+{
+    struct cpulist cl = {0};
+
+    for (int c = 0; c < CPULIST_MAX; c++)
+        if (e->cpus_seen[c / 64] & (1ULL << (c % 64)))
+            cl.cpu[cl.n++] = c;
+    cpulist_format(&cl, e->res.cpus_seen, sizeof(e->res.cpus_seen));
+}
+
 static bool all_flows_done(const struct engine *e)
 {
     for (uint32_t i = 0; i < e->nflows; i++)
@@ -274,6 +295,7 @@ enum engine_end engine_run(struct engine *e, const struct engine_hooks *h)
             if (next_iv <= now)
                 next_iv = now + iv_ns; /* we overslept: skip, never burst */
         }
+        note_worker_cpus(e);
         if (h->stop_flag && *h->stop_flag) {
             why = ENGINE_END_SIGNAL;
             break;
@@ -331,6 +353,8 @@ void engine_finish(struct engine *e, struct side_result *out)
     bool copied = false;
 
     if (!e->finished && e->started) {
+        note_worker_cpus(e);
+        format_cpus_seen(e);
         e->t_stop = worker_now_ns();
         for (uint32_t w = 0; w < e->nworkers; w++)
             worker_stop(&e->workers[w]);

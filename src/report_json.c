@@ -144,6 +144,8 @@ cJSON *report_json_run(const struct run_result *r)
     pl = cJSON_AddObjectToObject(o, "placement");
     cJSON_AddStringToObject(pl, "client_cpus", r->local.cpus);
     cJSON_AddStringToObject(pl, "server_cpus", r->remote.cpus);
+    cJSON_AddStringToObject(pl, "client_cpus_seen", r->local.cpus_seen);
+    cJSON_AddStringToObject(pl, "server_cpus_seen", r->remote.cpus_seen);
     cJSON_AddNumberToObject(pl, "client_threads", r->local.threads);
     cJSON_AddNumberToObject(pl, "server_threads", r->remote.threads);
     arr = cJSON_AddArrayToObject(o, "intervals");
@@ -217,6 +219,7 @@ cJSON *report_json_side(const struct side_result *s)
     cJSON_AddNumberToObject(o, "seconds", s->seconds);
     cJSON_AddNumberToObject(o, "threads", s->threads);
     cJSON_AddStringToObject(o, "cpus", s->cpus);
+    cJSON_AddStringToObject(o, "cpus_seen", s->cpus_seen);
     cJSON_AddStringToObject(o, "congestion", s->congestion);
     cJSON_AddStringToObject(o, "send_method", s->send_method);
     cJSON_AddStringToObject(o, "warning", s->warning);
@@ -417,6 +420,7 @@ int report_json_side_parse(const cJSON *o, uint32_t expect_flows, struct side_re
         out->flows[i].id = UINT32_MAX; /* marks flows the peer did not report */
     str(o, "version", out->version, sizeof(out->version));
     str(o, "cpus", out->cpus, sizeof(out->cpus));
+    str(o, "cpus_seen", out->cpus_seen, sizeof(out->cpus_seen));
     str(o, "congestion", out->congestion, sizeof(out->congestion));
     str(o, "warning", out->warning, sizeof(out->warning));
     str(o, "send_method", out->send_method, sizeof(out->send_method));

@@ -103,9 +103,13 @@ void report_text_summary(FILE *out, const struct run_result *r)
             r->local.congestion[0] ? r->local.congestion : "?");
     cpu_line(out, "local", &r->local.cpu, s->local_cores_per_10g);
     cpu_line(out, "remote", &r->remote.cpu, s->remote_cores_per_10g);
-    fprintf(out, "Placement   client threads %u on CPUs %s; server threads %u on CPUs %s\n",
-            r->local.threads, r->local.cpus[0] ? r->local.cpus : "any", r->remote.threads,
-            r->remote.cpus[0] ? r->remote.cpus : "any");
+    fprintf(out, "Placement   client: %u thread%s %s CPU %s; server: %u thread%s %s CPU %s\n",
+            r->local.threads, r->local.threads == 1 ? "" : "s",
+            r->local.cpus[0] ? "pinned to" : "ran on",
+            r->local.cpus[0] ? r->local.cpus : r->local.cpus_seen[0] ? r->local.cpus_seen : "?",
+            r->remote.threads, r->remote.threads == 1 ? "" : "s",
+            r->remote.cpus[0] ? "pinned to" : "ran on",
+            r->remote.cpus[0] ? r->remote.cpus : r->remote.cpus_seen[0] ? r->remote.cpus_seen : "?");
     if (r->local.warning[0])
         fprintf(out, "Note        local: %s\n", r->local.warning);
     if (r->remote.warning[0])

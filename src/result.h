@@ -53,6 +53,7 @@ struct side_result {
     double seconds;              /* measured period */
     uint32_t threads;
     char cpus[256];              /* CPUs the workers were pinned to; "" = unpinned */
+    char cpus_seen[256];         /* CPUs the workers were seen running on */
     char congestion[PARAMS_CC_LEN];
     char send_method[16];        /* copy, msg_zerocopy, sendfile, mixed; "" = sent nothing */
     char warning[256];

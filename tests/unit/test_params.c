@@ -1,0 +1,387 @@
+/* Unit tests for params.c: defaults, validation, flow numbering and the JSON form that
+ * travels to the server (checked there as untrusted input). */
+#include "test_util.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "params.h"
+
+static void test_defaults(void **state)
+{
+    struct params p;
+    char err[256] = "";
+
+    (void)state;
+    memset(&p, 0x5a, sizeof(p));
+    params_defaults(&p);
+    assert_int_equal(p.flows, 1);
+    assert_int_equal(p.threads, 1);
+    assert_int_equal(p.server_threads, 0);
+    assert_int_equal(p.duration_ns, 10000000000ULL);
+    assert_int_equal(p.omit_ns, 0);
+    assert_int_equal(p.interval_ns, 1000000000ULL);
+    assert_int_equal(p.write_size, 131072);
+    assert_int_equal(p.window, 0);
+    assert_int_equal(p.mss, 0);
+    assert_false(p.nodelay);
+    assert_false(p.zerocopy);
+    assert_int_equal(p.fq_rate_bps, 0);
+    assert_int_equal(p.dir, PARAMS_DIR_FORWARD);
+    assert_string_equal(p.congestion, "");
+    assert_string_equal(p.server_cpus, "");
+    assert_string_equal(p.title, "");
+    assert_int_equal(params_validate(&p, err, sizeof(err)), 0);
+}
+
+/* Changes one field of the defaults through fn, expects validate to fail naming `names`. */
+#define EXPECT_INVALID(stmt, names)                                                              \
+    do {                                                                                         \
+        struct params p_;                                                                        \
+        char err_[256] = "";                                                                     \
+        params_defaults(&p_);                                                                    \
+        { struct params *p = &p_; stmt; }                                                        \
+        assert_int_equal(params_validate(&p_, err_, sizeof(err_)), -EINVAL);                     \
+        assert_contains(err_, names);                                                            \
+    } while (0)
+
+#define EXPECT_VALID(stmt)                                                                       \
+    do {                                                                                         \
+        struct params p_;                                                                        \
+        char err_[256] = "";                                                                     \
+        params_defaults(&p_);                                                                    \
+        { struct params *p = &p_; stmt; }                                                        \
+        if (params_validate(&p_, err_, sizeof(err_)))                                            \
+            fail_msg("%s: unexpectedly invalid: %s", #stmt, err_);                               \
+    } while (0)
+
+static void test_validate_rejects(void **state)
+{
+    (void)state;
+    EXPECT_INVALID(p->flows = 0, "flows (-P) 0");
+    EXPECT_INVALID(p->flows = 100000, "100000");
+    EXPECT_INVALID(p->flows = PARAMS_MAX_FLOWS + 1, "8193");
+    EXPECT_INVALID(p->threads = 0, "threads (-T) 0");
+    EXPECT_INVALID(p->threads = 257, "257");
+    EXPECT_INVALID(p->server_threads = 300, "300");
+    EXPECT_INVALID(p->duration_ns = 50000000ULL, "0.05s");
+    EXPECT_INVALID(p->duration_ns = 0, "duration (-t) 0s");
+    EXPECT_INVALID(p->duration_ns = 86401ULL * 1000000000ULL, "8.64e+04s");
+    EXPECT_INVALID(p->omit_ns = 86401ULL * 1000000000ULL, "omit (-O)");
+    EXPECT_INVALID(p->interval_ns = 50000000ULL, "interval (-i) 0.05s");
+    EXPECT_INVALID(p->interval_ns = 86401ULL * 1000000000ULL, "interval (-i)");
+    EXPECT_INVALID(p->write_size = 0, "write size (-l) 0");
+    EXPECT_INVALID(p->write_size = PARAMS_MAX_WRITE + 1, "16777217");
+    EXPECT_INVALID(p->window = PARAMS_MAX_WINDOW + 1, "1073741825");
+    EXPECT_INVALID(p->mss = 87, "MSS (--mss) 87");
+    EXPECT_INVALID(p->mss = 65536, "65536");
+    EXPECT_INVALID(p->dir = (enum params_dir)7, "direction 7");
+    EXPECT_INVALID(strcpy(p->congestion, "cu bic"), "'cu bic'");
+    EXPECT_INVALID(strcpy(p->congestion, "bbr;rm"), "'bbr;rm'");
+    EXPECT_INVALID(strcpy(p->title, "tab\there"), "unprintable");
+    EXPECT_INVALID(strcpy(p->server_cpus, "0-3\n"), "unprintable");
+}
+
+static void test_validate_limits_accepted(void **state)
+{
+    (void)state;
+    EXPECT_VALID(p->flows = PARAMS_MAX_FLOWS);
+    EXPECT_VALID(p->threads = PARAMS_MAX_THREADS);
+    EXPECT_VALID(p->server_threads = PARAMS_MAX_THREADS);
+    EXPECT_VALID(p->duration_ns = PARAMS_MIN_INTERVAL_NS);
+    EXPECT_VALID(p->duration_ns = PARAMS_MAX_DURATION_NS);
+    EXPECT_VALID(p->interval_ns = 0);
+    EXPECT_VALID(p->interval_ns = PARAMS_MIN_INTERVAL_NS);
+    EXPECT_VALID(p->write_size = 1);
+    EXPECT_VALID(p->write_size = PARAMS_MAX_WRITE);
+    EXPECT_VALID(p->window = PARAMS_MAX_WINDOW);
+    EXPECT_VALID(p->mss = 88);
+    EXPECT_VALID(p->mss = 65535);
+    EXPECT_VALID(strcpy(p->congestion, "bbr"));
+    EXPECT_VALID(strcpy(p->congestion, "h-tcp_2"));
+    EXPECT_VALID(strcpy(p->title, "lab run #3 (25G)"));
+}
+
+/* ---- JSON ---- */
+
+static void make_custom(struct params *p)
+{
+    params_defaults(p);
+    p->flows = 4;
+    p->threads = 2;
+    p->server_threads = 3;
+    p->duration_ns = 30ULL * 1000000000ULL;
+    p->omit_ns = 2ULL * 1000000000ULL;
+    p->interval_ns = 500000000ULL;
+    p->write_size = 65536;
+    p->window = 4194304;
+    p->mss = 1400;
+    p->nodelay = true;
+    p->zerocopy = true;
+    p->fq_rate_bps = 2500000000ULL;
+    p->dir = PARAMS_DIR_BIDIR;
+    snprintf(p->congestion, sizeof(p->congestion), "bbr");
+    snprintf(p->server_cpus, sizeof(p->server_cpus), "0-3,8");
+    snprintf(p->title, sizeof(p->title), "25G lab \"rack 4\"");
+}
+
+static void assert_params_equal(const struct params *a, const struct params *b)
+{
+    assert_int_equal(a->flows, b->flows);
+    assert_int_equal(a->threads, b->threads);
+    assert_int_equal(a->server_threads, b->server_threads);
+    assert_int_equal(a->duration_ns, b->duration_ns);
+    assert_int_equal(a->omit_ns, b->omit_ns);
+    assert_int_equal(a->interval_ns, b->interval_ns);
+    assert_int_equal(a->write_size, b->write_size);
+    assert_int_equal(a->window, b->window);
+    assert_int_equal(a->mss, b->mss);
+    assert_int_equal(a->nodelay, b->nodelay);
+    assert_int_equal(a->zerocopy, b->zerocopy);
+    assert_int_equal(a->fq_rate_bps, b->fq_rate_bps);
+    assert_int_equal(a->dir, b->dir);
+    assert_string_equal(a->congestion, b->congestion);
+    assert_string_equal(a->server_cpus, b->server_cpus);
+    assert_string_equal(a->title, b->title);
+}
+
+/* to_json, print, parse, from_json: what really crosses the wire */
+static int wire_round_trip(const struct params *in, struct params *out, char *err, size_t len)
+{
+    cJSON *j = params_to_json(in);
+    char *text = cJSON_PrintUnformatted(j);
+    cJSON *back = cJSON_Parse(text);
+    int rc;
+
+    assert_non_null(back);
+    rc = params_from_json(back, out, err, len);
+    cJSON_Delete(back);
+    free(text);
+    cJSON_Delete(j);
+    return rc;
+}
+
+static void test_json_round_trip_custom(void **state)
+{
+    struct params in, out;
+    char err[256] = "";
+    static const enum params_dir dirs[] = {PARAMS_DIR_FORWARD, PARAMS_DIR_REVERSE,
+                                           PARAMS_DIR_BIDIR};
+
+    (void)state;
+    for (int i = 0; i < 3; i++) {
+        make_custom(&in);
+        in.dir = dirs[i];
+        memset(&out, 0x5a, sizeof(out));
+        if (wire_round_trip(&in, &out, err, sizeof(err)))
+            fail_msg("round trip failed: %s", err);
+        assert_params_equal(&out, &in);
+    }
+}
+
+static void test_json_round_trip_odd_durations(void **state)
+{
+    struct params in, out;
+    char err[256] = "";
+
+    (void)state;
+    params_defaults(&in);
+    in.duration_ns = 1100000000ULL;  /* 1.1 s is not exact in binary */
+    in.omit_ns = 300000000ULL;
+    in.interval_ns = 100000000ULL;
+    in.server_threads = 1;
+    if (wire_round_trip(&in, &out, err, sizeof(err)))
+        fail_msg("round trip failed: %s", err);
+    assert_params_equal(&out, &in);
+}
+
+static void test_json_server_threads_default(void **state)
+{
+    struct params in, out;
+    char err[256] = "";
+
+    (void)state;
+    params_defaults(&in);
+    in.threads = 6; /* server_threads 0 means "as many as the client" */
+    assert_int_equal(wire_round_trip(&in, &out, err, sizeof(err)), 0);
+    assert_int_equal(out.server_threads, 6);
+    assert_int_equal(out.threads, 6);
+}
+
+static void test_json_fields(void **state)
+{
+    struct params p;
+    cJSON *j;
+
+    (void)state;
+    make_custom(&p);
+    j = params_to_json(&p);
+    assert_int_equal(cJSON_GetObjectItemCaseSensitive(j, "flows")->valuedouble, 4);
+    assert_dbl_near(cJSON_GetObjectItemCaseSensitive(j, "duration_s")->valuedouble, 30.0, 0);
+    assert_dbl_near(cJSON_GetObjectItemCaseSensitive(j, "interval_s")->valuedouble, 0.5, 0);
+    assert_string_equal(cJSON_GetObjectItemCaseSensitive(j, "direction")->valuestring, "bidir");
+    assert_string_equal(cJSON_GetObjectItemCaseSensitive(j, "congestion")->valuestring, "bbr");
+    assert_true(cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(j, "zerocopy")));
+    assert_dbl_near(cJSON_GetObjectItemCaseSensitive(j, "fq_rate_bps")->valuedouble, 2.5e9, 0);
+    cJSON_Delete(j);
+}
+
+/* Parses text as a peer's params; returns the rc and leaves the error in err. */
+static int from_text(const char *text, struct params *p, char *err, size_t len)
+{
+    cJSON *j = cJSON_Parse(text);
+    int rc;
+
+    if (!j)
+        fail_msg("test JSON does not parse: %s", text);
+    err[0] = '\0';
+    rc = params_from_json(j, p, err, len);
+    cJSON_Delete(j);
+    return rc;
+}
+
+static void test_from_json_rejects(void **state)
+{
+    static const struct {
+        const char *json, *err;
+    } bad[] = {
+        {"{\"flows\":\"4\"}", "'flows'"},
+        {"{\"flows\":0}", "'flows'"},
+        {"{\"flows\":100000}", "'flows'"},
+        {"{\"flows\":-1}", "'flows'"},
+        {"{\"flows\":null}", "'flows'"},
+        {"{\"threads\":0}", "'threads'"},
+        {"{\"nodelay\":1}", "'nodelay'"},
+        {"{\"zerocopy\":\"yes\"}", "'zerocopy'"},
+        {"{\"duration_s\":-1}", "'duration_s'"},
+        {"{\"duration_s\":0}", "'duration_s'"},
+        {"{\"duration_s\":1e300}", "'duration_s'"},
+        {"{\"interval_s\":0.05}", "interval (-i)"},
+        {"{\"write_size\":0}", "'write_size'"},
+        {"{\"window\":2e9}", "'window'"},
+        {"{\"mss\":70000}", "'mss'"},
+        {"{\"mss\":10}", "MSS"},
+        {"{\"fq_rate_bps\":-5}", "'fq_rate_bps'"},
+        {"{\"direction\":\"sideways\"}", "'direction'"},
+        {"{\"direction\":3}", "'direction'"},
+        {"{\"congestion\":\"cu bic\"}", "'cu bic'"},
+        {"{\"congestion\":\"aaaaaaaaaaaaaaaaaaaa\"}", "'congestion'"},
+        {"{\"congestion\":7}", "'congestion'"},
+        {"{\"title\":[\"x\"]}", "'title'"},
+        {"{\"title\":\"bell\\u0007\"}", "unprintable"},
+    };
+    struct params p;
+    char err[256];
+
+    (void)state;
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        int rc = from_text(bad[i].json, &p, err, sizeof(err));
+        if (rc != -EINVAL)
+            fail_msg("params_from_json(%s) = %d, expected -EINVAL", bad[i].json, rc);
+        if (!strstr(err, bad[i].err))
+            fail_msg("params_from_json(%s): error \"%s\" lacks \"%s\"", bad[i].json, err,
+                     bad[i].err);
+    }
+}
+
+static void test_from_json_not_object(void **state)
+{
+    struct params p;
+    char err[256];
+
+    (void)state;
+    assert_int_equal(from_text("[1,2]", &p, err, sizeof(err)), -EINVAL);
+    assert_contains(err, "object");
+    assert_int_equal(from_text("\"flows\"", &p, err, sizeof(err)), -EINVAL);
+    assert_int_equal(params_from_json(NULL, &p, err, sizeof(err)), -EINVAL);
+}
+
+static void test_from_json_title_too_long(void **state)
+{
+    char json[400];
+    struct params p;
+    char err[256];
+
+    (void)state;
+    snprintf(json, sizeof(json), "{\"title\":\"%0128d\"}", 0); /* 128 chars, room for 127 */
+    assert_int_equal(from_text(json, &p, err, sizeof(err)), -EINVAL);
+    assert_contains(err, "'title'");
+    snprintf(json, sizeof(json), "{\"title\":\"%0127d\"}", 0);
+    assert_int_equal(from_text(json, &p, err, sizeof(err)), 0);
+    assert_int_equal(strlen(p.title), 127);
+}
+
+static void test_from_json_defaults_and_unknown_keys(void **state)
+{
+    struct params p, d;
+    char err[256];
+
+    (void)state;
+    params_defaults(&d);
+    assert_int_equal(from_text("{}", &p, err, sizeof(err)), 0);
+    assert_params_equal(&p, &d);
+    assert_int_equal(from_text("{\"flows\":3,\"future_option\":{\"x\":[1,2]},\"FLOWS\":9,"
+                               "\"direction\":\"reverse\"}",
+                               &p, err, sizeof(err)),
+                     0);
+    assert_int_equal(p.flows, 3);
+    assert_int_equal(p.dir, PARAMS_DIR_REVERSE);
+    assert_int_equal(from_text("{\"direction\":\"forward\"}", &p, err, sizeof(err)), 0);
+    assert_int_equal(p.dir, PARAMS_DIR_FORWARD);
+}
+
+/* ---- flow numbering ---- */
+
+static void test_total_flows_and_senders(void **state)
+{
+    struct params p;
+
+    (void)state;
+    params_defaults(&p);
+    p.flows = 3;
+
+    p.dir = PARAMS_DIR_FORWARD;
+    assert_int_equal(params_total_flows(&p), 3);
+    for (uint32_t i = 0; i < 3; i++)
+        assert_true(params_flow_client_sends(&p, i));
+
+    p.dir = PARAMS_DIR_REVERSE;
+    assert_int_equal(params_total_flows(&p), 3);
+    for (uint32_t i = 0; i < 3; i++)
+        assert_false(params_flow_client_sends(&p, i));
+
+    p.dir = PARAMS_DIR_BIDIR;
+    assert_int_equal(params_total_flows(&p), 6);
+    for (uint32_t i = 0; i < 6; i++)
+        assert_int_equal(params_flow_client_sends(&p, i), i < 3);
+}
+
+static void test_dir_names(void **state)
+{
+    (void)state;
+    assert_string_equal(params_dir_name(PARAMS_DIR_FORWARD), "forward");
+    assert_string_equal(params_dir_name(PARAMS_DIR_REVERSE), "reverse");
+    assert_string_equal(params_dir_name(PARAMS_DIR_BIDIR), "bidir");
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_defaults),
+        cmocka_unit_test(test_validate_rejects),
+        cmocka_unit_test(test_validate_limits_accepted),
+        cmocka_unit_test(test_json_round_trip_custom),
+        cmocka_unit_test(test_json_round_trip_odd_durations),
+        cmocka_unit_test(test_json_server_threads_default),
+        cmocka_unit_test(test_json_fields),
+        cmocka_unit_test(test_from_json_rejects),
+        cmocka_unit_test(test_from_json_not_object),
+        cmocka_unit_test(test_from_json_title_too_long),
+        cmocka_unit_test(test_from_json_defaults_and_unknown_keys),
+        cmocka_unit_test(test_total_flows_and_senders),
+        cmocka_unit_test(test_dir_names),
+    };
+
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
