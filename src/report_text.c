@@ -79,6 +79,19 @@ static void flow_table(FILE *out, const struct run_result *r)
     }
 }
 
+/* "2 threads pinned to CPU 0-1", "1 thread ran on CPU 1", or "not reported" */
+static void placement(FILE *out, const struct side_result *s)
+{
+    const char *cpus = s->cpus[0] ? s->cpus : s->cpus_seen[0] ? s->cpus_seen : "?";
+
+    if (!s->valid) {
+        fprintf(out, "not reported");
+        return;
+    }
+    fprintf(out, "%u thread%s %s CPU %s", s->threads, s->threads == 1 ? "" : "s",
+            s->cpus[0] ? "pinned to" : "ran on", cpus);
+}
+
 void report_text_summary(FILE *out, const struct run_result *r)
 {
     const struct run_summary *s = &r->summary;
@@ -92,7 +105,12 @@ void report_text_summary(FILE *out, const struct run_result *r)
     units_format_rate(s->throughput_bps, tp, sizeof(tp));
     units_format_rate(s->sender_bps, sp, sizeof(sp));
     units_format_bytes((double)s->bytes, b, sizeof(b));
-    fprintf(out, "\nThroughput  %s received, %s sent; %s in %.2f s\n", tp, sp, b, r->local.seconds);
+    if (r->remote.valid || r->params.dir == PARAMS_DIR_REVERSE)
+        fprintf(out, "\nThroughput  %s received, %s sent; %s in %.2f s\n", tp, sp, b,
+                r->local.seconds);
+    else
+        fprintf(out, "\nThroughput  %s sent (the server reported no receive figures); "
+                "%s in %.2f s\n", sp, b, r->local.seconds);
     if (r->params.dir == PARAMS_DIR_BIDIR) {
         units_format_rate(s->up_bps, up, sizeof(up));
         units_format_rate(s->down_bps, down, sizeof(down));
@@ -103,13 +121,11 @@ void report_text_summary(FILE *out, const struct run_result *r)
             r->local.congestion[0] ? r->local.congestion : "?");
     cpu_line(out, "local", &r->local.cpu, s->local_cores_per_10g);
     cpu_line(out, "remote", &r->remote.cpu, s->remote_cores_per_10g);
-    fprintf(out, "Placement   client: %u thread%s %s CPU %s; server: %u thread%s %s CPU %s\n",
-            r->local.threads, r->local.threads == 1 ? "" : "s",
-            r->local.cpus[0] ? "pinned to" : "ran on",
-            r->local.cpus[0] ? r->local.cpus : r->local.cpus_seen[0] ? r->local.cpus_seen : "?",
-            r->remote.threads, r->remote.threads == 1 ? "" : "s",
-            r->remote.cpus[0] ? "pinned to" : "ran on",
-            r->remote.cpus[0] ? r->remote.cpus : r->remote.cpus_seen[0] ? r->remote.cpus_seen : "?");
+    fprintf(out, "Placement   client: ");
+    placement(out, &r->local);
+    fprintf(out, "; server: ");
+    placement(out, &r->remote);
+    fputc('\n', out);
     if (r->local.warning[0])
         fprintf(out, "Note        local: %s\n", r->local.warning);
     if (r->remote.warning[0])

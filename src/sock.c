@@ -247,7 +247,10 @@ uint16_t sock_local_port(int fd)
 
 int sock_cc_available(const char *sysroot, char *buf, size_t len)
 {
-    long n = hostfs_read(sysroot, "/proc/sys/net/ipv4/tcp_allowed_congestion_control", buf, len);
+    /* root may pick any loaded algorithm; others only the allowed ones */
+    const char *first = geteuid() == 0 ? "/proc/sys/net/ipv4/tcp_available_congestion_control"
+                                       : "/proc/sys/net/ipv4/tcp_allowed_congestion_control";
+    long n = hostfs_read(sysroot, first, buf, len);
 
     if (n <= 0)
         n = hostfs_read(sysroot, "/proc/sys/net/ipv4/tcp_available_congestion_control", buf, len);

@@ -44,7 +44,8 @@ int sock_set_nonblock(int fd, bool on);
 int sock_read_full(int fd, void *buf, size_t len, int timeout_ms);
 int sock_write_full(int fd, const void *buf, size_t len, int timeout_ms);
 
-/* Space-separated list of congestion control algorithms this host offers. */
+/* Space-separated list of congestion control algorithms this process may use here
+ * (all loaded ones as root, tcp_allowed_congestion_control otherwise). */
 int sock_cc_available(const char *sysroot, char *buf, size_t len);
 
 #endif
