@@ -173,12 +173,28 @@ static int open_flows(const struct client_opts *o, const struct sock_addr *to,
     return 0;
 }
 
+/* Flows the server runs: a crr server reports one listener per thread. */
+static uint32_t server_flow_count(const struct params *p)
+{
+    if (p->test == PARAMS_TEST_CRR)
+        return p->server_threads ? p->server_threads : p->threads;
+    return params_total_flows(p);
+}
+
+/* The server samples on its own clock; allow for its intervals being a little shifted. */
+static uint32_t max_intervals(const struct params *p)
+{
+    uint64_t total = p->duration_ns + p->omit_ns;
+    return p->interval_ns ? (uint32_t)(total / p->interval_ns + 8) : 8;
+}
+
 /* Ends the run: tell the server, stop our side, collect the server's side. */
 static void conclude(struct client_ctx *c, struct engine *e, bool ctl_ok)
 {
     cJSON *m;
     char err[256] = "";
 
+    engine_stop(e); /* our senders stop now; telling the server takes a moment */
     if (ctl_ok) {
         m = ctl_msg_new("stop");
         ctl_ok = ctl_send(c->ctl, m, c->o->timeout_ms) == 0;
@@ -192,7 +208,8 @@ static void conclude(struct client_ctx *c, struct engine *e, bool ctl_ok)
     if ((!m && expect(c->ctl, "result", c->o->timeout_ms + 10000, c->o->out, &m, err,
                       sizeof(err))) ||
         report_json_side_parse(cJSON_GetObjectItemCaseSensitive(m, "side"),
-                               params_total_flows(&c->o->p), &c->r->remote, err, sizeof(err))) {
+                               server_flow_count(&c->o->p), max_intervals(&c->o->p),
+                               &c->r->remote, err, sizeof(err))) {
         c->r->partial = true;
         snprintf(c->r->error, sizeof(c->r->error), "no results from the server: %s", err);
     }

@@ -130,6 +130,11 @@ void cpu_sample_self_thread(struct cpu_thread_snap *out)
     out->sys_us = (uint64_t)ru.ru_stime.tv_sec * 1000000ULL + (uint64_t)ru.ru_stime.tv_usec;
 }
 
+static uint64_t delta(uint64_t before, uint64_t after)
+{
+    return after > before ? after - before : 0;
+}
+
 static double pct(uint64_t part, uint64_t total)
 {
     return total ? 100.0 * (double)part / (double)total : 0.0;
@@ -139,9 +144,11 @@ void cpu_usage_between(const struct cpu_sys_snap *a, const struct cpu_sys_snap *
                        const struct cpu_thread_snap *ta, const struct cpu_thread_snap *tb,
                        double seconds, struct cpu_usage *out)
 {
-    uint64_t du = b->user - a->user + b->nice - a->nice, ds = b->system - a->system;
-    uint64_t di = b->idle - a->idle, dw = b->iowait - a->iowait, dq = b->irq - a->irq;
-    uint64_t dsq = b->softirq - a->softirq, dst = b->steal - a->steal;
+    /* iowait (and, on some kernels, idle) may go backwards: such a delta counts as 0 */
+    uint64_t du = delta(a->user, b->user) + delta(a->nice, b->nice);
+    uint64_t ds = delta(a->system, b->system), di = delta(a->idle, b->idle);
+    uint64_t dw = delta(a->iowait, b->iowait), dq = delta(a->irq, b->irq);
+    uint64_t dsq = delta(a->softirq, b->softirq), dst = delta(a->steal, b->steal);
     uint64_t total = du + ds + di + dw + dq + dsq + dst;
 
     memset(out, 0, sizeof(*out));
@@ -156,7 +163,7 @@ void cpu_usage_between(const struct cpu_sys_snap *a, const struct cpu_sys_snap *
     out->busy_pct = total ? 100.0 - out->idle_pct : 0.0;
     out->busy_cores = out->busy_pct * out->ncpu / 100.0;
     if (seconds > 0) {
-        out->intr_per_s = (double)(b->intr - a->intr) / seconds;
+        out->intr_per_s = (double)delta(a->intr, b->intr) / seconds;
         if (ta && tb && out->ncpu > 0) {
             double cap = seconds * 1e6 * out->ncpu;
             out->threads_user_pct = tb->user_us > ta->user_us ? 100.0 * (double)(tb->user_us - ta->user_us) / cap : 0;

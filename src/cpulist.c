@@ -63,10 +63,13 @@ int cpulist_parse(const char *s, struct cpulist *out)
             out->cpu[out->n++] = c;
         }
         p = skip_space(p);
-        if (*p == ',')
+        if (*p == ',') {
             p = skip_space(p + 1);
-        else if (*p)
+            if (!*p)
+                return -EINVAL; /* a trailing comma */
+        } else if (*p) {
             return -EINVAL;
+        }
     }
     return 0;
 }

@@ -3,6 +3,7 @@
 
 #include "sock.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -45,11 +46,19 @@ static int check_header(const uint8_t *hdr, size_t maxlen, uint32_t *len, char *
 
 static int parse_payload(const char *payload, size_t len, cJSON **out, char *err, size_t errlen)
 {
-    cJSON *msg = cJSON_ParseWithLength(payload, len);
+    const char *end = NULL;
+    cJSON *msg = cJSON_ParseWithLengthOpts(payload, len, &end, 0);
     const cJSON *type;
 
     if (!msg) {
         snprintf(err, errlen, "control message is not valid JSON");
+        return -EPROTO;
+    }
+    while (end && end < payload + len && isspace((unsigned char)*end))
+        end++;
+    if (end != payload + len) {
+        snprintf(err, errlen, "control message has bytes after its JSON object");
+        cJSON_Delete(msg);
         return -EPROTO;
     }
     type = cJSON_GetObjectItemCaseSensitive(msg, "type");
@@ -224,6 +233,9 @@ int ctl_id_from_hex(const char *hex, uint8_t id[CTL_TEST_ID_LEN])
 {
     if (strlen(hex) != 2 * CTL_TEST_ID_LEN)
         return -EINVAL;
+    for (const char *p = hex; *p; p++)
+        if (!isxdigit((unsigned char)*p))
+            return -EINVAL;
     for (int i = 0; i < CTL_TEST_ID_LEN; i++) {
         unsigned v;
         if (sscanf(hex + 2 * i, "%2x", &v) != 1)

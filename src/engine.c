@@ -2,6 +2,7 @@
 #define _GNU_SOURCE
 #include "engine.h"
 
+#include "hostfs.h"
 #include "log.h"
 #include "sock.h"
 #include "tcpinfo.h"
@@ -28,10 +29,12 @@ struct engine {
     struct worker *workers;
     pid_t *tids;
     uint64_t t0, t_meas, t_stop;   /* start, end of omit, stop (CLOCK_MONOTONIC ns) */
+    uint64_t t_end;                /* when engine_run returned */
     bool omit_done, started, finished;
     uint64_t *base;                /* per-flow bytes at the end of omit */
     uint64_t *prev;                /* per-flow bytes at the previous interval */
     uint32_t *prev_retrans;
+    uint64_t *prev_txns, *prev_lat, *base_txns;
     uint64_t prev_t;
     struct cpu_sys_snap cpu_meas, cpu_prev;
     struct cpu_thread_snap thr_meas, thr_prev;
@@ -42,6 +45,14 @@ struct engine {
 
 static uint32_t min_u32(uint32_t a, uint32_t b) { return a < b ? a : b; }
 
+/* Flows on this side: crr servers have one listener per worker; everything else -P (x2 bidir). */
+static uint32_t flow_count(const struct params *p, bool is_client, uint32_t nworkers)
+{
+    if (p->test == PARAMS_TEST_CRR && !is_client)
+        return nworkers;
+    return params_total_flows(p);
+}
+
 struct engine *engine_create(const struct params *p, bool is_client, const struct cpulist *cpus,
                              char *err, size_t errlen)
 {
@@ -49,14 +60,15 @@ struct engine *engine_create(const struct params *p, bool is_client, const struc
     uint32_t want = is_client ? p->threads : (p->server_threads ? p->server_threads : p->threads);
     uint64_t total_ns = p->duration_ns + p->omit_ns;
     uint32_t cap_iv = p->interval_ns ? (uint32_t)fmin(total_ns / p->interval_ns + 4, 1e7) : 1;
-    size_t buflen = p->write_size;
 
     if (!e)
         goto nomem;
     e->p = *p;
     e->is_client = is_client;
-    e->nflows = params_total_flows(p);
-    e->nworkers = min_u32(want, e->nflows);
+    /* a crr server has a listener per thread; elsewhere threads never outnumber flows */
+    e->nworkers = p->test == PARAMS_TEST_CRR && !is_client ? want
+                                                           : min_u32(want, params_total_flows(p));
+    e->nflows = flow_count(p, is_client, e->nworkers);
     e->clk_tck = sysconf(_SC_CLK_TCK);
     e->flows = calloc(e->nflows, sizeof(*e->flows));
     e->workers = calloc(e->nworkers, sizeof(*e->workers));
@@ -64,21 +76,25 @@ struct engine *engine_create(const struct params *p, bool is_client, const struc
     e->base = calloc(e->nflows, sizeof(*e->base));
     e->prev = calloc(e->nflows, sizeof(*e->prev));
     e->prev_retrans = calloc(e->nflows, sizeof(*e->prev_retrans));
+    e->prev_txns = calloc(e->nflows, sizeof(*e->prev_txns));
+    e->prev_lat = calloc(e->nflows, sizeof(*e->prev_lat));
+    e->base_txns = calloc(e->nflows, sizeof(*e->base_txns));
     if (!e->flows || !e->workers || !e->tids || !e->base || !e->prev || !e->prev_retrans ||
+        !e->prev_txns || !e->prev_lat || !e->base_txns ||
         result_side_init(&e->res, e->nflows, cap_iv))
         goto nomem;
     for (uint32_t w = 0; w < e->nworkers; w++)
-        e->workers[w].epfd = e->workers[w].stopfd = -1;
-    for (uint32_t i = 0; i < e->nflows; i++) {
+        e->workers[w].epfd = e->workers[w].stopfd = e->workers[w].memfd = -1;
+    for (uint32_t i = 0; i < e->nflows; i++)
         e->flows[i].fd = -1;
-        e->flows[i].id = i;
-        e->flows[i].sender = params_flow_client_sends(p, i) == is_client;
-    }
+    for (uint32_t i = 0; i < e->nflows; i++)
+        if (flow_init(&e->flows[i], i, &e->p, is_client))
+            goto nomem;
     for (uint32_t w = 0; w < e->nworkers; w++) {
         int cpu = cpus && cpus->n ? cpus->cpu[w % (uint32_t)cpus->n] : -1;
         /* flows go round-robin, so a worker owns ceil(nflows / nworkers) at most */
         uint32_t cap = (e->nflows + e->nworkers - 1) / e->nworkers;
-        if (worker_init(&e->workers[w], w, cpu, buflen, cap, ENGINE_DRAIN_NS, p->zerocopy)) {
+        if (worker_init(&e->workers[w], w, cpu, &e->p, cap, ENGINE_DRAIN_NS)) {
             snprintf(err, errlen, "cannot set up worker thread %u: out of memory or file descriptors", w);
             engine_destroy(e);
             return NULL;
@@ -86,13 +102,38 @@ struct engine *engine_create(const struct params *p, bool is_client, const struc
     }
     e->res.threads = e->nworkers;
     snprintf(e->res.version, sizeof(e->res.version), "%s", NETRIG_VERSION);
+    hostfs_read(NULL, "/proc/sys/kernel/random/boot_id", e->res.boot_id, sizeof(e->res.boot_id));
     if (cpus && cpus->n)
         cpulist_format(cpus, e->res.cpus, sizeof(e->res.cpus));
+    if (params_is_transactional(p) && is_client) {
+        e->res.lat = malloc(sizeof(*e->res.lat));
+        if (!e->res.lat)
+            goto nomem;
+        histo_init(e->res.lat);
+    }
     return e;
 nomem:
     snprintf(err, errlen, "out of memory for %u flows", params_total_flows(p));
     engine_destroy(e);
     return NULL;
+}
+
+uint32_t engine_flow_count(const struct engine *e)
+{
+    return e->nflows;
+}
+
+int engine_set_target(struct engine *e, const struct sockaddr *to, socklen_t len,
+                      const char *bind_addr)
+{
+    for (uint32_t i = 0; i < e->nflows; i++) {
+        if (flow_crr_set_target(&e->flows[i], to, len, bind_addr))
+            return -EINVAL;
+        if (worker_add_flow(&e->workers[i % e->nworkers], &e->flows[i]))
+            return -ENOSPC;
+        e->attached++;
+    }
+    return 0;
 }
 
 int engine_attach(struct engine *e, uint32_t id, int fd, char *err, size_t errlen)
@@ -108,7 +149,12 @@ int engine_attach(struct engine *e, uint32_t id, int fd, char *err, size_t errle
         return -EPROTO;
     }
     f = &e->flows[id];
-    rc = sock_apply_flow_opts(fd, &e->p, f->sender, err, errlen, warn, sizeof(warn));
+    if (e->p.udp) {
+        struct params wp = {.window = e->p.window}; /* UDP: only the socket buffers apply */
+        rc = sock_apply_flow_opts(fd, &wp, f->sender, err, errlen, warn, sizeof(warn));
+    } else {
+        rc = sock_apply_flow_opts(fd, &e->p, f->sender, err, errlen, warn, sizeof(warn));
+    }
     if (rc)
         return rc;
     if (warn[0] && !e->res.warning[0])
@@ -127,7 +173,7 @@ int engine_attach(struct engine *e, uint32_t id, int fd, char *err, size_t errle
         snprintf(err, errlen, "cannot add flow %u to its worker: %s", id, strerror(-rc));
         return rc;
     }
-    if (e->attached++ == 0) {
+    if (e->attached++ == 0 && !e->p.udp) {
         char cc[PARAMS_CC_LEN] = "";
         socklen_t cl = sizeof(cc) - 1;
         if (!getsockopt(fd, IPPROTO_TCP, TCP_CONGESTION, cc, &cl))
@@ -145,8 +191,12 @@ static void mark_measure_start(struct engine *e, uint64_t now)
 {
     e->t_meas = now;
     e->omit_done = true;
-    for (uint32_t i = 0; i < e->nflows; i++)
+    for (uint32_t w = 0; w < e->nworkers; w++)
+        atomic_store_explicit(&e->workers[w].measuring, true, memory_order_relaxed);
+    for (uint32_t i = 0; i < e->nflows; i++) {
         e->base[i] = atomic_load_explicit(&e->flows[i].bytes, memory_order_relaxed);
+        e->base_txns[i] = atomic_load_explicit(&e->flows[i].txns, memory_order_relaxed);
+    }
     cpu_sample_system(NULL, &e->cpu_meas);
     cpu_sample_threads(e->tids, (int)e->nworkers, &e->thr_meas);
 }
@@ -159,6 +209,9 @@ int engine_start(struct engine *e, char *err, size_t errlen)
     }
     e->t0 = e->prev_t = worker_now_ns();
     cpu_sample_system(NULL, &e->cpu_prev);
+    /* without warm-up, measuring starts before the first byte moves (all counters are 0) */
+    if (e->p.omit_ns == 0)
+        mark_measure_start(e, e->t0);
     for (uint32_t w = 0; w < e->nworkers; w++) {
         int rc = worker_start(&e->workers[w]);
         if (rc) {
@@ -180,9 +233,13 @@ int engine_start(struct engine *e, char *err, size_t errlen)
         usleep(1000);
     }
     cpu_sample_threads(e->tids, (int)e->nworkers, &e->thr_prev);
-    if (e->p.omit_ns == 0)
-        mark_measure_start(e, e->t0);
     return 0;
+}
+
+/* TCP_INFO means something on the flow's fd only for TCP flows that keep one connection. */
+static bool has_tcpinfo(const struct engine *e)
+{
+    return !e->p.udp && e->p.test != PARAMS_TEST_CRR;
 }
 
 static void sample_interval(struct engine *e, uint64_t now, bool omitted,
@@ -203,8 +260,15 @@ static void sample_interval(struct engine *e, uint64_t now, bool omitted,
         struct tcpinfo ti = {0};
         uint32_t dre = 0;
 
-        if (f->fd >= 0)
+        uint64_t tx = atomic_load_explicit(&f->txns, memory_order_relaxed);
+        uint64_t ls = atomic_load_explicit(&f->lat_sum_ns, memory_order_relaxed);
+
+        if (f->fd >= 0 && has_tcpinfo(e))
             tcpinfo_read(f->fd, &ti);
+        iv->txns += tx - e->prev_txns[i];
+        iv->lat_sum_ns += ls - e->prev_lat[i];
+        e->prev_txns[i] = tx;
+        e->prev_lat[i] = ls;
         if (f->sender && ti.valid) {
             dre = ti.total_retrans >= e->prev_retrans[i] ? ti.total_retrans - e->prev_retrans[i] : 0;
             e->prev_retrans[i] = ti.total_retrans;
@@ -322,11 +386,9 @@ enum engine_end engine_run(struct engine *e, const struct engine_hooks *h)
         }
     }
     /* a last, partial interval when it is long enough to mean something */
-    if (iv_ns) {
-        uint64_t now = worker_now_ns();
-        if (now - e->prev_t >= iv_ns / 20)
-            sample_interval(e, now, !e->omit_done, h);
-    }
+    e->t_end = worker_now_ns();
+    if (iv_ns && e->t_end - e->prev_t >= iv_ns / 20)
+        sample_interval(e, e->t_end, !e->omit_done, h);
     return why;
 }
 
@@ -346,6 +408,35 @@ static void set_send_method(struct engine *e)
              method < 0 ? "" : method == 3 ? "mixed" : names[method]);
 }
 
+/* Transaction and UDP counters of one flow, after the omit period. */
+static void collect_counts(const struct engine *e, struct flow *f, struct side_flow *sf)
+{
+    sf->txns = atomic_load(&f->txns) - e->base_txns[f->id];
+    sf->timeouts = atomic_load(&f->timeouts);
+    sf->sent_pkts = atomic_load(&f->sent_pkts);
+    sf->send_drops = atomic_load(&f->send_drops);
+    if (f->udp) {
+        sf->has_udp_rx = true;
+        sf->udp.received = f->udp->received;
+        sf->udp.duplicates = f->udp->duplicates;
+        sf->udp.out_of_order = f->udp->out_of_order;
+        sf->udp.max_seq_plus1 = f->udp->max_seq_plus1;
+        sf->udp.jitter_ns = f->udp->jitter_ns;
+        sf->udp.owd_sum_ns = f->udp->owd_sum_ns;
+        sf->udp.owd_min_ns = f->udp->owd_min_ns == UINT64_MAX ? 0 : f->udp->owd_min_ns;
+        sf->udp.owd_max_ns = f->udp->owd_max_ns;
+    }
+}
+
+void engine_stop(struct engine *e)
+{
+    if (!e->started || e->t_stop)
+        return;
+    e->t_stop = worker_now_ns();
+    for (uint32_t w = 0; w < e->nworkers; w++)
+        worker_stop(&e->workers[w]);
+}
+
 void engine_finish(struct engine *e, struct side_result *out)
 {
     struct cpu_sys_snap cs;
@@ -355,9 +446,7 @@ void engine_finish(struct engine *e, struct side_result *out)
     if (!e->finished && e->started) {
         note_worker_cpus(e);
         format_cpus_seen(e);
-        e->t_stop = worker_now_ns();
-        for (uint32_t w = 0; w < e->nworkers; w++)
-            worker_stop(&e->workers[w]);
+        engine_stop(e);
         for (uint32_t w = 0; w < e->nworkers; w++) {
             worker_join(&e->workers[w]);
             ts.user_us += e->workers[w].cpu_at_exit.user_us;
@@ -384,10 +473,14 @@ void engine_finish(struct engine *e, struct side_result *out)
                 sf->seconds = e->res.seconds;
             else
                 sf->seconds = last > e->t_meas ? (double)(last - e->t_meas) / 1e9 : 0;
-            if (f->fd >= 0)
+            if (f->fd >= 0 && has_tcpinfo(e))
                 tcpinfo_read(f->fd, &sf->ti);
             copied |= atomic_load(&f->zc_copied);
+            collect_counts(e, f, sf);
         }
+        for (uint32_t w = 0; e->res.lat && w < e->nworkers; w++)
+            if (e->workers[w].lat)
+                histo_merge(e->res.lat, e->workers[w].lat);
         if (copied && !e->res.warning[0])
             snprintf(e->res.warning, sizeof(e->res.warning),
                      "-Z: MSG_ZEROCOPY to a local receiver is copied by the kernel; "
@@ -426,9 +519,11 @@ void engine_destroy(struct engine *e)
     }
     for (uint32_t w = 0; e->workers && w < e->nworkers; w++)
         worker_fini(&e->workers[w]);
-    for (uint32_t i = 0; e->flows && i < e->nflows && e->attached; i++)
+    for (uint32_t i = 0; e->flows && i < e->nflows; i++) {
         if (e->flows[i].fd >= 0)
             close(e->flows[i].fd);
+        flow_fini(&e->flows[i]);
+    }
     result_side_fini(&e->res);
     free(e->flows);
     free(e->workers);
@@ -436,5 +531,8 @@ void engine_destroy(struct engine *e)
     free(e->base);
     free(e->prev);
     free(e->prev_retrans);
+    free(e->prev_txns);
+    free(e->prev_lat);
+    free(e->base_txns);
     free(e);
 }

@@ -7,6 +7,7 @@
 #include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/socket.h>
 
 #include "cpulist.h"
 #include "params.h"
@@ -39,9 +40,16 @@ struct engine *engine_create(const struct params *p, bool is_client, const struc
 /* Hands a connected data socket for flow id to the engine (options applied here). */
 int engine_attach(struct engine *e, uint32_t id, int fd, char *err, size_t errlen);
 bool engine_complete(const struct engine *e); /* every flow attached */
+/* Flows this side runs (a crr server: one listener per worker thread). */
+uint32_t engine_flow_count(const struct engine *e);
+/* crr client: every flow connects to `to` itself, once per transaction (no attach). */
+int engine_set_target(struct engine *e, const struct sockaddr *to, socklen_t len,
+                      const char *bind_addr);
 int engine_start(struct engine *e, char *err, size_t errlen);
 enum engine_end engine_run(struct engine *e, const struct engine_hooks *h);
-/* Stops the workers, waits for receivers to drain, and writes the final figures. */
+/* Tells the workers to stop (senders half-close now); does not wait. */
+void engine_stop(struct engine *e);
+/* Stops the workers if not yet done, waits for receivers to drain, writes the final figures. */
 void engine_finish(struct engine *e, struct side_result *out);
 /* Number of flows that failed with an error (not counting clean EOF). */
 uint32_t engine_failed_flows(const struct engine *e, int *first_err);

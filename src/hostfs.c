@@ -1,6 +1,7 @@
 /* hostfs: bounded, sysroot-relative reads of kernel text files. */
 #include "hostfs.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -65,4 +66,56 @@ int hostfs_read_u64(const char *sysroot, const char *path, uint64_t *out)
     if (errno || (*end && *end != '\n' && *end != ' '))
         return -EINVAL;
     return 0;
+}
+
+long hostfs_read_raw(const char *sysroot, const char *path, void *buf, size_t len)
+{
+    char full[4096];
+    size_t got = 0;
+    int fd, rc = hostfs_path(sysroot, path, full, sizeof(full));
+
+    if (rc)
+        return rc;
+    fd = open(full, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -errno;
+    while (got < len) {
+        ssize_t n = read(fd, (char *)buf + got, len - got);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0) {
+            rc = -errno;
+            close(fd);
+            return rc;
+        }
+        if (n == 0)
+            break;
+        got += (size_t)n;
+    }
+    close(fd);
+    return (long)got;
+}
+
+int hostfs_list(const char *sysroot, const char *dir, int (*fn)(const char *name, void *arg),
+                void *arg)
+{
+    char full[4096];
+    struct dirent *e;
+    DIR *d;
+    int rc = hostfs_path(sysroot, dir, full, sizeof(full));
+
+    if (rc)
+        return rc;
+    d = opendir(full);
+    if (!d)
+        return -errno;
+    while ((e = readdir(d)) != NULL) {
+        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+            continue;
+        rc = fn(e->d_name, arg);
+        if (rc)
+            break;
+    }
+    closedir(d);
+    return rc;
 }

@@ -18,6 +18,37 @@ void params_defaults(struct params *p)
     p->interval_ns = 1000000000ULL;
     p->write_size = 128 * 1024;
     p->dir = PARAMS_DIR_FORWARD;
+    p->test = PARAMS_TEST_STREAM;
+    p->req_size = 1;
+    p->resp_size = 1;
+    p->depth = 1;
+    p->udp_rate_bps = 1000000; /* iperf3's UDP default */
+    p->txn_timeout_ns = 2ULL * 1000000000ULL;
+}
+
+const char *params_test_name(enum params_test t)
+{
+    switch (t) {
+    case PARAMS_TEST_RR: return "rr";
+    case PARAMS_TEST_CRR: return "crr";
+    default: return "stream";
+    }
+}
+
+int params_test_from_name(const char *s)
+{
+    if (!strcmp(s, "stream"))
+        return PARAMS_TEST_STREAM;
+    if (!strcmp(s, "rr"))
+        return PARAMS_TEST_RR;
+    if (!strcmp(s, "crr"))
+        return PARAMS_TEST_CRR;
+    return -1;
+}
+
+bool params_is_transactional(const struct params *p)
+{
+    return p->test != PARAMS_TEST_STREAM;
 }
 
 const char *params_dir_name(enum params_dir d)
@@ -90,6 +121,34 @@ int params_validate(const struct params *p, char *err, size_t errlen)
         FAIL("congestion control '%s' is not a valid algorithm name", p->congestion);
     if (!printable(p->server_cpus) || !printable(p->title))
         FAIL("title or server CPU list holds unprintable characters");
+    if ((unsigned)p->test > PARAMS_TEST_CRR)
+        FAIL("test kind %d is unknown", (int)p->test);
+    if (p->test == PARAMS_TEST_CRR && p->udp)
+        FAIL("crr is a TCP test: -u does not apply");
+    if (p->udp && p->test == PARAMS_TEST_STREAM && p->write_size > PARAMS_MAX_UDP_DATAGRAM)
+        FAIL("UDP datagram size (-l) %u is too large: use 1 to %u", p->write_size,
+             PARAMS_MAX_UDP_DATAGRAM);
+    if (p->udp && p->test == PARAMS_TEST_STREAM && p->udp_rate_bps == 0 && p->udp_pps == 0)
+        FAIL("UDP rate (-b) of 0 sends nothing: give a rate such as 100M, or --pps");
+    if (p->udp && p->test == PARAMS_TEST_STREAM && p->zerocopy)
+        FAIL("-Z applies to TCP streams only");
+    if (p->test != PARAMS_TEST_STREAM) {
+        uint32_t max = p->udp ? PARAMS_MAX_UDP_DATAGRAM : PARAMS_MAX_WRITE;
+        if (p->req_size < 1 || p->req_size > max || p->resp_size > max ||
+            (p->resp_size < 1 && !p->connect_only))
+            FAIL("request/response sizes (-r) %u,%u are out of range: use 1 to %u bytes",
+                 p->req_size, p->resp_size, max);
+        if (p->depth < 1 || p->depth > PARAMS_MAX_DEPTH)
+            FAIL("depth (--depth) %u is out of range: use 1 to %u", p->depth, PARAMS_MAX_DEPTH);
+        if (p->rate_tps > PARAMS_MAX_TPS)
+            FAIL("rate (--rate) %llu is out of range: use 1 to %llu transactions/s",
+                 (unsigned long long)p->rate_tps, (unsigned long long)PARAMS_MAX_TPS);
+        if (p->dir != PARAMS_DIR_FORWARD)
+            FAIL("-R and --bidir apply to stream tests only");
+        if (p->txn_timeout_ns < 1000000ULL || p->txn_timeout_ns > 600ULL * 1000000000ULL)
+            FAIL("transaction timeout %.3gs is out of range: use 1ms to 600s",
+                 p->txn_timeout_ns / 1e9);
+    }
     return 0;
 #undef FAIL
 }
@@ -114,6 +173,17 @@ cJSON *params_to_json(const struct params *p)
     cJSON_AddStringToObject(o, "congestion", p->congestion);
     cJSON_AddStringToObject(o, "server_cpus", p->server_cpus);
     cJSON_AddStringToObject(o, "title", p->title);
+    cJSON_AddStringToObject(o, "test", params_test_name(p->test));
+    cJSON_AddBoolToObject(o, "udp", p->udp);
+    cJSON_AddNumberToObject(o, "req_size", p->req_size);
+    cJSON_AddNumberToObject(o, "resp_size", p->resp_size);
+    cJSON_AddNumberToObject(o, "depth", p->depth);
+    cJSON_AddNumberToObject(o, "rate_tps", (double)p->rate_tps);
+    cJSON_AddBoolToObject(o, "connect_only", p->connect_only);
+    cJSON_AddBoolToObject(o, "busy_poll", p->busy_poll);
+    cJSON_AddNumberToObject(o, "udp_rate_bps", (double)p->udp_rate_bps);
+    cJSON_AddNumberToObject(o, "udp_pps", (double)p->udp_pps);
+    cJSON_AddNumberToObject(o, "txn_timeout_s", p->txn_timeout_ns / 1e9);
     return o;
 }
 
@@ -128,6 +198,11 @@ static int get_num(const cJSON *o, const char *key, double lo, double hi, double
     if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble) || v->valuedouble < lo ||
         v->valuedouble > hi) {
         snprintf(err, errlen, "parameter '%s' must be a number from %g to %g", key, lo, hi);
+        return -EINVAL;
+    }
+    /* counts and sizes are whole numbers; only the *_s fields take fractions */
+    if (!strstr(key, "_s") && v->valuedouble != floor(v->valuedouble)) {
+        snprintf(err, errlen, "parameter '%s' must be a whole number", key);
         return -EINVAL;
     }
     *out = v->valuedouble;
@@ -167,7 +242,7 @@ static int get_bool(const cJSON *o, const char *key, bool *out, char *err, size_
 int params_from_json(const cJSON *o, struct params *p, char *err, size_t errlen)
 {
     double v;
-    char dir[16] = "";
+    char dir[16] = "", test[16] = "";
     int rc;
 
     params_defaults(p);
@@ -193,14 +268,33 @@ int params_from_json(const cJSON *o, struct params *p, char *err, size_t errlen)
     NUM("window", 0, PARAMS_MAX_WINDOW, p->window = (uint32_t)v);
     NUM("mss", 0, 65535, p->mss = (uint32_t)v);
     NUM("fq_rate_bps", 0, 1e15, p->fq_rate_bps = (uint64_t)v);
+    NUM("req_size", 0, PARAMS_MAX_WRITE, p->req_size = (uint32_t)v);
+    NUM("resp_size", 0, PARAMS_MAX_WRITE, p->resp_size = (uint32_t)v);
+    NUM("depth", 1, PARAMS_MAX_DEPTH, p->depth = (uint32_t)v);
+    NUM("rate_tps", 0, (double)PARAMS_MAX_TPS, p->rate_tps = (uint64_t)v);
+    NUM("udp_rate_bps", 0, 1e15, p->udp_rate_bps = (uint64_t)v);
+    NUM("udp_pps", 0, 1e10, p->udp_pps = (uint64_t)v);
+    NUM("txn_timeout_s", 0.001, 600, p->txn_timeout_ns = (uint64_t)llround(v * 1e9));
 #undef NUM
     if (get_bool(o, "nodelay", &p->nodelay, err, errlen) < 0 ||
         get_bool(o, "zerocopy", &p->zerocopy, err, errlen) < 0 ||
         get_str(o, "congestion", p->congestion, sizeof(p->congestion), err, errlen) < 0 ||
         get_str(o, "server_cpus", p->server_cpus, sizeof(p->server_cpus), err, errlen) < 0 ||
         get_str(o, "title", p->title, sizeof(p->title), err, errlen) < 0 ||
-        get_str(o, "direction", dir, sizeof(dir), err, errlen) < 0)
+        get_str(o, "direction", dir, sizeof(dir), err, errlen) < 0 ||
+        get_str(o, "test", test, sizeof(test), err, errlen) < 0 ||
+        get_bool(o, "udp", &p->udp, err, errlen) < 0 ||
+        get_bool(o, "connect_only", &p->connect_only, err, errlen) < 0 ||
+        get_bool(o, "busy_poll", &p->busy_poll, err, errlen) < 0)
         return -EINVAL;
+    if (*test) {
+        int t = params_test_from_name(test);
+        if (t < 0) {
+            snprintf(err, errlen, "parameter 'test' must be stream, rr or crr");
+            return -EINVAL;
+        }
+        p->test = (enum params_test)t;
+    }
     if (!strcmp(dir, "reverse"))
         p->dir = PARAMS_DIR_REVERSE;
     else if (!strcmp(dir, "bidir"))

@@ -15,7 +15,12 @@
 #define PARAMS_MAX_WINDOW (1U << 30)
 #define PARAMS_CC_LEN 16
 
+#define PARAMS_MAX_UDP_DATAGRAM 65507
+#define PARAMS_MAX_DEPTH 1024
+#define PARAMS_MAX_TPS 100000000ULL
+
 enum params_dir { PARAMS_DIR_FORWARD, PARAMS_DIR_REVERSE, PARAMS_DIR_BIDIR };
+enum params_test { PARAMS_TEST_STREAM, PARAMS_TEST_RR, PARAMS_TEST_CRR };
 
 struct params {
     uint32_t flows;          /* -P: flows per direction */
@@ -34,6 +39,17 @@ struct params {
     char congestion[PARAMS_CC_LEN]; /* -C; "" = system default */
     char server_cpus[256];   /* --server-cpus: cpulist, "auto" or "" */
     char title[128];
+    enum params_test test;
+    bool udp;                /* -u: UDP stream or UDP request/response */
+    uint32_t req_size;       /* rr/crr -r REQ[,RESP] */
+    uint32_t resp_size;
+    uint32_t depth;          /* --depth: transactions in flight per flow (closed loop) */
+    uint64_t rate_tps;       /* --rate: transactions/s over all flows (open loop); 0 = closed */
+    bool connect_only;       /* crr --connect-only */
+    bool busy_poll;          /* spin on non-blocking sockets instead of sleeping in epoll */
+    uint64_t udp_rate_bps;   /* -b: UDP stream rate per flow, bits/s */
+    uint64_t udp_pps;        /* --pps: UDP stream datagrams/s per flow (instead of -b) */
+    uint64_t txn_timeout_ns; /* rr/crr: a transaction unanswered this long is given up */
 };
 
 void params_defaults(struct params *p);
@@ -47,6 +63,11 @@ uint32_t params_total_flows(const struct params *p);
 bool params_flow_client_sends(const struct params *p, uint32_t i);
 
 const char *params_dir_name(enum params_dir d);
+const char *params_test_name(enum params_test t);
+/* "stream", "rr", "crr" → enum; -1 when unknown. */
+int params_test_from_name(const char *s);
+/* Does the test measure transactions (and so latency)? */
+bool params_is_transactional(const struct params *p);
 
 cJSON *params_to_json(const struct params *p);
 /* Reads params sent by a peer: each field checked for type and range; unknown keys ignored. */

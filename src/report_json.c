@@ -32,7 +32,8 @@ cJSON *report_json_cpu(const struct cpu_usage *c)
     return o;
 }
 
-static void add_interval_fields(cJSON *o, const struct side_result *s, const struct interval *iv)
+static void add_interval_fields(cJSON *o, const struct run_result *r, const struct side_result *s,
+                                const struct interval *iv)
 {
     double len = iv->end_s - iv->start_s;
     uint64_t bytes = iv->sent_bytes + iv->recv_bytes;
@@ -45,6 +46,12 @@ static void add_interval_fields(cJSON *o, const struct side_result *s, const str
     cJSON_AddNumberToObject(o, "sent_bytes", (double)iv->sent_bytes);
     cJSON_AddNumberToObject(o, "received_bytes", (double)iv->recv_bytes);
     cJSON_AddNumberToObject(o, "retransmits", iv->retrans);
+    if (params_is_transactional(&r->params)) {
+        cJSON_AddNumberToObject(o, "transactions", (double)iv->txns);
+        cJSON_AddNumberToObject(o, "transactions_per_s", len > 0 ? iv->txns / len : 0);
+        cJSON_AddNumberToObject(o, "latency_mean_us",
+                                iv->txns ? iv->lat_sum_ns / 1e3 / (double)iv->txns : 0);
+    }
     cJSON_AddItemToObject(o, "cpu", report_json_cpu(&iv->cpu));
     if (iv->flows) {
         cJSON *fa = cJSON_AddArrayToObject(o, "flows");
@@ -68,7 +75,7 @@ cJSON *report_json_interval(const struct run_result *r, const struct side_result
 
     cJSON_AddStringToObject(o, "event", "interval");
     cJSON_AddStringToObject(o, "test", r->test);
-    add_interval_fields(o, s, iv);
+    add_interval_fields(o, r, s, iv);
     return o;
 }
 
@@ -77,7 +84,7 @@ static const char *dir_name(bool client_sends)
     return client_sends ? "client_to_server" : "server_to_client";
 }
 
-static cJSON *flow_json(const struct flow_summary *f)
+static cJSON *flow_json(const struct run_result *r, const struct flow_summary *f)
 {
     cJSON *o = cJSON_CreateObject();
 
@@ -98,7 +105,62 @@ static cJSON *flow_json(const struct flow_summary *f)
     cJSON_AddNumberToObject(o, "sndbuf_limited_us", (double)f->sndbuf_limited_us);
     cJSON_AddNumberToObject(o, "client_cpu", f->client_cpu);
     cJSON_AddNumberToObject(o, "server_cpu", f->server_cpu);
+    if (params_is_transactional(&r->params)) {
+        cJSON_AddNumberToObject(o, "transactions", (double)f->txns);
+        cJSON_AddNumberToObject(o, "transactions_per_s", f->transactions_per_s);
+        cJSON_AddNumberToObject(o, "timeouts", (double)f->timeouts);
+    }
+    if (r->params.udp && r->params.test == PARAMS_TEST_STREAM) {
+        cJSON_AddNumberToObject(o, "datagrams_sent", (double)f->udp_sent);
+        cJSON_AddNumberToObject(o, "datagrams_received", (double)f->udp_received);
+        cJSON_AddNumberToObject(o, "datagrams_lost", (double)f->udp_lost);
+        cJSON_AddNumberToObject(o, "jitter_us", f->udp_jitter_us);
+    }
     return o;
+}
+
+static void add_transactions(cJSON *o, const struct run_summary *s)
+{
+    cJSON *l = cJSON_CreateObject();
+
+    cJSON_AddNumberToObject(o, "transactions", (double)s->transactions);
+    cJSON_AddNumberToObject(o, "transactions_per_s", s->transactions_per_s);
+    cJSON_AddNumberToObject(o, "timeouts", (double)s->timeouts);
+    cJSON_AddNumberToObject(o, "server_transactions", (double)s->server_transactions);
+    cJSON_AddNumberToObject(l, "min", s->latency.min_us);
+    cJSON_AddNumberToObject(l, "mean", s->latency.mean_us);
+    cJSON_AddNumberToObject(l, "p50", s->latency.p50_us);
+    cJSON_AddNumberToObject(l, "p90", s->latency.p90_us);
+    cJSON_AddNumberToObject(l, "p99", s->latency.p99_us);
+    cJSON_AddNumberToObject(l, "p999", s->latency.p999_us);
+    cJSON_AddNumberToObject(l, "p9999", s->latency.p9999_us);
+    cJSON_AddNumberToObject(l, "max", s->latency.max_us);
+    cJSON_AddItemToObject(o, "latency_us", l);
+}
+
+static void add_udp(cJSON *o, const struct run_udp *u)
+{
+    cJSON *x = cJSON_AddObjectToObject(o, "udp");
+
+    cJSON_AddNumberToObject(x, "datagrams_sent", (double)u->sent);
+    cJSON_AddNumberToObject(x, "datagrams_received", (double)u->received);
+    cJSON_AddNumberToObject(x, "datagrams_lost", (double)u->lost);
+    cJSON_AddNumberToObject(x, "loss_pct", u->loss_pct);
+    cJSON_AddNumberToObject(x, "duplicates", (double)u->duplicates);
+    cJSON_AddNumberToObject(x, "out_of_order", (double)u->out_of_order);
+    cJSON_AddNumberToObject(x, "send_drops", (double)u->send_drops);
+    cJSON_AddNumberToObject(x, "jitter_us", u->jitter_us);
+    cJSON_AddNumberToObject(x, "sent_pps", u->sent_pps);
+    cJSON_AddNumberToObject(x, "received_pps", u->received_pps);
+    cJSON_AddBoolToObject(x, "shared_clock", u->shared_clock);
+    if (u->shared_clock) {
+        cJSON *d = cJSON_AddObjectToObject(x, "one_way_delay_us");
+        cJSON_AddNumberToObject(d, "mean", u->owd_mean_us);
+        cJSON_AddNumberToObject(d, "min", u->owd_min_us);
+        cJSON_AddNumberToObject(d, "max", u->owd_max_us);
+    } else {
+        cJSON_AddNullToObject(x, "one_way_delay_us");
+    }
 }
 
 static cJSON *summary_json(const struct run_result *r)
@@ -127,6 +189,10 @@ static cJSON *summary_json(const struct run_result *r)
     cost = cJSON_AddObjectToObject(o, "cpu_ns_per_byte");
     cJSON_AddNumberToObject(cost, "local", s->local_cpu_ns_per_byte);
     cJSON_AddNumberToObject(cost, "remote", s->remote_cpu_ns_per_byte);
+    if (params_is_transactional(&r->params))
+        add_transactions(o, s);
+    if (s->udp)
+        add_udp(o, &s->u);
     return o;
 }
 
@@ -151,7 +217,7 @@ cJSON *report_json_run(const struct run_result *r)
     arr = cJSON_AddArrayToObject(o, "intervals");
     for (uint32_t i = 0; i < r->local.nintervals; i++) {
         cJSON *iv = cJSON_CreateObject();
-        add_interval_fields(iv, &r->local, &r->local.intervals[i]);
+        add_interval_fields(iv, r, &r->local, &r->local.intervals[i]);
         cJSON_AddItemToArray(arr, iv);
     }
     /* the server's own interval totals (it sends no per-flow cells) */
@@ -171,7 +237,7 @@ cJSON *report_json_run(const struct run_result *r)
     }
     arr = cJSON_AddArrayToObject(o, "flows");
     for (uint32_t i = 0; i < r->nflows; i++)
-        cJSON_AddItemToArray(arr, flow_json(&r->flows[i]));
+        cJSON_AddItemToArray(arr, flow_json(r, &r->flows[i]));
     cJSON_AddItemToObject(o, "summary", summary_json(r));
     warn = cJSON_AddArrayToObject(o, "warnings");
     if (r->local.warning[0])
@@ -211,6 +277,21 @@ static cJSON *tcpinfo_json(const struct tcpinfo *t)
     return o;
 }
 
+static cJSON *udp_rx_json(const struct result_udp_rx *x)
+{
+    cJSON *o = cJSON_CreateObject();
+
+    cJSON_AddNumberToObject(o, "received", (double)x->received);
+    cJSON_AddNumberToObject(o, "duplicates", (double)x->duplicates);
+    cJSON_AddNumberToObject(o, "out_of_order", (double)x->out_of_order);
+    cJSON_AddNumberToObject(o, "max_seq_plus1", (double)x->max_seq_plus1);
+    cJSON_AddNumberToObject(o, "jitter_ns", x->jitter_ns);
+    cJSON_AddNumberToObject(o, "owd_sum_ns", x->owd_sum_ns);
+    cJSON_AddNumberToObject(o, "owd_min_ns", (double)x->owd_min_ns);
+    cJSON_AddNumberToObject(o, "owd_max_ns", (double)x->owd_max_ns);
+    return o;
+}
+
 cJSON *report_json_side(const struct side_result *s)
 {
     cJSON *o = cJSON_CreateObject(), *arr;
@@ -223,6 +304,7 @@ cJSON *report_json_side(const struct side_result *s)
     cJSON_AddStringToObject(o, "congestion", s->congestion);
     cJSON_AddStringToObject(o, "send_method", s->send_method);
     cJSON_AddStringToObject(o, "warning", s->warning);
+    cJSON_AddStringToObject(o, "boot_id", s->boot_id);
     cJSON_AddItemToObject(o, "cpu", report_json_cpu(&s->cpu));
     arr = cJSON_AddArrayToObject(o, "flows");
     for (uint32_t i = 0; i < s->nflows; i++) {
@@ -234,6 +316,12 @@ cJSON *report_json_side(const struct side_result *s)
         cJSON_AddNumberToObject(fo, "seconds", f->seconds);
         cJSON_AddNumberToObject(fo, "cpu", f->cpu);
         cJSON_AddNumberToObject(fo, "err", f->err);
+        cJSON_AddNumberToObject(fo, "txns", (double)f->txns);
+        cJSON_AddNumberToObject(fo, "timeouts", (double)f->timeouts);
+        cJSON_AddNumberToObject(fo, "sent_pkts", (double)f->sent_pkts);
+        cJSON_AddNumberToObject(fo, "send_drops", (double)f->send_drops);
+        if (f->has_udp_rx)
+            cJSON_AddItemToObject(fo, "udp_rx", udp_rx_json(&f->udp));
         cJSON_AddItemToObject(fo, "tcpinfo", tcpinfo_json(&f->ti));
         cJSON_AddItemToArray(arr, fo);
     }
@@ -340,6 +428,30 @@ static int parse_tcpinfo(const cJSON *o, struct tcpinfo *t)
     return bad ? -EINVAL : 0;
 }
 
+static int parse_udp_rx(const cJSON *o, struct side_flow *f)
+{
+    struct result_udp_rx *x = &f->udp;
+    double v;
+    int bad = 0;
+
+    if (!o)
+        return 0;
+    if (!cJSON_IsObject(o))
+        return -EINVAL;
+    f->has_udp_rx = true;
+#define U64(k, fld) bad |= num(o, k, 0, U64MAX, &v), x->fld = (uint64_t)v
+    U64("received", received);
+    U64("duplicates", duplicates);
+    U64("out_of_order", out_of_order);
+    U64("max_seq_plus1", max_seq_plus1);
+    U64("owd_min_ns", owd_min_ns);
+    U64("owd_max_ns", owd_max_ns);
+#undef U64
+    bad |= num(o, "jitter_ns", 0, 1e15, &x->jitter_ns);
+    bad |= num(o, "owd_sum_ns", 0, 1e30, &x->owd_sum_ns);
+    return bad ? -EINVAL : 0;
+}
+
 static int parse_flows(const cJSON *arr, struct side_result *out, char *err, size_t errlen)
 {
     const cJSON *fo;
@@ -349,11 +461,16 @@ static int parse_flows(const cJSON *arr, struct side_result *out, char *err, siz
         struct side_flow *f;
         int bad;
 
-        if (!cJSON_IsObject(fo) || num(fo, "id", 0, out->nflows - 1, &id)) {
+        if (!cJSON_IsObject(fo) || !cJSON_GetObjectItemCaseSensitive(fo, "id") ||
+            num(fo, "id", 0, out->nflows - 1, &id) || id != floor(id)) {
             snprintf(err, errlen, "peer results name a flow outside 0..%u", out->nflows - 1);
             return -EPROTO;
         }
         f = &out->flows[(uint32_t)id];
+        if (f->id != UINT32_MAX) {
+            snprintf(err, errlen, "peer results name flow %u twice", (uint32_t)id);
+            return -EPROTO;
+        }
         f->id = (uint32_t)id;
         f->sender = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(fo, "sender"));
         bad = num(fo, "bytes", 0, U64MAX, &v);
@@ -363,6 +480,15 @@ static int parse_flows(const cJSON *arr, struct side_result *out, char *err, siz
         f->cpu = (int)v;
         bad |= num(fo, "err", 0, 65535, &v);
         f->err = (int)v;
+        bad |= num(fo, "txns", 0, U64MAX, &v);
+        f->txns = (uint64_t)v;
+        bad |= num(fo, "timeouts", 0, U64MAX, &v);
+        f->timeouts = (uint64_t)v;
+        bad |= num(fo, "sent_pkts", 0, U64MAX, &v);
+        f->sent_pkts = (uint64_t)v;
+        bad |= num(fo, "send_drops", 0, U64MAX, &v);
+        f->send_drops = (uint64_t)v;
+        bad |= parse_udp_rx(cJSON_GetObjectItemCaseSensitive(fo, "udp_rx"), f);
         bad |= parse_tcpinfo(cJSON_GetObjectItemCaseSensitive(fo, "tcpinfo"), &f->ti);
         if (bad) {
             snprintf(err, errlen, "peer results for flow %u hold an invalid value", f->id);
@@ -398,8 +524,8 @@ static int parse_intervals(const cJSON *arr, struct side_result *out)
     return 0;
 }
 
-int report_json_side_parse(const cJSON *o, uint32_t expect_flows, struct side_result *out,
-                           char *err, size_t errlen)
+int report_json_side_parse(const cJSON *o, uint32_t expect_flows, uint32_t max_intervals,
+                           struct side_result *out, char *err, size_t errlen)
 {
     const cJSON *flows = cJSON_GetObjectItemCaseSensitive(o, "flows");
     const cJSON *ivs = cJSON_GetObjectItemCaseSensitive(o, "intervals");
@@ -412,8 +538,13 @@ int report_json_side_parse(const cJSON *o, uint32_t expect_flows, struct side_re
         snprintf(err, errlen, "peer results lack a flows array");
         return -EPROTO;
     }
-    if (n_iv > 10000000 || result_side_init(out, expect_flows, (uint32_t)n_iv)) {
-        snprintf(err, errlen, "peer results are too large");
+    if ((uint32_t)n_iv > max_intervals) {
+        snprintf(err, errlen, "peer results hold %d intervals, more than the %u this test can have",
+                 n_iv, max_intervals);
+        return -EPROTO;
+    }
+    if (result_side_init(out, expect_flows, (uint32_t)n_iv)) {
+        snprintf(err, errlen, "out of memory for the peer's results");
         return -ENOMEM;
     }
     for (uint32_t i = 0; i < out->nflows; i++)
@@ -424,6 +555,7 @@ int report_json_side_parse(const cJSON *o, uint32_t expect_flows, struct side_re
     str(o, "congestion", out->congestion, sizeof(out->congestion));
     str(o, "warning", out->warning, sizeof(out->warning));
     str(o, "send_method", out->send_method, sizeof(out->send_method));
+    str(o, "boot_id", out->boot_id, sizeof(out->boot_id));
     if (num(o, "seconds", 0, 1e7, &out->seconds) || num(o, "threads", 0, 65535, &v) ||
         parse_cpu(cJSON_GetObjectItemCaseSensitive(o, "cpu"), &out->cpu) ||
         parse_flows(flows, out, err, errlen) || parse_intervals(ivs, out)) {

@@ -16,10 +16,10 @@ cJSON *report_json_run(const struct run_result *r);
 cJSON *report_json_interval(const struct run_result *r, const struct side_result *s,
                             const struct interval *iv);
 
-/* A side's results on the wire, and back. from_json checks every value; expect_flows bounds
- * the flow ids accepted. */
+/* A side's results on the wire, and back. The parser checks every value; expect_flows bounds
+ * the flow ids accepted (each at most once), max_intervals the interval count. */
 cJSON *report_json_side(const struct side_result *s);
-int report_json_side_parse(const cJSON *o, uint32_t expect_flows, struct side_result *out,
-                           char *err, size_t errlen);
+int report_json_side_parse(const cJSON *o, uint32_t expect_flows, uint32_t max_intervals,
+                           struct side_result *out, char *err, size_t errlen);
 
 #endif

@@ -33,6 +33,7 @@ nomem:
 
 void result_side_fini(struct side_result *s)
 {
+    free(s->lat);
     free(s->flows);
     free(s->intervals);
     free(s->cells);
@@ -80,6 +81,7 @@ static void merge_flow(struct flow_summary *f, const struct side_flow *snd,
 {
     if (snd) {
         f->sent_bytes = snd->bytes;
+        f->send_seconds = snd->seconds;
         f->sender_bps = rate(snd->bytes, snd->seconds);
         if (snd->ti.valid) {
             f->has_sender_tcpinfo = true;
@@ -96,10 +98,12 @@ static void merge_flow(struct flow_summary *f, const struct side_flow *snd,
     }
     if (rcv) {
         f->bytes = rcv->bytes;
+        f->recv_seconds = rcv->seconds;
         f->throughput_bps = rate(rcv->bytes, rcv->seconds);
     } else {
         /* the receiving side did not report (server died): fall back to what was sent */
         f->bytes = f->sent_bytes;
+        f->recv_seconds = f->send_seconds;
         f->throughput_bps = f->sender_bps;
     }
 }
@@ -115,9 +119,122 @@ static double ns_per_byte(const struct cpu_usage *c, double bps)
     return c->valid && bps > 0 ? c->busy_cores * 1e9 / (bps / 8.0) : 0.0;
 }
 
+static double us(uint64_t ns)
+{
+    return (double)ns / 1e3;
+}
+
+/* rr/crr: the client counted every transaction and holds the latency histogram. */
+static void merge_transactions(struct run_result *r)
+{
+    struct run_summary *s = &r->summary;
+    const struct histo *h = r->local.lat;
+
+    for (uint32_t i = 0; i < r->nflows && i < r->local.nflows; i++) {
+        struct flow_summary *f = &r->flows[i];
+        const struct side_flow *lf = &r->local.flows[i];
+        f->txns = lf->txns;
+        f->timeouts = lf->timeouts;
+        f->bytes = lf->bytes;
+        f->throughput_bps = rate(lf->bytes, lf->seconds);
+        f->transactions_per_s = lf->seconds > 0 ? (double)lf->txns / lf->seconds : 0;
+        s->transactions += lf->txns;
+        s->timeouts += lf->timeouts;
+    }
+    for (uint32_t i = 0; r->remote.valid && i < r->remote.nflows; i++)
+        if (r->remote.flows[i].id != UINT32_MAX)
+            s->server_transactions += r->remote.flows[i].txns;
+    s->transactions_per_s = r->local.seconds > 0 ? (double)s->transactions / r->local.seconds : 0;
+    if (h && h->count) {
+        s->latency.min_us = us(h->min_ns);
+        s->latency.mean_us = histo_mean(h) / 1e3;
+        s->latency.p50_us = us(histo_percentile(h, 50));
+        s->latency.p90_us = us(histo_percentile(h, 90));
+        s->latency.p99_us = us(histo_percentile(h, 99));
+        s->latency.p999_us = us(histo_percentile(h, 99.9));
+        s->latency.p9999_us = us(histo_percentile(h, 99.99));
+        s->latency.max_us = us(h->max_ns);
+    }
+}
+
+/* UDP streams: datagrams sent (every sequence number issued) against those received. */
+static void merge_udp(struct run_result *r)
+{
+    struct run_udp *u = &r->summary.u;
+    double jitter = 0, owd_sum = 0, owd_n = 0, send_s = 0, recv_s = 0;
+    uint32_t nj = 0;
+
+    u->owd_min_us = -1;
+    for (uint32_t i = 0; i < r->nflows; i++) {
+        struct flow_summary *f = &r->flows[i];
+        bool cs = f->client_sends;
+        /* a server that did not report contributes nothing */
+        const struct side_flow *snd =
+            cs || r->remote.valid ? find_flow(cs ? &r->local : &r->remote, i) : NULL;
+        const struct side_flow *rcv =
+            !cs || r->remote.valid ? find_flow(cs ? &r->remote : &r->local, i) : NULL;
+
+        if (snd) {
+            f->udp_sent = snd->sent_pkts + snd->send_drops;
+            u->send_drops += snd->send_drops;
+            if (snd->seconds > send_s)
+                send_s = snd->seconds;
+        }
+        if (rcv && rcv->has_udp_rx) {
+            const struct result_udp_rx *x = &rcv->udp;
+            f->udp_received = x->received;
+            if (!snd) /* the sender did not report: the highest sequence number bounds it */
+                f->udp_sent = x->max_seq_plus1;
+            f->udp_jitter_us = x->jitter_ns / 1e3;
+            u->duplicates += x->duplicates;
+            u->out_of_order += x->out_of_order;
+            jitter += f->udp_jitter_us;
+            nj++;
+            owd_sum += x->owd_sum_ns;
+            owd_n += (double)(x->received + x->duplicates);
+            if (x->received && (u->owd_min_us < 0 || x->owd_min_ns / 1e3 < u->owd_min_us))
+                u->owd_min_us = x->owd_min_ns / 1e3;
+            if (x->owd_max_ns / 1e3 > u->owd_max_us)
+                u->owd_max_us = x->owd_max_ns / 1e3;
+            if (rcv->seconds > recv_s)
+                recv_s = rcv->seconds;
+        }
+        f->udp_lost = f->udp_sent > f->udp_received ? f->udp_sent - f->udp_received : 0;
+        u->sent += f->udp_sent;
+        u->received += f->udp_received;
+        u->lost += f->udp_lost;
+    }
+    u->loss_pct = u->sent ? 100.0 * (double)u->lost / (double)u->sent : 0;
+    u->jitter_us = nj ? jitter / nj : 0;
+    u->owd_mean_us = owd_n > 0 ? owd_sum / owd_n / 1e3 : 0;
+    if (u->owd_min_us < 0)
+        u->owd_min_us = 0;
+    u->shared_clock = r->local.boot_id[0] && !strcmp(r->local.boot_id, r->remote.boot_id);
+    u->sent_pps = send_s > 0 ? (double)u->sent / send_s : 0;
+    u->received_pps = recv_s > 0 ? (double)u->received / recv_s : 0;
+}
+
+/* One direction's totals: its bytes over the longest time any of its flows took, so flows
+ * that drained their queues late do not inflate the sum of per-flow rates. */
+struct dir_total {
+    uint64_t bytes, sent;
+    double recv_s, send_s;
+};
+
+static void dir_add(struct dir_total *d, const struct flow_summary *f)
+{
+    d->bytes += f->bytes;
+    d->sent += f->sent_bytes;
+    if (f->recv_seconds > d->recv_s)
+        d->recv_s = f->recv_seconds;
+    if (f->send_seconds > d->send_s)
+        d->send_s = f->send_seconds;
+}
+
 int result_merge(struct run_result *r)
 {
     uint32_t n = params_total_flows(&r->params);
+    struct dir_total up = {0}, down = {0};
     double *tp;
 
     free(r->flows);
@@ -142,20 +259,25 @@ int result_merge(struct run_result *r)
         merge_flow(f, cs ? lf : rf, cs ? rf : lf);
         r->summary.bytes += f->bytes;
         r->summary.sent_bytes += f->sent_bytes;
-        r->summary.throughput_bps += f->throughput_bps;
-        r->summary.sender_bps += f->sender_bps;
         r->summary.retransmits += f->retransmits;
-        if (cs)
-            r->summary.up_bps += f->throughput_bps;
-        else
-            r->summary.down_bps += f->throughput_bps;
+        dir_add(cs ? &up : &down, f);
         tp[i] = f->throughput_bps;
     }
+    r->summary.up_bps = rate(up.bytes, up.recv_s);
+    r->summary.down_bps = rate(down.bytes, down.recv_s);
+    r->summary.throughput_bps = r->summary.up_bps + r->summary.down_bps;
+    r->summary.sender_bps = rate(up.sent, up.send_s) + rate(down.sent, down.send_s);
     r->summary.jain_index = result_jain(tp, n);
     r->summary.local_cores_per_10g = cores_per_10g(&r->local.cpu, r->summary.throughput_bps);
     r->summary.remote_cores_per_10g = cores_per_10g(&r->remote.cpu, r->summary.throughput_bps);
     r->summary.local_cpu_ns_per_byte = ns_per_byte(&r->local.cpu, r->summary.throughput_bps);
     r->summary.remote_cpu_ns_per_byte = ns_per_byte(&r->remote.cpu, r->summary.throughput_bps);
+    if (params_is_transactional(&r->params))
+        merge_transactions(r);
+    if (r->params.udp && r->params.test == PARAMS_TEST_STREAM) {
+        r->summary.udp = true;
+        merge_udp(r);
+    }
     free(tp);
     return 0;
 }

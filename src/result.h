@@ -8,11 +8,21 @@
 #include <stdint.h>
 
 #include "cpu.h"
+#include "histo.h"
 #include "params.h"
 #include "tcpinfo.h"
 
 /* Per-flow interval cells kept at most (flows x intervals); past it only totals are kept. */
 #define RESULT_MAX_INTERVAL_CELLS (1u << 20)
+
+/* What a UDP receiver counted. */
+struct result_udp_rx {
+    uint64_t received, duplicates, out_of_order;
+    uint64_t max_seq_plus1;
+    double jitter_ns;
+    double owd_sum_ns;
+    uint64_t owd_min_ns, owd_max_ns;
+};
 
 struct side_flow {
     uint32_t id;
@@ -23,6 +33,11 @@ struct side_flow {
     int worker;
     int err;          /* errno if the flow failed, else 0 */
     struct tcpinfo ti;
+    uint64_t txns;     /* rr/crr: transactions completed (client) or answered (server) */
+    uint64_t timeouts; /* rr/crr: transactions given up on */
+    uint64_t sent_pkts, send_drops; /* UDP sender: datagrams sent / refused by the socket */
+    bool has_udp_rx;
+    struct result_udp_rx udp;
 };
 
 struct interval_flow {
@@ -37,6 +52,8 @@ struct interval {
     bool omitted;
     uint64_t sent_bytes, recv_bytes;
     uint32_t retrans;
+    uint64_t txns;      /* rr/crr transactions completed in the interval */
+    uint64_t lat_sum_ns; /* and their latencies summed */
     struct cpu_usage cpu;
     struct interval_flow *flows; /* nflows cells, or NULL when not kept */
 };
@@ -57,6 +74,8 @@ struct side_result {
     char congestion[PARAMS_CC_LEN];
     char send_method[16];        /* copy, msg_zerocopy, sendfile, mixed; "" = sent nothing */
     char warning[256];
+    char boot_id[40];            /* the kernel's boot id: equal on both ends = one clock */
+    struct histo *lat;           /* rr/crr client: latencies of every transaction */
 };
 
 struct flow_summary {
@@ -66,11 +85,28 @@ struct flow_summary {
     uint64_t sent_bytes;
     double throughput_bps;   /* receiver's view */
     double sender_bps;
+    double recv_seconds, send_seconds;
     uint32_t retransmits;
     uint32_t rtt_us, min_rtt_us, cwnd, snd_wnd;
     uint64_t delivery_rate_bps, busy_us, rwnd_limited_us, sndbuf_limited_us;
     bool has_sender_tcpinfo;
     int client_cpu, server_cpu;
+    uint64_t txns, timeouts;        /* rr/crr (client's count) */
+    double transactions_per_s;
+    uint64_t udp_sent, udp_received, udp_lost; /* UDP streams */
+    double udp_jitter_us;
+};
+
+struct run_latency {
+    double min_us, mean_us, p50_us, p90_us, p99_us, p999_us, p9999_us, max_us;
+};
+
+struct run_udp {
+    uint64_t sent, received, lost, duplicates, out_of_order, send_drops;
+    double loss_pct, jitter_us;
+    bool shared_clock; /* both ends on one kernel: one-way delay is meaningful */
+    double owd_mean_us, owd_min_us, owd_max_us;
+    double sent_pps, received_pps;
 };
 
 struct run_summary {
@@ -82,6 +118,13 @@ struct run_summary {
     uint32_t retransmits;
     double local_cores_per_10g, remote_cores_per_10g;
     double local_cpu_ns_per_byte, remote_cpu_ns_per_byte; /* whole-machine busy CPU time */
+    /* rr / crr */
+    uint64_t transactions, timeouts, server_transactions;
+    double transactions_per_s;
+    struct run_latency latency;
+    /* UDP streams */
+    bool udp;
+    struct run_udp u;
 };
 
 struct run_result {

@@ -11,27 +11,34 @@
 #include <strings.h>
 
 /* Reads a non-negative decimal number and returns the rest of the string in *rest. */
+/* Plain decimal only ("12", "1.5", ".5"): no sign, exponent or hex, which strtod would take. */
 static int parse_number(const char *s, double *val, const char **rest)
 {
+    const char *p = s;
     char *end;
+    int digits = 0, dots = 0;
 
-    if (!s || !*s || isspace((unsigned char)*s) || *s == '-' || *s == '+')
+    if (!s)
         return -EINVAL;
-    if (!isdigit((unsigned char)*s) && *s != '.')
+    for (; isdigit((unsigned char)*p) || *p == '.'; p++) {
+        digits += isdigit((unsigned char)*p) != 0;
+        dots += *p == '.';
+    }
+    if (!digits || dots > 1)
         return -EINVAL;
     errno = 0;
     *val = strtod(s, &end);
-    if (end == s || errno == ERANGE || !isfinite(*val) || *val < 0)
-        return -EINVAL;
+    if (end != p || errno == ERANGE || !isfinite(*val))
+        return -ERANGE;
     *rest = end;
     return 0;
 }
 
 static int to_u64(double v, uint64_t *out)
 {
-    if (v >= 18446744073709551615.0)
+    if (v + 0.5 >= 18446744073709551616.0)
         return -ERANGE;
-    *out = (uint64_t)llround(v);
+    *out = (uint64_t)(v + 0.5); /* llround would overflow above 2^63 */
     return 0;
 }
 
@@ -137,7 +144,8 @@ void units_format_rate(double bps, char *buf, size_t len)
     static const char *const names[] = {"bit/s", "Kbit/s", "Mbit/s", "Gbit/s", "Tbit/s"};
     int i = 0;
 
-    while (bps >= 1000 && i < 4) {
+    /* step up also when rounding would print 1000.0 */
+    while (bps >= 999.95 && i < 4) {
         bps /= 1000;
         i++;
     }
@@ -149,7 +157,7 @@ void units_format_bytes(double bytes, char *buf, size_t len)
     static const char *const names[] = {"B", "KiB", "MiB", "GiB", "TiB"};
     int i = 0;
 
-    while (bytes >= 1024 && i < 4) {
+    while (bytes >= (i == 0 ? 1023.5 : 1023.95) && i < 4) {
         bytes /= 1024;
         i++;
     }

@@ -1,6 +1,7 @@
 /* worker: one thread, one epoll loop, the flows it owns and one I/O buffer shared by them.
- * The hot path (send/recv) allocates nothing, prints nothing and takes no lock: it only
- * bumps per-flow counters that the engine reads with relaxed atomic loads. */
+ * The hot path allocates nothing, prints nothing and takes no lock: flows bump their own
+ * counters, which the engine reads with relaxed atomic loads; latencies go into the worker's
+ * own histogram, merged after join. */
 #ifndef NETRIG_WORKER_H
 #define NETRIG_WORKER_H
 
@@ -12,29 +13,9 @@
 #include <sys/types.h>
 
 #include "cpu.h"
-
-enum flow_state { FLOW_ACTIVE, FLOW_DONE };
-
-/* How a sender moves bytes into its socket (-Z picks the zero-copy ones). */
-enum flow_tx {
-    FLOW_TX_COPY,          /* send(): one copy from our buffer into the kernel */
-    FLOW_TX_MSG_ZEROCOPY,  /* send(MSG_ZEROCOPY): pages pinned, completions on the error queue */
-    FLOW_TX_SENDFILE,      /* sendfile() from a memory file: pages referenced, not copied */
-};
-
-struct flow {
-    int fd;
-    uint32_t id;
-    bool sender;
-    _Atomic int tx;           /* enum flow_tx; the worker may switch MSG_ZEROCOPY to sendfile */
-    uint32_t worker;
-    _Atomic uint64_t bytes;   /* written only by the owning worker */
-    _Atomic uint64_t last_ns; /* receiver: CLOCK_MONOTONIC time of the last byte */
-    _Atomic int state;
-    _Atomic int err;          /* errno when the flow failed */
-    uint64_t zc_sent, zc_done;
-    _Atomic bool zc_copied;   /* the kernel copied MSG_ZEROCOPY sends (local receiver) */
-};
+#include "flow.h"
+#include "histo.h"
+#include "params.h"
 
 struct worker {
     uint32_t id;
@@ -43,6 +24,7 @@ struct worker {
     pthread_t thread;
     bool running;
     _Atomic pid_t tid;
+    const struct params *p;
     struct flow **flows;
     uint32_t nflows, cap;
     char *buf;
@@ -50,18 +32,29 @@ struct worker {
     size_t buflen;            /* buffer size: the most one recv takes */
     size_t send_len;          /* bytes per send (-l) */
     uint64_t drain_ns;        /* how long receivers wait for EOF after stop */
+    bool stopping;
+    _Atomic bool stop_requested; /* checked between events: a busy loop sees stop at once */
+    bool has_timers;          /* some flow uses due_ns */
     int err;
+    struct histo *lat;        /* transactional tests: this thread's latencies */
+    _Atomic bool measuring;   /* past the omit period: latencies count */
     struct cpu_thread_snap cpu_at_exit; /* the thread's own CPU time, taken as it ends */
 };
 
-int worker_init(struct worker *w, uint32_t id, int cpu, size_t send_len, uint32_t cap_flows,
-                uint64_t drain_ns, bool zerocopy);
+int worker_init(struct worker *w, uint32_t id, int cpu, const struct params *p,
+                uint32_t cap_flows, uint64_t drain_ns);
 int worker_add_flow(struct worker *w, struct flow *f);
 int worker_start(struct worker *w);
-/* Asks the thread to stop sending; receivers drain until EOF or drain_ns. */
+/* Asks the thread to stop: each flow's on_stop decides (senders half-close, receivers drain
+ * until EOF or drain_ns). */
 void worker_stop(struct worker *w);
 void worker_join(struct worker *w);
 void worker_fini(struct worker *w);
+
+/* ---- for flow kinds, on the worker's own thread ---- */
+void worker_flow_finish(struct worker *w, struct flow *f, int err);
+/* Changes what the worker waits for on fd (op: EPOLL_CTL_ADD, _MOD or _DEL). */
+int worker_watch(struct worker *w, struct flow *f, int fd, int op, uint32_t events);
 
 uint64_t worker_now_ns(void);
 

@@ -119,7 +119,7 @@ static void test_thread_stat_comm_with_paren(void **state)
     /* comm "a) b": a space and a ')' inside; utime 250 and stime 75 ticks */
     static const char line[] =
         "1234 (a) b) S 1 1234 1234 0 -1 4194560 100 0 0 0 250 75 0 0 20 0 1 0 12345 "
-        "1000000 200 18446744073709551615 1 1 0 0 0 0 0 0 0 0 0 0 17 1 0 0 0 0 0";
+        "1000000 200 18446744073709551615 1 1 0 0 0 0 0 0 0 0 0 0 17 5 0 0 0 0 0";
     struct cpu_thread_snap t = {0, 0};
 
     (void)state;
@@ -130,6 +130,24 @@ static void test_thread_stat_comm_with_paren(void **state)
     assert_int_equal(cpu_parse_thread_stat(line, 100, &t), 0);
     assert_int_equal(t.user_us, 5000000);
     assert_int_equal(t.sys_us, 1500000);
+}
+
+static void test_thread_last_cpu(void **state)
+{
+    /* field 39 ("processor") is 5; the comm holds ") " to mislead a naive field count */
+    static const char line[] =
+        "1234 (a) b) S 1 1234 1234 0 -1 4194560 100 0 0 0 250 75 0 0 20 0 1 0 12345 "
+        "1000000 200 18446744073709551615 1 1 0 0 0 0 0 0 0 0 0 0 17 5 0 0 0 0 0";
+    long n = sysconf(_SC_NPROCESSORS_CONF);
+    int cpu;
+
+    (void)state;
+    assert_int_equal(cpu_parse_thread_last_cpu(line), 5);
+    assert_int_equal(cpu_parse_thread_last_cpu("1234 (a) S 1 2 3"), -1);
+    assert_int_equal(cpu_parse_thread_last_cpu("no parenthesis"), -1);
+    cpu = cpu_thread_last_cpu((pid_t)gettid());
+    assert_in_range(cpu, 0, n - 1);
+    assert_int_equal(cpu_thread_last_cpu(0x7ffffff0), -1);
 }
 
 static void test_thread_stat_other_tick_rate(void **state)
@@ -262,6 +280,23 @@ static void test_usage_between_threads_went_backwards(void **state)
     assert_dbl_near(u.busy_pct, 0.0, 1e-9);
 }
 
+/* proc(5): "the value of iowait field in /proc/stat will decrease in certain conditions".
+ * A counter that went backwards must count as no time, not wrap around to 2^64. */
+static void test_usage_between_counter_went_backwards(void **state)
+{
+    struct cpu_sys_snap a = {.user = 1000, .idle = 5000, .iowait = 100, .ncpu = 2};
+    struct cpu_sys_snap b = {.user = 1100, .idle = 5300, .iowait = 90, .ncpu = 2};
+    struct cpu_usage u;
+
+    (void)state;
+    cpu_usage_between(&a, &b, NULL, NULL, 1.0, &u);
+    assert_true(u.valid);
+    assert_dbl_near(u.iowait_pct, 0.0, 1e-9);
+    assert_dbl_near(u.user_pct, 25.0, 1e-9);
+    assert_dbl_near(u.idle_pct, 75.0, 1e-9);
+    assert_dbl_near(u.busy_pct, 25.0, 1e-9);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -270,6 +305,7 @@ int main(void)
         cmocka_unit_test(test_parse_stat_rejects),
         cmocka_unit_test(test_sample_system_fixture),
         cmocka_unit_test(test_thread_stat_comm_with_paren),
+        cmocka_unit_test(test_thread_last_cpu),
         cmocka_unit_test(test_thread_stat_other_tick_rate),
         cmocka_unit_test(test_thread_stat_rejects),
         cmocka_unit_test(test_sample_threads_missing_tid),
@@ -277,6 +313,7 @@ int main(void)
         cmocka_unit_test(test_usage_between_no_threads),
         cmocka_unit_test(test_usage_between_empty_interval),
         cmocka_unit_test(test_usage_between_threads_went_backwards),
+        cmocka_unit_test(test_usage_between_counter_went_backwards),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -58,7 +58,7 @@ static void test_parse_single_and_spaces(void **state)
 
 static void test_parse_rejects(void **state)
 {
-    static const char *const bad[] = {"3-1", "a", "", "1,,2", " ", "\n", "-1", "1-", "1-a",
+    static const char *const bad[] = {"3-1", "2-1", "a", "", "1,,2", " ", "\n", "-1", "1-", "1-a",
                                       "1;2", "0x3", "65536", "99999999999999999999", "0-65535"};
     struct cpulist cl;
 

@@ -35,7 +35,7 @@ static void test_defaults(void **state)
     assert_int_equal(params_validate(&p, err, sizeof(err)), 0);
 }
 
-/* Changes one field of the defaults through fn, expects validate to fail naming `names`. */
+/* Applies stmt to the defaults (as p), expects validate to fail with names in the error. */
 #define EXPECT_INVALID(stmt, names)                                                              \
     do {                                                                                         \
         struct params p_;                                                                        \

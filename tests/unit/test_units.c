@@ -7,6 +7,21 @@
 
 #include "units.h"
 
+/* For values from 2^63 up to 2^64, which fit a uint64_t: the parser must return them exactly
+ * or refuse them with -ERANGE, never silently return another number. */
+static void expect_exact_or_erange(int (*parse)(const char *, uint64_t *), const char *s,
+                                   uint64_t want)
+{
+    uint64_t v = 0;
+    int rc = parse(s, &v);
+
+    if (rc == 0 && v != want)
+        fail_msg("\"%s\" parsed as %llu, expected %llu (or -ERANGE)", s, (unsigned long long)v,
+                 (unsigned long long)want);
+    if (rc != 0 && rc != -ERANGE)
+        fail_msg("\"%s\" returned %d, expected 0 or -ERANGE", s, rc);
+}
+
 /* ---- sizes (powers of 1024) ---- */
 
 static uint64_t size_ok(const char *s)
@@ -63,20 +78,11 @@ static void test_size_overflow(void **state)
     assert_true(units_parse_size("1e400", &v) < 0);
 }
 
-/* Values from 2^63 up to 2^64 fit a uint64_t; the parser must either return them exactly
- * or refuse them with -ERANGE, never silently return another number. */
 static void test_size_between_2_63_and_2_64(void **state)
 {
-    uint64_t v = 0;
-    int rc;
-
     (void)state;
     /* 10000000 TiB = 10995116277760000000 bytes, below 2^64 = 18446744073709551616 */
-    rc = units_parse_size("10000000T", &v);
-    if (rc == 0)
-        assert_int_equal(v, 10995116277760000000ULL);
-    else
-        assert_int_equal(rc, -ERANGE);
+    expect_exact_or_erange(units_parse_size, "10000000T", 10995116277760000000ULL);
 }
 
 /* ---- rates (powers of 1000, bits/s; B means bytes) ---- */
@@ -125,15 +131,8 @@ static void test_rate_rejects(void **state)
 
 static void test_rate_between_2_63_and_2_64(void **state)
 {
-    uint64_t v = 0;
-    int rc;
-
     (void)state;
-    rc = units_parse_rate("10000000T", &v); /* 1e19 bit/s < 2^64 */
-    if (rc == 0)
-        assert_int_equal(v, 10000000000000000000ULL);
-    else
-        assert_int_equal(rc, -ERANGE);
+    expect_exact_or_erange(units_parse_rate, "10000000T", 10000000000000000000ULL);
 }
 
 /* ---- durations (nanoseconds) ---- */
@@ -176,6 +175,12 @@ static void test_duration_rejects(void **state)
     }
     /* 1e10 hours do not fit in 64-bit nanoseconds */
     assert_int_equal(units_parse_duration("10000000000h", &v), -ERANGE);
+}
+
+static void test_duration_between_2_63_and_2_64(void **state)
+{
+    (void)state;
+    expect_exact_or_erange(units_parse_duration, "5000000h", 18000000000000000000ULL);
 }
 
 /* ---- counts ---- */
@@ -274,6 +279,7 @@ int main(void)
         cmocka_unit_test(test_rate_between_2_63_and_2_64),
         cmocka_unit_test(test_duration_values),
         cmocka_unit_test(test_duration_rejects),
+        cmocka_unit_test(test_duration_between_2_63_and_2_64),
         cmocka_unit_test(test_count),
         cmocka_unit_test(test_format_rate),
         cmocka_unit_test(test_format_rate_truncates_safely),

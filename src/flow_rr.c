@@ -1,0 +1,311 @@
+/* flow_rr: request/response over TCP or UDP. The client keeps --depth requests in flight
+ * (closed loop) or issues them on a schedule (--rate, open loop: latency counts from the
+ * intended send time, so a stalled server shows in the tail). The server answers each
+ * complete request with a response. Latencies go to the worker's histogram. */
+#define _GNU_SOURCE
+#include "flow.h"
+
+#include "ctl.h"
+#include "worker.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+
+#define RR_OPEN_LOOP_INFLIGHT 4096 /* open loop: requests outstanding at most per flow */
+
+struct rr_state {
+    uint32_t req, resp;
+    bool udp, open_loop;
+    uint64_t timeout_ns;
+    uint64_t period_ns;      /* open loop: time between requests of this flow */
+    uint64_t next_intended;  /* open loop: when the next request is due */
+    uint64_t *sent_at;       /* ring of send (or intended) times of requests in flight */
+    uint32_t ring_cap, head, inflight;
+    uint64_t pending_write;  /* TCP: request/response bytes not yet written */
+    uint64_t partial;        /* TCP: bytes of the current response/request received */
+    uint64_t seq;            /* UDP: request number, echoed in the response when it fits */
+};
+
+int flow_rr_init(struct flow *f, const struct params *p, bool is_client)
+{
+    struct rr_state *s = calloc(1, sizeof(*s));
+    uint32_t nflows = p->flows ? p->flows : 1;
+
+    if (!s)
+        return -ENOMEM;
+    f->priv = s;
+    f->sender = is_client;
+    f->ops = is_client ? &flow_rr_client_ops : &flow_rr_server_ops;
+    s->req = p->req_size;
+    s->resp = p->resp_size;
+    s->udp = p->udp;
+    s->timeout_ns = p->txn_timeout_ns;
+    s->open_loop = p->rate_tps > 0;
+    if (!is_client)
+        return 0;
+    if (s->open_loop) {
+        s->period_ns = (uint64_t)(1e9 * nflows / (double)p->rate_tps);
+        if (s->period_ns == 0)
+            s->period_ns = 1;
+        s->ring_cap = RR_OPEN_LOOP_INFLIGHT;
+    } else {
+        s->ring_cap = p->depth;
+    }
+    s->sent_at = calloc(s->ring_cap, sizeof(*s->sent_at));
+    return s->sent_at ? 0 : -ENOMEM;
+}
+
+static void rr_fini(struct flow *f)
+{
+    struct rr_state *s = f->priv;
+
+    if (s)
+        free(s->sent_at);
+}
+
+static uint64_t oldest(const struct rr_state *s)
+{
+    return s->sent_at[s->head];
+}
+
+/* Completes the oldest request in flight. */
+static void complete_one(struct worker *w, struct flow *f, struct rr_state *s, uint64_t now)
+{
+    uint64_t t = oldest(s), lat = now > t ? now - t : 0;
+
+    s->head = (s->head + 1) % s->ring_cap;
+    s->inflight--;
+    if (atomic_load_explicit(&w->measuring, memory_order_relaxed))
+        histo_record(w->lat, lat);
+    flow_add(&f->txns, 1);
+    flow_add(&f->lat_sum_ns, lat);
+}
+
+/* Writes what is pending (TCP). Returns 0, or -errno when the connection failed. */
+static int flush_tcp(struct worker *w, struct flow *f, struct rr_state *s)
+{
+    while (s->pending_write) {
+        size_t len = s->pending_write < w->buflen ? s->pending_write : w->buflen;
+        ssize_t n = send(f->fd, w->buf, len, MSG_NOSIGNAL | MSG_DONTWAIT);
+        if (n < 0) {
+            if (errno == EAGAIN || errno == EINTR)
+                break;
+            return -errno;
+        }
+        s->pending_write -= (uint64_t)n;
+    }
+    worker_watch(w, f, f->fd, EPOLL_CTL_MOD, EPOLLIN | (s->pending_write ? EPOLLOUT : 0));
+    return 0;
+}
+
+/* UDP: one datagram, carrying the request number in its first 8 bytes when it fits. */
+static int send_udp(struct worker *w, struct flow *f, uint64_t seq, uint32_t len)
+{
+    if (len >= sizeof(seq))
+        memcpy(w->buf, &seq, sizeof(seq));
+    if (send(f->fd, w->buf, len, MSG_DONTWAIT) < 0 && errno != EAGAIN && errno != ENOBUFS &&
+        errno != ECONNREFUSED)
+        return -errno;
+    return 0;
+}
+
+/* Puts one request in flight, stamped with t (now, or its intended time). */
+static int issue(struct worker *w, struct flow *f, struct rr_state *s, uint64_t t)
+{
+    s->sent_at[(s->head + s->inflight) % s->ring_cap] = t;
+    s->inflight++;
+    if (s->udp)
+        return send_udp(w, f, s->seq++, s->req);
+    s->pending_write += s->req;
+    return flush_tcp(w, f, s);
+}
+
+static void arm_timer(struct flow *f, struct rr_state *s)
+{
+    uint64_t due = s->inflight ? oldest(s) + s->timeout_ns : 0;
+
+    if (s->open_loop && (!due || s->next_intended < due))
+        due = s->next_intended;
+    f->due_ns = due;
+}
+
+static int rr_client_start(struct worker *w, struct flow *f, uint64_t now)
+{
+    struct rr_state *s = f->priv;
+    int rc = 0;
+
+    if (s->open_loop)
+        s->next_intended = now + (uint64_t)f->id * (s->period_ns / 8 + 1) % s->period_ns;
+    else
+        for (uint32_t i = 0; i < s->ring_cap && !rc; i++)
+            rc = issue(w, f, s, now);
+    arm_timer(f, s);
+    if (rc) {
+        worker_flow_finish(w, f, -rc);
+        return 1;
+    }
+    return 0;
+}
+
+/* Counts response bytes (TCP) or datagrams (UDP) and completes transactions. */
+static int rr_client_event(struct worker *w, struct flow *f, uint32_t events)
+{
+    struct rr_state *s = f->priv;
+    uint64_t now, done = 0;
+    int err = 0, ended = 0;
+
+    if ((events & EPOLLOUT) && !s->udp && (err = -flush_tcp(w, f, s)))
+        goto fail;
+    for (int i = 0; i < 64; i++) {
+        ssize_t n = recv(f->fd, w->buf, w->buflen, MSG_DONTWAIT);
+        if (n < 0 && (errno == EAGAIN || errno == EINTR))
+            break;
+        if (n <= 0) {
+            err = n < 0 ? errno : ECONNRESET; /* the server closed mid-test */
+            ended = 1;
+            break;
+        }
+        flow_add(&f->bytes, (uint64_t)n);
+        if (s->udp) {
+            uint64_t seq;
+            /* a response to a request already given up on is not counted twice */
+            if (n >= 8 && s->req >= 8 && (memcpy(&seq, w->buf, 8), seq < s->seq - s->inflight))
+                continue;
+            done++;
+        } else {
+            s->partial += (uint64_t)n;
+            done += s->partial / s->resp;
+            s->partial %= s->resp;
+        }
+    }
+    now = worker_now_ns();
+    while (done-- && s->inflight) {
+        complete_one(w, f, s, now);
+        if (!s->open_loop && !w->stopping && (err = -issue(w, f, s, now)))
+            goto fail;
+    }
+    arm_timer(f, s);
+    if (!ended)
+        return 0;
+fail:
+    worker_flow_finish(w, f, err);
+    return 1;
+}
+
+static int rr_client_timer(struct worker *w, struct flow *f, uint64_t now)
+{
+    struct rr_state *s = f->priv;
+    int rc = 0;
+
+    /* the oldest request went unanswered for too long */
+    while (s->inflight && oldest(s) + s->timeout_ns <= now) {
+        flow_add(&f->timeouts, 1);
+        if (!s->udp) { /* a TCP stream cannot resynchronise: the flow ends */
+            worker_flow_finish(w, f, ETIMEDOUT);
+            return 1;
+        }
+        s->head = (s->head + 1) % s->ring_cap;
+        s->inflight--;
+        if (!s->open_loop && !w->stopping)
+            rc = issue(w, f, s, now);
+    }
+    /* open loop: every request whose time has come, stamped with that time */
+    while (!rc && s->open_loop && s->next_intended <= now) {
+        if (s->inflight < s->ring_cap)
+            rc = issue(w, f, s, s->next_intended);
+        else
+            flow_add(&f->timeouts, 1); /* too many outstanding: counted as given up */
+        s->next_intended += s->period_ns;
+    }
+    arm_timer(f, s);
+    if (rc) {
+        worker_flow_finish(w, f, -rc);
+        return 1;
+    }
+    return 0;
+}
+
+static int rr_client_stop(struct worker *w, struct flow *f)
+{
+    struct rr_state *s = f->priv;
+
+    if (!s->udp)
+        shutdown(f->fd, SHUT_WR); /* the server sees EOF and ends too */
+    worker_flow_finish(w, f, 0);
+    return 1;
+}
+
+/* Server, TCP: answer every complete request; UDP: answer every datagram. */
+static int rr_server_event(struct worker *w, struct flow *f, uint32_t events)
+{
+    struct rr_state *s = f->priv;
+    int err = 0;
+
+    if ((events & EPOLLOUT) && !s->udp && (err = -flush_tcp(w, f, s)))
+        goto fail;
+    for (int i = 0; i < 64; i++) {
+        ssize_t n = recv(f->fd, w->buf, w->buflen, MSG_DONTWAIT);
+        if (n < 0 && (errno == EAGAIN || errno == EINTR))
+            break;
+        if (n < 0 && s->udp && errno == ECONNREFUSED)
+            continue; /* the client's port closed for a moment: ICMP noise */
+        if (n <= 0) {
+            err = n < 0 ? errno : 0; /* EOF: the client finished */
+            goto fail;
+        }
+        if (s->udp) {
+            uint64_t seq = 0;
+            if (n >= 4 && !memcmp(w->buf, ctl_data_magic, 4))
+                continue; /* a repeated hello */
+            if ((size_t)n >= sizeof(seq))
+                memcpy(&seq, w->buf, sizeof(seq));
+            flow_add(&f->bytes, (uint64_t)n);
+            flow_add(&f->txns, 1);
+            if ((err = -send_udp(w, f, seq, s->resp)))
+                goto fail;
+            continue;
+        }
+        flow_add(&f->bytes, (uint64_t)n);
+        s->partial += (uint64_t)n;
+        flow_add(&f->txns, s->partial / s->req);
+        s->pending_write += s->partial / s->req * s->resp;
+        s->partial %= s->req;
+    }
+    if (!s->udp && (err = -flush_tcp(w, f, s)))
+        goto fail;
+    return 0;
+fail:
+    worker_flow_finish(w, f, err);
+    return 1;
+}
+
+static int rr_server_stop(struct worker *w, struct flow *f)
+{
+    struct rr_state *s = f->priv;
+
+    if (!s->udp)
+        return 0; /* serve until the client closes */
+    worker_flow_finish(w, f, 0);
+    return 1;
+}
+
+const struct flow_ops flow_rr_client_ops = {
+    .name = "rr-client",
+    .events = EPOLLIN,
+    .on_event = rr_client_event,
+    .on_stop = rr_client_stop,
+    .on_timer = rr_client_timer,
+    .on_start = rr_client_start,
+    .fini = rr_fini,
+};
+
+const struct flow_ops flow_rr_server_ops = {
+    .name = "rr-server",
+    .events = EPOLLIN,
+    .on_event = rr_server_event,
+    .on_stop = rr_server_stop,
+    .fini = rr_fini,
+};

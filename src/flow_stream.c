@@ -1,0 +1,152 @@
+/* flow_stream: TCP bulk transfer. Senders write the worker's buffer as fast as the socket takes
+ * it; receivers read until EOF. On stop, senders half-close so receivers get every queued
+ * byte and both ends count the same total. */
+#define _GNU_SOURCE
+#include "flow.h"
+
+#include "worker.h"
+
+#include <errno.h>
+#include <linux/errqueue.h>
+#include <sys/epoll.h>
+#include <sys/sendfile.h>
+#include <sys/socket.h>
+
+#ifndef MSG_ZEROCOPY
+#define MSG_ZEROCOPY 0x4000000
+#endif
+#ifndef SO_EE_ORIGIN_ZEROCOPY
+#define SO_EE_ORIGIN_ZEROCOPY 5
+#endif
+#ifndef SO_EE_CODE_ZEROCOPY_COPIED
+#define SO_EE_CODE_ZEROCOPY_COPIED 1
+#endif
+
+#define STREAM_BATCH 16 /* syscalls per flow per wake-up, so one flow cannot starve others */
+
+/* Reads MSG_ZEROCOPY completions from the error queue. */
+static void zc_reap(struct flow *f)
+{
+    char control[128];
+
+    for (;;) {
+        struct msghdr msg = {.msg_control = control, .msg_controllen = sizeof(control)};
+        struct cmsghdr *cm;
+
+        if (recvmsg(f->fd, &msg, MSG_ERRQUEUE | MSG_DONTWAIT) < 0)
+            return;
+        for (cm = CMSG_FIRSTHDR(&msg); cm; cm = CMSG_NXTHDR(&msg, cm)) {
+            struct sock_extended_err *ee = (struct sock_extended_err *)CMSG_DATA(cm);
+            if (ee->ee_errno != 0 || ee->ee_origin != SO_EE_ORIGIN_ZEROCOPY)
+                continue;
+            f->zc_done += (uint64_t)(ee->ee_data - ee->ee_info) + 1;
+            if (ee->ee_code & SO_EE_CODE_ZEROCOPY_COPIED)
+                atomic_store_explicit(&f->zc_copied, true, memory_order_relaxed);
+        }
+    }
+}
+
+/* One write of send_len bytes by the flow's transmit method. */
+static ssize_t tx_one(struct worker *w, struct flow *f, int tx)
+{
+    if (tx == FLOW_TX_SENDFILE) {
+        off_t off = 0;
+        return sendfile(f->fd, w->memfd, &off, w->send_len);
+    }
+    if (tx == FLOW_TX_MSG_ZEROCOPY) {
+        ssize_t n = send(f->fd, w->buf, w->send_len, MSG_NOSIGNAL | MSG_DONTWAIT | MSG_ZEROCOPY);
+        if (n > 0)
+            f->zc_sent++;
+        return n;
+    }
+    return send(f->fd, w->buf, w->send_len, MSG_NOSIGNAL | MSG_DONTWAIT);
+}
+
+static int stream_send(struct worker *w, struct flow *f, uint32_t events)
+{
+    int tx = atomic_load_explicit(&f->tx, memory_order_relaxed);
+    uint64_t moved = 0;
+
+    if (events & EPOLLERR) {
+        zc_reap(f);
+        /* the kernel copies zero-copy sends to a local receiver: sendfile() avoids our copy */
+        if (tx == FLOW_TX_MSG_ZEROCOPY && w->memfd >= 0 &&
+            atomic_load_explicit(&f->zc_copied, memory_order_relaxed)) {
+            tx = FLOW_TX_SENDFILE;
+            atomic_store_explicit(&f->tx, tx, memory_order_relaxed);
+        }
+    }
+    for (int i = 0; i < STREAM_BATCH; i++) {
+        ssize_t n = tx_one(w, f, tx);
+        if (n > 0) {
+            moved += (uint64_t)n;
+            continue;
+        }
+        if (n < 0 && (errno == EAGAIN || errno == EINTR))
+            break;
+        if (n < 0 && errno == ENOBUFS && tx == FLOW_TX_MSG_ZEROCOPY) {
+            zc_reap(f); /* too many pages pinned: wait for completions */
+            break;
+        }
+        flow_add(&f->bytes, moved);
+        worker_flow_finish(w, f, n < 0 ? errno : EPIPE);
+        return 1;
+    }
+    flow_add(&f->bytes, moved);
+    return 0;
+}
+
+static int stream_recv(struct worker *w, struct flow *f, uint32_t events)
+{
+    uint64_t moved = 0;
+    int ended = 0, err = 0;
+
+    (void)events;
+    for (int i = 0; i < STREAM_BATCH; i++) {
+        ssize_t n = recv(f->fd, w->buf, w->buflen, MSG_DONTWAIT);
+        if (n > 0) {
+            moved += (uint64_t)n;
+            continue;
+        }
+        if (n < 0 && (errno == EAGAIN || errno == EINTR))
+            break;
+        ended = 1;
+        err = n < 0 ? errno : 0;
+        break;
+    }
+    if (moved) {
+        flow_add(&f->bytes, moved);
+        atomic_store_explicit(&f->last_ns, worker_now_ns(), memory_order_relaxed);
+    }
+    if (ended)
+        worker_flow_finish(w, f, err);
+    return ended;
+}
+
+static int stream_send_stop(struct worker *w, struct flow *f)
+{
+    shutdown(f->fd, SHUT_WR); /* FIN after the queued data */
+    worker_flow_finish(w, f, 0);
+    return 1;
+}
+
+static int stream_recv_stop(struct worker *w, struct flow *f)
+{
+    (void)w;
+    (void)f;
+    return 0; /* read on until the sender's FIN */
+}
+
+const struct flow_ops flow_stream_send_ops = {
+    .name = "stream-send",
+    .events = EPOLLOUT,
+    .on_event = stream_send,
+    .on_stop = stream_send_stop,
+};
+
+const struct flow_ops flow_stream_recv_ops = {
+    .name = "stream-recv",
+    .events = EPOLLIN | EPOLLRDHUP,
+    .on_event = stream_recv,
+    .on_stop = stream_recv_stop,
+};

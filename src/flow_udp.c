@@ -1,0 +1,305 @@
+/* flow_udp: paced UDP streams. The sender keeps a timer schedule (-b or --pps per flow) and
+ * writes datagrams carrying a sequence number and a send timestamp, in batches (UDP GSO when
+ * the kernel has it, else sendmmsg). Datagrams the socket refuses still take their sequence
+ * number, so sending faster than the path allows shows up as loss at the receiver. The
+ * receiver counts received, lost, duplicate and out-of-order datagrams, jitter (RFC 3550) and
+ * one-way delay. */
+#define _GNU_SOURCE
+#include "flow.h"
+
+#include "ctl.h"
+#include "worker.h"
+
+#include <errno.h>
+#include <netinet/in.h>
+#include <netinet/udp.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <time.h>
+
+#ifndef UDP_SEGMENT
+#define UDP_SEGMENT 103
+#endif
+
+#define UDP_BATCH 32           /* datagrams per send call at most */
+#define UDP_RX_DRAIN_NS 300000000ULL /* receivers listen this long after stop */
+#define UDP_HDR 16             /* sequence number and send time */
+#define UDP_WINDOW_BITS 1024
+
+struct udp_tx {
+    uint32_t len;
+    uint64_t period_ns;  /* time between datagrams */
+    uint64_t next_ns;    /* when the next datagram is due */
+    uint64_t seq;
+    bool gso;            /* UDP_SEGMENT works on this socket */
+};
+
+struct udp_hdr {
+    uint64_t seq;
+    uint64_t send_ns; /* CLOCK_REALTIME */
+};
+
+int flow_udp_init(struct flow *f, const struct params *p, bool is_client)
+{
+    (void)is_client;
+    if (!f->sender) {
+        f->udp = calloc(1, sizeof(*f->udp));
+        f->udp->owd_min_ns = UINT64_MAX;
+        f->ops = &flow_udp_recv_ops;
+        return f->udp ? 0 : -ENOMEM;
+    }
+    struct udp_tx *t = calloc(1, sizeof(*t));
+    if (!t)
+        return -ENOMEM;
+    t->len = p->write_size;
+    if (p->udp_pps)
+        t->period_ns = 1000000000ULL / p->udp_pps;
+    else
+        t->period_ns = (uint64_t)(8e9 * p->write_size / (double)p->udp_rate_bps);
+    if (!t->period_ns)
+        t->period_ns = 1;
+    f->priv = t;
+    f->ops = &flow_udp_send_ops;
+    return 0;
+}
+
+static uint64_t realtime_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+static int udp_send_start(struct worker *w, struct flow *f, uint64_t now)
+{
+    struct udp_tx *t = f->priv;
+    int seg = (int)t->len;
+
+    (void)w;
+    t->gso = setsockopt(f->fd, IPPROTO_UDP, UDP_SEGMENT, &seg, sizeof(seg)) == 0;
+    if (t->gso) {
+        seg = 0; /* per-call only: set it back, we pass it in a control message */
+        setsockopt(f->fd, IPPROTO_UDP, UDP_SEGMENT, &seg, sizeof(seg));
+    }
+    t->next_ns = now;
+    f->due_ns = now;
+    return 0;
+}
+
+/* Fills n datagrams back to back in the worker's buffer. */
+static void stamp(struct worker *w, struct udp_tx *t, uint32_t n)
+{
+    uint64_t now = realtime_ns();
+
+    for (uint32_t i = 0; i < n; i++) {
+        struct udp_hdr h = {.seq = t->seq + i, .send_ns = now};
+        memcpy(w->buf + (size_t)i * t->len, &h, sizeof(h));
+    }
+}
+
+static ssize_t send_gso(struct worker *w, struct flow *f, struct udp_tx *t, uint32_t n)
+{
+    char control[CMSG_SPACE(sizeof(uint16_t))] = {0};
+    struct iovec iov = {.iov_base = w->buf, .iov_len = (size_t)n * t->len};
+    struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1};
+    struct cmsghdr *cm;
+
+    if (n > 1) {
+        msg.msg_control = control;
+        msg.msg_controllen = sizeof(control);
+        cm = CMSG_FIRSTHDR(&msg);
+        cm->cmsg_level = IPPROTO_UDP;
+        cm->cmsg_type = UDP_SEGMENT;
+        cm->cmsg_len = CMSG_LEN(sizeof(uint16_t));
+        *(uint16_t *)CMSG_DATA(cm) = (uint16_t)t->len;
+    }
+    return sendmsg(f->fd, &msg, MSG_DONTWAIT) < 0 ? -1 : (ssize_t)n;
+}
+
+static ssize_t send_mmsg(struct worker *w, struct flow *f, struct udp_tx *t, uint32_t n)
+{
+    struct mmsghdr mm[UDP_BATCH];
+    struct iovec iov[UDP_BATCH];
+
+    for (uint32_t i = 0; i < n; i++) {
+        iov[i].iov_base = w->buf + (size_t)i * t->len;
+        iov[i].iov_len = t->len;
+        memset(&mm[i], 0, sizeof(mm[i]));
+        mm[i].msg_hdr.msg_iov = &iov[i];
+        mm[i].msg_hdr.msg_iovlen = 1;
+    }
+    return sendmmsg(f->fd, mm, n, MSG_DONTWAIT);
+}
+
+static int udp_send_timer(struct worker *w, struct flow *f, uint64_t now)
+{
+    struct udp_tx *t = f->priv;
+    uint64_t due = (now - t->next_ns) / t->period_ns + 1;
+    uint32_t cap = (uint32_t)(w->buflen / t->len), n;
+    ssize_t sent;
+
+    if (cap > UDP_BATCH)
+        cap = UDP_BATCH;
+    if (t->gso && (size_t)cap * t->len > 65000)
+        cap = (uint32_t)(65000 / t->len);
+    if (cap < 1)
+        cap = 1;
+    n = due < cap ? (uint32_t)due : cap;
+    stamp(w, t, n);
+    sent = t->gso ? send_gso(w, f, t, n) : send_mmsg(w, f, t, n);
+    if (sent < 0 && errno != EAGAIN && errno != ENOBUFS && errno != ECONNREFUSED &&
+        errno != EINTR) {
+        worker_flow_finish(w, f, errno);
+        return 1;
+    }
+    if (sent < 0)
+        sent = 0;
+    flow_add(&f->sent_pkts, (uint64_t)sent);
+    flow_add(&f->send_drops, n - (uint64_t)sent);
+    flow_add(&f->bytes, (uint64_t)sent * t->len);
+    t->seq += n;
+    t->next_ns += n * t->period_ns;
+    f->due_ns = t->next_ns;
+    return 0;
+}
+
+static int udp_send_event(struct worker *w, struct flow *f, uint32_t events)
+{
+    int soerr = 0;
+    socklen_t len = sizeof(soerr);
+
+    (void)w;
+    (void)events;
+    /* only errors (an ICMP port unreachable) arrive here: reading clears them */
+    getsockopt(f->fd, SOL_SOCKET, SO_ERROR, &soerr, &len);
+    return 0;
+}
+
+static int udp_send_stop(struct worker *w, struct flow *f)
+{
+    worker_flow_finish(w, f, 0);
+    return 1;
+}
+
+/* ---- receiver ---- */
+
+static bool window_test_set(struct flow_udp_rx *rx, uint64_t seq)
+{
+    uint64_t bit = seq % UDP_WINDOW_BITS, word = bit / 64, mask = 1ULL << (bit % 64);
+    bool was = rx->window[word] & mask;
+
+    rx->window[word] |= mask;
+    return was;
+}
+
+/* Accounts one datagram's sequence number. */
+static void account(struct flow_udp_rx *rx, uint64_t seq)
+{
+    if (seq >= rx->max_seq_plus1) {
+        /* forget the sequence numbers the window now leaves behind */
+        uint64_t gap = seq + 1 - rx->max_seq_plus1;
+        if (gap >= UDP_WINDOW_BITS)
+            memset(rx->window, 0, sizeof(rx->window));
+        else
+            for (uint64_t s = rx->max_seq_plus1; s <= seq; s++)
+                rx->window[(s % UDP_WINDOW_BITS) / 64] &= ~(1ULL << (s % 64));
+        rx->max_seq_plus1 = seq + 1;
+        window_test_set(rx, seq);
+        rx->received++;
+        return;
+    }
+    if (seq + UDP_WINDOW_BITS <= rx->max_seq_plus1) { /* too old to tell: a late one */
+        rx->out_of_order++;
+        rx->received++;
+        return;
+    }
+    if (window_test_set(rx, seq)) {
+        rx->duplicates++;
+        return;
+    }
+    rx->out_of_order++;
+    rx->received++;
+}
+
+static void timing(struct flow_udp_rx *rx, uint64_t send_ns, uint64_t recv_ns)
+{
+    int64_t transit = (int64_t)(recv_ns - send_ns);
+    uint64_t owd = transit > 0 ? (uint64_t)transit : 0;
+
+    if (rx->have_transit) {
+        int64_t d = transit - rx->last_transit_ns;
+        rx->jitter_ns += ((double)(d < 0 ? -d : d) - rx->jitter_ns) / 16.0;
+    }
+    rx->last_transit_ns = transit;
+    rx->have_transit = true;
+    rx->owd_sum_ns += (double)owd;
+    if (owd < rx->owd_min_ns)
+        rx->owd_min_ns = owd;
+    if (owd > rx->owd_max_ns)
+        rx->owd_max_ns = owd;
+}
+
+static int udp_recv_event(struct worker *w, struct flow *f, uint32_t events)
+{
+    struct flow_udp_rx *rx = f->udp;
+    uint64_t moved = 0;
+
+    (void)events;
+    for (int i = 0; i < 64; i++) {
+        ssize_t n = recv(f->fd, w->buf, w->buflen, MSG_DONTWAIT);
+        struct udp_hdr h;
+
+        if (n < 0 && (errno == EAGAIN || errno == EINTR))
+            break;
+        if (n < 0 && errno == ECONNREFUSED)
+            continue;
+        if (n < 0) {
+            worker_flow_finish(w, f, errno);
+            return 1;
+        }
+        if (n < UDP_HDR || !memcmp(w->buf, ctl_data_magic, 4))
+            continue; /* a repeated hello, or not ours */
+        memcpy(&h, w->buf, sizeof(h));
+        account(rx, h.seq);
+        timing(rx, h.send_ns, realtime_ns());
+        moved += (uint64_t)n;
+    }
+    if (moved) {
+        flow_add(&f->bytes, moved);
+        atomic_store_explicit(&f->last_ns, worker_now_ns(), memory_order_relaxed);
+    }
+    return 0;
+}
+
+static int udp_recv_stop(struct worker *w, struct flow *f)
+{
+    (void)w;
+    f->due_ns = worker_now_ns() + UDP_RX_DRAIN_NS; /* datagrams still in flight */
+    return 0;
+}
+
+static int udp_recv_timer(struct worker *w, struct flow *f, uint64_t now)
+{
+    (void)now;
+    worker_flow_finish(w, f, 0);
+    return 1;
+}
+
+const struct flow_ops flow_udp_send_ops = {
+    .name = "udp-send",
+    .events = 0, /* epoll reports errors always; the timer schedule drives sending */
+    .on_event = udp_send_event,
+    .on_stop = udp_send_stop,
+    .on_timer = udp_send_timer,
+    .on_start = udp_send_start,
+};
+
+const struct flow_ops flow_udp_recv_ops = {
+    .name = "udp-recv",
+    .events = EPOLLIN,
+    .on_event = udp_recv_event,
+    .on_stop = udp_recv_stop,
+    .on_timer = udp_recv_timer,
+};
