@@ -16,8 +16,11 @@ static void help_main(FILE *out)
             "usage: netrig COMMAND [OPTIONS]\n"
             "\n"
             "commands:\n"
-            "  stream   TCP throughput test (with no -c: against a built-in loopback server)\n"
-            "  serve    run the daemon that answers stream tests from other hosts\n"
+            "  stream   throughput: TCP, or paced UDP with -u (loss, jitter)\n"
+            "  rr       request/response latency and rate, TCP or UDP\n"
+            "  crr      connection rate: connect, request, response, close\n"
+            "  serve    run the daemon that answers these tests from other hosts\n"
+            "           (stream, rr and crr with no -c start a built-in loopback server)\n"
             "  help     show help for a command: netrig help stream\n"
             "\n"
             "options:\n"
@@ -28,14 +31,17 @@ static void help_main(FILE *out)
             "  netrig stream                          # 10 s loopback test, shows the report\n"
             "  netrig serve -D                        # daemon on port 5301\n"
             "  netrig stream -c HOST -P 4 -T 2 -t 30  # 4 flows on 2 threads for 30 s\n"
-            "  netrig stream -c HOST -R -J            # server sends, JSON report\n",
+            "  netrig stream -c HOST -R -J            # server sends, JSON report\n"
+            "  netrig rr -c HOST -P 4 -T 2            # 1-byte request/response latency\n"
+            "  netrig crr -c HOST --connect-only      # connections per second\n"
+            "  netrig stream -c HOST -u -b 1G         # UDP at 1 Gbit/s: loss and jitter\n",
             NETRIG_VERSION);
 }
 
 static void version(void)
 {
-    printf("netrig %s\nfeatures: stream(tcp) serve json json-stream tcp_info msg_zerocopy "
-           "cpu-affinity\n", NETRIG_VERSION);
+    printf("netrig %s\nfeatures: stream(tcp,udp) rr(tcp,udp) crr serve json json-stream tcp_info "
+           "msg_zerocopy udp_gso latency-histogram cpu-affinity\n", NETRIG_VERSION);
 }
 
 void cli_error(const char *fmt, ...)
@@ -121,16 +127,24 @@ int cli_main(int argc, char **argv, volatile sig_atomic_t *stop)
             help_main(stdout);
         else if (!strcmp(argv[2], "stream"))
             cli_help_stream(stdout);
+        else if (!strcmp(argv[2], "rr"))
+            cli_help_rr(stdout);
+        else if (!strcmp(argv[2], "crr"))
+            cli_help_crr(stdout);
         else if (!strcmp(argv[2], "serve"))
             cli_help_serve(stdout);
         else {
-            cli_error("no help for '%s': commands are stream and serve", argv[2]);
+            cli_error("no help for '%s': commands are stream, rr, crr and serve", argv[2]);
             return CLI_EXIT_USAGE;
         }
         return CLI_EXIT_OK;
     }
     if (!strcmp(cmd, "stream"))
-        return cli_stream(argc - 1, argv + 1, stop);
+        return cli_test(PARAMS_TEST_STREAM, argc - 1, argv + 1, stop);
+    if (!strcmp(cmd, "rr"))
+        return cli_test(PARAMS_TEST_RR, argc - 1, argv + 1, stop);
+    if (!strcmp(cmd, "crr"))
+        return cli_test(PARAMS_TEST_CRR, argc - 1, argv + 1, stop);
     if (!strcmp(cmd, "serve"))
         return cli_serve(argc - 1, argv + 1, stop);
     cli_error("unknown command '%s': run 'netrig --help' for the list", cmd);

@@ -7,6 +7,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "params.h"
+
 enum cli_exit {
     CLI_EXIT_OK = 0,
     CLI_EXIT_FAIL = 1,     /* the test could not run, or its results are partial */
@@ -16,10 +18,12 @@ enum cli_exit {
 
 int cli_main(int argc, char **argv, volatile sig_atomic_t *stop);
 
-/* per-subcommand entry points (cli_stream.c, cli_serve.c) */
-int cli_stream(int argc, char **argv, volatile sig_atomic_t *stop);
+/* per-subcommand entry points (cli_test.c: stream, rr, crr; cli_serve.c) */
+int cli_test(enum params_test kind, int argc, char **argv, volatile sig_atomic_t *stop);
 int cli_serve(int argc, char **argv, volatile sig_atomic_t *stop);
 void cli_help_stream(FILE *out);
+void cli_help_rr(FILE *out);
+void cli_help_crr(FILE *out);
 void cli_help_serve(FILE *out);
 
 /* Shared parsers: print one line naming the option and value on failure. */

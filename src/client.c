@@ -3,6 +3,7 @@
 #include "client.h"
 
 #include "cpulist.h"
+#include "dataconn.h"
 #include "ctl.h"
 #include "engine.h"
 #include "log.h"
@@ -12,6 +13,8 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <netinet/in.h>
+#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -113,7 +116,7 @@ static int expect(int ctl, const char *want, int timeout_ms, FILE *out, cJSON **
 }
 
 static int hello(const struct client_opts *o, int ctl, uint8_t id[CTL_TEST_ID_LEN],
-                 struct run_result *r, char *err, size_t errlen)
+                 struct run_result *r, cJSON **accept, char *err, size_t errlen)
 {
     cJSON *m = ctl_msg_new("hello"), *reply = NULL;
     const cJSON *hex, *ver;
@@ -121,7 +124,7 @@ static int hello(const struct client_opts *o, int ctl, uint8_t id[CTL_TEST_ID_LE
 
     cJSON_AddNumberToObject(m, "proto", CTL_PROTO_VERSION);
     cJSON_AddStringToObject(m, "netrig_version", NETRIG_VERSION);
-    cJSON_AddStringToObject(m, "test", "stream");
+    cJSON_AddStringToObject(m, "test", params_test_name(o->p.test));
     cJSON_AddItemToObject(m, "params", params_to_json(&o->p));
     rc = ctl_send(ctl, m, o->timeout_ms);
     cJSON_Delete(m);
@@ -140,13 +143,117 @@ static int hello(const struct client_opts *o, int ctl, uint8_t id[CTL_TEST_ID_LE
     }
     if (cJSON_IsString(ver))
         snprintf(r->remote.version, sizeof(r->remote.version), "%s", ver->valuestring);
-    cJSON_Delete(reply);
+    if (rc)
+        cJSON_Delete(reply);
+    else
+        *accept = reply;
     return rc;
 }
 
+static int open_tcp_flows(const struct client_opts *o, const struct sock_addr *to,
+                          const uint8_t id[CTL_TEST_ID_LEN], struct engine *e, char *err,
+                          size_t errlen);
+
+/* A port number the server named in its accept message. */
+static int port_from(const cJSON *v, uint16_t *port)
+{
+    if (!cJSON_IsNumber(v) || v->valuedouble < 1 || v->valuedouble > 65535)
+        return -EPROTO;
+    *port = (uint16_t)v->valuedouble;
+    return 0;
+}
+
+/* UDP: one socket per flow to the port the server opened for it; hellos until "ready". */
+static int open_udp_flows(const struct client_opts *o, const struct sock_addr *to,
+                          const uint8_t id[CTL_TEST_ID_LEN], const cJSON *accept, int ctl,
+                          struct engine *e, char *err, size_t errlen)
+{
+    const cJSON *ports = cJSON_GetObjectItemCaseSensitive(accept, "udp_ports");
+    uint32_t n = params_total_flows(&o->p);
+    int waited = 0, rc;
+    int *fds = calloc(n, sizeof(*fds));
+
+    if (!fds)
+        return -ENOMEM;
+    if (!cJSON_IsArray(ports) || (uint32_t)cJSON_GetArraySize(ports) != n) {
+        snprintf(err, errlen, "server's accept message lacks one UDP port per flow");
+        free(fds);
+        return -EPROTO;
+    }
+    for (uint32_t i = 0; i < n; i++) {
+        uint16_t port;
+        if (port_from(cJSON_GetArrayItem(ports, (int)i), &port)) {
+            snprintf(err, errlen, "server named an invalid UDP port for flow %u", i);
+            rc = -EPROTO;
+            goto out;
+        }
+        fds[i] = dataconn_udp_connect(to, port, o->bind, err, errlen);
+        if (fds[i] < 0 || (rc = engine_attach(e, i, fds[i], err, errlen))) {
+            rc = fds[i] < 0 ? fds[i] : rc;
+            if (fds[i] >= 0)
+                close(fds[i]);
+            goto out;
+        }
+    }
+    /* datagrams may be lost: say hello every 100 ms until the server is ready */
+    for (;;) {
+        struct pollfd pf = {.fd = ctl, .events = POLLIN};
+        for (uint32_t i = 0; i < n; i++)
+            dataconn_udp_hello(fds[i], id, i);
+        if (poll(&pf, 1, 100) > 0) {
+            rc = 0;
+            break;
+        }
+        waited += 100;
+        if (waited >= o->timeout_ms) {
+            snprintf(err, errlen, "server did not confirm the UDP flows within %d ms "
+                     "(is UDP blocked on the path?)", o->timeout_ms);
+            rc = -ETIMEDOUT;
+            break;
+        }
+    }
+out:
+    free(fds);
+    return rc;
+}
+
+/* crr: every flow connects itself, once per transaction, to the server's crr port. */
+static int target_crr(const struct client_opts *o, const struct sock_addr *to,
+                      const cJSON *accept, struct engine *e, char *err, size_t errlen)
+{
+    struct sock_addr t = *to;
+    uint16_t port;
+
+    if (port_from(cJSON_GetObjectItemCaseSensitive(accept, "crr_port"), &port)) {
+        snprintf(err, errlen, "server's accept message lacks a valid crr port");
+        return -EPROTO;
+    }
+    if (t.ss.ss_family == AF_INET6)
+        ((struct sockaddr_in6 *)&t.ss)->sin6_port = htons(port);
+    else
+        ((struct sockaddr_in *)&t.ss)->sin_port = htons(port);
+    if (engine_set_target(e, (struct sockaddr *)&t.ss, t.len, o->bind)) {
+        snprintf(err, errlen, "cannot use source address '%s' for crr", o->bind);
+        return -EINVAL;
+    }
+    return 0;
+}
+
 static int open_flows(const struct client_opts *o, const struct sock_addr *to,
-                      const uint8_t id[CTL_TEST_ID_LEN], struct engine *e, char *err,
-                      size_t errlen)
+                      const uint8_t id[CTL_TEST_ID_LEN], const cJSON *accept, int ctl,
+                      struct engine *e, char *err, size_t errlen)
+{
+    if (o->p.test == PARAMS_TEST_CRR)
+        return target_crr(o, to, accept, e, err, errlen);
+    if (o->p.udp)
+        return open_udp_flows(o, to, id, accept, ctl, e, err, errlen);
+    return open_tcp_flows(o, to, id, e, err, errlen);
+}
+
+/* TCP: one connection per flow through the daemon's port, each naming its test and flow. */
+static int open_tcp_flows(const struct client_opts *o, const struct sock_addr *to,
+                          const uint8_t id[CTL_TEST_ID_LEN], struct engine *e, char *err,
+                          size_t errlen)
 {
     uint32_t n = params_total_flows(&o->p);
 
@@ -263,7 +370,7 @@ static int run_engine(struct client_ctx *c, struct engine *e, volatile sig_atomi
     return c->r->partial ? 1 : 0;
 }
 
-int client_run_stream(const struct client_opts *o, volatile sig_atomic_t *stop,
+int client_run(const struct client_opts *o, volatile sig_atomic_t *stop,
                       struct run_result *r, char *err, size_t errlen)
 {
     struct client_ctx c = {.o = o, .r = r, .ctl = -1};
@@ -272,11 +379,11 @@ int client_run_stream(const struct client_opts *o, volatile sig_atomic_t *stop,
     struct engine *e = NULL;
     uint8_t id[CTL_TEST_ID_LEN];
     char host[INET6_ADDRSTRLEN + 8], note[320];
-    cJSON *ready = NULL, *m;
+    cJSON *ready = NULL, *accept = NULL, *m;
     int rc;
 
     memset(r, 0, sizeof(*r));
-    snprintf(r->test, sizeof(r->test), "stream");
+    snprintf(r->test, sizeof(r->test), "%s", params_test_name(o->p.test));
     r->params = o->p;
     stamp_start(r);
     rc = sock_resolve(o->host, o->port, o->family, &to, err, errlen);
@@ -292,7 +399,7 @@ int client_run_stream(const struct client_opts *o, volatile sig_atomic_t *stop,
     c.ctl = sock_connect(&to, o->bind[0] ? o->bind : NULL, NULL, o->timeout_ms, err, errlen);
     if (c.ctl < 0)
         return c.ctl;
-    rc = hello(o, c.ctl, id, r, err, errlen);
+    rc = hello(o, c.ctl, id, r, &accept, err, errlen);
     if (rc)
         goto out;
     e = engine_create(&o->p, true, &cpus, err, errlen);
@@ -300,7 +407,7 @@ int client_run_stream(const struct client_opts *o, volatile sig_atomic_t *stop,
         rc = -ENOMEM;
         goto out;
     }
-    rc = open_flows(o, &to, id, e, err, errlen);
+    rc = open_flows(o, &to, id, accept, c.ctl, e, err, errlen);
     if (!rc)
         rc = expect(c.ctl, "ready", o->timeout_ms, o->out, &ready, err, errlen);
     cJSON_Delete(ready);
@@ -321,6 +428,7 @@ int client_run_stream(const struct client_opts *o, volatile sig_atomic_t *stop,
     rc = run_engine(&c, e, stop);
     result_merge(r);
 out:
+    cJSON_Delete(accept);
     engine_destroy(e);
     if (c.ctl >= 0)
         close(c.ctl);

@@ -1,4 +1,4 @@
-/* client: runs a test against a netrig server (or an in-process one) and fills a run_result. */
+/* client: runs a test (stream, rr, crr; TCP or UDP) against a netrig server (or an in-process one) and fills a run_result. */
 #ifndef NETRIG_CLIENT_H
 #define NETRIG_CLIENT_H
 
@@ -26,7 +26,7 @@ struct client_opts {
 
 /* Returns 0 on a complete test, 1 when results are partial (r->error says why), or a negative
  * errno when no result could be had (err says why). */
-int client_run_stream(const struct client_opts *o, volatile sig_atomic_t *stop,
+int client_run(const struct client_opts *o, volatile sig_atomic_t *stop,
                       struct run_result *r, char *err, size_t errlen);
 
 #endif

@@ -121,12 +121,16 @@ static cJSON *flow_json(const struct run_result *r, const struct flow_summary *f
 
 static void add_transactions(cJSON *o, const struct run_summary *s)
 {
-    cJSON *l = cJSON_CreateObject();
+    cJSON *l;
 
     cJSON_AddNumberToObject(o, "transactions", (double)s->transactions);
     cJSON_AddNumberToObject(o, "transactions_per_s", s->transactions_per_s);
     cJSON_AddNumberToObject(o, "timeouts", (double)s->timeouts);
     cJSON_AddNumberToObject(o, "server_transactions", (double)s->server_transactions);
+    l = cJSON_AddObjectToObject(o, "cpu_us_per_transaction");
+    cJSON_AddNumberToObject(l, "local", s->local_cpu_us_per_txn);
+    cJSON_AddNumberToObject(l, "remote", s->remote_cpu_us_per_txn);
+    l = cJSON_CreateObject();
     cJSON_AddNumberToObject(l, "min", s->latency.min_us);
     cJSON_AddNumberToObject(l, "mean", s->latency.mean_us);
     cJSON_AddNumberToObject(l, "p50", s->latency.p50_us);

@@ -10,10 +10,37 @@ static double rate(uint64_t bytes, double s)
     return s > 0 ? (double)bytes * 8.0 / s : 0.0;
 }
 
+static void header_txn(FILE *out, const struct run_result *r)
+{
+    const struct params *p = &r->params;
+    char mode[64];
+
+    if (p->rate_tps)
+        snprintf(mode, sizeof(mode), "open loop at %llu/s", (unsigned long long)p->rate_tps);
+    else
+        snprintf(mode, sizeof(mode), "closed loop, depth %u", p->depth);
+    fprintf(out, "netrig %s%s to %s: %u flow%s, %u thread%s, %u,%u bytes, %s, %.4gs%s\n",
+            r->test, p->udp ? " (udp)" : "", r->server, p->flows, p->flows == 1 ? "" : "s",
+            p->threads, p->threads == 1 ? "" : "s", p->req_size, p->resp_size,
+            p->test == PARAMS_TEST_CRR ? (p->connect_only ? "connect only" : "connect per request")
+                                       : mode,
+            p->duration_ns / 1e9, p->busy_poll ? ", busy-poll" : "");
+    if (p->omit_ns)
+        fprintf(out, "  (first %.4gs omitted as warm-up)\n", p->omit_ns / 1e9);
+    if (p->interval_ns)
+        fprintf(out, "%-17s %14s %14s %9s\n", "interval", "transactions/s", "mean latency",
+                "cpu busy");
+    fflush(out);
+}
+
 void report_text_header(FILE *out, const struct run_result *r)
 {
     const struct params *p = &r->params;
 
+    if (params_is_transactional(p)) {
+        header_txn(out, r);
+        return;
+    }
     fprintf(out, "netrig %s to %s: %u flow%s%s, %u thread%s, %s, %.4gs\n", r->test, r->server,
             p->flows, p->flows == 1 ? "" : "s", p->dir == PARAMS_DIR_BIDIR ? " each way" : "",
             p->threads, p->threads == 1 ? "" : "s", params_dir_name(p->dir), p->duration_ns / 1e9);
@@ -33,8 +60,15 @@ void report_text_interval(FILE *out, const struct run_result *r, const struct si
     char b[32], rt[32];
     uint64_t bytes = iv->sent_bytes + iv->recv_bytes;
 
-    (void)r;
     (void)s;
+    if (params_is_transactional(&r->params)) {
+        double len = iv->end_s - iv->start_s;
+        fprintf(out, "[%6.2f-%6.2f s] %14.0f %11.1f us %8.1f%%%s\n", iv->start_s, iv->end_s,
+                len > 0 ? iv->txns / len : 0, iv->txns ? iv->lat_sum_ns / 1e3 / iv->txns : 0,
+                iv->cpu.busy_pct, iv->omitted ? "  (omitted)" : "");
+        fflush(out);
+        return;
+    }
     units_format_bytes((double)bytes, b, sizeof(b));
     units_format_rate(rate(bytes, iv->end_s - iv->start_s), rt, sizeof(rt));
     fprintf(out, "[%6.2f-%6.2f s] %12s %16s %7u %8.1f%%%s\n", iv->start_s, iv->end_s, b, rt,
@@ -42,7 +76,9 @@ void report_text_interval(FILE *out, const struct run_result *r, const struct si
     fflush(out);
 }
 
-static void cpu_line(FILE *out, const char *who, const struct cpu_usage *c, double cost)
+/* cost: cores per 10 Gbit/s for streams, CPU microseconds per transaction for rr/crr */
+static void cpu_line(FILE *out, const char *who, const struct cpu_usage *c, double cost,
+                     bool per_txn)
 {
     if (!c->valid) {
         fprintf(out, "CPU %-7s not reported\n", who);
@@ -50,9 +86,9 @@ static void cpu_line(FILE *out, const char *who, const struct cpu_usage *c, doub
     }
     fprintf(out, "CPU %-7s %5.1f%% busy of %d CPUs: user %.1f, sys %.1f, softirq %.1f, irq %.1f\n",
             who, c->busy_pct, c->ncpu, c->user_pct, c->system_pct, c->softirq_pct, c->irq_pct);
-    fprintf(out, "            threads %.1f%% (usr %.1f, sys %.1f), %.0f intr/s, %.2f cores/10Gbit/s\n",
+    fprintf(out, "            threads %.1f%% (usr %.1f, sys %.1f), %.0f intr/s, %.2f %s\n",
             c->threads_user_pct + c->threads_system_pct, c->threads_user_pct,
-            c->threads_system_pct, c->intr_per_s, cost);
+            c->threads_system_pct, c->intr_per_s, cost, per_txn ? "CPU us/trans" : "cores/10Gbit/s");
 }
 
 static void flow_table(FILE *out, const struct run_result *r)
@@ -92,11 +128,86 @@ static void placement(FILE *out, const struct side_result *s)
             s->cpus[0] ? "pinned to" : "ran on", cpus);
 }
 
+static void notes(FILE *out, const struct run_result *r)
+{
+    if (r->local.warning[0])
+        fprintf(out, "Note        local: %s\n", r->local.warning);
+    if (r->remote.warning[0])
+        fprintf(out, "Note        server: %s\n", r->remote.warning);
+    if (r->partial)
+        fprintf(out, "PARTIAL     %s\n", r->error[0] ? r->error : "the test was cut short");
+    fflush(out);
+}
+
+static void txn_table(FILE *out, const struct run_result *r)
+{
+    fprintf(out, "%4s %12s %14s %9s %4s %4s\n", "flow", "transactions", "per second", "timeouts",
+            "ccpu", "scpu");
+    for (uint32_t i = 0; i < r->nflows; i++) {
+        const struct flow_summary *f = &r->flows[i];
+        char cc[8] = "-", sc[8] = "-";
+        if (f->client_cpu >= 0)
+            snprintf(cc, sizeof(cc), "%d", f->client_cpu);
+        if (f->server_cpu >= 0)
+            snprintf(sc, sizeof(sc), "%d", f->server_cpu);
+        fprintf(out, "%4u %12llu %14.1f %9llu %4s %4s\n", f->id, (unsigned long long)f->txns,
+                f->transactions_per_s, (unsigned long long)f->timeouts, cc, sc);
+    }
+}
+
+static void txn_summary(FILE *out, const struct run_result *r)
+{
+    const struct run_summary *s = &r->summary;
+    const struct run_latency *l = &s->latency;
+
+    fputc('\n', out);
+    if (r->nflows <= 64)
+        txn_table(out, r);
+    fprintf(out, "\nRate        %.1f transactions/s; %llu in %.2f s; server answered %llu; "
+            "%llu timeouts\n", s->transactions_per_s, (unsigned long long)s->transactions,
+            r->local.seconds, (unsigned long long)s->server_transactions,
+            (unsigned long long)s->timeouts);
+    fprintf(out, "Latency us  min %.1f  p50 %.1f  p90 %.1f  p99 %.1f  p99.9 %.1f  p99.99 %.1f\n"
+            "            max %.1f  mean %.1f\n",
+            l->min_us, l->p50_us, l->p90_us, l->p99_us, l->p999_us, l->p9999_us, l->max_us,
+            l->mean_us);
+}
+
+static void udp_summary(FILE *out, const struct run_result *r)
+{
+    const struct run_udp *u = &r->summary.u;
+
+    fprintf(out, "UDP         %llu sent, %llu received, %llu lost (%.3f%%), %llu duplicate, "
+            "%llu late\n", (unsigned long long)u->sent, (unsigned long long)u->received,
+            (unsigned long long)u->lost, u->loss_pct, (unsigned long long)u->duplicates,
+            (unsigned long long)u->out_of_order);
+    fprintf(out, "            %.0f datagrams/s sent, %.0f received; jitter %.1f us\n",
+            u->sent_pps, u->received_pps, u->jitter_us);
+    if (u->shared_clock)
+        fprintf(out, "            one-way delay mean %.1f us (min %.1f, max %.1f)\n",
+                u->owd_mean_us, u->owd_min_us, u->owd_max_us);
+    if (u->send_drops)
+        fprintf(out, "            %llu datagrams refused by the sender's socket (counted lost)\n",
+                (unsigned long long)u->send_drops);
+}
+
 void report_text_summary(FILE *out, const struct run_result *r)
 {
     const struct run_summary *s = &r->summary;
     char tp[32], sp[32], b[32], up[32], down[32];
 
+    if (params_is_transactional(&r->params)) {
+        txn_summary(out, r);
+        cpu_line(out, "local", &r->local.cpu, s->local_cpu_us_per_txn, true);
+        cpu_line(out, "remote", &r->remote.cpu, s->remote_cpu_us_per_txn, true);
+        fprintf(out, "Placement   client: ");
+        placement(out, &r->local);
+        fprintf(out, "; server: ");
+        placement(out, &r->remote);
+        fputc('\n', out);
+        notes(out, r);
+        return;
+    }
     fputc('\n', out);
     if (r->nflows <= 64)
         flow_table(out, r);
@@ -116,21 +227,19 @@ void report_text_summary(FILE *out, const struct run_result *r)
         units_format_rate(s->down_bps, down, sizeof(down));
         fprintf(out, "            up (client to server) %s, down %s\n", up, down);
     }
-    fprintf(out, "Fairness    Jain's index %.4f over %u flows; %u retransmits; congestion %s\n",
-            s->jain_index, r->nflows, s->retransmits,
-            r->local.congestion[0] ? r->local.congestion : "?");
-    cpu_line(out, "local", &r->local.cpu, s->local_cores_per_10g);
-    cpu_line(out, "remote", &r->remote.cpu, s->remote_cores_per_10g);
+    if (s->udp)
+        udp_summary(out, r);
+    else
+        fprintf(out, "Fairness    Jain's index %.4f over %u flows; %u retransmits; congestion %s\n",
+                s->jain_index, r->nflows, s->retransmits,
+                r->local.congestion[0] ? r->local.congestion : "?");
+    cpu_line(out, "local", &r->local.cpu, s->local_cores_per_10g, false);
+    cpu_line(out, "remote", &r->remote.cpu, s->remote_cores_per_10g, false);
     fprintf(out, "Placement   client: ");
     placement(out, &r->local);
     fprintf(out, "; server: ");
     placement(out, &r->remote);
     fputc('\n', out);
-    if (r->local.warning[0])
-        fprintf(out, "Note        local: %s\n", r->local.warning);
-    if (r->remote.warning[0])
-        fprintf(out, "Note        server: %s\n", r->remote.warning);
-    if (r->partial)
-        fprintf(out, "PARTIAL     %s\n", r->error[0] ? r->error : "the test was cut short");
+    notes(out, r);
     fflush(out);
 }

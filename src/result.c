@@ -145,6 +145,10 @@ static void merge_transactions(struct run_result *r)
         if (r->remote.flows[i].id != UINT32_MAX)
             s->server_transactions += r->remote.flows[i].txns;
     s->transactions_per_s = r->local.seconds > 0 ? (double)s->transactions / r->local.seconds : 0;
+    if (s->transactions_per_s > 0) {
+        s->local_cpu_us_per_txn = r->local.cpu.busy_cores * 1e6 / s->transactions_per_s;
+        s->remote_cpu_us_per_txn = r->remote.cpu.busy_cores * 1e6 / s->transactions_per_s;
+    }
     if (h && h->count) {
         s->latency.min_us = us(h->min_ns);
         s->latency.mean_us = histo_mean(h) / 1e3;

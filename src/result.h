@@ -121,6 +121,7 @@ struct run_summary {
     /* rr / crr */
     uint64_t transactions, timeouts, server_transactions;
     double transactions_per_s;
+    double local_cpu_us_per_txn, remote_cpu_us_per_txn; /* busy CPU time per transaction */
     struct run_latency latency;
     /* UDP streams */
     bool udp;

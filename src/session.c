@@ -4,6 +4,7 @@
 
 #include "cpulist.h"
 #include "ctl.h"
+#include "dataconn.h"
 #include "engine.h"
 #include "log.h"
 #include "report_json.h"
@@ -36,6 +37,8 @@ struct session {
     uint8_t id[CTL_TEST_ID_LEN];
     char idhex[2 * CTL_TEST_ID_LEN + 1];
     int pipe_rd, pipe_wr;
+    int *side_fds;       /* UDP sockets / crr listeners not yet handed to the engine */
+    uint32_t n_side_fds;
     struct engine *e;
     bool admitted, exclusive, registered;
 };
@@ -67,12 +70,17 @@ static int read_hello(struct session *ss)
     else if (!cJSON_IsNumber(proto) || proto->valueint != CTL_PROTO_VERSION)
         snprintf(err, sizeof(err), "control protocol version mismatch: server speaks %d",
                  CTL_PROTO_VERSION);
-    else if (!cJSON_IsString(test) || strcmp(test->valuestring, "stream"))
+    else if (!cJSON_IsString(test) || params_test_from_name(test->valuestring) < 0)
         snprintf(err, sizeof(err), "test '%s' is not supported by this server",
                  cJSON_IsString(test) ? test->valuestring : "?");
     else
         rc = params_from_json(cJSON_GetObjectItemCaseSensitive(m, "params"), &ss->p, err,
                               sizeof(err));
+    if (!rc && (int)ss->p.test != params_test_from_name(test->valuestring)) {
+        snprintf(err, sizeof(err), "hello names test '%s' but its parameters say '%s'",
+                 test->valuestring, params_test_name(ss->p.test));
+        rc = -EPROTO;
+    }
     cJSON_Delete(m);
     if (rc) {
         LOG_WARN("client %s: refused: %s", ss->who, err);
@@ -153,6 +161,51 @@ static int admit(struct session *ss)
     return 0;
 }
 
+/* UDP tests get one socket per flow, crr tests one listener per worker; their ports go in
+ * the accept message. TCP stream and rr flows come through the daemon's own port. */
+static int open_side_paths(struct session *ss, cJSON *accept)
+{
+    struct sockaddr_storage local;
+    char err[256];
+    uint32_t n;
+    uint16_t *ports, port = 0;
+    int rc;
+
+    if (!ss->p.udp && ss->p.test != PARAMS_TEST_CRR)
+        return 0;
+    if (dataconn_local_addr(ss->ctl, &local))
+        return -EIO;
+    n = engine_flow_count(ss->e);
+    ss->side_fds = calloc(n, sizeof(int));
+    ports = calloc(n, sizeof(*ports));
+    if (!ss->side_fds || !ports) {
+        free(ports);
+        return -ENOMEM;
+    }
+    ss->n_side_fds = n;
+    if (ss->p.udp) {
+        rc = dataconn_udp_open(&local, n, ss->side_fds, ports, err, sizeof(err));
+        if (!rc) {
+            cJSON *arr = cJSON_AddArrayToObject(accept, "udp_ports");
+            for (uint32_t i = 0; i < n; i++)
+                cJSON_AddItemToArray(arr, cJSON_CreateNumber(ports[i]));
+        }
+    } else {
+        rc = dataconn_crr_listen(&local, n, ss->side_fds, &port, err, sizeof(err));
+        for (uint32_t i = 0; !rc && i < n; i++) {
+            rc = engine_attach(ss->e, i, ss->side_fds[i], err, sizeof(err));
+            if (!rc)
+                ss->side_fds[i] = -1; /* the engine owns it */
+        }
+        if (!rc)
+            cJSON_AddNumberToObject(accept, "crr_port", port);
+    }
+    free(ports);
+    if (rc)
+        ctl_send_error(ss->ctl, "server_error", "%s", err);
+    return rc;
+}
+
 static int register_test(struct session *ss)
 {
     int fds[2];
@@ -175,7 +228,9 @@ static int register_test(struct session *ss)
     m = ctl_msg_new("accept");
     cJSON_AddStringToObject(m, "test_id", ss->idhex);
     cJSON_AddStringToObject(m, "netrig_version", NETRIG_VERSION);
-    rc = ctl_send(ss->ctl, m, timeout_ms(ss));
+    rc = open_side_paths(ss, m);
+    if (!rc)
+        rc = ctl_send(ss->ctl, m, timeout_ms(ss));
     cJSON_Delete(m);
     return rc;
 }
@@ -193,11 +248,22 @@ static void unregister_test(struct session *ss)
         close(dc.fd);
 }
 
-/* Collects the data connections the acceptor routes to us. */
+/* Collects the data connections the acceptor routes to us (TCP), or the UDP hellos. */
 static int gather_flows(struct session *ss)
 {
     uint64_t deadline_ms = (uint64_t)timeout_ms(ss);
     char err[256];
+
+    if (ss->p.udp) {
+        int rc = dataconn_udp_gather(ss->ctl, ss->side_fds, ss->n_side_fds, ss->id, ss->e,
+                                     timeout_ms(ss), err, sizeof(err));
+        if (rc) {
+            LOG_WARN("test %.8s: %s", ss->idhex, err);
+            ctl_send_error(ss->ctl, "timeout", "%s", err);
+        }
+        unregister_test(ss);
+        return rc;
+    }
 
     while (!engine_complete(ss->e)) {
         struct pollfd pf[2] = {{.fd = ss->pipe_rd, .events = POLLIN},
@@ -302,6 +368,10 @@ static void run_and_report(struct session *ss)
 static void session_cleanup(struct session *ss)
 {
     unregister_test(ss);
+    for (uint32_t i = 0; i < ss->n_side_fds; i++)
+        if (ss->side_fds[i] >= 0)
+            close(ss->side_fds[i]);
+    free(ss->side_fds);
     engine_destroy(ss->e);
     if (ss->pipe_rd >= 0)
         close(ss->pipe_rd);
@@ -324,7 +394,8 @@ static void *session_main(void *arg)
     if (read_hello(ss) || admit(ss) || register_test(ss) || gather_flows(ss) ||
         expect_start(ss))
         goto done;
-    LOG_INFO("test %.8s from %s: stream, %u flow(s) %s, %.4gs", ss->idhex, ss->who, ss->p.flows,
+    LOG_INFO("test %.8s from %s: %s%s, %u flow(s) %s, %.4gs", ss->idhex, ss->who,
+             params_test_name(ss->p.test), ss->p.udp ? " udp" : "", ss->p.flows,
              params_dir_name(ss->p.dir), ss->p.duration_ns / 1e9);
     if (engine_start(ss->e, err, sizeof(err))) {
         ctl_send_error(ss->ctl, "server_error", "%s", err);

@@ -1,0 +1,565 @@
+/* cli_test: the options of the test commands (stream, rr, crr), the built-in loopback server,
+ * and the report. */
+#include "cli.h"
+
+#include "client.h"
+#include "cpulist.h"
+#include "histo.h"
+#include "units.h"
+#include "log.h"
+#include "params.h"
+#include "report_json.h"
+#include "report_text.h"
+#include "server.h"
+#include "sock.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+
+static const char help_common[] =
+"connection:\n"
+"  -c, --client HOST       server to test against (name or address); without it a\n"
+"                          server is started inside this process on loopback\n"
+"  -p, --port PORT         server port (default %d)\n"
+"  -4, -6                  IPv4 or IPv6 only\n"
+"  -B, --bind ADDR         local address for every connection\n"
+"      --timeout TIME      connect and control-reply timeout (default 10s)\n"
+"timing and placement:\n"
+"  -t, --time TIME         duration, after the omitted warm-up (default 10s)\n"
+"  -O, --omit TIME         warm-up left out of the results (default 0)\n"
+"  -i, --interval TIME     interval reports (default 1s; 0 = none)\n"
+"  -P, --parallel N        flows (max %d)\n"
+"  -T, --threads N         client worker threads, each one epoll loop (default 1)\n"
+"      --server-threads N  server worker threads (default: as -T)\n"
+"  -A, --affinity CPUS     pin client workers round-robin to CPUS (0-3,8 or auto)\n"
+"      --server-cpus CPUS  pin server workers; auto = CPUs local to the NIC\n"
+"      --title TEXT        label stored with the results\n"
+"output:\n"
+"  -J, --json              one JSON document at the end (docs/json.md)\n"
+"      --json-stream       one JSON object per line per interval, then the document\n";
+
+static const char help_units[] =
+"\nSizes take K, M, G, T (powers of 1024); rates take K, M, G, T bits/s (powers of\n"
+"1000) or a B suffix for bytes/s (100MB = 800 Mbit/s); times take s, ms, us, m, h.\n"
+"Exit status: 0 done, 1 failed or partial, 2 bad usage, 130 interrupted (partial\n"
+"results printed).\n";
+
+void cli_help_stream(FILE *out)
+{
+    fprintf(out,
+"usage: netrig stream [-c HOST] [OPTIONS]\n"
+"\n"
+"Throughput between this host and a 'netrig serve' daemon: TCP by default, or paced\n"
+"UDP with -u (loss, jitter, one-way delay).\n"
+"\n");
+    fprintf(out, help_common, SOCK_DEFAULT_PORT, PARAMS_MAX_FLOWS);
+    fprintf(out,
+"stream:\n"
+"  -R, --reverse           server sends, client receives\n"
+"      --bidir             both directions at once (-P flows each way)\n"
+"  -l, --length SIZE       bytes per write (default 128K; UDP: datagram, 1400)\n"
+"  -w, --window SIZE       socket buffer (SO_SNDBUF/SO_RCVBUF) on both ends\n"
+"  -C, --congestion ALGO   congestion control (e.g. bbr, cubic, reno)\n"
+"  -M, --mss BYTES         TCP maximum segment size\n"
+"  -N, --nodelay           TCP_NODELAY on data flows\n"
+"      --fq-rate RATE      per-flow pacing (SO_MAX_PACING_RATE), bits/s: 500M, 2G\n"
+"  -Z, --zerocopy          MSG_ZEROCOPY sends; sendfile() when the kernel would copy\n"
+"UDP:\n"
+"  -u, --udp               paced UDP datagrams with sequence numbers and timestamps\n"
+"  -b, --bitrate RATE      per-flow rate (default 1M)\n"
+"      --pps N             per-flow datagrams per second (instead of -b)\n");
+    fputs(help_units, out);
+}
+
+void cli_help_rr(FILE *out)
+{
+    fprintf(out,
+"usage: netrig rr [-c HOST] [OPTIONS]\n"
+"\n"
+"Request/response latency and rate (netperf's TCP_RR): each flow sends a request and\n"
+"waits for the response; latency percentiles come from a log-linear histogram.\n"
+"\n");
+    fprintf(out, help_common, SOCK_DEFAULT_PORT, PARAMS_MAX_FLOWS);
+    fprintf(out,
+"request/response:\n"
+"  -r, --size REQ[,RESP]   request and response bytes (default 1,1)\n"
+"  -u, --udp               UDP request/response (a lost datagram counts as a timeout)\n"
+"      --depth N           transactions in flight per flow (default 1, closed loop)\n"
+"      --rate TPS          open loop: TPS transactions/s over all flows; latency\n"
+"                          counts from the intended send time\n"
+"      --txn-timeout TIME  give up on an unanswered transaction (default 2s)\n"
+"      --busy-poll         spin on the sockets instead of sleeping in epoll\n"
+"      --histogram FILE    write the full latency distribution to FILE\n"
+"  -w, --window SIZE       socket buffers; -C ALGO congestion control\n");
+    fputs(help_units, out);
+}
+
+void cli_help_crr(FILE *out)
+{
+    fprintf(out,
+"usage: netrig crr [-c HOST] [OPTIONS]\n"
+"\n"
+"Connection rate (netperf's TCP_CRR): each transaction connects, sends a request,\n"
+"reads the response and closes. The server accepts on one SO_REUSEPORT listener per\n"
+"worker thread and closes first, so TIME_WAIT stays on the server.\n"
+"\n");
+    fprintf(out, help_common, SOCK_DEFAULT_PORT, PARAMS_MAX_FLOWS);
+    fprintf(out,
+"connect/request/response:\n"
+"  -r, --size REQ[,RESP]   request and response bytes (default 1,1)\n"
+"      --connect-only      connect and close only: pure connection rate\n"
+"      --txn-timeout TIME  give up on a transaction (default 2s)\n"
+"      --busy-poll         spin on the sockets instead of sleeping in epoll\n"
+"      --histogram FILE    write the full latency distribution to FILE\n"
+"  -C ALGO                 congestion control\n");
+    fputs(help_units, out);
+}
+
+enum {
+    OPT_SERVER_THREADS = 256, OPT_BIDIR, OPT_FQ_RATE, OPT_SERVER_CPUS, OPT_TITLE,
+    OPT_JSON_STREAM, OPT_TIMEOUT, OPT_PPS, OPT_DEPTH, OPT_RATE, OPT_CONNECT_ONLY, OPT_BUSY_POLL,
+    OPT_HISTOGRAM, OPT_TXN_TIMEOUT,
+};
+
+static const struct option test_long[] = {
+    {"client", required_argument, NULL, 'c'},      {"port", required_argument, NULL, 'p'},
+    {"bind", required_argument, NULL, 'B'},        {"time", required_argument, NULL, 't'},
+    {"omit", required_argument, NULL, 'O'},        {"interval", required_argument, NULL, 'i'},
+    {"parallel", required_argument, NULL, 'P'},    {"threads", required_argument, NULL, 'T'},
+    {"reverse", no_argument, NULL, 'R'},           {"length", required_argument, NULL, 'l'},
+    {"window", required_argument, NULL, 'w'},      {"congestion", required_argument, NULL, 'C'},
+    {"mss", required_argument, NULL, 'M'},         {"nodelay", no_argument, NULL, 'N'},
+    {"zerocopy", no_argument, NULL, 'Z'},          {"affinity", required_argument, NULL, 'A'},
+    {"json", no_argument, NULL, 'J'},              {"help", no_argument, NULL, 'h'},
+    {"server-threads", required_argument, NULL, OPT_SERVER_THREADS},
+    {"bidir", no_argument, NULL, OPT_BIDIR},
+    {"fq-rate", required_argument, NULL, OPT_FQ_RATE},
+    {"server-cpus", required_argument, NULL, OPT_SERVER_CPUS},
+    {"title", required_argument, NULL, OPT_TITLE},
+    {"json-stream", no_argument, NULL, OPT_JSON_STREAM},
+    {"timeout", required_argument, NULL, OPT_TIMEOUT},
+    {"udp", no_argument, NULL, 'u'},
+    {"bitrate", required_argument, NULL, 'b'},
+    {"pps", required_argument, NULL, OPT_PPS},
+    {"size", required_argument, NULL, 'r'},
+    {"depth", required_argument, NULL, OPT_DEPTH},
+    {"rate", required_argument, NULL, OPT_RATE},
+    {"connect-only", no_argument, NULL, OPT_CONNECT_ONLY},
+    {"busy-poll", no_argument, NULL, OPT_BUSY_POLL},
+    {"histogram", required_argument, NULL, OPT_HISTOGRAM},
+    {"txn-timeout", required_argument, NULL, OPT_TXN_TIMEOUT},
+    {NULL, 0, NULL, 0},
+};
+
+static int copy_str(const char *opt, const char *val, char *dst, size_t len)
+{
+    if (strlen(val) >= len) {
+        cli_error("value for %s is too long (%zu characters; at most %zu)", opt, strlen(val),
+                  len - 1);
+        return -1;
+    }
+    memcpy(dst, val, strlen(val) + 1);
+    return 0;
+}
+
+struct test_cli {
+    struct client_opts o;
+    enum params_test kind;
+    const char *histogram; /* --histogram FILE */
+    bool length_given;
+};
+
+#define K_STREAM (1u << PARAMS_TEST_STREAM)
+#define K_RR (1u << PARAMS_TEST_RR)
+#define K_CRR (1u << PARAMS_TEST_CRR)
+#define K_TXN (K_RR | K_CRR)
+
+/* Options that only some test commands take. */
+static const struct {
+    int opt;
+    const char *name;
+    unsigned kinds;
+} opt_kinds[] = {
+    {'R', "-R", K_STREAM},          {OPT_BIDIR, "--bidir", K_STREAM},
+    {'l', "-l", K_STREAM},          {'M', "--mss", K_STREAM | K_RR},
+    {'N', "-N", K_STREAM},          {'Z', "-Z", K_STREAM},
+    {OPT_FQ_RATE, "--fq-rate", K_STREAM}, {'b', "-b", K_STREAM},
+    {OPT_PPS, "--pps", K_STREAM},   {'u', "-u", K_STREAM | K_RR},
+    {'r', "-r", K_TXN},             {OPT_DEPTH, "--depth", K_RR},
+    {OPT_RATE, "--rate", K_RR},     {OPT_CONNECT_ONLY, "--connect-only", K_CRR},
+    {OPT_BUSY_POLL, "--busy-poll", K_TXN}, {OPT_HISTOGRAM, "--histogram", K_TXN},
+    {OPT_TXN_TIMEOUT, "--txn-timeout", K_TXN}, {'w', "-w", K_STREAM | K_RR},
+};
+
+static int check_kind(int c, enum params_test kind)
+{
+    for (size_t i = 0; i < sizeof(opt_kinds) / sizeof(opt_kinds[0]); i++) {
+        if (opt_kinds[i].opt != c || (opt_kinds[i].kinds & (1u << kind)))
+            continue;
+        cli_error("option %s does not apply to 'netrig %s': see 'netrig help %s'",
+                  opt_kinds[i].name, params_test_name(kind), params_test_name(kind));
+        return -1;
+    }
+    return 0;
+}
+
+/* -r REQ[,RESP] */
+static int parse_rr_sizes(const char *arg, struct params *p)
+{
+    char req[64];
+    const char *comma = strchr(arg, ',');
+    size_t n = comma ? (size_t)(comma - arg) : strlen(arg);
+
+    if (n == 0 || n >= sizeof(req)) {
+        cli_error("invalid sizes '%s' for -r: use REQ or REQ,RESP in bytes, e.g. 1 or 64,1K", arg);
+        return -1;
+    }
+    memcpy(req, arg, n);
+    req[n] = '\0';
+    if (cli_parse_size("-r", req, PARAMS_MAX_WRITE, &p->req_size))
+        return -1;
+    if (!comma) {
+        p->resp_size = p->req_size;
+        return 0;
+    }
+    return cli_parse_size("-r", comma + 1, PARAMS_MAX_WRITE, &p->resp_size);
+}
+
+static int parse_timeout(const char *opt, const char *arg, uint64_t lo_ns, uint64_t *ns)
+{
+    if (cli_parse_duration(opt, arg, ns))
+        return -1;
+    if (*ns < lo_ns || *ns > 600000000000ULL) {
+        cli_error("%s %s is out of range: use %gs to 600s", opt, arg, lo_ns / 1e9);
+        return -1;
+    }
+    return 0;
+}
+
+/* Options only the transactional and UDP tests take. */
+static int txn_opt(int c, const char *arg, struct test_cli *tc)
+{
+    struct params *p = &tc->o.p;
+    uint64_t v;
+
+    switch (c) {
+    case 'u': p->udp = true; return 0;
+    case 'b':
+        if (cli_parse_rate("-b", arg, &p->udp_rate_bps))
+            return -1;
+        if (!p->udp_rate_bps) {
+            cli_error("rate '%s' for -b sends nothing: give a rate above 0, e.g. 100M", arg);
+            return -1;
+        }
+        return 0;
+    case OPT_PPS:
+        if (units_parse_count(arg, &v) || v == 0 || v > 100000000ULL) {
+            cli_error("invalid value '%s' for --pps: use 1 to 100000000 datagrams/s", arg);
+            return -1;
+        }
+        p->udp_pps = v;
+        return 0;
+    case 'r': return parse_rr_sizes(arg, p);
+    case OPT_DEPTH: return cli_parse_u32("--depth", arg, 1, PARAMS_MAX_DEPTH, &p->depth);
+    case OPT_RATE:
+        if (units_parse_count(arg, &v) || v == 0 || v > PARAMS_MAX_TPS) {
+            cli_error("invalid rate '%s' for --rate: use 1 to %llu transactions/s", arg,
+                      (unsigned long long)PARAMS_MAX_TPS);
+            return -1;
+        }
+        p->rate_tps = v;
+        return 0;
+    case OPT_CONNECT_ONLY: p->connect_only = true; return 0;
+    case OPT_BUSY_POLL: p->busy_poll = true; return 0;
+    case OPT_HISTOGRAM: tc->histogram = arg; return 0;
+    case OPT_TXN_TIMEOUT: return parse_timeout("--txn-timeout", arg, 1000000ULL, &p->txn_timeout_ns);
+    default: return -1;
+    }
+}
+
+/* One option; returns 0, or -1 after printing the error. */
+static int test_opt(int c, const char *arg, struct test_cli *tc)
+{
+    struct client_opts *o = &tc->o;
+    struct params *p = &o->p;
+    uint64_t v;
+
+    if (check_kind(c, tc->kind))
+        return -1;
+    switch (c) {
+    case 'c': return copy_str("-c", arg, o->host, sizeof(o->host));
+    case 'p': return cli_parse_port(arg, &o->port);
+    case 'B': return copy_str("-B", arg, o->bind, sizeof(o->bind));
+    case '4': o->family = 4; return 0;
+    case '6': o->family = 6; return 0;
+    case 't': return cli_parse_duration("-t", arg, &p->duration_ns);
+    case 'O': return cli_parse_duration("-O", arg, &p->omit_ns);
+    case 'i': return cli_parse_duration("-i", arg, &p->interval_ns);
+    case 'P': return cli_parse_u32("-P", arg, 1, PARAMS_MAX_FLOWS, &p->flows);
+    case 'T': return cli_parse_u32("-T", arg, 1, PARAMS_MAX_THREADS, &p->threads);
+    case OPT_SERVER_THREADS:
+        return cli_parse_u32("--server-threads", arg, 1, PARAMS_MAX_THREADS, &p->server_threads);
+    case 'R': p->dir = PARAMS_DIR_REVERSE; return 0;
+    case OPT_BIDIR: p->dir = PARAMS_DIR_BIDIR; return 0;
+    case 'l':
+        tc->length_given = true;
+        return cli_parse_size("-l", arg, PARAMS_MAX_WRITE, &p->write_size);
+    case 'w': return cli_parse_size("-w", arg, PARAMS_MAX_WINDOW, &p->window);
+    case 'C': return copy_str("-C", arg, p->congestion, sizeof(p->congestion));
+    case 'M': return cli_parse_u32("--mss", arg, 88, 65535, &p->mss);
+    case 'N': p->nodelay = true; return 0;
+    case 'Z': p->zerocopy = true; return 0;
+    case OPT_FQ_RATE:
+        if (cli_parse_rate("--fq-rate", arg, &v))
+            return -1;
+        if (v > 1000000000000000ULL) {
+            cli_error("rate '%s' for --fq-rate is too high: at most 1000T", arg);
+            return -1;
+        }
+        p->fq_rate_bps = v;
+        return 0;
+    case 'A': return copy_str("-A", arg, o->cpus, sizeof(o->cpus));
+    case OPT_SERVER_CPUS: return copy_str("--server-cpus", arg, p->server_cpus, sizeof(p->server_cpus));
+    case OPT_TITLE: return copy_str("--title", arg, p->title, sizeof(p->title));
+    case 'J': o->output = CLIENT_OUT_JSON; return 0;
+    case OPT_JSON_STREAM: o->output = CLIENT_OUT_JSON_STREAM; return 0;
+    case OPT_TIMEOUT:
+        if (parse_timeout("--timeout", arg, 100000000ULL, &v))
+            return -1;
+        o->timeout_ms = (int)(v / 1000000);
+        return 0;
+    default: return txn_opt(c, arg, tc);
+    }
+}
+
+static void help_for(enum params_test kind, FILE *out)
+{
+    if (kind == PARAMS_TEST_RR)
+        cli_help_rr(out);
+    else if (kind == PARAMS_TEST_CRR)
+        cli_help_crr(out);
+    else
+        cli_help_stream(out);
+}
+
+/* -A must name CPUs this host has (auto is resolved once the peer is known). */
+static int check_cpus(const char *spec)
+{
+    struct cpulist cl;
+    char err[320], note[320];
+
+    if (!*spec || !strcmp(spec, "auto"))
+        return 0;
+    if (cpulist_resolve(NULL, spec, "127.0.0.1", &cl, err, sizeof(err), note, sizeof(note))) {
+        cli_error("%s", err);
+        return -1;
+    }
+    return 0;
+}
+
+static int parse_test(int argc, char **argv, struct test_cli *tc)
+{
+    const char *name = params_test_name(tc->kind);
+    struct client_opts *o = &tc->o;
+    char err[256];
+    int c;
+
+    memset(o, 0, sizeof(*o));
+    params_defaults(&o->p);
+    o->p.test = tc->kind;
+    o->port = SOCK_DEFAULT_PORT;
+    o->timeout_ms = 10000;
+    o->out = stdout;
+    optind = 1;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, ":c:p:B:46t:O:i:P:T:Rl:w:C:M:NZA:Jhub:r:", test_long,
+                            NULL)) != -1) {
+        if (c == 'h') {
+            help_for(tc->kind, stdout);
+            return 1;
+        }
+        if (c == '?') {
+            cli_error("unknown option '%s' for %s: see 'netrig help %s'", argv[optind - 1], name,
+                      name);
+            return -1;
+        }
+        if (c == ':') {
+            cli_error("option '%s' needs a value: see 'netrig help %s'", argv[optind - 1], name);
+            return -1;
+        }
+        if (test_opt(c, optarg, tc))
+            return -1;
+    }
+    if (optind < argc) {
+        cli_error("unexpected argument '%s': the server is given with -c HOST", argv[optind]);
+        return -1;
+    }
+    if (o->p.udp && tc->kind == PARAMS_TEST_STREAM && !tc->length_given)
+        o->p.write_size = 1400; /* fits a 1500-byte MTU with IPv6 and UDP headers */
+    if (o->p.udp && tc->kind == PARAMS_TEST_STREAM && o->p.write_size < 16) {
+        cli_error("UDP datagram size (-l) %u is too small: use 16 to %u (sequence number and "
+                  "timestamp need 16 bytes)", o->p.write_size, PARAMS_MAX_UDP_DATAGRAM);
+        return -1;
+    }
+    if (params_validate(&o->p, err, sizeof(err))) {
+        cli_error("%s", err);
+        return -1;
+    }
+    return check_cpus(o->cpus);
+}
+
+/* Flows need file descriptors: two per flow on loopback (both ends in this process). */
+static void raise_fd_limit(uint32_t need)
+{
+    struct rlimit rl;
+
+    if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < need + 64) {
+        rl.rlim_cur = rl.rlim_max < need + 64 ? rl.rlim_max : need + 64;
+        setrlimit(RLIMIT_NOFILE, &rl);
+    }
+}
+
+struct embedded {
+    struct server *srv;
+    pthread_t th;
+    volatile sig_atomic_t stop;
+};
+
+static void *embedded_main(void *arg)
+{
+    struct embedded *em = arg;
+    server_run(em->srv, &em->stop);
+    return NULL;
+}
+
+static int embedded_start(struct embedded *em, struct client_opts *o)
+{
+    struct server_opts so = {.port = 0, .family = o->family, .max_tests = 1, .timeout_ms = 10000};
+    char err[256];
+
+    snprintf(so.bind, sizeof(so.bind), "%s", o->family == 6 ? "::1" : "127.0.0.1");
+    em->stop = 0;
+    em->srv = server_create(&so, err, sizeof(err));
+    if (!em->srv) {
+        cli_error("cannot start the built-in loopback server: %s", err);
+        return -1;
+    }
+    snprintf(o->host, sizeof(o->host), "%s", so.bind);
+    o->port = server_port(em->srv);
+    if (pthread_create(&em->th, NULL, embedded_main, em)) {
+        cli_error("cannot start the built-in loopback server thread");
+        server_destroy(em->srv);
+        return -1;
+    }
+    return 0;
+}
+
+static void embedded_stop(struct embedded *em)
+{
+    em->stop = 1;
+    pthread_join(em->th, NULL);
+    server_destroy(em->srv);
+}
+
+/* -J prints the document indented; --json-stream keeps to one object per line. */
+static void print_json(FILE *out, cJSON *doc, bool one_line)
+{
+    char *text = one_line ? cJSON_PrintUnformatted(doc) : cJSON_Print(doc);
+
+    if (text)
+        fprintf(out, "%s\n", text);
+    free(text);
+    cJSON_Delete(doc);
+}
+
+static void print_failure_json(FILE *out, const char *err, bool one_line)
+{
+    cJSON *doc = cJSON_CreateObject();
+
+    if (one_line)
+        cJSON_AddStringToObject(doc, "event", "error");
+    cJSON_AddStringToObject(doc, "netrig_version", NETRIG_VERSION);
+    cJSON_AddStringToObject(doc, "error", err);
+    print_json(out, doc, one_line);
+}
+
+/* --histogram FILE: the client's whole latency distribution. */
+static int write_histogram(const char *path, const struct run_result *r)
+{
+    FILE *f;
+    int rc;
+
+    if (!r->local.lat) {
+        cli_error("no latency histogram to write to '%s'", path);
+        return -1;
+    }
+    f = fopen(path, "w");
+    if (!f) {
+        cli_error("cannot write histogram file '%s': %s", path, strerror(errno));
+        return -1;
+    }
+    rc = histo_write(r->local.lat, f);
+    if (fclose(f) || rc) {
+        cli_error("cannot write histogram file '%s': %s", path, strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
+static void print_report(const struct client_opts *o, const struct run_result *r)
+{
+    cJSON *doc;
+
+    if (o->output == CLIENT_OUT_TEXT) {
+        report_text_summary(o->out, r);
+        return;
+    }
+    doc = report_json_run(r);
+    if (o->output == CLIENT_OUT_JSON_STREAM)
+        cJSON_AddStringToObject(doc, "event", "end");
+    print_json(o->out, doc, o->output == CLIENT_OUT_JSON_STREAM);
+}
+
+int cli_test(enum params_test kind, int argc, char **argv, volatile sig_atomic_t *stop)
+{
+    struct test_cli tc = {.kind = kind};
+    struct client_opts *o = &tc.o;
+    struct embedded em;
+    struct run_result r;
+    char err[512] = "";
+    bool embedded = false;
+    int rc = parse_test(argc, argv, &tc);
+
+    if (rc)
+        return rc > 0 ? CLI_EXIT_OK : CLI_EXIT_USAGE;
+    log_setup("netrig", false, LOG_LVL_WARN);
+    raise_fd_limit(2 * params_total_flows(&o->p) + 16);
+    if (!o->host[0]) {
+        if (embedded_start(&em, o))
+            return CLI_EXIT_FAIL;
+        embedded = true;
+    }
+    rc = client_run(o, stop, &r, err, sizeof(err));
+    if (embedded)
+        embedded_stop(&em);
+    if (rc < 0) {
+        cli_error("%s", err);
+        if (o->output != CLIENT_OUT_TEXT)
+            print_failure_json(o->out, err, o->output == CLIENT_OUT_JSON_STREAM);
+        result_fini(&r);
+        return CLI_EXIT_FAIL;
+    }
+    print_report(o, &r);
+    if (r.partial && !*stop)
+        cli_error("%s", r.error);
+    if (tc.histogram && write_histogram(tc.histogram, &r))
+        rc = 1;
+    result_fini(&r);
+    if (*stop)
+        return CLI_EXIT_INTERRUPTED;
+    return rc ? CLI_EXIT_FAIL : CLI_EXIT_OK;
+}

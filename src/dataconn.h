@@ -1,0 +1,36 @@
+/* dataconn: the data paths that do not come through the daemon's TCP port: UDP sockets (one
+ * per flow, each learning its peer from a hello datagram) and the SO_REUSEPORT listeners of a
+ * crr test (one per server worker). */
+#ifndef NETRIG_DATACONN_H
+#define NETRIG_DATACONN_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/socket.h>
+
+#include "ctl.h"
+#include "sock.h"
+
+struct engine;
+
+/* Server: n UDP sockets on the control connection's local address, ephemeral ports. */
+int dataconn_udp_open(const struct sockaddr_storage *local, uint32_t n, int *fds,
+                      uint16_t *ports, char *err, size_t errlen);
+/* Server: waits for each socket's hello (test id and flow number must match), connects the
+ * socket to the sender and attaches it to the engine. Watches ctl for the client leaving. */
+int dataconn_udp_gather(int ctl, int *fds, uint32_t n, const uint8_t id[CTL_TEST_ID_LEN],
+                        struct engine *e, int timeout_ms, char *err, size_t errlen);
+/* Client: a UDP socket connected to the server's port for one flow. */
+int dataconn_udp_connect(const struct sock_addr *server, uint16_t port, const char *bind_addr,
+                         char *err, size_t errlen);
+/* Client: (re)sends the hello of flow on fd. */
+void dataconn_udp_hello(int fd, const uint8_t id[CTL_TEST_ID_LEN], uint32_t flow);
+
+/* Server: n listeners sharing one port (SO_REUSEPORT) on the control connection's address. */
+int dataconn_crr_listen(const struct sockaddr_storage *local, uint32_t n, int *fds,
+                        uint16_t *port, char *err, size_t errlen);
+
+/* The local address of a connected socket, with port 0. */
+int dataconn_local_addr(int fd, struct sockaddr_storage *out);
+
+#endif
