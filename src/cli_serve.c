@@ -6,6 +6,8 @@
 #include "sock.h"
 
 #include <errno.h>
+#include <pthread.h>
+#include <signal.h>
 #include <fcntl.h>
 #include <getopt.h>
 #include <stdlib.h>
@@ -135,7 +137,7 @@ static int write_pidfile(const char *path)
     return 0;
 }
 
-/* Classic double-fork detach; the parent returns only after the child is ready. */
+/* Classic double fork: the parent exits at once; the grandchild serves, in "/". */
 static int detach(void)
 {
     pid_t pid = fork();
@@ -167,11 +169,27 @@ int cli_serve(int argc, char **argv, volatile sig_atomic_t *stop)
 {
     struct serve_cli sc;
     struct server *s;
-    char err[320];
+    char err[320], pidpath[4096];
+    sigset_t hup;
     int rc = parse_serve(argc, argv, &sc);
 
     if (rc)
         return rc > 0 ? CLI_EXIT_OK : CLI_EXIT_USAGE;
+    /* the daemon changes to "/": a relative pid file path is taken from here */
+    if (sc.pidfile && sc.pidfile[0] != '/') {
+        if (!getcwd(pidpath, sizeof(pidpath)) ||
+            strlen(pidpath) + strlen(sc.pidfile) + 2 > sizeof(pidpath)) {
+            cli_error("cannot resolve pid file path '%s'", sc.pidfile);
+            return CLI_EXIT_USAGE;
+        }
+        strcat(pidpath, "/");
+        strcat(pidpath, sc.pidfile);
+        sc.pidfile = pidpath;
+    }
+    /* SIGHUP (reopen logs) is read from a signalfd by the acceptor: block it everywhere */
+    sigemptyset(&hup);
+    sigaddset(&hup, SIGHUP);
+    pthread_sigmask(SIG_BLOCK, &hup, NULL);
     log_setup("netrig", false, sc.verbose ? LOG_LVL_DBG : LOG_LVL_INFO);
     s = server_create(&sc.so, err, sizeof(err));
     if (!s) {

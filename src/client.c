@@ -6,6 +6,7 @@
 #include "dataconn.h"
 #include "ctl.h"
 #include "engine.h"
+#include "hostfs.h"
 #include "log.h"
 #include "report_json.h"
 #include "report_text.h"
@@ -310,8 +311,14 @@ static void conclude(struct client_ctx *c, struct engine *e, bool ctl_ok)
     engine_finish(e, &c->r->local);
     m = c->early_result;
     c->early_result = NULL;
-    if (!ctl_ok && !m)
+    if (!ctl_ok && !m) {
+        if (!c->r->partial) {
+            c->r->partial = true;
+            snprintf(c->r->error, sizeof(c->r->error),
+                     "could not ask the server to stop: it reported no results");
+        }
         return;
+    }
     if ((!m && expect(c->ctl, "result", c->o->timeout_ms + 10000, c->o->out, &m, err,
                       sizeof(err))) ||
         report_json_side_parse(cJSON_GetObjectItemCaseSensitive(m, "side"),
@@ -330,6 +337,26 @@ static void stamp_start(struct run_result *r)
 
     gmtime_r(&now, &tm);
     strftime(r->started_at, sizeof(r->started_at), "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+/* crr's classic failure: no local port left for a new connection. */
+static void ports_exhausted(char *msg, size_t len)
+{
+    char buf[4096], range[64] = "?";
+    const char *tw;
+    unsigned long long n_tw = 0;
+
+    if (hostfs_read(NULL, "/proc/net/sockstat", buf, sizeof(buf)) > 0 &&
+        (tw = strstr(buf, " tw ")))
+        n_tw = strtoull(tw + 4, NULL, 10);
+    hostfs_read(NULL, "/proc/sys/net/ipv4/ip_local_port_range", range, sizeof(range));
+    for (char *p = range; *p; p++)
+        if (*p == '\t')
+            *p = '-';
+    snprintf(msg, len,
+             "out of local ports (EADDRNOTAVAIL) with %llu sockets in TIME_WAIT: widen "
+             "net.ipv4.ip_local_port_range (now %s), set net.ipv4.tcp_tw_reuse=1, or add "
+             "source addresses with -B", n_tw, range);
 }
 
 static int run_engine(struct client_ctx *c, struct engine *e, volatile sig_atomic_t *stop)
@@ -357,8 +384,11 @@ static int run_engine(struct client_ctx *c, struct engine *e, volatile sig_atomi
     case ENGINE_END_FLOWS:
         c->r->partial = true;
         engine_failed_flows(e, &first_err);
-        snprintf(c->r->error, sizeof(c->r->error), "every data connection ended early%s%s",
-                 first_err ? ": " : "", first_err ? strerror(first_err) : "");
+        if (first_err == EADDRNOTAVAIL)
+            ports_exhausted(c->r->error, sizeof(c->r->error));
+        else
+            snprintf(c->r->error, sizeof(c->r->error), "every flow ended early%s%s",
+                     first_err ? ": " : "", first_err ? strerror(first_err) : "");
         conclude(c, e, true);
         break;
     default:

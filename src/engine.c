@@ -36,7 +36,8 @@ struct engine {
     uint32_t *prev_retrans;
     uint64_t *prev_txns, *prev_lat, *base_txns;
     uint64_t prev_t;
-    struct cpu_sys_snap cpu_meas, cpu_prev;
+    struct cpu_sys_snap cpu_start, cpu_meas, cpu_prev;
+    struct tcpinfo *base_ti;       /* per-flow TCP_INFO at the end of omit (retransmits etc.) */
     struct cpu_thread_snap thr_meas, thr_prev;
     long clk_tck;
     uint64_t cpus_seen[CPULIST_MAX / 64]; /* CPUs the workers were seen running on */
@@ -79,8 +80,9 @@ struct engine *engine_create(const struct params *p, bool is_client, const struc
     e->prev_txns = calloc(e->nflows, sizeof(*e->prev_txns));
     e->prev_lat = calloc(e->nflows, sizeof(*e->prev_lat));
     e->base_txns = calloc(e->nflows, sizeof(*e->base_txns));
+    e->base_ti = calloc(e->nflows, sizeof(*e->base_ti));
     if (!e->flows || !e->workers || !e->tids || !e->base || !e->prev || !e->prev_retrans ||
-        !e->prev_txns || !e->prev_lat || !e->base_txns ||
+        !e->prev_txns || !e->prev_lat || !e->base_txns || !e->base_ti ||
         result_side_init(&e->res, e->nflows, cap_iv))
         goto nomem;
     for (uint32_t w = 0; w < e->nworkers; w++)
@@ -187,6 +189,12 @@ bool engine_complete(const struct engine *e)
     return e->attached == e->nflows;
 }
 
+/* TCP_INFO means something on the flow's fd only for TCP flows that keep one connection. */
+static bool has_tcpinfo(const struct engine *e)
+{
+    return !e->p.udp && e->p.test != PARAMS_TEST_CRR;
+}
+
 static void mark_measure_start(struct engine *e, uint64_t now)
 {
     e->t_meas = now;
@@ -196,6 +204,9 @@ static void mark_measure_start(struct engine *e, uint64_t now)
     for (uint32_t i = 0; i < e->nflows; i++) {
         e->base[i] = atomic_load_explicit(&e->flows[i].bytes, memory_order_relaxed);
         e->base_txns[i] = atomic_load_explicit(&e->flows[i].txns, memory_order_relaxed);
+        /* counters of TCP_INFO that grow over the connection's life start here too */
+        if (e->omit_done && e->p.omit_ns && e->flows[i].fd >= 0 && has_tcpinfo(e))
+            tcpinfo_read(e->flows[i].fd, &e->base_ti[i]);
     }
     cpu_sample_system(NULL, &e->cpu_meas);
     cpu_sample_threads(e->tids, (int)e->nworkers, &e->thr_meas);
@@ -209,6 +220,7 @@ int engine_start(struct engine *e, char *err, size_t errlen)
     }
     e->t0 = e->prev_t = worker_now_ns();
     cpu_sample_system(NULL, &e->cpu_prev);
+    e->cpu_start = e->cpu_prev;
     /* without warm-up, measuring starts before the first byte moves (all counters are 0) */
     if (e->p.omit_ns == 0)
         mark_measure_start(e, e->t0);
@@ -234,12 +246,6 @@ int engine_start(struct engine *e, char *err, size_t errlen)
     }
     cpu_sample_threads(e->tids, (int)e->nworkers, &e->thr_prev);
     return 0;
-}
-
-/* TCP_INFO means something on the flow's fd only for TCP flows that keep one connection. */
-static bool has_tcpinfo(const struct engine *e)
-{
-    return !e->p.udp && e->p.test != PARAMS_TEST_CRR;
 }
 
 static void sample_interval(struct engine *e, uint64_t now, bool omitted,
@@ -452,8 +458,15 @@ void engine_finish(struct engine *e, struct side_result *out)
             ts.user_us += e->workers[w].cpu_at_exit.user_us;
             ts.sys_us += e->workers[w].cpu_at_exit.sys_us;
         }
-        if (!e->omit_done) /* stopped during warm-up: report it all, flagged by the caller */
-            mark_measure_start(e, e->t0);
+        if (!e->omit_done) { /* stopped during warm-up: report all of it (the run is partial) */
+            e->t_meas = e->t0;
+            e->cpu_meas = e->cpu_start;
+            memset(&e->thr_meas, 0, sizeof(e->thr_meas));
+            memset(e->base, 0, e->nflows * sizeof(*e->base));
+            memset(e->base_txns, 0, e->nflows * sizeof(*e->base_txns));
+            memset(e->base_ti, 0, e->nflows * sizeof(*e->base_ti));
+            e->omit_done = true;
+        }
         if (!cpu_sample_system(NULL, &cs))
             cpu_usage_between(&e->cpu_meas, &cs, &e->thr_meas, &ts,
                               (double)(worker_now_ns() - e->t_meas) / 1e9, &e->res.cpu);
@@ -473,8 +486,10 @@ void engine_finish(struct engine *e, struct side_result *out)
                 sf->seconds = e->res.seconds;
             else
                 sf->seconds = last > e->t_meas ? (double)(last - e->t_meas) / 1e9 : 0;
-            if (f->fd >= 0 && has_tcpinfo(e))
+            if (f->fd >= 0 && has_tcpinfo(e)) {
                 tcpinfo_read(f->fd, &sf->ti);
+                tcpinfo_since(&sf->ti, &e->base_ti[i]);
+            }
             copied |= atomic_load(&f->zc_copied);
             collect_counts(e, f, sf);
         }
@@ -534,5 +549,6 @@ void engine_destroy(struct engine *e)
     free(e->prev_txns);
     free(e->prev_lat);
     free(e->base_txns);
+    free(e->base_ti);
     free(e);
 }

@@ -329,8 +329,13 @@ cJSON *report_json_side(const struct side_result *s)
         cJSON_AddItemToObject(fo, "tcpinfo", tcpinfo_json(&f->ti));
         cJSON_AddItemToArray(arr, fo);
     }
+    /* a day at 0.1 s intervals would overflow the client's message limit: send the last
+     * REPORT_JSON_MAX_WIRE_INTERVALS only */
     arr = cJSON_AddArrayToObject(o, "intervals");
-    for (uint32_t i = 0; i < s->nintervals; i++) {
+    for (uint32_t i = s->nintervals > REPORT_JSON_MAX_WIRE_INTERVALS
+                          ? s->nintervals - REPORT_JSON_MAX_WIRE_INTERVALS
+                          : 0;
+         i < s->nintervals; i++) {
         const struct interval *iv = &s->intervals[i];
         cJSON *io = cJSON_CreateObject();
         cJSON_AddNumberToObject(io, "start_s", iv->start_s);

@@ -18,6 +18,7 @@ cJSON *report_json_interval(const struct run_result *r, const struct side_result
 
 /* A side's results on the wire, and back. The parser checks every value; expect_flows bounds
  * the flow ids accepted (each at most once), max_intervals the interval count. */
+#define REPORT_JSON_MAX_WIRE_INTERVALS 100000
 cJSON *report_json_side(const struct side_result *s);
 int report_json_side_parse(const cJSON *o, uint32_t expect_flows, uint32_t max_intervals,
                            struct side_result *out, char *err, size_t errlen);

@@ -12,7 +12,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/epoll.h>
+#include <sys/signalfd.h>
 #include <unistd.h>
 
 #define SERVER_MAX_PENDING 4096 /* connections that have not yet said what they are */
@@ -268,6 +270,9 @@ static void classify(struct server *s, int epfd, struct pending *p)
         return; /* wait for more, until the deadline */
     if (!memcmp(buf, ctl_magic, 3)) {
         int fd = p->fd;
+        char who[80];
+        sock_addr_str((struct sockaddr *)&p->peer, who, sizeof(who));
+        LOG_DBG("control connection from %s", who);
         pending_release(s, epfd, p);
         sock_set_nonblock(fd, false);
         session_spawn(s, fd, &p->peer);
@@ -285,11 +290,13 @@ static void classify(struct server *s, int epfd, struct pending *p)
             pending_drop(s, epfd, p, "malformed data connection hello");
             return;
         }
-        epoll_ctl(epfd, EPOLL_CTL_DEL, fd, NULL);
-        p->fd = -1;
+        pending_release(s, epfd, p);
+        LOG_DBG("data connection for flow %u", flow);
         if (!route_data(s, id, flow, fd)) {
-            p->fd = fd;
-            pending_drop(s, epfd, p, "data connection names no running test");
+            char who[80];
+            sock_addr_str((struct sockaddr *)&p->peer, who, sizeof(who));
+            LOG_WARN("dropped connection from %s: data connection names no running test", who);
+            close(fd);
         }
         return;
     }
@@ -321,15 +328,45 @@ static void wait_sessions(struct server *s)
     pthread_mutex_unlock(&s->lock);
 }
 
+/* SIGHUP, when the caller blocked it: reopen the log. */
+static int hup_open(int epfd, void *tag)
+{
+    sigset_t set, cur;
+    struct epoll_event ev = {.events = EPOLLIN, .data.ptr = tag};
+    int fd;
+
+    pthread_sigmask(SIG_BLOCK, NULL, &cur);
+    if (!sigismember(&cur, SIGHUP))
+        return -1;
+    sigemptyset(&set);
+    sigaddset(&set, SIGHUP);
+    fd = signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
+    if (fd >= 0)
+        epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &ev);
+    return fd;
+}
+
+static void hup_handle(int fd)
+{
+    struct signalfd_siginfo si;
+
+    while (read(fd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
+        log_reopen();
+        LOG_INFO("SIGHUP: log reopened");
+    }
+}
+
 int server_run(struct server *s, volatile sig_atomic_t *stop)
 {
-    int epfd = epoll_create1(EPOLL_CLOEXEC);
+    int epfd = epoll_create1(EPOLL_CLOEXEC), hupfd;
     struct epoll_event ev = {.events = EPOLLIN, .data.ptr = NULL};
+    char hup_tag;
 
     if (epfd < 0)
         return -errno;
     s->stop = stop;
     epoll_ctl(epfd, EPOLL_CTL_ADD, s->lfd, &ev);
+    hupfd = hup_open(epfd, &hup_tag);
     while (!*stop) {
         struct epoll_event evs[64];
         int n = epoll_wait(epfd, evs, 64, 100);
@@ -337,6 +374,8 @@ int server_run(struct server *s, volatile sig_atomic_t *stop)
         for (int i = 0; i < n; i++) {
             if (!evs[i].data.ptr)
                 accept_new(s, epfd);
+            else if (evs[i].data.ptr == &hup_tag)
+                hup_handle(hupfd);
             else if (((struct pending *)evs[i].data.ptr)->fd >= 0)
                 classify(s, epfd, evs[i].data.ptr);
         }
@@ -346,6 +385,8 @@ int server_run(struct server *s, volatile sig_atomic_t *stop)
         if (s->pend[i].fd >= 0)
             pending_drop(s, epfd, &s->pend[i], NULL);
     close(epfd);
+    if (hupfd >= 0)
+        close(hupfd);
     wait_sessions(s);
     return 0;
 }

@@ -11,6 +11,7 @@
 #include "server.h"
 #include "sock.h"
 #include "units.h"
+#include "worker.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -265,11 +266,14 @@ static int gather_flows(struct session *ss)
         return rc;
     }
 
+    uint64_t deadline = worker_now_ns() + deadline_ms * 1000000ULL;
+
     while (!engine_complete(ss->e)) {
         struct pollfd pf[2] = {{.fd = ss->pipe_rd, .events = POLLIN},
                                {.fd = ss->ctl, .events = POLLIN}};
         struct session_data_conn dc;
-        int rc = poll(pf, 2, (int)deadline_ms);
+        uint64_t now = worker_now_ns();
+        int rc = now < deadline ? poll(pf, 2, (int)((deadline - now) / 1000000) + 1) : 0;
 
         if (rc == 0) {
             ctl_send_error(ss->ctl, "timeout", "data connections did not all arrive within %d ms",

@@ -52,3 +52,22 @@ int tcpinfo_read(int fd, struct tcpinfo *out)
         out->snd_wnd = ti.tcpi_snd_wnd;
     return 0;
 }
+
+static uint64_t sub64(uint64_t a, uint64_t b)
+{
+    return a > b ? a - b : 0;
+}
+
+void tcpinfo_since(struct tcpinfo *now, const struct tcpinfo *before)
+{
+    if (!before->valid || !now->valid)
+        return;
+    now->total_retrans = (uint32_t)sub64(now->total_retrans, before->total_retrans);
+    now->busy_us = sub64(now->busy_us, before->busy_us);
+    now->rwnd_limited_us = sub64(now->rwnd_limited_us, before->rwnd_limited_us);
+    now->sndbuf_limited_us = sub64(now->sndbuf_limited_us, before->sndbuf_limited_us);
+    now->bytes_acked = sub64(now->bytes_acked, before->bytes_acked);
+    now->bytes_received = sub64(now->bytes_received, before->bytes_received);
+    now->bytes_retrans = sub64(now->bytes_retrans, before->bytes_retrans);
+    now->data_segs_out = (uint32_t)sub64(now->data_segs_out, before->data_segs_out);
+}

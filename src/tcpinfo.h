@@ -24,4 +24,8 @@ struct tcpinfo {
 /* getsockopt(TCP_INFO); fields the running kernel lacks stay 0. Returns 0 or -errno. */
 int tcpinfo_read(int fd, struct tcpinfo *out);
 
+/* Makes the life-long counters of now (retransmits, chrono times, bytes) relative to an
+ * earlier sample of the same socket; an invalid `before` changes nothing. */
+void tcpinfo_since(struct tcpinfo *now, const struct tcpinfo *before);
+
 #endif
