@@ -89,6 +89,12 @@ extern const struct flow_ops flow_udp_send_ops, flow_udp_recv_ops;
 int flow_rr_init(struct flow *f, const struct params *p, bool is_client);
 int flow_crr_init(struct flow *f, const struct params *p, bool is_client);
 int flow_udp_init(struct flow *f, const struct params *p, bool is_client);
+/* UDP receive accounting, one datagram at a time (exposed for tests): sequence numbers
+ * (received, duplicates, late ones within a 1024-datagram window), and RFC 3550 jitter with
+ * one-way delay from the send time in the datagram. */
+void flow_udp_account(struct flow_udp_rx *rx, uint64_t seq);
+void flow_udp_timing(struct flow_udp_rx *rx, uint64_t send_ns, uint64_t recv_ns);
+
 /* crr client flows connect to this address (set by the engine before start). */
 int flow_crr_set_target(struct flow *f, const struct sockaddr *to, socklen_t len,
                         const char *bind_addr);

@@ -195,7 +195,7 @@ static bool window_test_set(struct flow_udp_rx *rx, uint64_t seq)
 }
 
 /* Accounts one datagram's sequence number. */
-static void account(struct flow_udp_rx *rx, uint64_t seq)
+void flow_udp_account(struct flow_udp_rx *rx, uint64_t seq)
 {
     if (seq >= rx->max_seq_plus1) {
         /* forget the sequence numbers the window now leaves behind */
@@ -223,7 +223,7 @@ static void account(struct flow_udp_rx *rx, uint64_t seq)
     rx->received++;
 }
 
-static void timing(struct flow_udp_rx *rx, uint64_t send_ns, uint64_t recv_ns)
+void flow_udp_timing(struct flow_udp_rx *rx, uint64_t send_ns, uint64_t recv_ns)
 {
     int64_t transit = (int64_t)(recv_ns - send_ns);
     uint64_t owd = transit > 0 ? (uint64_t)transit : 0;
@@ -262,8 +262,8 @@ static int udp_recv_event(struct worker *w, struct flow *f, uint32_t events)
         if (n < UDP_HDR || !memcmp(w->buf, ctl_data_magic, 4))
             continue; /* a repeated hello, or not ours */
         memcpy(&h, w->buf, sizeof(h));
-        account(rx, h.seq);
-        timing(rx, h.send_ns, realtime_ns());
+        flow_udp_account(rx, h.seq);
+        flow_udp_timing(rx, h.send_ns, realtime_ns());
         moved += (uint64_t)n;
     }
     if (moved) {
