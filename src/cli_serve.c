@@ -1,11 +1,15 @@
 /* cli_serve: `netrig serve` options, daemonizing and the pid file. */
 #include "cli.h"
 
+#include "acl.h"
+#include "auth.h"
 #include "log.h"
+#include "params.h"
 #include "server.h"
 #include "sock.h"
 
 #include <errno.h>
+#include <openssl/crypto.h>
 #include <pthread.h>
 #include <signal.h>
 #include <fcntl.h>
@@ -30,6 +34,17 @@ void cli_help_serve(FILE *out)
 "      --exclusive       throughput tests wait their turn instead of sharing the host\n"
 "      --timeout TIME    limit for each control step and a new connection's hello\n"
 "                        (default 10s)\n"
+"limits and access:\n"
+"      --max-client-tests N  tests at once from one client address\n"
+"      --max-duration TIME   longest test accepted (omit included)\n"
+"      --max-flows N         most flows in one test\n"
+"      --max-rate RATE       most bits/s per test: TCP flows are paced to their share,\n"
+"                            UDP tests above it are refused, offenders are stopped\n"
+"      --allow CIDR          accept only these addresses (repeatable)\n"
+"      --deny CIDR           refuse these addresses (repeatable; wins over --allow)\n"
+"      --auth-file FILE      require HMAC challenge-response; FILE has 'user secret'\n"
+"                            lines and must be mode 0600\n"
+"daemon:\n"
 "  -D, --daemon          detach and log to syslog\n"
 "      --pidfile FILE    write the daemon's pid here\n"
 "      --syslog          log to syslog even in the foreground\n"
@@ -37,7 +52,10 @@ void cli_help_serve(FILE *out)
             SOCK_DEFAULT_PORT);
 }
 
-enum { OPT_MAX_TESTS = 256, OPT_EXCLUSIVE, OPT_PIDFILE, OPT_SYSLOG, OPT_TIMEOUT };
+enum {
+    OPT_MAX_TESTS = 256, OPT_EXCLUSIVE, OPT_PIDFILE, OPT_SYSLOG, OPT_TIMEOUT, OPT_MAX_CLIENT,
+    OPT_MAX_DURATION, OPT_MAX_FLOWS, OPT_MAX_RATE, OPT_ALLOW, OPT_DENY, OPT_AUTH_FILE,
+};
 
 static const struct option serve_long[] = {
     {"port", required_argument, NULL, 'p'},   {"bind", required_argument, NULL, 'B'},
@@ -48,6 +66,13 @@ static const struct option serve_long[] = {
     {"pidfile", required_argument, NULL, OPT_PIDFILE},
     {"syslog", no_argument, NULL, OPT_SYSLOG},
     {"timeout", required_argument, NULL, OPT_TIMEOUT},
+    {"max-client-tests", required_argument, NULL, OPT_MAX_CLIENT},
+    {"max-duration", required_argument, NULL, OPT_MAX_DURATION},
+    {"max-flows", required_argument, NULL, OPT_MAX_FLOWS},
+    {"max-rate", required_argument, NULL, OPT_MAX_RATE},
+    {"allow", required_argument, NULL, OPT_ALLOW},
+    {"deny", required_argument, NULL, OPT_DENY},
+    {"auth-file", required_argument, NULL, OPT_AUTH_FILE},
     {NULL, 0, NULL, 0},
 };
 
@@ -55,7 +80,53 @@ struct serve_cli {
     struct server_opts so;
     bool daemonize, use_syslog, verbose;
     const char *pidfile;
+    const char *auth_file;
+    struct acl acl;
+    struct auth auth;
 };
+
+static int acl_opt(const char *opt, const char *arg, struct serve_cli *sc, bool deny)
+{
+    int rc = acl_add(&sc->acl, arg, deny);
+
+    if (rc == -ENOSPC)
+        cli_error("too many %s entries: at most %d", opt, ACL_MAX);
+    else if (rc)
+        cli_error("invalid address '%s' for %s: use CIDR such as 192.0.2.0/24 or 2001:db8::/32",
+                  arg, opt);
+    return rc ? -1 : 0;
+}
+
+/* --max-* limits, --allow/--deny and --auth-file. */
+static int limit_opt(int c, const char *arg, struct serve_cli *sc)
+{
+    switch (c) {
+    case OPT_MAX_CLIENT:
+        return cli_parse_u32("--max-client-tests", arg, 1, 1000, &sc->so.max_client_tests);
+    case OPT_MAX_DURATION:
+        if (cli_parse_duration("--max-duration", arg, &sc->so.max_duration_ns))
+            return -1;
+        if (sc->so.max_duration_ns < 100000000ULL) {
+            cli_error("--max-duration %s is too short: use at least 0.1s", arg);
+            return -1;
+        }
+        return 0;
+    case OPT_MAX_FLOWS:
+        return cli_parse_u32("--max-flows", arg, 1, 2 * PARAMS_MAX_FLOWS, &sc->so.max_flows);
+    case OPT_MAX_RATE:
+        if (cli_parse_rate("--max-rate", arg, &sc->so.max_rate_bps))
+            return -1;
+        if (!sc->so.max_rate_bps) {
+            cli_error("--max-rate %s allows nothing: give a rate above 0, e.g. 1G", arg);
+            return -1;
+        }
+        return 0;
+    case OPT_ALLOW: return acl_opt("--allow", arg, sc, false);
+    case OPT_DENY: return acl_opt("--deny", arg, sc, true);
+    case OPT_AUTH_FILE: sc->auth_file = arg; return 0;
+    default: return -1;
+    }
+}
 
 static int serve_opt(int c, const char *arg, struct serve_cli *sc)
 {
@@ -87,7 +158,7 @@ static int serve_opt(int c, const char *arg, struct serve_cli *sc)
         }
         sc->so.timeout_ms = (int)(ns / 1000000);
         return 0;
-    default: return -1;
+    default: return limit_opt(c, arg, sc);
     }
 }
 
@@ -118,6 +189,16 @@ static int parse_serve(int argc, char **argv, struct serve_cli *sc)
         cli_error("unexpected argument '%s' for serve", argv[optind]);
         return -1;
     }
+    if (sc->auth_file) {
+        char err[512];
+        if (auth_load(sc->auth_file, &sc->auth, err, sizeof(err))) {
+            cli_error("%s", err);
+            return -1;
+        }
+        sc->so.auth = &sc->auth;
+    }
+    if (sc->acl.nallow || sc->acl.ndeny)
+        sc->so.acl = &sc->acl;
     return 0;
 }
 
@@ -167,7 +248,7 @@ static int detach(void)
 
 int cli_serve(int argc, char **argv, volatile sig_atomic_t *stop)
 {
-    struct serve_cli sc;
+    struct serve_cli sc; /* about 90 KiB (secrets, address lists): fine on the main stack */
     struct server *s;
     char err[320], pidpath[4096];
     sigset_t hup;
@@ -215,5 +296,6 @@ int cli_serve(int argc, char **argv, volatile sig_atomic_t *stop)
     if (sc.pidfile)
         unlink(sc.pidfile);
     server_destroy(s);
+    OPENSSL_cleanse(&sc.auth, sizeof(sc.auth));
     return CLI_EXIT_OK;
 }

@@ -28,6 +28,8 @@ static const char help_common[] =
 "  -4, -6                  IPv4 or IPv6 only\n"
 "  -B, --bind ADDR         local address for every connection\n"
 "      --timeout TIME      connect and control-reply timeout (default 10s)\n"
+"      --user NAME         authenticate as NAME (secret from $NETRIG_SECRET or\n"
+"      --credentials FILE  a 'user secret' file of mode 0600)\n"
 "timing and placement:\n"
 "  -t, --time TIME         duration, after the omitted warm-up (default 10s)\n"
 "  -O, --omit TIME         warm-up left out of the results (default 0)\n"
@@ -122,7 +124,7 @@ void cli_help_crr(FILE *out)
 enum {
     OPT_SERVER_THREADS = 256, OPT_BIDIR, OPT_FQ_RATE, OPT_SERVER_CPUS, OPT_TITLE,
     OPT_JSON_STREAM, OPT_TIMEOUT, OPT_PPS, OPT_DEPTH, OPT_RATE, OPT_CONNECT_ONLY, OPT_BUSY_POLL,
-    OPT_HISTOGRAM, OPT_TXN_TIMEOUT,
+    OPT_HISTOGRAM, OPT_TXN_TIMEOUT, OPT_USER, OPT_CREDENTIALS,
 };
 
 static const struct option test_long[] = {
@@ -152,6 +154,8 @@ static const struct option test_long[] = {
     {"busy-poll", no_argument, NULL, OPT_BUSY_POLL},
     {"histogram", required_argument, NULL, OPT_HISTOGRAM},
     {"txn-timeout", required_argument, NULL, OPT_TXN_TIMEOUT},
+    {"user", required_argument, NULL, OPT_USER},
+    {"credentials", required_argument, NULL, OPT_CREDENTIALS},
     {NULL, 0, NULL, 0},
 };
 
@@ -325,6 +329,9 @@ static int test_opt(int c, const char *arg, struct test_cli *tc)
     case 'A': return copy_str("-A", arg, o->cpus, sizeof(o->cpus));
     case OPT_SERVER_CPUS: return copy_str("--server-cpus", arg, p->server_cpus, sizeof(p->server_cpus));
     case OPT_TITLE: return copy_str("--title", arg, p->title, sizeof(p->title));
+    case OPT_USER: return copy_str("--user", arg, o->user, sizeof(o->user));
+    case OPT_CREDENTIALS:
+        return copy_str("--credentials", arg, o->credentials, sizeof(o->credentials));
     case 'J': o->output = CLIENT_OUT_JSON; return 0;
     case OPT_JSON_STREAM: o->output = CLIENT_OUT_JSON_STREAM; return 0;
     case OPT_TIMEOUT:

@@ -4,16 +4,20 @@
 
 #include "cpulist.h"
 #include "dataconn.h"
+#include "auth.h"
 #include "ctl.h"
+#include "policy.h"
 #include "engine.h"
 #include "hostfs.h"
 #include "log.h"
 #include "report_json.h"
 #include "report_text.h"
 #include "sock.h"
+#include "units.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <openssl/crypto.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <stdlib.h>
@@ -31,7 +35,7 @@ struct client_ctx {
     cJSON *early_result; /* the server ended the test itself (shutting down) */
 };
 
-static void on_interval(void *arg, const struct side_result *s, const struct interval *iv)
+static int on_interval(void *arg, const struct side_result *s, const struct interval *iv)
 {
     struct client_ctx *c = arg;
 
@@ -47,6 +51,7 @@ static void on_interval(void *arg, const struct side_result *s, const struct int
         free(text);
         cJSON_Delete(j);
     }
+    return 0;
 }
 
 static const char *msg_text(const cJSON *m)
@@ -81,9 +86,15 @@ static int on_watch(void *arg)
     return -1;
 }
 
-/* Waits for a message of the wanted type; "error" and "queued" are handled here. */
-static int expect(int ctl, const char *want, int timeout_ms, FILE *out, cJSON **msg, char *err,
-                  size_t errlen)
+struct client_auth {
+    const char *user;
+    const char *secret;
+};
+
+/* Waits for a message of the wanted type; "error", "queued" and (with auth) "challenge" are
+ * handled here. */
+static int expect_auth(int ctl, const char *want, int timeout_ms, FILE *out,
+                       const struct client_auth *auth, cJSON **msg, char *err, size_t errlen)
 {
     for (;;) {
         cJSON *m = NULL;
@@ -98,6 +109,14 @@ static int expect(int ctl, const char *want, int timeout_ms, FILE *out, cJSON **
         if (!strcmp(ctl_type(m), want)) {
             *msg = m;
             return 0;
+        }
+        if (!strcmp(ctl_type(m), "challenge") && auth) {
+            rc = policy_answer_challenge(ctl, m, auth->user, auth->secret, timeout_ms, err,
+                                         errlen);
+            cJSON_Delete(m);
+            if (rc)
+                return rc;
+            continue;
         }
         if (!strcmp(ctl_type(m), "queued")) {
             const cJSON *ahead = cJSON_GetObjectItemCaseSensitive(m, "ahead");
@@ -116,24 +135,43 @@ static int expect(int ctl, const char *want, int timeout_ms, FILE *out, cJSON **
     }
 }
 
+static int expect(int ctl, const char *want, int timeout_ms, FILE *out, cJSON **msg, char *err,
+                  size_t errlen)
+{
+    return expect_auth(ctl, want, timeout_ms, out, NULL, msg, err, errlen);
+}
+
 static int hello(const struct client_opts *o, int ctl, uint8_t id[CTL_TEST_ID_LEN],
                  struct run_result *r, cJSON **accept, char *err, size_t errlen)
 {
     cJSON *m = ctl_msg_new("hello"), *reply = NULL;
     const cJSON *hex, *ver;
+    char secret[AUTH_SECRET_MAX] = "";
+    struct client_auth ca;
     int rc;
 
     cJSON_AddNumberToObject(m, "proto", CTL_PROTO_VERSION);
     cJSON_AddStringToObject(m, "netrig_version", NETRIG_VERSION);
     cJSON_AddStringToObject(m, "test", params_test_name(o->p.test));
     cJSON_AddItemToObject(m, "params", params_to_json(&o->p));
+    if (o->user[0])
+        cJSON_AddStringToObject(m, "user", o->user);
     rc = ctl_send(ctl, m, o->timeout_ms);
     cJSON_Delete(m);
     if (rc) {
         snprintf(err, errlen, "cannot send the test request: %s", strerror(-rc));
         return rc;
     }
-    rc = expect(ctl, "accept", o->timeout_ms, o->out, &reply, err, errlen);
+    if (o->user[0]) {
+        rc = auth_client_secret(o->credentials[0] ? o->credentials : NULL, o->user, secret,
+                                sizeof(secret), err, errlen);
+        if (rc)
+            return rc;
+    }
+    ca.user = o->user;
+    ca.secret = o->user[0] ? secret : NULL;
+    rc = expect_auth(ctl, "accept", o->timeout_ms, o->out, &ca, &reply, err, errlen);
+    OPENSSL_cleanse(secret, sizeof(secret));
     if (rc)
         return rc;
     hex = cJSON_GetObjectItemCaseSensitive(reply, "test_id");
@@ -330,6 +368,22 @@ static void conclude(struct client_ctx *c, struct engine *e, bool ctl_ok)
     cJSON_Delete(m);
 }
 
+/* A server with --max-rate names each flow's share: our senders pace to it. */
+static void apply_rate_limit(const cJSON *accept, struct params *p, struct run_result *r)
+{
+    const cJSON *lim = cJSON_GetObjectItemCaseSensitive(accept, "flow_rate_limit_bps");
+
+    if (!cJSON_IsNumber(lim) || lim->valuedouble < 1 || lim->valuedouble > 1e15)
+        return;
+    if (!p->fq_rate_bps || p->fq_rate_bps > (uint64_t)lim->valuedouble) {
+        p->fq_rate_bps = (uint64_t)lim->valuedouble;
+        r->params.fq_rate_bps = p->fq_rate_bps;
+        char rate[32];
+        units_format_rate(lim->valuedouble, rate, sizeof(rate));
+        snprintf(r->note, sizeof(r->note), "the server's --max-rate paces each flow to %s", rate);
+    }
+}
+
 static void stamp_start(struct run_result *r)
 {
     time_t now = time(NULL);
@@ -410,6 +464,7 @@ int client_run(const struct client_opts *o, volatile sig_atomic_t *stop,
     uint8_t id[CTL_TEST_ID_LEN];
     char host[INET6_ADDRSTRLEN + 8], note[320];
     cJSON *ready = NULL, *accept = NULL, *m;
+    struct params p;
     int rc;
 
     memset(r, 0, sizeof(*r));
@@ -432,7 +487,9 @@ int client_run(const struct client_opts *o, volatile sig_atomic_t *stop,
     rc = hello(o, c.ctl, id, r, &accept, err, errlen);
     if (rc)
         goto out;
-    e = engine_create(&o->p, true, &cpus, err, errlen);
+    p = o->p;
+    apply_rate_limit(accept, &p, r);
+    e = engine_create(&p, true, &cpus, err, errlen);
     if (!e) {
         rc = -ENOMEM;
         goto out;

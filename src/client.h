@@ -22,6 +22,8 @@ struct client_opts {
     enum client_output output;
     int timeout_ms;       /* connect and control replies */
     FILE *out;
+    char user[64];        /* --user: answer the server's challenge as this user */
+    char credentials[256]; /* --credentials FILE (else $NETRIG_SECRET) */
 };
 
 /* Returns 0 on a complete test, 1 when results are partial (r->error says why), or a negative

@@ -248,15 +248,16 @@ int engine_start(struct engine *e, char *err, size_t errlen)
     return 0;
 }
 
-static void sample_interval(struct engine *e, uint64_t now, bool omitted,
-                            const struct engine_hooks *h)
+/* Returns the interval hook's verdict: non-zero ends the run. */
+static int sample_interval(struct engine *e, uint64_t now, bool omitted,
+                           const struct engine_hooks *h)
 {
     struct interval *iv = result_side_next_interval(&e->res);
     struct cpu_sys_snap cs;
     struct cpu_thread_snap ts;
 
     if (!iv)
-        return;
+        return 0;
     iv->start_s = (double)(e->prev_t - e->t0) / 1e9;
     iv->end_s = (double)(now - e->t0) / 1e9;
     iv->omitted = omitted;
@@ -299,8 +300,7 @@ static void sample_interval(struct engine *e, uint64_t now, bool omitted,
         e->thr_prev = ts;
     }
     e->prev_t = now;
-    if (h->on_interval)
-        h->on_interval(h->ctx, &e->res, iv);
+    return h->on_interval ? h->on_interval(h->ctx, &e->res, iv) : 0;
 }
 
 /* Where the workers run now: recorded because placement changes results up to 5x. */
@@ -360,7 +360,10 @@ enum engine_end engine_run(struct engine *e, const struct engine_hooks *h)
             next_iv = iv_ns ? now + iv_ns : 0;
         }
         if (next_iv && now >= next_iv) {
-            sample_interval(e, now, !e->omit_done, h);
+            if (sample_interval(e, now, !e->omit_done, h)) {
+                why = ENGINE_END_LIMIT;
+                break;
+            }
             next_iv += iv_ns;
             if (next_iv <= now)
                 next_iv = now + iv_ns; /* we overslept: skip, never burst */

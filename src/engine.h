@@ -21,6 +21,7 @@ enum engine_end {
     ENGINE_END_SIGNAL,  /* the stop flag was raised (Ctrl-C, SIGTERM) */
     ENGINE_END_FLOWS,   /* every flow ended before time (peer gone) */
     ENGINE_END_ERROR,   /* the watch hook reported a failure */
+    ENGINE_END_LIMIT,   /* the interval hook ended the run */
 };
 
 struct engine_hooks {
@@ -28,8 +29,9 @@ struct engine_hooks {
     int watch_fd;      /* -1: none */
     /* watch_fd is readable: return 1 to stop, 0 to go on, <0 on failure */
     int (*on_watch)(void *ctx);
-    /* an interval was sampled (called on the engine's thread, outside the hot path) */
-    void (*on_interval)(void *ctx, const struct side_result *s, const struct interval *iv);
+    /* an interval was sampled (on the engine's thread, outside the hot path); return
+     * non-zero to end the run (a limit was exceeded) */
+    int (*on_interval)(void *ctx, const struct side_result *s, const struct interval *iv);
     volatile sig_atomic_t *stop_flag;
     void *ctx;
 };

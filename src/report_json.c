@@ -248,6 +248,8 @@ cJSON *report_json_run(const struct run_result *r)
         cJSON_AddItemToArray(warn, cJSON_CreateString(r->local.warning));
     if (r->remote.warning[0])
         cJSON_AddItemToArray(warn, cJSON_CreateString(r->remote.warning));
+    if (r->note[0])
+        cJSON_AddItemToArray(warn, cJSON_CreateString(r->note));
     cJSON_AddBoolToObject(o, "partial", r->partial);
     if (r->error[0])
         cJSON_AddStringToObject(o, "error", r->error);

@@ -130,6 +130,8 @@ static void placement(FILE *out, const struct side_result *s)
 
 static void notes(FILE *out, const struct run_result *r)
 {
+    if (r->note[0])
+        fprintf(out, "Note        %s\n", r->note);
     if (r->local.warning[0])
         fprintf(out, "Note        local: %s\n", r->local.warning);
     if (r->remote.warning[0])

@@ -139,6 +139,7 @@ struct run_result {
     struct run_summary summary;
     bool partial;
     char error[256];
+    char note[256]; /* something the run's set-up changed (e.g. pacing a server imposed) */
 };
 
 /* Allocates flows and room for cap_intervals intervals (per-flow cells when they fit). */

@@ -8,6 +8,7 @@
 #include "worker.h"
 
 #include <errno.h>
+#include <netinet/in.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,6 +25,13 @@ struct pending {
     int fd;
     uint64_t deadline_ns;
     struct sockaddr_storage peer;
+};
+
+#define SERVER_CLIENTS_MAX 1024 /* client addresses with tests running at once */
+
+struct client_count {
+    uint8_t key[16];
+    uint32_t running;
 };
 
 struct reg_entry {
@@ -44,6 +52,7 @@ struct server {
     uint32_t npending;
     bool accept_paused; /* every pending slot taken: new connections wait in the backlog */
     struct reg_entry reg[SERVER_REG_CAP];
+    struct client_count clients[SERVER_CLIENTS_MAX];
     struct pending pend[SERVER_MAX_PENDING];
 };
 
@@ -84,24 +93,69 @@ volatile sig_atomic_t *server_stop_flag(const struct server *s)
     return s->stop;
 }
 
-int server_admit(struct server *s, uint32_t *running)
+/* A peer's address as a key (IPv4-mapped IPv6 folded to IPv4), ports ignored. */
+static void peer_key(const struct sockaddr *sa, uint8_t key[16])
 {
+    memset(key, 0, 16);
+    if (sa->sa_family == AF_INET) {
+        memcpy(key + 12, &((const struct sockaddr_in *)sa)->sin_addr, 4);
+        key[10] = key[11] = 0xff;
+    } else if (sa->sa_family == AF_INET6) {
+        memcpy(key, &((const struct sockaddr_in6 *)sa)->sin6_addr, 16);
+    }
+}
+
+/* The per-client slot of this peer (creating it with add); NULL when none or full. */
+static struct client_count *client_slot(struct server *s, const uint8_t key[16], bool add)
+{
+    struct client_count *free_slot = NULL;
+
+    for (int i = 0; i < SERVER_CLIENTS_MAX; i++) {
+        if (s->clients[i].running && !memcmp(s->clients[i].key, key, 16))
+            return &s->clients[i];
+        if (!s->clients[i].running && !free_slot)
+            free_slot = &s->clients[i];
+    }
+    if (add && free_slot)
+        memcpy(free_slot->key, key, 16);
+    return add ? free_slot : NULL;
+}
+
+int server_admit(struct server *s, const struct sockaddr *peer, uint32_t *running)
+{
+    struct client_count *cc;
+    uint8_t key[16];
     int rc = 0;
 
+    peer_key(peer, key);
     pthread_mutex_lock(&s->lock);
-    if (s->running >= s->o.max_tests)
+    cc = client_slot(s, key, true);
+    if (s->running >= s->o.max_tests) {
         rc = -EBUSY;
-    else
+        *running = s->running;
+    } else if (!cc || (s->o.max_client_tests && cc->running >= s->o.max_client_tests)) {
+        rc = -EUSERS;
+        *running = cc ? cc->running : 0;
+    } else {
         s->running++;
-    *running = s->running;
+        cc->running++;
+        *running = s->running;
+    }
     pthread_mutex_unlock(&s->lock);
     return rc;
 }
 
-void server_release(struct server *s)
+void server_release(struct server *s, const struct sockaddr *peer)
 {
+    struct client_count *cc;
+    uint8_t key[16];
+
+    peer_key(peer, key);
     pthread_mutex_lock(&s->lock);
     s->running--;
+    cc = client_slot(s, key, false);
+    if (cc)
+        cc->running--;
     pthread_mutex_unlock(&s->lock);
 }
 
@@ -239,6 +293,13 @@ static void accept_new(struct server *s, int epfd)
 
         if (fd < 0)
             return;
+        if (s->o.acl && !acl_permits(s->o.acl, (struct sockaddr *)&peer)) {
+            char who[80];
+            sock_addr_str((struct sockaddr *)&peer, who, sizeof(who));
+            LOG_WARN("refused connection from %s: not allowed by --allow/--deny", who);
+            close(fd);
+            continue;
+        }
         for (int i = 0; i < SERVER_MAX_PENDING && !slot; i++)
             if (s->pend[i].fd < 0)
                 slot = &s->pend[i];

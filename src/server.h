@@ -8,6 +8,8 @@
 #include <stdint.h>
 #include <sys/socket.h>
 
+#include "acl.h"
+#include "auth.h"
 #include "ctl.h"
 
 struct server_opts {
@@ -17,6 +19,12 @@ struct server_opts {
     uint32_t max_tests;   /* tests running at once */
     bool exclusive;       /* throughput tests run one at a time; others queue */
     int timeout_ms;       /* each control stage and each new connection's first bytes */
+    uint32_t max_client_tests; /* tests at once from one client address; 0 = no limit */
+    uint64_t max_duration_ns;  /* longest test (omit included); 0 = no limit */
+    uint32_t max_flows;        /* most flows in one test; 0 = no limit */
+    uint64_t max_rate_bps;     /* most bits/s one test may move; 0 = no limit */
+    const struct acl *acl;     /* --allow / --deny; NULL = everyone */
+    const struct auth *auth;   /* --auth-file; NULL = no authentication */
 };
 
 struct server;
@@ -30,9 +38,10 @@ void server_destroy(struct server *s);
 /* ---- used by session.c ---- */
 const struct server_opts *server_opts(const struct server *s);
 volatile sig_atomic_t *server_stop_flag(const struct server *s);
-/* Admission: 0, or -EBUSY with the count of running tests in *running. */
-int server_admit(struct server *s, uint32_t *running);
-void server_release(struct server *s);
+/* Admission: 0; -EBUSY when --max-tests tests run (their count in *running); -EUSERS when
+ * this client address already runs --max-client-tests (its count in *running). */
+int server_admit(struct server *s, const struct sockaddr *peer, uint32_t *running);
+void server_release(struct server *s, const struct sockaddr *peer);
 /* --exclusive: blocks up to wait_ms for the turn; *ahead tells how many hold or wait. */
 int server_exclusive_acquire(struct server *s, int wait_ms, void (*queued)(void *, uint32_t),
                              void *ctx);

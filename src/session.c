@@ -4,6 +4,7 @@
 
 #include "cpulist.h"
 #include "ctl.h"
+#include "policy.h"
 #include "dataconn.h"
 #include "engine.h"
 #include "log.h"
@@ -42,6 +43,8 @@ struct session {
     uint32_t n_side_fds;
     struct engine *e;
     bool admitted, exclusive, registered;
+    char user[AUTH_NAME_MAX];  /* from the hello, checked when the server has --auth-file */
+    uint64_t flow_rate_bps;    /* --max-rate: each flow's share, 0 = unlimited */
 };
 
 static int timeout_ms(const struct session *ss)
@@ -65,6 +68,11 @@ static int read_hello(struct session *ss)
     }
     proto = cJSON_GetObjectItemCaseSensitive(m, "proto");
     test = cJSON_GetObjectItemCaseSensitive(m, "test");
+    {
+        const cJSON *user = cJSON_GetObjectItemCaseSensitive(m, "user");
+        if (cJSON_IsString(user) && strlen(user->valuestring) < sizeof(ss->user))
+            snprintf(ss->user, sizeof(ss->user), "%s", user->valuestring);
+    }
     rc = -EPROTO;
     if (strcmp(ctl_type(m), "hello"))
         snprintf(err, sizeof(err), "expected a 'hello' message, got '%s'", ctl_type(m));
@@ -129,8 +137,29 @@ static int admit(struct session *ss)
     struct cpulist cpus;
     char err[320], note[320];
     uint32_t running;
+    int rc;
 
-    if (server_admit(ss->srv, &running)) {
+    if (o->auth && policy_authenticate(ss->ctl, o->auth, ss->user, timeout_ms(ss), err,
+                                       sizeof(err))) {
+        LOG_WARN("client %s: refused: %s", ss->who, err);
+        ctl_send_error(ss->ctl, "auth_failed", "%s", err);
+        return -EACCES;
+    }
+    if (policy_check_limits(o, &ss->p, &ss->flow_rate_bps, err, sizeof(err))) {
+        LOG_WARN("client %s: refused: %s", ss->who, err);
+        ctl_send_error(ss->ctl, "limit", "%s", err);
+        return -EPERM;
+    }
+    rc = server_admit(ss->srv, (struct sockaddr *)&ss->peer, &running);
+    if (rc == -EUSERS) {
+        LOG_WARN("client %s: refused: %u tests from this address", ss->who, running);
+        ctl_send_error(ss->ctl, "busy",
+                       "server busy: this address already runs %u tests (its "
+                       "--max-client-tests is %u); try again later", running,
+                       o->max_client_tests);
+        return -EBUSY;
+    }
+    if (rc) {
         LOG_WARN("client %s: refused: busy, %u tests running", ss->who, running);
         ctl_send_error(ss->ctl, "busy",
                        "server busy: %u tests running (its --max-tests is %u); try again later",
@@ -229,6 +258,8 @@ static int register_test(struct session *ss)
     m = ctl_msg_new("accept");
     cJSON_AddStringToObject(m, "test_id", ss->idhex);
     cJSON_AddStringToObject(m, "netrig_version", NETRIG_VERSION);
+    if (ss->flow_rate_bps)
+        cJSON_AddNumberToObject(m, "flow_rate_limit_bps", (double)ss->flow_rate_bps);
     rc = open_side_paths(ss, m);
     if (!rc)
         rc = ctl_send(ss->ctl, m, timeout_ms(ss));
@@ -330,12 +361,30 @@ static int on_watch(void *arg)
     return -1;
 }
 
+/* --max-rate: a client that ignores its pacing is stopped. */
+static int on_interval(void *arg, const struct side_result *s, const struct interval *iv)
+{
+    struct session *ss = arg;
+    uint64_t limit = server_opts(ss->srv)->max_rate_bps;
+
+    (void)s;
+    if (iv->omitted || !policy_rate_exceeded(limit, iv))
+        return 0;
+    char lim[32];
+
+    units_format_rate((double)limit, lim, sizeof(lim));
+    LOG_WARN("test %.8s from %s: over --max-rate (%s): stopped", ss->idhex, ss->who, lim);
+    ctl_send_error(ss->ctl, "limit", "test exceeded this server's --max-rate of %s", lim);
+    return 1;
+}
+
 static void run_and_report(struct session *ss)
 {
     struct engine_hooks h = {
         .run_ns = ss->p.duration_ns + ss->p.omit_ns + SESSION_WATCHDOG_NS,
         .watch_fd = ss->ctl,
         .on_watch = on_watch,
+        .on_interval = server_opts(ss->srv)->max_rate_bps ? on_interval : NULL,
         .stop_flag = server_stop_flag(ss->srv),
         .ctx = ss,
     };
@@ -354,10 +403,11 @@ static void run_and_report(struct session *ss)
     units_format_rate(secs > 0 ? bytes * 8 / secs : 0, rate, sizeof(rate));
     LOG_INFO("test %.8s from %s done: %s (%s)", ss->idhex, ss->who, rate,
              why == ENGINE_END_WATCH ? "complete"
+             : why == ENGINE_END_LIMIT ? "stopped: over --max-rate"
              : why == ENGINE_END_SIGNAL ? "server shutting down"
              : why == ENGINE_END_TIME ? "watchdog: client never said stop"
                                       : "client gone");
-    if (why != ENGINE_END_ERROR) {
+    if (why != ENGINE_END_ERROR && why != ENGINE_END_LIMIT) {
         m = ctl_msg_new("result");
         cJSON_AddItemToObject(m, "side", report_json_side(&side));
         ctl_send(ss->ctl, m, timeout_ms(ss));
@@ -384,7 +434,7 @@ static void session_cleanup(struct session *ss)
     if (ss->exclusive)
         server_exclusive_release(ss->srv);
     if (ss->admitted)
-        server_release(ss->srv);
+        server_release(ss->srv, (struct sockaddr *)&ss->peer);
     close(ss->ctl);
     server_session_done(ss->srv);
     free(ss);

@@ -1,0 +1,136 @@
+/* policy: limits and authentication on the daemon's side, and the client's answer. */
+#include "policy.h"
+
+#include "ctl.h"
+#include "server.h"
+#include "units.h"
+
+#include <errno.h>
+#include <openssl/crypto.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/random.h>
+
+/* The rate a UDP test declares: -b (or --pps x datagram) per flow, over all flows. */
+static double udp_rate(const struct params *p)
+{
+    double per = p->udp_pps ? (double)p->udp_pps * p->write_size * 8.0 : (double)p->udp_rate_bps;
+    return per * params_total_flows(p);
+}
+
+int policy_check_limits(const struct server_opts *o, struct params *p, uint64_t *flow_rate_bps,
+                        char *msg, size_t len)
+{
+    uint64_t total_ns = p->duration_ns + p->omit_ns;
+
+    *flow_rate_bps = 0;
+    if (o->max_duration_ns && total_ns > o->max_duration_ns) {
+        snprintf(msg, len, "test of %.4gs (omit included) exceeds this server's --max-duration "
+                 "of %.4gs", total_ns / 1e9, o->max_duration_ns / 1e9);
+        return -EPERM;
+    }
+    if (o->max_flows && params_total_flows(p) > o->max_flows) {
+        snprintf(msg, len, "test of %u flows exceeds this server's --max-flows of %u",
+                 params_total_flows(p), o->max_flows);
+        return -EPERM;
+    }
+    if (!o->max_rate_bps || p->test != PARAMS_TEST_STREAM)
+        return 0;
+    if (p->udp) {
+        if (udp_rate(p) > (double)o->max_rate_bps) {
+            char want[32], lim[32];
+            units_format_rate(udp_rate(p), want, sizeof(want));
+            units_format_rate((double)o->max_rate_bps, lim, sizeof(lim));
+            snprintf(msg, len, "UDP test at %s exceeds this server's --max-rate of %s", want, lim);
+            return -EPERM;
+        }
+        return 0;
+    }
+    /* TCP: every flow is paced to its share, on both ends */
+    *flow_rate_bps = o->max_rate_bps / params_total_flows(p);
+    if (*flow_rate_bps == 0)
+        *flow_rate_bps = 1;
+    if (!p->fq_rate_bps || p->fq_rate_bps > *flow_rate_bps)
+        p->fq_rate_bps = *flow_rate_bps;
+    return 0;
+}
+
+int policy_authenticate(int ctl, const struct auth *a, const char *user, int timeout_ms,
+                        char *err, size_t errlen)
+{
+    uint8_t nonce[AUTH_NONCE_LEN];
+    char hex[2 * AUTH_NONCE_LEN + 1];
+    cJSON *m, *reply = NULL;
+    const cJSON *u, *mac;
+    int rc;
+
+    if (!user || !*user) {
+        snprintf(err, errlen, "this server requires authentication: use --user NAME with "
+                 "NETRIG_SECRET or --credentials FILE");
+        return -EACCES;
+    }
+    if (getrandom(nonce, sizeof(nonce), 0) != (ssize_t)sizeof(nonce)) {
+        snprintf(err, errlen, "cannot draw a random challenge");
+        return -EIO;
+    }
+    auth_hex(nonce, sizeof(nonce), hex);
+    m = ctl_msg_new("challenge");
+    cJSON_AddStringToObject(m, "nonce", hex);
+    rc = ctl_send(ctl, m, timeout_ms);
+    cJSON_Delete(m);
+    if (!rc)
+        rc = ctl_recv(ctl, CTL_MAX_REQUEST, timeout_ms, &reply, err, errlen);
+    if (rc)
+        return rc;
+    u = cJSON_GetObjectItemCaseSensitive(reply, "user");
+    mac = cJSON_GetObjectItemCaseSensitive(reply, "mac");
+    rc = -EACCES;
+    if (strcmp(ctl_type(reply), "auth") || !cJSON_IsString(u) || !cJSON_IsString(mac) ||
+        strcmp(u->valuestring, user))
+        snprintf(err, errlen, "authentication failed: expected an 'auth' answer for user '%s'",
+                 user);
+    else if (!auth_verify(a, user, nonce, mac->valuestring))
+        snprintf(err, errlen, "authentication failed for user '%s'", user);
+    else
+        rc = 0;
+    cJSON_Delete(reply);
+    return rc;
+}
+
+int policy_answer_challenge(int ctl, const cJSON *challenge, const char *user, const char *secret,
+                            int timeout_ms, char *err, size_t errlen)
+{
+    const cJSON *n = cJSON_GetObjectItemCaseSensitive(challenge, "nonce");
+    uint8_t nonce[AUTH_NONCE_LEN];
+    char mac[AUTH_MAC_HEX];
+    cJSON *m;
+    int rc;
+
+    if (!user || !*user || !secret) {
+        snprintf(err, errlen, "the server requires authentication: use --user NAME with "
+                 "NETRIG_SECRET or --credentials FILE");
+        return -EACCES;
+    }
+    if (!cJSON_IsString(n) || auth_unhex(n->valuestring, nonce, sizeof(nonce)) ||
+        auth_mac(secret, user, nonce, mac)) {
+        snprintf(err, errlen, "server sent an invalid authentication challenge");
+        return -EPROTO;
+    }
+    m = ctl_msg_new("auth");
+    cJSON_AddStringToObject(m, "user", user);
+    cJSON_AddStringToObject(m, "mac", mac);
+    rc = ctl_send(ctl, m, timeout_ms);
+    cJSON_Delete(m);
+    OPENSSL_cleanse(mac, sizeof(mac));
+    if (rc)
+        snprintf(err, errlen, "cannot send the authentication answer: %s", strerror(-rc));
+    return rc;
+}
+
+int policy_rate_exceeded(uint64_t limit_bps, const struct interval *iv)
+{
+    double len = iv->end_s - iv->start_s;
+    double bps = len > 0 ? (double)(iv->sent_bytes + iv->recv_bytes) * 8.0 / len : 0;
+
+    return limit_bps && len >= 0.1 && bps > 1.1 * (double)limit_bps;
+}
