@@ -202,14 +202,14 @@ static int parse_serve(int argc, char **argv, struct serve_cli *sc)
     return 0;
 }
 
-static int write_pidfile(const char *path)
+static int write_pidfile(const char *path, char *err, size_t errlen)
 {
     char buf[32];
     int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     int n = snprintf(buf, sizeof(buf), "%d\n", (int)getpid());
 
     if (fd < 0 || write(fd, buf, (size_t)n) != n) {
-        LOG_ERR("cannot write pid file '%s': %s", path, strerror(errno));
+        snprintf(err, errlen, "cannot write pid file '%s': %s", path, strerror(errno));
         if (fd >= 0)
             close(fd);
         return -1;
@@ -218,16 +218,33 @@ static int write_pidfile(const char *path)
     return 0;
 }
 
-/* Classic double fork: the parent exits at once; the grandchild serves, in "/". */
-static int detach(void)
+/* Double fork. The first parent waits on a pipe until the daemon is ready (pid file written)
+ * or has failed, so `serve -D --pidfile F && kill $(cat F)` works and errors reach the caller.
+ * Returns 0 in the daemon (ready_fd receives its verdict), or exits in the parent. */
+static int detach(int *ready_fd)
 {
-    pid_t pid = fork();
-    int fd;
+    int fds[2], fd;
+    pid_t pid;
 
+    if (pipe(fds))
+        return -1;
+    pid = fork();
     if (pid < 0)
         return -1;
-    if (pid > 0)
-        _exit(0);
+    if (pid > 0) { /* the caller's process: relay the daemon's verdict */
+        char msg[512];
+        ssize_t n;
+        close(fds[1]);
+        n = read(fds[0], msg, sizeof(msg) - 1);
+        if (n <= 0)
+            _exit(CLI_EXIT_FAIL); /* the daemon died before saying anything */
+        msg[n] = '\0';
+        if (msg[0] == 'o' && msg[1] == 'k')
+            _exit(CLI_EXIT_OK);
+        fprintf(stderr, "netrig: %s\n", msg);
+        _exit(CLI_EXIT_FAIL);
+    }
+    close(fds[0]);
     setsid();
     pid = fork();
     if (pid < 0)
@@ -243,15 +260,29 @@ static int detach(void)
         if (fd > 2)
             close(fd);
     }
+    *ready_fd = fds[1];
     return 0;
+}
+
+/* Tells the waiting parent (if any) how start-up went. */
+static void report_ready(int *ready_fd, const char *msg)
+{
+    if (*ready_fd < 0)
+        return;
+    if (write(*ready_fd, msg, strlen(msg)) < 0) {
+        /* the parent is gone: nobody to tell */
+    }
+    close(*ready_fd);
+    *ready_fd = -1;
 }
 
 int cli_serve(int argc, char **argv, volatile sig_atomic_t *stop)
 {
     struct serve_cli sc; /* about 90 KiB (secrets, address lists): fine on the main stack */
     struct server *s;
-    char err[320], pidpath[4096];
+    char err[4200], pidpath[4096];
     sigset_t hup;
+    int ready_fd = -1;
     int rc = parse_serve(argc, argv, &sc);
 
     if (rc)
@@ -280,17 +311,20 @@ int cli_serve(int argc, char **argv, volatile sig_atomic_t *stop)
     LOG_INFO("listening on %s port %u (max %u tests at once%s)",
              sc.so.bind[0] ? sc.so.bind : "all addresses", server_port(s), sc.so.max_tests,
              sc.so.exclusive ? ", exclusive" : "");
-    if (sc.daemonize && detach()) {
+    if (sc.daemonize && detach(&ready_fd)) {
         cli_error("cannot detach: %s", strerror(errno));
         server_destroy(s);
         return CLI_EXIT_FAIL;
     }
     if (sc.daemonize || sc.use_syslog)
         log_setup("netrig", true, sc.verbose ? LOG_LVL_DBG : LOG_LVL_INFO);
-    if (sc.pidfile && write_pidfile(sc.pidfile)) {
+    if (sc.pidfile && write_pidfile(sc.pidfile, err, sizeof(err))) {
+        LOG_ERR("%s", err);
+        report_ready(&ready_fd, err);
         server_destroy(s);
         return CLI_EXIT_FAIL;
     }
+    report_ready(&ready_fd, "ok");
     server_run(s, stop);
     LOG_INFO("stopped");
     if (sc.pidfile)

@@ -483,13 +483,14 @@ static void print_json(FILE *out, cJSON *doc, bool one_line)
     cJSON_Delete(doc);
 }
 
-static void print_failure_json(FILE *out, const char *err, bool one_line)
+static void print_failure_json(FILE *out, enum params_test kind, const char *err, bool one_line)
 {
     cJSON *doc = cJSON_CreateObject();
 
     if (one_line)
         cJSON_AddStringToObject(doc, "event", "error");
     cJSON_AddStringToObject(doc, "netrig_version", NETRIG_VERSION);
+    cJSON_AddStringToObject(doc, "test", params_test_name(kind));
     cJSON_AddStringToObject(doc, "error", err);
     print_json(out, doc, one_line);
 }
@@ -556,7 +557,7 @@ int cli_test(enum params_test kind, int argc, char **argv, volatile sig_atomic_t
     if (rc < 0) {
         cli_error("%s", err);
         if (o->output != CLIENT_OUT_TEXT)
-            print_failure_json(o->out, err, o->output == CLIENT_OUT_JSON_STREAM);
+            print_failure_json(o->out, kind, err, o->output == CLIENT_OUT_JSON_STREAM);
         result_fini(&r);
         return CLI_EXIT_FAIL;
     }

@@ -84,16 +84,16 @@ int cpu_parse_thread_last_cpu(const char *line)
     const char *p = strrchr(line, ')');
     int cpu;
 
-    /* p is at the space before field 3; "processor" is field 39 */
     if (!p)
         return -1;
-    p++;
-    for (int field = 0; field < 36; field++) {
-        p = strchr(p + 1, ' ');
+    /* after ')', 37 spaces lead to "processor", field 39 of the line */
+    for (int i = 0; i < 37; i++) {
+        p = strchr(p, ' ');
         if (!p)
             return -1;
+        p++;
     }
-    return sscanf(p, " %d", &cpu) == 1 ? cpu : -1;
+    return sscanf(p, "%d", &cpu) == 1 && cpu >= 0 ? cpu : -1;
 }
 
 int cpu_thread_last_cpu(pid_t tid)

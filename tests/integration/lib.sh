@@ -9,12 +9,13 @@
 #     start_server ...   a `netrig serve -p 0 ...` in the background; sets SRV_PID,
 #                        SRV_PORT, SRV_LOG (killed on exit)
 #     track_pid PID      kill PID on exit too
-#     on_exit 'CMD'      run CMD on exit (before the pids are killed)
+#     on_exit 'CMD'      run CMD on exit (after the tracked pids are killed; last added first)
 #     check DESC CMD...  run CMD; a failure is counted and reported, the test goes on
 #     check_jq DESC FILE FILTER [jq args]   check that `jq -e FILTER FILE` is true
 #     finish             exit 1 if any check failed, else 0
 #     skip MSG           exit 77 (ctest SKIP_RETURN_CODE) with MSG on stderr
 #     now_ms             monotonic-enough wall clock in milliseconds
+#     listener_pids PORT / kill_listeners PORT...   find / kill detached daemons by port
 #
 # Every background process a test starts is killed, and every temporary file removed,
 # by the EXIT trap, whether the test passes, fails, or is interrupted.
@@ -41,22 +42,27 @@ track_pid() { _PIDS+=("$1"); }
 on_exit() { _EXIT_HOOKS+=("$1"); }
 
 _cleanup() {
-    local rc=$? pid hook i
+    local rc=$? pid i
     set +e
     trap - EXIT INT TERM
-    for ((i = ${#_EXIT_HOOKS[@]} - 1; i >= 0; i--)); do
-        eval "${_EXIT_HOOKS[i]}" >/dev/null 2>&1
-    done
+    # only processes that are still our own children: a reaped pid may have been reused
+    local mine=()
     for pid in "${_PIDS[@]}"; do
+        [[ $(ps -o ppid= -p "$pid" 2>/dev/null | tr -d ' ') == "$$" ]] && mine+=("$pid")
+    done
+    for pid in "${mine[@]}"; do
         kill -TERM "$pid" 2>/dev/null
     done
-    for pid in "${_PIDS[@]}"; do
+    for pid in "${mine[@]}"; do
         for _ in $(seq 30); do
-            kill -0 "$pid" 2>/dev/null || break
+            alive "$pid" || break
             sleep 0.1
         done
-        kill -KILL "$pid" 2>/dev/null
+        alive "$pid" && kill -KILL "$pid" 2>/dev/null
         wait "$pid" 2>/dev/null
+    done
+    for ((i = ${#_EXIT_HOOKS[@]} - 1; i >= 0; i--)); do
+        eval "${_EXIT_HOOKS[i]}" >/dev/null 2>&1
     done
     rm -rf "$T"
     exit "$rc"
@@ -87,7 +93,7 @@ check_jq() {
     if jq -e "$@" "$filter" "$file" >/dev/null 2>"$T/jq.err"; then
         return 0
     fi
-    fail "$desc  [jq: $filter on $(basename "$file")$( [[ -s $T/jq.err ]] && echo "; $(head -c 300 "$T/jq.err")")]"
+    fail "$desc  [jq: $(tr -s ' \n' ' ' <<<"$filter") on $(basename "$file")$( [[ -s $T/jq.err ]] && echo "; $(head -c 300 "$T/jq.err")")]"
     return 0
 }
 
@@ -157,6 +163,24 @@ wait_exit() {
         sleep 0.05
     done
     return 1
+}
+
+# listener_pids PORT: pids of the processes listening on TCP PORT (needs ss; root sees all)
+listener_pids() {
+    ss -Hltnp "sport = :$1" 2>/dev/null | grep -o 'pid=[0-9]*' | cut -d= -f2 | sort -u || true
+}
+
+# kill_listeners PORT...: SIGKILL the detached `$NETRIG serve` daemons this test started
+# there; a process with another command line (the port was reused) is left alone.
+kill_listeners() {
+    local port pid cmd
+    for port in "$@"; do
+        for pid in $(listener_pids "$port"); do
+            cmd=$(tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null) || continue
+            [[ $cmd == "$NETRIG serve "* ]] && kill -KILL "$pid" 2>/dev/null
+        done
+    done
+    return 0
 }
 
 # one_line FILE: the file holds exactly one line

@@ -24,7 +24,7 @@ expect_fail() {
     for pat in "${pats[@]}"; do
         check "$desc: stderr mentions '$pat' ($(head -c 300 "$T/err"))" grep -qF -- "$pat" "$T/err"
     done
-    if [[ " $* " != *" -J "* ]]; then
+    if [[ " $* " != *" -J "* && " $* " != *" --json-stream "* ]]; then
         check "$desc: nothing on stdout ($(head -c 200 "$T/out"))" test ! -s "$T/out"
     fi
     ERR_OUT=$T/out
@@ -40,6 +40,10 @@ expect_fail "-l 0" 2 "-l" "0" -- stream -l 0
 expect_fail "-T 0" 2 "-T" -- stream -T 0
 expect_fail "-p 70000" 2 "70000" -- stream -c 127.0.0.1 -p 70000
 expect_fail "--timeout 0.01s" 2 "0.01s" -- stream --timeout 0.01s
+expect_fail "-M 10" 2 "'10'" -- stream -M 10
+expect_fail "-w 1T" 2 "1T" "-w" -- stream -w 1T
+expect_fail "--fq-rate abc" 2 "abc" "--fq-rate" -- stream --fq-rate abc
+expect_fail "-A with a CPU that does not exist" 2 "999" -- stream -A 999
 expect_fail "unknown long option" 2 "--no-such-option" -- stream --no-such-option
 expect_fail "unknown short option" 2 "-x" -- stream -x
 expect_fail "missing value" 2 "-t" -- stream -t
@@ -66,20 +70,30 @@ log "server on port $SRV_PORT"
 expect_fail "-C nosuchcc" 1 "nosuchcc" "reno" -- stream -c 127.0.0.1 -p "$SRV_PORT" -t 1 -C nosuchcc
 expect_fail "-C nosuchcc -J" 1 "nosuchcc" -- stream -c 127.0.0.1 -p "$SRV_PORT" -t 1 -C nosuchcc -J
 check_jq "-C nosuchcc -J: stdout is a JSON document with the error" "$ERR_OUT" \
-    '.test == "stream" and (.error | contains("nosuchcc"))'
+    '.error | contains("nosuchcc")'
+check_jq "-C nosuchcc -J: the error-only document names the test (docs/json.md: \"test\": \"stream\")" \
+    "$ERR_OUT" '.test == "stream" and (.netrig_version | type == "string")'
 
 expect_fail "unknown host" 1 "no.such.host.invalid" -- stream -c no.such.host.invalid -p "$SRV_PORT" -t 1
+
+expect_fail "-6 with an IPv4 address" 1 "127.0.0.1" -- stream -6 -c 127.0.0.1 -p "$SRV_PORT" -t 1
+expect_fail "-B with an address not on this host" 1 "192.0.2.1" -- stream -c 127.0.0.1 -p "$SRV_PORT" -t 1 -B 192.0.2.1
+expect_fail "--server-cpus with a CPU that does not exist" 1 "999" -- stream -c 127.0.0.1 -p "$SRV_PORT" -t 1 --server-cpus 999
 
 # a port that was just free: a daemon's, after it exited
 "$NETRIG" serve -p 0 -B 127.0.0.1 2>"$T/closed.log" &
 cpid=$!
 track_pid "$cpid"
 closed_port=$(wait_for_port "$T/closed.log" "$cpid")
-kill -TERM "$cpid"
+kill -TERM "$cpid" || fail "daemon on port $closed_port died early"
 wait_exit "$cpid" 10 || fail "daemon on port $closed_port did not exit on SIGTERM"
 expect_fail "connection refused" 1 "refused" "$closed_port" -- stream -c 127.0.0.1 -p "$closed_port" -t 1
 expect_fail "connection refused -J" 1 "refused" -- stream -c 127.0.0.1 -p "$closed_port" -t 1 -J
 check_jq "connection refused -J: stdout has the error" "$ERR_OUT" '.error | test("refused")'
+expect_fail "connection refused --json-stream" 1 "refused" -- stream -c 127.0.0.1 -p "$closed_port" -t 1 --json-stream
+check "connection refused --json-stream: stdout is one line ($(wc -l <"$ERR_OUT") lines)" one_line "$ERR_OUT"
+check_jq "connection refused --json-stream: that line is a JSON object with the error" "$ERR_OUT" \
+    '.error | test("refused")'
 
 # the wrong port: something that is not netrig listens there
 if command -v python3 >/dev/null 2>&1; then

@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Builds the libFuzzer targets (CMake option NETRIG_FUZZ, clang, ASan + UBSan) and runs each
+# for FUZZ_SECONDS (default 20) from its seed corpus in tests/fuzz/corpus/NAME. Fails on any
+# crash, leak or sanitizer report. Exits 77 (skipped) when clang or libFuzzer is unavailable.
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+top=$(cd "$here/../.." && pwd)
+secs=${FUZZ_SECONDS:-20}
+build=${FUZZ_BUILD_DIR:-$top/build-fuzz}
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+command -v clang >/dev/null || { echo "clang not installed: fuzzing skipped" >&2; exit 77; }
+printf 'int LLVMFuzzerTestOneInput(const char *d, unsigned long n){(void)d;(void)n;return 0;}\n' \
+    > "$work/probe.c"
+clang -fsanitize=fuzzer "$work/probe.c" -o "$work/probe" 2>/dev/null ||
+    { echo "clang has no libFuzzer (install libclang-rt-14-dev): fuzzing skipped" >&2; exit 77; }
+
+CC=clang cmake -S "$top" -B "$build" -DNETRIG_FUZZ=ON -DBUILD_TESTING=OFF \
+    -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+cmake --build "$build" -j"$(nproc)" --target $(cd "$here" && ls fuzz_*.c | sed 's/\.c$//') >/dev/null
+
+status=0
+for src in "$here"/fuzz_*.c; do
+    name=$(basename "$src" .c)
+    corpus="$here/corpus/${name#fuzz_}"
+    mkdir -p "$work/corpus-$name"
+    echo "== $name: ${secs}s from $(ls "$corpus" | wc -l) seeds"
+    if ! (cd "$work" && "$build/$name" -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 \
+            -print_final_stats=1 "$work/corpus-$name" "$corpus") >"$work/$name.log" 2>&1; then
+        echo "$name FAILED:"
+        tail -40 "$work/$name.log"
+        status=1
+    else
+        grep -E 'stat::number_of_executed_units' "$work/$name.log" | tail -1
+    fi
+done
+exit $status

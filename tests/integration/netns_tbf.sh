@@ -1,0 +1,100 @@
+#!/usr/bin/env bash
+# netns_tbf: throughput through a known bottleneck. Two network namespaces joined by a veth
+# pair, each end's egress shaped by tbf to 200 Mbit/s; `netrig serve` in one namespace,
+# `netrig stream` in the other. With MTU 1500 TCP carries 1448 payload bytes (timestamps
+# on) per 1514-byte frame as tbf counts it, so the goodput is 200 * 1448 / 1514 =
+# 191.28 Mbit/s (what iperf3 measures on the same set-up). Forward and reverse must land
+# within 5 % of it, with the four flows sharing fairly (Jain >= 0.9).
+# Needs root, `ip netns`, veth and sch_tbf; exits 77 (skipped) without them.
+# Traffic goes only to the namespace-internal addresses 10.231.7.1 and 10.231.7.2.
+set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh" "$@"
+
+RATE_MBIT=200
+EXPECT_BPS=$(awk -v r=$RATE_MBIT 'BEGIN { printf "%.0f", r * 1e6 * 1448 / 1514 }')
+TOL=0.05
+SRV_ADDR=10.231.7.1
+CLI_ADDR=10.231.7.2
+
+[[ $(id -u) -eq 0 ]] || skip "needs root for network namespaces"
+command -v ip >/dev/null 2>&1 || skip "needs ip (iproute2)"
+command -v tc >/dev/null 2>&1 || skip "needs tc (iproute2)"
+
+NS_S=nrit-s-$$
+NS_C=nrit-c-$$
+
+# Namespaces left by an earlier run that was killed before its trap ran (its pid is gone).
+for ns in $(ip netns list 2>/dev/null | awk '{print $1}' | grep -E '^nrit-[sc]-[0-9]+$' || true); do
+    owner=${ns##*-}
+    kill -0 "$owner" 2>/dev/null || ip netns del "$ns" 2>/dev/null || true
+done
+
+on_exit "ip netns del $NS_S; ip netns del $NS_C"
+ip netns add "$NS_S" 2>"$T/ns.err" || skip "cannot create a network namespace: $(cat "$T/ns.err")"
+ip netns add "$NS_C" 2>"$T/ns.err" || skip "cannot create a network namespace: $(cat "$T/ns.err")"
+# the veth pair is created with its ends already inside the namespaces: nothing is left
+# in the host's namespace, even if this script is killed
+ip link add name veth-s netns "$NS_S" type veth peer name veth-c netns "$NS_C" 2>"$T/veth.err" ||
+    skip "cannot create a veth pair: $(cat "$T/veth.err")"
+ip -n "$NS_S" link set lo up
+ip -n "$NS_C" link set lo up
+ip -n "$NS_S" addr add "$SRV_ADDR/24" dev veth-s
+ip -n "$NS_C" addr add "$CLI_ADDR/24" dev veth-c
+ip -n "$NS_S" link set veth-s up
+ip -n "$NS_C" link set veth-c up
+for end in "$NS_S veth-s" "$NS_C veth-c"; do
+    read -r ns dev <<<"$end"
+    ip netns exec "$ns" tc qdisc add dev "$dev" root tbf rate ${RATE_MBIT}mbit burst 64kb latency 50ms \
+        2>"$T/tc.err" || skip "cannot add a tbf qdisc: $(cat "$T/tc.err")"
+done
+mtu=$(ip -n "$NS_C" -o link show veth-c | sed -n 's/.* mtu \([0-9]*\) .*/\1/p')
+[[ $mtu -eq 1500 ]] || fail "veth MTU is $mtu, the expected goodput assumes 1500"
+
+# the link is up both ways before we measure
+up=0
+for _ in $(seq 50); do
+    probe=$(ip netns exec "$NS_C" timeout 2 bash -c "exec 3<>/dev/tcp/$SRV_ADDR/9" 2>&1 || true)
+    if [[ $probe == *refused* ]]; then # a RST from the server's namespace: the path works
+        up=1
+        break
+    fi
+    sleep 0.1
+done
+[[ $up -eq 1 ]] || fail "no answer from $SRV_ADDR inside the namespaces"
+
+SRV_LOG=$T/serve.log
+ip netns exec "$NS_S" "$NETRIG" serve -p 0 -B "$SRV_ADDR" 2>"$SRV_LOG" &
+SRV_PID=$!
+track_pid "$SRV_PID"
+SRV_PORT=$(wait_for_port "$SRV_LOG" "$SRV_PID")
+log "namespaces $NS_S / $NS_C, tbf ${RATE_MBIT}mbit both ways, daemon on $SRV_ADDR:$SRV_PORT"
+log "expected goodput $(awk -v e="$EXPECT_BPS" 'BEGIN { printf "%.2f", e / 1e6 }') Mbit/s +-5 %"
+
+shaped_run() { # NAME [stream options]
+    local name=$1 rc=0 out=$T/$1.json
+    shift
+    ip netns exec "$NS_C" "$NETRIG" stream -c "$SRV_ADDR" -p "$SRV_PORT" -t 4 -O 1 -P 4 -J "$@" \
+        >"$out" 2>"$T/$name.err" || rc=$?
+    if [[ $rc -ne 0 ]]; then
+        fail "$name: exit status $rc ($(head -c 300 "$T/$name.err"))"
+        return 0
+    fi
+    log "$name: $(jq -r '"\(.summary.throughput_bps / 1e4 | round / 100) Mbit/s, jain \(.summary.jain_index * 1000 | round / 1000), \(.summary.retransmits) retransmits"' "$out")"
+    check_jq "$name: 4 flows, complete" "$out" '(.flows | length) == 4 and .partial == false'
+    check_jq "$name: summary.throughput_bps within 5 % of $EXPECT_BPS (got $(jq .summary.throughput_bps "$out"))" \
+        "$out" '.summary.throughput_bps >= $e * (1 - $t) and .summary.throughput_bps <= $e * (1 + $t)' \
+        --argjson e "$EXPECT_BPS" --argjson t "$TOL"
+    check_jq "$name: summary.jain_index >= 0.9 (got $(jq .summary.jain_index "$out"))" "$out" \
+        '.summary.jain_index >= 0.9'
+    check_jq "$name: sender's rate agrees too (within 5 %)" "$out" \
+        '.summary.sender_throughput_bps >= $e * (1 - $t) and .summary.sender_throughput_bps <= $e * (1 + $t)' \
+        --argjson e "$EXPECT_BPS" --argjson t "$TOL"
+}
+
+shaped_run forward
+check_jq "forward: every flow client_to_server" "$T/forward.json" 'all(.flows[]; .direction == "client_to_server")'
+shaped_run reverse -R
+check_jq "reverse: every flow server_to_client" "$T/reverse.json" 'all(.flows[]; .direction == "server_to_client")'
+
+check "daemon alive after both runs" alive "$SRV_PID"
+finish
