@@ -1,14 +1,29 @@
 #!/usr/bin/env bash
-# The whole test suite: a warnings-as-errors build with every test (unit and integration),
-# then an ASan+UBSan build running the unit tests. Exit status is ctest's.
+# The whole test suite:
+#   1. a warnings-as-errors build running every test (unit and integration);
+#   2. an ASan+UBSan build running every test again;
+#   3. the libFuzzer targets for a bounded time each (skipped without clang).
+# Exit status is non-zero when any step fails.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 jobs=$(nproc)
 
+echo "== build and test (warnings as errors)"
 cmake -S . -B build-ci -DCMAKE_BUILD_TYPE=RelWithDebInfo -DNETRIG_WERROR=ON >/dev/null
 cmake --build build-ci -j"$jobs"
-ctest --test-dir build-ci --output-on-failure
+ctest --test-dir build-ci -j"$jobs" --output-on-failure
 
-cmake -S . -B build-ci-asan -DCMAKE_BUILD_TYPE=Debug -DNETRIG_WERROR=ON -DNETRIG_SANITIZE=ON >/dev/null
+echo "== build and test under AddressSanitizer + UndefinedBehaviorSanitizer"
+cmake -S . -B build-ci-asan -DCMAKE_BUILD_TYPE=Debug -DNETRIG_WERROR=ON -DNETRIG_SANITIZE=ON \
+    >/dev/null
 cmake --build build-ci-asan -j"$jobs"
-ctest --test-dir build-ci-asan -L unit --output-on-failure
+ctest --test-dir build-ci-asan -j"$jobs" --output-on-failure
+
+echo "== fuzzing (${FUZZ_SECONDS:-20}s per target)"
+rc=0
+FUZZ_BUILD_DIR=build-ci-fuzz bash tests/fuzz/run.sh || rc=$?
+if [ "$rc" -eq 77 ]; then
+    echo "fuzzing skipped"
+elif [ "$rc" -ne 0 ]; then
+    exit "$rc"
+fi
