@@ -195,6 +195,23 @@ static void wait_time(const struct worker *w, uint64_t next_timer, uint64_t dead
     *tsp = ts;
 }
 
+/* epoll_pwait2 has nanosecond timeouts (pacing needs them); kernels before 5.11 and tools
+ * like valgrind lack it, so fall back to epoll_wait, rounding up to milliseconds. */
+static int wait_events(struct worker *w, struct epoll_event *ev, int max,
+                       const struct timespec *ts)
+{
+    int n, ms;
+
+    if (!w->no_pwait2) {
+        n = epoll_pwait2(w->epfd, ev, max, ts, NULL);
+        if (n >= 0 || errno != ENOSYS)
+            return n;
+        w->no_pwait2 = true;
+    }
+    ms = !ts ? -1 : (int)(ts->tv_sec * 1000 + (ts->tv_nsec + 999999) / 1000000);
+    return epoll_wait(w->epfd, ev, max, ms);
+}
+
 static void *worker_main(void *arg)
 {
     struct worker *w = arg;
@@ -217,7 +234,7 @@ static void *worker_main(void *arg)
         if (deadline && worker_now_ns() >= deadline)
             break;
         wait_time(w, next_timer, deadline, &ts, &tsp);
-        n = epoll_pwait2(w->epfd, ev, 64, tsp, NULL);
+        n = wait_events(w, ev, 64, tsp);
         if (n < 0 && errno != EINTR) {
             w->err = errno;
             break;

@@ -35,6 +35,7 @@ struct worker {
     bool stopping;
     _Atomic bool stop_requested; /* checked between events: a busy loop sees stop at once */
     bool has_timers;          /* some flow uses due_ns */
+    bool no_pwait2;           /* epoll_pwait2 is missing here: epoll_wait instead */
     int err;
     struct histo *lat;        /* transactional tests: this thread's latencies */
     _Atomic bool measuring;   /* past the omit period: latencies count */

@@ -2,7 +2,8 @@
 # The whole test suite:
 #   1. a warnings-as-errors build running every test (unit and integration);
 #   2. an ASan+UBSan build running every test again;
-#   3. the libFuzzer targets for a bounded time each (skipped without clang).
+#   3. the daemon-and-client integration tests under valgrind memcheck;
+#   4. the libFuzzer targets for a bounded time each (skipped without clang).
 # Exit status is non-zero when any step fails.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -18,6 +19,14 @@ cmake -S . -B build-ci-asan -DCMAKE_BUILD_TYPE=Debug -DNETRIG_WERROR=ON -DNETRIG
     >/dev/null
 cmake --build build-ci-asan -j"$jobs"
 ctest --test-dir build-ci-asan -j"$jobs" --output-on-failure
+
+echo "== integration tests under valgrind memcheck (no errors, no definite leaks)"
+if command -v valgrind >/dev/null; then
+    NETRIG_VALGRIND=1 ctest --test-dir build-ci --output-on-failure \
+        -R '^(stream_loopback|stream_embedded|stream_errors|stream_ctrl_c|serve_daemon)$'
+else
+    echo "valgrind not installed: skipped"
+fi
 
 echo "== fuzzing (${FUZZ_SECONDS:-20}s per target)"
 rc=0

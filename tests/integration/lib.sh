@@ -34,6 +34,18 @@ if ! command -v jq >/dev/null 2>&1; then
 fi
 
 T=$(mktemp -d "${TMPDIR:-/tmp}/netrig-$TEST_NAME.XXXXXX")
+
+# NETRIG_VALGRIND=1: every netrig the test runs goes through valgrind memcheck; the EXIT trap
+# fails the test when any of them reported an error or a definite leak.
+if [[ -n ${NETRIG_VALGRIND:-} ]]; then
+    command -v valgrind >/dev/null || { echo "valgrind is not installed" >&2; exit 77; }
+    _REAL_NETRIG=$NETRIG
+    mkdir -p "$T/vg"
+    NETRIG=$T/netrig-under-valgrind
+    printf '#!/bin/sh\nexec valgrind -q --leak-check=full --errors-for-leak-kinds=definite --show-leak-kinds=definite --log-file=%s/vg/%%p.log %s "$@"\n' \
+        "$T" "$_REAL_NETRIG" >"$NETRIG"
+    chmod +x "$NETRIG"
+fi
 _PIDS=()
 _EXIT_HOOKS=()
 FAILS=0
@@ -64,6 +76,11 @@ _cleanup() {
     for ((i = ${#_EXIT_HOOKS[@]} - 1; i >= 0; i--)); do
         eval "${_EXIT_HOOKS[i]}" >/dev/null 2>&1
     done
+    if [[ -n ${NETRIG_VALGRIND:-} ]] && grep -lE 'ERROR SUMMARY: [1-9]|definitely lost: [1-9]|Invalid (read|write)|uninitialised' "$T"/vg/*.log >/dev/null 2>&1; then
+        echo "$TEST_NAME: valgrind reported errors:" >&2
+        cat "$T"/vg/*.log >&2
+        rc=1
+    fi
     rm -rf "$T"
     exit "$rc"
 }
