@@ -1,0 +1,77 @@
+#!/usr/bin/env bash
+# The daemon's access control and limits: each check would fail without its feature.
+#   --auth-file: right secret accepted, wrong one / none / unknown user refused
+#   --allow/--deny: refused addresses get no test, allowed ones do
+#   --max-duration, --max-flows, --max-client-tests, --max-rate (TCP paced, UDP refused)
+#   --timeout: a client that sends nothing is dropped within the bound
+set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh" "$@"
+
+run() { "$NETRIG" stream -c 127.0.0.1 -p "$SRV_PORT" -i 0 "$@"; }
+
+# ---- authentication
+printf 'alice s3cret\nbob b0b\n' >"$T/auth"
+chmod 600 "$T/auth"
+start_server --auth-file "$T/auth"
+check "right secret accepted" bash -c "NETRIG_SECRET=s3cret '$NETRIG' stream -c 127.0.0.1 -p $SRV_PORT -t 0.3 -i 0 --user alice >/dev/null"
+out=$(NETRIG_SECRET=wrong "$NETRIG" stream -c 127.0.0.1 -p "$SRV_PORT" -t 0.3 --user alice 2>&1 >/dev/null || true)
+check "wrong secret refused ($out)" grep -q "authentication failed for user 'alice'" <<<"$out"
+out=$(run -t 0.3 2>&1 >/dev/null || true)
+check "no user refused ($out)" grep -q "requires authentication" <<<"$out"
+out=$(NETRIG_SECRET=x "$NETRIG" stream -c 127.0.0.1 -p "$SRV_PORT" -t 0.3 --user mallory 2>&1 >/dev/null || true)
+check "unknown user refused ($out)" grep -q "authentication failed" <<<"$out"
+printf 'bob b0b\n' >"$T/creds"
+chmod 600 "$T/creds"
+check "credentials file accepted" bash -c "'$NETRIG' stream -c 127.0.0.1 -p $SRV_PORT -t 0.3 -i 0 --user bob --credentials '$T/creds' >/dev/null"
+chmod 644 "$T/creds"
+out=$("$NETRIG" stream -c 127.0.0.1 -p "$SRV_PORT" -t 0.3 --user bob --credentials "$T/creds" 2>&1 >/dev/null || true)
+check "world-readable credentials refused ($out)" grep -q "chmod 600" <<<"$out"
+chmod 644 "$T/auth"
+out=$("$NETRIG" serve -p 0 --auth-file "$T/auth" 2>&1 || true)
+check "world-readable auth file refused ($out)" grep -q "readable by others" <<<"$out"
+kill "$SRV_PID"; wait "$SRV_PID" 2>/dev/null || true
+
+# ---- address lists
+start_server --allow 192.0.2.0/24
+out=$(run -t 0.3 2>&1 >/dev/null || true)
+check "address outside --allow refused ($out)" test -n "$out"
+check "refusal logged" grep -q "not allowed by --allow/--deny" "$SRV_LOG"
+kill "$SRV_PID"; wait "$SRV_PID" 2>/dev/null || true
+start_server --allow 127.0.0.0/8 --deny 127.0.0.2
+check "allowed address served" bash -c "'$NETRIG' stream -c 127.0.0.1 -p $SRV_PORT -t 0.3 -i 0 >/dev/null"
+out=$("$NETRIG" stream -c 127.0.0.1 -B 127.0.0.2 -p "$SRV_PORT" -t 0.3 2>&1 >/dev/null || true)
+check "denied address refused even inside --allow ($out)" test -n "$out"
+kill "$SRV_PID"; wait "$SRV_PID" 2>/dev/null || true
+
+# ---- limits
+start_server --max-duration 2s --max-flows 4 --max-client-tests 1 --max-rate 400M --timeout 1s
+out=$(run -t 3 2>&1 >/dev/null || true)
+check "--max-duration named ($out)" grep -q "max-duration" <<<"$out"
+out=$(run -t 1 -O 1.5 2>&1 >/dev/null || true)
+check "--max-duration counts the omit ($out)" grep -q "max-duration" <<<"$out"
+out=$(run -t 0.3 -P 5 2>&1 >/dev/null || true)
+check "--max-flows named ($out)" grep -q "max-flows" <<<"$out"
+out=$(run -t 0.3 --bidir -P 3 2>&1 >/dev/null || true)
+check "--max-flows counts both directions ($out)" grep -q "max-flows" <<<"$out"
+out=$(run -u -b 500M -t 0.3 2>&1 >/dev/null || true)
+check "UDP above --max-rate refused ($out)" grep -q "max-rate" <<<"$out"
+check "UDP below --max-rate served" bash -c "'$NETRIG' stream -c 127.0.0.1 -p $SRV_PORT -u -b 100M -t 0.5 -i 0 >/dev/null"
+run -t 1.5 -P 2 -J >"$T/paced.json"
+check_jq "TCP paced to --max-rate (400 Mbit/s +-10%)" "$T/paced.json" \
+    '.summary.throughput_bps > 360e6 and .summary.throughput_bps < 440e6'
+check_jq "the pacing is reported" "$T/paced.json" 'any(.warnings[]; test("max-rate"))'
+run -t 1.5 >"$T/long.txt" 2>&1 &
+first=$!
+sleep 0.4
+out=$(run -t 0.3 2>&1 >/dev/null || true)
+check "second test from one address refused by --max-client-tests ($out)" grep -q "max-client-tests" <<<"$out"
+check "first test unaffected" wait "$first"
+
+# ---- a client that connects and says nothing is dropped within --timeout (1 s)
+exec 7<>"/dev/tcp/127.0.0.1/$SRV_PORT"
+t0=$(now_ms)
+timeout 5 cat <&7 >/dev/null || true
+dt=$(($(now_ms) - t0))
+exec 7<&-
+check "silent client dropped after ${dt} ms (bound 1000 ms + slack)" test "$dt" -lt 2500
+finish
