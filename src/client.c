@@ -74,7 +74,11 @@ static int on_watch(void *arg)
         snprintf(c->failure, sizeof(c->failure), "server control channel failed: %s", err);
     else if (!strcmp(ctl_type(m), "error"))
         snprintf(c->failure, sizeof(c->failure), "server reported: %s", msg_text(m));
-    else if (!strcmp(ctl_type(m), "result")) {
+    else if (!strcmp(ctl_type(m), "ending")) {
+        snprintf(c->failure, sizeof(c->failure), "server ended the test early: %s", msg_text(m));
+        cJSON_Delete(m);
+        return 1; /* stop now and collect what the server measured */
+    } else if (!strcmp(ctl_type(m), "result")) {
         snprintf(c->failure, sizeof(c->failure), "server ended the test early (shutting down?)");
         c->early_result = m;
         return -1;
@@ -428,6 +432,11 @@ static int run_engine(struct client_ctx *c, struct engine *e, volatile sig_atomi
 
     switch (why) {
     case ENGINE_END_TIME:
+        conclude(c, e, true);
+        break;
+    case ENGINE_END_WATCH: /* the server ended the test and will send its results */
+        c->r->partial = true;
+        snprintf(c->r->error, sizeof(c->r->error), "%s", c->failure);
         conclude(c, e, true);
         break;
     case ENGINE_END_SIGNAL:

@@ -394,6 +394,13 @@ static void run_and_report(struct session *ss)
     char rate[32];
     double bytes = 0, secs = 0;
 
+    if (why == ENGINE_END_SIGNAL) {
+        /* tell the client now, so its senders stop and ours can drain at once */
+        m = ctl_msg_new("ending");
+        cJSON_AddStringToObject(m, "message", "the server is shutting down");
+        ctl_send(ss->ctl, m, timeout_ms(ss));
+        cJSON_Delete(m);
+    }
     engine_finish(ss->e, &side);
     for (uint32_t i = 0; i < side.nflows; i++) {
         bytes += (double)side.flows[i].bytes;
