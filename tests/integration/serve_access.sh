@@ -4,6 +4,7 @@
 #   --allow/--deny: refused addresses get no test, allowed ones do
 #   --max-duration, --max-flows, --max-client-tests, --max-rate (TCP paced, UDP refused)
 #   --timeout: a client that sends nothing is dropped within the bound
+#   SIGHUP: the log is reopened and the daemon keeps serving
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh" "$@"
 
@@ -74,4 +75,11 @@ timeout 5 cat <&7 >/dev/null || true
 dt=$(($(now_ms) - t0))
 exec 7<&-
 check "silent client dropped after ${dt} ms (bound 1000 ms + slack)" test "$dt" -lt 2500
+
+# ---- SIGHUP reopens the log and the daemon carries on
+kill -HUP "$SRV_PID"
+sleep 0.3
+check "daemon alive after SIGHUP" kill -0 "$SRV_PID"
+check "SIGHUP logged" grep -q "log reopened" "$SRV_LOG"
+check "daemon serves after SIGHUP" bash -c "'$NETRIG' stream -c 127.0.0.1 -p $SRV_PORT -t 0.3 -i 0 >/dev/null"
 finish
