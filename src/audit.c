@@ -75,14 +75,18 @@ static int check_sysroot(const char *dir, char *err, size_t errlen)
     char proc[PATH_MAX];
 
     if (!is_dir(dir)) {
-        snprintf(err, errlen, "--sysroot '%s' is not a directory: give a tree written by "
-                              "'netrig audit --record DIR'", dir);
+        snprintf(err, errlen,
+                 "--sysroot '%s' is not a directory: give a tree written by "
+                 "'netrig audit --record DIR'",
+                 dir);
         return -1;
     }
     snprintf(proc, sizeof(proc), "%s/proc", dir);
     if (!is_dir(proc)) {
-        snprintf(err, errlen, "--sysroot '%s' has no proc/ directory: give a tree written by "
-                              "'netrig audit --record DIR'", dir);
+        snprintf(err, errlen,
+                 "--sysroot '%s' has no proc/ directory: give a tree written by "
+                 "'netrig audit --record DIR'",
+                 dir);
         return -1;
     }
     return 0;
@@ -102,8 +106,10 @@ static int check_record_dir(const char *dir, char *err, size_t errlen)
     if (mkdir(dir, 0755) == 0)
         return 0;
     if (errno != EEXIST || !is_dir(dir)) {
-        snprintf(err, errlen, "cannot create --record directory '%s' (%s): give a new directory "
-                              "in a writable place", dir, strerror(errno));
+        snprintf(err, errlen,
+                 "cannot create --record directory '%s' (%s): give a new directory "
+                 "in a writable place",
+                 dir, strerror(errno));
         return -1;
     }
     rc = hostfs_list(dir, "", dir_is_empty, NULL);
@@ -124,17 +130,21 @@ struct audit_ctx *audit_create(const struct audit_opts *opts, char *err, size_t 
         return NULL;
     if (opts->record_dir) {
         if (root && !strcmp(root, opts->record_dir)) {
-            snprintf(err, errlen, "--record '%s' is the --sysroot itself: record into another "
-                                  "directory", opts->record_dir);
+            snprintf(err, errlen,
+                     "--record '%s' is the --sysroot itself: record into another "
+                     "directory",
+                     opts->record_dir);
             return NULL;
         }
         if (check_record_dir(opts->record_dir, err, errlen))
             return NULL;
     }
-    if (opts->iface && (!*opts->iface || strlen(opts->iface) >= IF_NAMESIZE ||
-                        strchr(opts->iface, '/'))) {
-        snprintf(err, errlen, "interface name '%s' for -I is not valid: give a name from "
-                              "'ip link' (at most %d characters)", opts->iface, IF_NAMESIZE - 1);
+    if (opts->iface &&
+        (!*opts->iface || strlen(opts->iface) >= IF_NAMESIZE || strchr(opts->iface, '/'))) {
+        snprintf(err, errlen,
+                 "interface name '%s' for -I is not valid: give a name from "
+                 "'ip link' (at most %d characters)",
+                 opts->iface, IF_NAMESIZE - 1);
         return NULL;
     }
     ctx = calloc(1, sizeof(*ctx));
@@ -278,12 +288,11 @@ long audit_read(struct audit_ctx *ctx, const char *path, char *buf, size_t len)
 
     if (n >= 0 && ctx->opts.record_dir) {
         /* hostfs_read dropped the trailing newlines: put one back, as the kernel writes it */
-        audit_record(ctx, path, buf, (size_t)n);
-        if ((size_t)n + 1 < len) {
+        bool room = (size_t)n + 1 < len;
+        if (room)
             buf[n] = '\n';
-            audit_record(ctx, path, buf, (size_t)n + 1);
-            buf[n] = '\0';
-        }
+        audit_record(ctx, path, buf, (size_t)n + room);
+        buf[n] = '\0';
     }
     return n;
 }
@@ -422,8 +431,8 @@ struct audit_finding *audit_skip_read(struct audit_ctx *ctx, const char *id, con
 
     if (e == ENOENT || e == ENOTDIR)
         AUDIT_SET(f->reason, "%s is absent (%s%s%s, or not visible in this network namespace)",
-                  path, ctx->host.kernel[0] ? "kernel " : "not in this kernel",
-                  ctx->host.kernel, ctx->host.kernel[0] ? " lacks it" : "");
+                  path, ctx->host.kernel[0] ? "kernel " : "not in this kernel", ctx->host.kernel,
+                  ctx->host.kernel[0] ? " lacks it" : "");
     else if (e == EACCES || e == EPERM)
         AUDIT_SET(f->reason, "reading %s needs root: run netrig audit as root", path);
     else
@@ -444,8 +453,8 @@ static void excerpt(const char *text, char *buf, size_t len)
 }
 
 struct audit_finding *audit_unreadable(struct audit_ctx *ctx, const char *id, const char *iface,
-                                       enum audit_group group, const char *path,
-                                       const char *text, const char *expected)
+                                       enum audit_group group, const char *path, const char *text,
+                                       const char *expected)
 {
     struct audit_finding *f = audit_add(ctx, id, iface, group, AUDIT_SKIPPED);
     char ex[40];
@@ -593,9 +602,17 @@ int audit_run(struct audit_ctx *ctx, char *err, size_t errlen)
     set_target(ctx);
     for (size_t c = 0; c < COUNT_OF(host_checks_first); c++)
         host_checks_first[c](ctx);
-    for (size_t i = 0; i < ctx->n_ifaces; i++)
-        for (size_t c = 0; ctx->ifaces[i].audited && c < COUNT_OF(iface_checks); c++)
-            iface_checks[c](ctx, &ctx->ifaces[i]);
+    for (size_t i = 0; i < ctx->n_ifaces; i++) {
+        struct audit_iface *ifc = &ctx->ifaces[i];
+        if (!ifc->audited) {
+            struct audit_finding *f =
+                audit_add(ctx, "nic.interface", ifc->name, AUDIT_G_NIC, AUDIT_SKIPPED);
+            AUDIT_SET(f->reason, "%s", ifc->skip_reason);
+            continue;
+        }
+        for (size_t c = 0; c < COUNT_OF(iface_checks); c++)
+            iface_checks[c](ctx, ifc);
+    }
     for (size_t c = 0; c < COUNT_OF(host_checks_last); c++)
         host_checks_last[c](ctx);
     if (ctx->oom) {
@@ -603,8 +620,10 @@ int audit_run(struct audit_ctx *ctx, char *err, size_t errlen)
         return -1;
     }
     if (ctx->record_errno) {
-        snprintf(err, errlen, "cannot write '%s' for --record (%s): check the directory's space "
-                              "and permissions", ctx->record_failed, strerror(ctx->record_errno));
+        snprintf(err, errlen,
+                 "cannot write '%s' for --record (%s): check the directory's space "
+                 "and permissions",
+                 ctx->record_failed, strerror(ctx->record_errno));
         return -1;
     }
     return 0;
@@ -628,19 +647,18 @@ int audit_exit_status(const struct audit_ctx *ctx)
 void audit_verdict(const struct audit_ctx *ctx, char *buf, size_t len)
 {
     size_t c[AUDIT_STATUS_COUNT];
-    char rate[32], rtt[32];
-    const char *what;
+    char rate[32], rtt[32], what[64];
 
     audit_count(ctx, c);
     audit_fmt_rate(ctx->target.rate_bps, rate, sizeof(rate));
     audit_fmt_time(ctx->target.rtt_s, rtt, sizeof(rtt));
-    if (c[AUDIT_BAD])
-        what = "fix the bad findings first";
-    else if (c[AUDIT_WARN])
-        what = "worth fixing the warnings";
+    if (c[AUDIT_BAD] && c[AUDIT_WARN])
+        snprintf(what, sizeof(what), "fix %zu bad, %zu warn", c[AUDIT_BAD], c[AUDIT_WARN]);
+    else if (c[AUDIT_BAD] || c[AUDIT_WARN])
+        snprintf(what, sizeof(what), "fix %zu %s", c[AUDIT_BAD] ? c[AUDIT_BAD] : c[AUDIT_WARN],
+                 c[AUDIT_BAD] ? "bad" : "warn");
     else
-        what = "nothing to fix";
-    snprintf(buf, len, "%s for %s x %s: %zu bad, %zu warn, %zu ok, %zu info, %zu skipped", what,
-             rate, rtt, c[AUDIT_BAD], c[AUDIT_WARN], c[AUDIT_OK], c[AUDIT_INFO],
-             c[AUDIT_SKIPPED]);
+        snprintf(what, sizeof(what), "nothing to fix");
+    snprintf(buf, len, "%s for %s x %s (%zu ok, %zu info, %zu skipped)", what, rate, rtt,
+             c[AUDIT_OK], c[AUDIT_INFO], c[AUDIT_SKIPPED]);
 }

@@ -13,7 +13,14 @@
 #include <stdint.h>
 
 /* Ordered from harmless to serious; the verdict is the worst status seen. */
-enum audit_status { AUDIT_OK, AUDIT_INFO, AUDIT_SKIPPED, AUDIT_WARN, AUDIT_BAD, AUDIT_STATUS_COUNT };
+enum audit_status {
+    AUDIT_OK,
+    AUDIT_INFO,
+    AUDIT_SKIPPED,
+    AUDIT_WARN,
+    AUDIT_BAD,
+    AUDIT_STATUS_COUNT
+};
 
 /* Report groups, in the order the text report prints them. */
 enum audit_group {
@@ -29,16 +36,16 @@ enum audit_group {
 
 enum audit_profile { AUDIT_PROFILE_THROUGHPUT, AUDIT_PROFILE_LATENCY };
 
-#define AUDIT_ID_LEN 40
-#define AUDIT_VALUE_LEN 160
-#define AUDIT_TEXT_LEN 480
-#define AUDIT_DEFAULT_RTT_NS 1000000ULL      /* 1 ms: a data-centre path */
+#define AUDIT_ID_LEN           40
+#define AUDIT_VALUE_LEN        160
+#define AUDIT_TEXT_LEN         480
+#define AUDIT_DEFAULT_RTT_NS   1000000ULL     /* 1 ms: a data-centre path */
 #define AUDIT_DEFAULT_RATE_BPS 10000000000ULL /* when no link speed is known */
-#define AUDIT_MAX_IFACES 256
+#define AUDIT_MAX_IFACES       256
 
 struct audit_finding {
-    char id[AUDIT_ID_LEN];          /* stable, e.g. "sysctl.tcp_rmem_max", "nic.lro" */
-    char iface[IF_NAMESIZE];        /* "" for host-wide findings */
+    char id[AUDIT_ID_LEN];   /* stable, e.g. "sysctl.tcp_rmem_max", "nic.lro" */
+    char iface[IF_NAMESIZE]; /* "" for host-wide findings */
     enum audit_group group;
     enum audit_status status;
     char current[AUDIT_VALUE_LEN];     /* "" = not known */
@@ -95,10 +102,10 @@ const char *audit_group_title(enum audit_group g); /* "Kernel TCP", ... (text) *
 
 /* Host facts gathered before the checks run. */
 struct audit_host {
-    char kernel[128];  /* /proc/sys/kernel/osrelease, "" if unreadable */
+    char kernel[128];   /* /proc/sys/kernel/osrelease, "" if unreadable */
     int kmajor, kminor; /* 0.0 if unknown */
-    bool forwarding;   /* net.ipv4.ip_forward = 1 */
-    bool jumbo;        /* an audited interface has MTU > 1500 */
+    bool forwarding;    /* net.ipv4.ip_forward = 1 */
+    bool jumbo;         /* an audited interface has MTU > 1500 */
 };
 
 const struct audit_host *audit_get_host(const struct audit_ctx *ctx);
@@ -142,8 +149,8 @@ struct audit_finding *audit_skip_read(struct audit_ctx *ctx, const char *id, con
 /* A check whose input was there but could not be parsed: status skipped, current
  * "unreadable", the reason quotes the start of the text and what was expected. */
 struct audit_finding *audit_unreadable(struct audit_ctx *ctx, const char *id, const char *iface,
-                                       enum audit_group group, const char *path,
-                                       const char *text, const char *expected);
+                                       enum audit_group group, const char *path, const char *text,
+                                       const char *expected);
 /* Fills fix and persist for a sysctl: "sysctl -w name=value" and the sysctl.d line. */
 void audit_fix_sysctl(struct audit_finding *f, const char *name, const char *value);
 

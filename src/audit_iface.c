@@ -73,6 +73,7 @@ static void describe_iface(struct audit_ctx *ctx, struct audit_iface *ifc, bool 
 
     snprintf(path, sizeof(path), "/sys/class/net/%s/type", ifc->name);
     read_u64_file(ctx, path, &type);
+    ifc->type = type;
     snprintf(path, sizeof(path), "/sys/class/net/%s/operstate", ifc->name);
     if (audit_read(ctx, path, state, sizeof(state)) < 0)
         state[0] = '\0';
@@ -125,8 +126,8 @@ int audit_iface_discover(struct audit_ctx *ctx, const char *only, struct audit_i
         if (i == l.n) {
             char have[512] = "";
             for (size_t j = 0; j < l.n && strlen(have) < 400; j++)
-                snprintf(have + strlen(have), sizeof(have) - strlen(have), "%s%s",
-                         j ? ", " : "", l.names[j]);
+                snprintf(have + strlen(have), sizeof(have) - strlen(have), "%s%s", j ? ", " : "",
+                         l.names[j]);
             snprintf(err, errlen, "no interface '%s' in /sys/class/net%s: %s%s", only,
                      rc < 0 ? " (unreadable)" : "", l.n ? "interfaces here are " : "none found",
                      have);
@@ -144,14 +145,15 @@ int audit_iface_discover(struct audit_ctx *ctx, const char *only, struct audit_i
     }
     *n = l.n;
     if (rc < 0 || l.dropped) {
-        struct audit_finding *f = audit_add(ctx, "nic.interface", NULL, AUDIT_G_NIC,
-                                            AUDIT_SKIPPED);
+        struct audit_finding *f = audit_add(ctx, "nic.interface", NULL, AUDIT_G_NIC, AUDIT_SKIPPED);
         if (rc < 0)
             AUDIT_SET(f->reason, "cannot list /sys/class/net (%s): no interface audited",
                       strerror((int)-rc));
         else
-            AUDIT_SET(f->reason, "%zu more interfaces not audited: netrig audits at most %zu; "
-                                 "name one with -I", l.dropped, max);
+            AUDIT_SET(f->reason,
+                      "%zu more interfaces not audited: netrig audits at most %zu; "
+                      "name one with -I",
+                      l.dropped, max);
     }
     free(l.names);
     return 0;
@@ -219,16 +221,47 @@ static void skip_nic(struct audit_ctx *ctx, const char *id, const struct audit_i
               err == ENODATA || err == EBADMSG ? " (netrig/ethtool/ in the sysroot)" : "");
 }
 
+/* An attribute that did not parse at discovery: skipped (cannot read) or unreadable. */
+static void report_bad_attr(struct audit_ctx *ctx, const char *id, const struct audit_iface *ifc,
+                            const char *attr, const char *expected)
+{
+    char path[160], buf[64];
+    long rc;
+
+    snprintf(path, sizeof(path), "/sys/class/net/%s/%s", ifc->name, attr);
+    rc = audit_read(ctx, path, buf, sizeof(buf));
+    if (rc < 0)
+        audit_skip_read(ctx, id, ifc->name, AUDIT_G_NIC, path, rc);
+    else
+        audit_unreadable(ctx, id, ifc->name, AUDIT_G_NIC, path, buf, expected);
+}
+
+/* The speed file holds garbage (not a number, not -1). */
+static bool speed_garbage(struct audit_ctx *ctx, const struct audit_iface *ifc)
+{
+    char path[160], buf[64];
+    int64_t v;
+
+    snprintf(path, sizeof(path), "/sys/class/net/%s/speed", ifc->name);
+    return audit_read(ctx, path, buf, sizeof(buf)) >= 0 &&
+           (audit_parse_i64(buf, &v) || v >= 100000000);
+}
+
 static void check_link(struct audit_ctx *ctx, struct audit_iface *ifc)
 {
     const struct audit_target *t = audit_get_target(ctx);
     char link[32], rate[32];
     bool slow = ifc->speed_mbps > 0 && (double)ifc->speed_mbps * 1e6 < t->rate_bps;
-    struct audit_finding *f = audit_add(ctx, "nic.link", ifc->name, AUDIT_G_NIC,
-                                        ifc->speed_mbps < 0 ? AUDIT_INFO
-                                        : slow              ? AUDIT_BAD
-                                                            : AUDIT_OK);
+    struct audit_finding *f;
 
+    if (ifc->speed_mbps < 0 && speed_garbage(ctx, ifc)) {
+        report_bad_attr(ctx, "nic.link", ifc, "speed", "Mb/s as a whole number, or -1");
+        return;
+    }
+    f = audit_add(ctx, "nic.link", ifc->name, AUDIT_G_NIC,
+                  ifc->speed_mbps < 0 ? AUDIT_INFO
+                  : slow              ? AUDIT_BAD
+                                      : AUDIT_OK);
     if (ifc->speed_mbps < 0) {
         AUDIT_SET(f->current, "unknown");
         AUDIT_SET(f->reason, "the driver reports no link speed (virtual NIC, or link down)");
@@ -243,8 +276,10 @@ static void check_link(struct audit_ctx *ctx, struct audit_iface *ifc)
         return;
     }
     AUDIT_SET(f->recommended, "%.0f Mb/s", t->rate_bps / 1e6);
-    AUDIT_SET(f->reason, "the link runs at %s, below the %s target: check the cable or optic "
-                         "and autonegotiation", link, rate);
+    AUDIT_SET(f->reason,
+              "the link runs at %s, below the %s target: check the cable or optic "
+              "and autonegotiation",
+              link, rate);
     AUDIT_SET(f->fix, "ethtool %s   # check 'Speed' and 'Supported link modes'", ifc->name);
     f->persistent = true;
 }
@@ -258,14 +293,12 @@ static void check_mtu(struct audit_ctx *ctx, struct audit_iface *ifc)
     struct audit_finding *f;
 
     if (!ifc->have_mtu) {
-        char path[96];
-        snprintf(path, sizeof(path), "/sys/class/net/%s/mtu", ifc->name);
-        audit_skip_read(ctx, "nic.mtu", ifc->name, AUDIT_G_NIC, path, -ENOENT);
+        report_bad_attr(ctx, "nic.mtu", ifc, "mtu", "bytes as a whole number");
         return;
     }
     st = ifc->mtu >= 9000 || !throughput(ctx) ? AUDIT_OK
-         : t->rate_bps >= 40e9                 ? AUDIT_WARN
-                                               : AUDIT_INFO;
+         : t->rate_bps >= 40e9                ? AUDIT_WARN
+                                              : AUDIT_INFO;
     f = audit_add(ctx, "nic.mtu", ifc->name, AUDIT_G_NIC, st);
     AUDIT_SET(f->current, "%llu", (unsigned long long)ifc->mtu);
     AUDIT_SET(f->recommended, "%s", st == AUDIT_OK ? f->current : "9000");
@@ -274,16 +307,22 @@ static void check_mtu(struct audit_ctx *ctx, struct audit_iface *ifc)
     audit_fmt_rate(link * (9000.0 - 52) / (9000.0 + 38), at9k, sizeof(at9k));
     if (ifc->mtu < 128)
         AUDIT_SET(f->reason, "an MTU this small cannot carry TCP efficiently");
+    else if (st == AUDIT_OK && ifc->mtu >= 9000 && ifc->type != 1)
+        AUDIT_SET(f->reason,
+                  "large packets cut per-packet cost; pays off only if the whole "
+                  "path carries %llu-byte packets (see tcp_mtu_probing)",
+                  (unsigned long long)ifc->mtu);
     else if (st == AUDIT_OK && ifc->mtu >= 9000)
-        AUDIT_SET(f->reason, "best TCP goodput %s on this link; pays off only if the whole path "
-                             "carries %llu-byte packets (tracepath; see tcp_mtu_probing)", at,
-                  (unsigned long long)ifc->mtu);
+        AUDIT_SET(f->reason,
+                  "best TCP goodput %s on this link; pays off only if the whole path "
+                  "carries %llu-byte packets (tracepath; see tcp_mtu_probing)",
+                  at, (unsigned long long)ifc->mtu);
     else if (st == AUDIT_OK)
-        AUDIT_SET(f->reason, "MTU %llu is fine for this profile",
-                  (unsigned long long)ifc->mtu);
+        AUDIT_SET(f->reason, "MTU %llu is fine for this profile", (unsigned long long)ifc->mtu);
     else
-        AUDIT_SET(f->reason, "at MTU %llu TCP goodput tops out at %s (%s at 9000) and every "
-                             "packet costs CPU; use 9000 where the whole path allows",
+        AUDIT_SET(f->reason,
+                  "at MTU %llu TCP goodput tops out at %s (%s at 9000) and every "
+                  "packet costs CPU; use 9000 where the whole path allows",
                   (unsigned long long)ifc->mtu, at, at9k);
     if (st == AUDIT_OK)
         return;
@@ -300,9 +339,7 @@ static void check_txqueuelen(struct audit_ctx *ctx, struct audit_iface *ifc)
     struct audit_finding *f;
 
     if (!ifc->have_txqlen) {
-        char path[96];
-        snprintf(path, sizeof(path), "/sys/class/net/%s/tx_queue_len", ifc->name);
-        audit_skip_read(ctx, "nic.txqueuelen", ifc->name, AUDIT_G_NIC, path, -ENOENT);
+        report_bad_attr(ctx, "nic.txqueuelen", ifc, "tx_queue_len", "packets as a whole number");
         return;
     }
     f = audit_add(ctx, "nic.txqueuelen", ifc->name, AUDIT_G_NIC, low ? AUDIT_WARN : AUDIT_OK);
@@ -313,8 +350,9 @@ static void check_txqueuelen(struct audit_ctx *ctx, struct audit_iface *ifc)
         AUDIT_SET(f->reason, "the transmit queue is long enough for a %s target", rate);
         return;
     }
-    AUDIT_SET(f->reason, "%llu packets drain in %.0f us at %s: a burst from several flows "
-                         "overflows it; the seeds use 10000-20000",
+    AUDIT_SET(f->reason,
+              "%llu packets drain in %.0f us at %s: a burst from several flows "
+              "overflows it; the seeds use 10000-20000",
               (unsigned long long)ifc->txqlen, (double)ifc->txqlen * 1500 * 8 / t->rate_bps * 1e6,
               rate);
     AUDIT_SET(f->fix, "ip link set dev %s txqueuelen 10000", ifc->name);
@@ -339,8 +377,10 @@ static void check_driver(struct audit_ctx *ctx, struct audit_iface *ifc)
     }
     AUDIT_SET(f->current, "%s %s, firmware %s", n->driver, n->version[0] ? n->version : "-",
               n->firmware[0] ? n->firmware : "-");
-    AUDIT_SET(f->reason, "bus %s; check the vendor's release notes for known issues with this "
-                         "driver and firmware", n->bus_info[0] ? n->bus_info : "-");
+    AUDIT_SET(f->reason,
+              "bus %s; check the vendor's release notes for known issues with this "
+              "driver and firmware",
+              n->bus_info[0] ? n->bus_info : "-");
 }
 
 struct feature_rule {
@@ -423,9 +463,10 @@ static void check_offloads(struct audit_ctx *ctx, struct audit_iface *ifc)
     if (!feature_unusable(ctx, "nic.lro", ifc, AUDIT_NIC_LRO)) {
         bool on = n->feat[AUDIT_NIC_LRO].active, fwd = audit_get_host(ctx)->forwarding;
         bool want = !fwd && (on || lro_wanted(ctx));
-        enum audit_status st = on == want ? AUDIT_OK : fwd ? AUDIT_BAD
-                               : lro_wanted(ctx)            ? AUDIT_WARN
-                                                            : AUDIT_INFO;
+        enum audit_status st = on == want        ? AUDIT_OK
+                               : fwd             ? AUDIT_BAD
+                               : lro_wanted(ctx) ? AUDIT_WARN
+                                                 : AUDIT_INFO;
         f = add_feature(ctx, "nic.lro", ifc, st, AUDIT_NIC_LRO);
         AUDIT_SET(f->recommended, "%s", want ? "on" : "off");
         if (fwd)
@@ -440,12 +481,16 @@ static void check_offloads(struct audit_ctx *ctx, struct audit_iface *ifc)
     }
     if (!feature_unusable(ctx, "nic.rxhash", ifc, AUDIT_NIC_RXHASH)) {
         bool on = n->feat[AUDIT_NIC_RXHASH].active, multi = ifc->rx_queues > 1;
-        f = add_feature(ctx, "nic.rxhash", ifc, on ? AUDIT_OK : multi ? AUDIT_WARN : AUDIT_INFO,
+        f = add_feature(ctx, "nic.rxhash", ifc,
+                        on      ? AUDIT_OK
+                        : multi ? AUDIT_WARN
+                                : AUDIT_INFO,
                         AUDIT_NIC_RXHASH);
         AUDIT_SET(f->recommended, "on");
-        AUDIT_SET(f->reason, "%s", on ? "receive hashing lets RSS spread flows over the queues"
-                                      : "receive hashing is off: RSS cannot spread flows over "
-                                        "the receive queues");
+        AUDIT_SET(f->reason, "%s",
+                  on ? "receive hashing lets RSS spread flows over the queues"
+                     : "receive hashing is off: RSS cannot spread flows over "
+                       "the receive queues");
         if (!on)
             feature_fix(f, ifc->name, "rxhash", true);
     }
@@ -489,12 +534,13 @@ static void check_rings(struct audit_ctx *ctx, struct audit_iface *ifc)
         AUDIT_SET(f->recommended, "rx %u tx %u", n->rx_max > n->rx ? n->rx_max : n->rx,
                   n->tx_max > n->tx ? n->tx_max : n->tx);
     if (drops >= 0)
-        AUDIT_SET(f->reason, "rx ring %u of %u, tx %u of %u; %lld receive drops for lack of "
-                             "buffers since boot (rx_missed_errors + rx_fifo_errors)",
+        AUDIT_SET(f->reason,
+                  "rx ring %u of %u, tx %u of %u; %lld receive drops for lack of "
+                  "buffers since boot (rx_missed_errors + rx_fifo_errors)",
                   n->rx, n->rx_max, n->tx, n->tx_max, (long long)drops);
     else
-        AUDIT_SET(f->reason, "rx ring %u of %u, tx %u of %u; receive drop counters unknown",
-                  n->rx, n->rx_max, n->tx, n->tx_max);
+        AUDIT_SET(f->reason, "rx ring %u of %u, tx %u of %u; receive drop counters unknown", n->rx,
+                  n->rx_max, n->tx, n->tx_max);
     if (st == AUDIT_OK)
         return;
     AUDIT_SET(f->fix, "ethtool -G %s %s", ifc->name, f->recommended);
@@ -511,9 +557,8 @@ static void check_coalesce(struct audit_ctx *ctx, struct audit_iface *ifc)
 {
     const struct audit_nic *n = &ifc->nic;
     bool mlx5 = !strcmp(n->driver, "mlx5_core") || !strcmp(ifc->dev_driver, "mlx5_core");
-    bool lro = n->feat[AUDIT_NIC_LRO].known &&
-               (n->feat[AUDIT_NIC_LRO].active ||
-                (!n->feat[AUDIT_NIC_LRO].fixed && lro_wanted(ctx)));
+    bool lro = n->feat[AUDIT_NIC_LRO].known && (n->feat[AUDIT_NIC_LRO].active ||
+                                                (!n->feat[AUDIT_NIC_LRO].fixed && lro_wanted(ctx)));
     enum audit_status st;
     const char *rec, *why;
     struct audit_finding *f;
@@ -586,12 +631,13 @@ static void check_channels(struct audit_ctx *ctx, struct audit_iface *ifc)
         }
         f = audit_add(ctx, "nic.channels", ifc->name, AUDIT_G_NIC,
                       ifc->rx_queues > 1 ? AUDIT_OK : AUDIT_INFO);
-        AUDIT_SET(f->current, "%u rx queues", ifc->rx_queues);
+        AUDIT_SET(f->current, "%u rx queue%s", ifc->rx_queues, ifc->rx_queues == 1 ? "" : "s");
         AUDIT_SET(f->recommended, "%s", f->current);
         AUDIT_SET(f->reason, "ETHTOOL_GCHANNELS: %s; counted in sysfs%s",
                   audit_nic_errtext(n->chan_err),
-                  ifc->rx_queues > 1 ? "" : "; one queue means one CPU takes all receive "
-                                            "interrupts (see nic.rps)");
+                  ifc->rx_queues > 1 ? ""
+                                     : "; one queue means one CPU takes all receive "
+                                       "interrupts (see nic.rps)");
         return;
     }
     local = local_cpu_count(ctx, ifc);
@@ -599,11 +645,15 @@ static void check_channels(struct audit_ctx *ctx, struct audit_iface *ifc)
     want = (uint32_t)(local / 2 > 1 ? local / 2 : 1);
     want = want < max ? want : max;
     f = audit_add(ctx, "nic.channels", ifc->name, AUDIT_G_NIC,
-                  have >= want ? AUDIT_OK : have == 1 ? AUDIT_WARN : AUDIT_INFO);
+                  have >= want ? AUDIT_OK
+                  : have == 1  ? AUDIT_WARN
+                               : AUDIT_INFO);
     AUDIT_SET(f->current, "%u", have);
     AUDIT_SET(f->recommended, "%u", have >= want ? have : want);
-    AUDIT_SET(f->reason, "%u queues (the NIC allows %u) for %d local CPUs: about one per "
-                         "physical core spreads receive work%s", have, max, local,
+    AUDIT_SET(f->reason,
+              "%u queues (the NIC allows %u) for %d local CPUs: about one per "
+              "physical core spreads receive work%s",
+              have, max, local,
               have == 1 ? "; one queue means one CPU takes all receive interrupts" : "");
     if (have >= want)
         return;
@@ -626,10 +676,11 @@ static void check_pause(struct audit_ctx *ctx, struct audit_iface *ifc)
     AUDIT_SET(f->current, "autoneg %s rx %s tx %s", n->pause_autoneg ? "on" : "off",
               n->pause_rx ? "on" : "off", n->pause_tx ? "on" : "off");
     AUDIT_SET(f->recommended, "%s", on ? f->current : "rx on tx on");
-    AUDIT_SET(f->reason, "%s", on ? "flow control lets the NIC slow the sender instead of "
-                                    "dropping"
-                                  : "ESnet turns pause frames on (some drivers default off); "
-                                    "site policy decides");
+    AUDIT_SET(f->reason, "%s",
+              on ? "flow control lets the NIC slow the sender instead of "
+                   "dropping"
+                 : "ESnet turns pause frames on (some drivers default off); "
+                   "site policy decides");
     if (on)
         return;
     AUDIT_SET(f->fix, "ethtool -A %s rx on tx on", ifc->name);

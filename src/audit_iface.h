@@ -12,11 +12,12 @@ struct audit_iface {
     bool audited;
     char skip_reason[200];
     int64_t speed_mbps; /* -1 = unknown */
+    uint64_t type;      /* ARPHRD_*: 1 Ethernet, 32 InfiniBand, 772 loopback */
     uint64_t mtu, txqlen;
     bool have_mtu, have_txqlen;
-    char pci[32];       /* PCI address (DDDD:BB:DD.F) of the NIC, "" if none */
+    char pci[32];        /* PCI address (DDDD:BB:DD.F) of the NIC, "" if none */
     char dev_driver[32]; /* DRIVER= from device/uevent */
-    uint32_t rx_queues; /* queues/rx-N directories, 0 if none */
+    uint32_t rx_queues;  /* queues/rx-N directories, 0 if none */
     struct audit_nic nic;
 };
 

@@ -25,8 +25,8 @@
 #define MAX_FEATURES 1024 /* sanity bound on the kernel's feature string count */
 
 static const char *const feature_names[AUDIT_NIC_FEATURE_COUNT] = {
-    "tx-tcp-segmentation", "tx-generic-segmentation", "rx-gro",
-    "rx-lro",              "rx-hashing",              "rx-checksum",
+    "tx-tcp-segmentation", "tx-generic-segmentation", "rx-gro", "rx-lro", "rx-hashing",
+    "rx-checksum",
 };
 
 const char *audit_nic_feature_name(enum audit_nic_feature f)
@@ -437,8 +437,9 @@ static int parse_line(char *line, struct audit_nic *out, unsigned *seen_keys)
     if (s == 1)
         return parse_feature(key, val, out) ? -1 : 1;
     if (s == 6) {
-        char *dst = !strcmp(key, "root") ? out->qdisc_root : !strcmp(key, "leaf") ? out->qdisc_leaf
-                                                                                  : NULL;
+        char *dst = !strcmp(key, "root")   ? out->qdisc_root
+                    : !strcmp(key, "leaf") ? out->qdisc_leaf
+                                           : NULL;
         return dst && !parse_str(val, dst, sizeof(out->qdisc_root)) ? 6 : -1;
     }
     for (size_t k = 0; k < N_NUM_KEYS; k++) {
@@ -504,10 +505,10 @@ size_t audit_nic_format(const struct audit_nic *nic, const char *ifname, char *b
     size_t used = 0;
     char en[16];
 
-#define EMIT(...)                                                                                 \
-    do {                                                                                          \
-        if (used < len)                                                                           \
-            used += (size_t)snprintf(buf + used, len - used, __VA_ARGS__);                        \
+#define EMIT(...)                                                                                  \
+    do {                                                                                           \
+        if (used < len)                                                                            \
+            used += (size_t)snprintf(buf + used, len - used, __VA_ARGS__);                         \
     } while (0)
 
     EMIT("# netrig audit: ethtool and rtnetlink answers recorded for %s\n", ifname);
@@ -519,8 +520,8 @@ size_t audit_nic_format(const struct audit_nic *nic, const char *ifname, char *b
         }
         if (s == 0)
             EMIT("drvinfo driver %s\ndrvinfo version %s\ndrvinfo firmware %s\n"
-                 "drvinfo bus_info %s\n", nic->driver, nic->version, nic->firmware,
-                 nic->bus_info);
+                 "drvinfo bus_info %s\n",
+                 nic->driver, nic->version, nic->firmware, nic->bus_info);
         for (int f = 0; s == 1 && f < AUDIT_NIC_FEATURE_COUNT; f++)
             if (nic->feat[f].known)
                 EMIT("feature %s %s%s\n", feature_names[f], nic->feat[f].active ? "on" : "off",

@@ -11,9 +11,9 @@ struct audit_iface;
 
 struct audit_pci_info {
     uint16_t vendor, device;
-    int cap;         /* offset of the PCI Express capability */
-    uint16_t devctl; /* Device Control (cap + 8) */
-    uint32_t devcap; /* Device Capabilities (cap + 4) */
+    int cap;                /* offset of the PCI Express capability */
+    uint16_t devctl;        /* Device Control (cap + 8) */
+    uint32_t devcap;        /* Device Capabilities (cap + 4) */
     int mps, mps_max, mrrs; /* bytes */
 };
 
@@ -26,8 +26,7 @@ int audit_pci_decode(const uint8_t *cfg, size_t len, struct audit_pci_info *out)
 /* Parses a recorded dump: "#" comments, "OO: hh hh ... (16 bytes)" lines in order from 0,
  * and an optional "error NAME" line saying why the read stopped. Returns 0 or -EINVAL;
  * *len gets the bytes, *read_err the recorded error as a negative errno (0 if none). */
-int audit_pci_parse_dump(const char *text, uint8_t *cfg, size_t cap, size_t *len,
-                         int *read_err);
+int audit_pci_parse_dump(const char *text, uint8_t *cfg, size_t cap, size_t *len, int *read_err);
 
 /* Writes the dump text for len bytes of config space and the read error. */
 size_t audit_pci_format_dump(const char *bdf, const uint8_t *cfg, size_t len, int read_err,

@@ -12,9 +12,9 @@
 #include <string.h>
 #include <zlib.h>
 
-#define CONFIG_GZ_MAX (1 << 20)
+#define CONFIG_GZ_MAX   (1 << 20)
 #define CONFIG_TEXT_MAX (8 << 20)
-#define SOFTNET_MAX (512 << 10)
+#define SOFTNET_MAX     (512 << 10)
 
 enum avail { AVAIL_UNKNOWN, AVAIL_YES, AVAIL_NO };
 
@@ -107,14 +107,19 @@ static void judge_avail(struct audit_ctx *ctx, const char *kind, const char *sym
     } else if (config) {
         char v = audit_queue_kconfig(config, sym);
         *out = v == 'n' ? AVAIL_NO : AVAIL_YES;
-        snprintf(how, howlen, "%s=%c in %s%s", sym, v, src,
-                 v == 'm' ? " (a module: modprobe loads it)" : v == 'n' ? ": no sch_" : "");
-        if (v == 'n')
-            snprintf(how + strlen(how), howlen - strlen(how), "%s", kind);
+        if (v == 'y')
+            snprintf(how, howlen, "built in (%s=y in %s)", sym, src);
+        else if (v == 'm')
+            snprintf(how, howlen, "a module (%s=m in %s): modprobe sch_%s loads it", sym, src,
+                     kind);
+        else
+            snprintf(how, howlen, "no sch_%s: %s does not enable %s", kind, src, sym);
     } else {
         *out = AVAIL_UNKNOWN;
-        snprintf(how, howlen, "cannot tell: no /proc/config.gz or /boot/config-%s, and sch_%s "
-                              "is not loaded", audit_get_host(ctx)->kernel, kind);
+        snprintf(how, howlen,
+                 "cannot tell: no /proc/config.gz or /boot/config-%s, and sch_%s "
+                 "is not loaded",
+                 audit_get_host(ctx)->kernel, kind);
     }
 }
 
@@ -182,19 +187,20 @@ static void check_default(struct audit_ctx *ctx, char *dflt, size_t len, struct 
         return;
     }
     find_avail(ctx, dflt, a);
-    st = !strcmp(dflt, "fq") ? AUDIT_OK : !strcmp(dflt, "fq_codel") ? (tp ? AUDIT_INFO : AUDIT_OK)
-                                                                     : AUDIT_WARN;
+    st = !strcmp(dflt, "fq")         ? AUDIT_OK
+         : !strcmp(dflt, "fq_codel") ? (tp ? AUDIT_INFO : AUDIT_OK)
+                                     : AUDIT_WARN;
     f = audit_add(ctx, id, NULL, AUDIT_G_QUEUE, st);
     AUDIT_SET(f->current, "%s", dflt);
     AUDIT_SET(f->recommended, "%s", st == AUDIT_OK ? dflt : "fq");
     if (st == AUDIT_OK)
-        AUDIT_SET(f->reason, "%s paces and isolates flows on interfaces created from now on",
-                  dflt);
+        AUDIT_SET(f->reason, "%s paces and isolates flows on interfaces created from now on", dflt);
     else
-        AUDIT_SET(f->reason, "%s does not pace flows: bursts at line rate overflow shallow "
-                             "switch buffers; fq paces each flow (BBR relies on it before "
-                             "4.13)%s%s", dflt, a->fq == AVAIL_NO ? "; " : "",
-                  a->fq == AVAIL_NO ? a->fq_how : "");
+        AUDIT_SET(f->reason,
+                  "%s does not pace flows: bursts at line rate overflow shallow "
+                  "switch buffers; fq paces each flow (BBR relies on it before "
+                  "4.13)%s%s",
+                  dflt, a->fq == AVAIL_NO ? "; " : "", a->fq == AVAIL_NO ? a->fq_how : "");
     if (st == AUDIT_OK)
         return;
     if (a->fq == AVAIL_NO)
@@ -215,7 +221,9 @@ static void check_avail(struct audit_ctx *ctx, const struct qdisc_avail *a)
     f = audit_add(ctx, "qdisc.fq_available", NULL, AUDIT_G_QUEUE,
                   a->fq == AVAIL_YES ? AUDIT_OK : AUDIT_INFO);
     AUDIT_SET(f->current, "fq %s, fq_codel %s", a->fq == AVAIL_YES ? "yes" : "no",
-              a->fq_codel == AVAIL_YES ? "yes" : a->fq_codel == AVAIL_NO ? "no" : "unknown");
+              a->fq_codel == AVAIL_YES  ? "yes"
+              : a->fq_codel == AVAIL_NO ? "no"
+                                        : "unknown");
     if (a->fq == AVAIL_YES)
         AUDIT_SET(f->reason, "%s; fq_codel: %s", a->fq_how, a->fq_codel_how);
     else
@@ -299,12 +307,14 @@ static void check_backlog(struct audit_ctx *ctx, int rows, uint64_t dropped)
         return;
     }
     st = rows > 0 && dropped > 0 ? (v < want ? AUDIT_BAD : AUDIT_WARN)
-         : v < want               ? AUDIT_WARN
-                                  : AUDIT_OK;
+         : v < want              ? AUDIT_WARN
+                                 : AUDIT_OK;
     audit_fmt_rate(t->rate_bps, rate, sizeof(rate));
     if (rows > 0)
-        snprintf(evidence, sizeof(evidence), "softnet_stat: %llu backlog drops since boot on %d "
-                                             "CPUs", (unsigned long long)dropped, rows);
+        snprintf(evidence, sizeof(evidence),
+                 "softnet_stat: %llu backlog drops since boot on %d "
+                 "CPUs",
+                 (unsigned long long)dropped, rows);
     else
         snprintf(evidence, sizeof(evidence), "softnet_stat unreadable, drops unknown");
     f = audit_add(ctx, id, NULL, AUDIT_G_QUEUE, st);
@@ -314,11 +324,15 @@ static void check_backlog(struct audit_ctx *ctx, int rows, uint64_t dropped)
     if (st == AUDIT_OK)
         AUDIT_SET(f->reason, "per-CPU input backlog is deep enough for %s; %s", rate, evidence);
     else if (v < want)
-        AUDIT_SET(f->reason, "per-CPU input backlog of %llu packets for %s (ESnet: 250000 at "
-                             "40-100G, 30000 at 10G); %s", (unsigned long long)v, rate, evidence);
+        AUDIT_SET(f->reason,
+                  "per-CPU input backlog of %llu packets for %s (ESnet: 250000 at "
+                  "40-100G, 30000 at 10G); %s",
+                  (unsigned long long)v, rate, evidence);
     else
-        AUDIT_SET(f->reason, "the backlog still overflowed: %s; the receiving CPUs are too slow "
-                             "(see nic.rps and nic.irq_affinity)", evidence);
+        AUDIT_SET(f->reason,
+                  "the backlog still overflowed: %s; the receiving CPUs are too slow "
+                  "(see nic.rps and nic.irq_affinity)",
+                  evidence);
     if (st != AUDIT_OK)
         audit_fix_sysctl(f, "net.core.netdev_max_backlog", wants);
 }
@@ -389,11 +403,12 @@ static void check_busy_poll(struct audit_ctx *ctx)
     f = audit_add(ctx, id, NULL, AUDIT_G_QUEUE, lat && !r && !p ? AUDIT_INFO : AUDIT_OK);
     AUDIT_SET(f->current, "busy_read %llu busy_poll %llu", (unsigned long long)r,
               (unsigned long long)p);
-    AUDIT_SET(f->recommended, "%s", f->status == AUDIT_INFO ? "busy_read 50 busy_poll 50"
-                                                            : f->current);
-    AUDIT_SET(f->reason, "%s", lat ? "busy polling trades CPU for lower receive latency "
-                                     "(tuned network-latency uses 50 us)"
-                                   : "busy polling is a latency tool; off suits throughput");
+    AUDIT_SET(f->recommended, "%s",
+              f->status == AUDIT_INFO ? "busy_read 50 busy_poll 50" : f->current);
+    AUDIT_SET(f->reason, "%s",
+              lat ? "busy polling trades CPU for lower receive latency "
+                    "(tuned network-latency uses 50 us)"
+                  : "busy polling is a latency tool; off suits throughput");
     if (f->status == AUDIT_INFO) {
         AUDIT_SET(f->fix, "sysctl -w net.core.busy_read=50 net.core.busy_poll=50");
         AUDIT_SET(f->persist, "add 'net.core.busy_read = 50' and 'net.core.busy_poll = 50' to "
@@ -433,7 +448,7 @@ void audit_queue_iface(struct audit_ctx *ctx, struct audit_iface *ifc)
                   audit_nic_errtext(n->qdisc_err));
         return;
     }
-    st = !strcmp(kind, "fq") ? AUDIT_OK
+    st = !strcmp(kind, "fq")                                  ? AUDIT_OK
          : !strcmp(kind, "fq_codel") || !strcmp(kind, "cake") ? (tp ? AUDIT_INFO : AUDIT_OK)
          : !strcmp(kind, "htb") || !strcmp(kind, "tbf") || !strcmp(kind, "hfsc") ||
                  !strcmp(kind, "noqueue")
@@ -444,9 +459,10 @@ void audit_queue_iface(struct audit_ctx *ctx, struct audit_iface *ifc)
         AUDIT_SET(f->current, "%s (%s per queue)", n->qdisc_root, kind[0] ? kind : "none");
     else
         AUDIT_SET(f->current, "%s", n->qdisc_root);
-    AUDIT_SET(f->recommended, "%s", st == AUDIT_OK ? f->current
-                                    : multi        ? "mq (fq per queue)"
-                                                   : "fq");
+    AUDIT_SET(f->recommended, "%s",
+              st == AUDIT_OK ? f->current
+              : multi        ? "mq (fq per queue)"
+                             : "fq");
     if (st == AUDIT_OK) {
         AUDIT_SET(f->reason, "fq paces each flow on %s", ifc->name);
         return;
@@ -456,8 +472,9 @@ void audit_queue_iface(struct audit_ctx *ctx, struct audit_iface *ifc)
                   ifc->name);
         return;
     }
-    AUDIT_SET(f->reason, "%s does not pace: flows leave %s in line-rate bursts; changing "
-                         "default_qdisc does not touch existing interfaces",
+    AUDIT_SET(f->reason,
+              "%s does not pace: flows leave %s in line-rate bursts; changing "
+              "default_qdisc does not touch existing interfaces",
               kind[0] ? kind : n->qdisc_root, ifc->name);
     avail_quiet(ctx, &a);
     if (a.fq == AVAIL_NO) {
@@ -465,8 +482,10 @@ void audit_queue_iface(struct audit_ctx *ctx, struct audit_iface *ifc)
         return;
     }
     if (multi)
-        AUDIT_SET(f->fix, "sysctl -w net.core.default_qdisc=fq && tc qdisc replace dev %s root "
-                          "handle 1: mq", ifc->name);
+        AUDIT_SET(f->fix,
+                  "sysctl -w net.core.default_qdisc=fq && tc qdisc replace dev %s root "
+                  "handle 1: mq",
+                  ifc->name);
     else
         AUDIT_SET(f->fix, "tc qdisc replace dev %s root fq", ifc->name);
     AUDIT_SET(f->persist, "set 'net.core.default_qdisc = fq' in /etc/sysctl.d/90-netrig.conf: "

@@ -46,8 +46,9 @@ static bool knob_u64s(struct audit_ctx *ctx, const char *id, enum audit_group g,
         return false;
     if (audit_parse_u64s(buf, v, n)) {
         audit_unreadable(ctx, id, NULL, g, path, buf,
-                         n == 1 ? "one whole number" : n == 2 ? "two whole numbers"
-                                                             : "three whole numbers");
+                         n == 1   ? "one whole number"
+                         : n == 2 ? "two whole numbers"
+                                  : "three whole numbers");
         return false;
     }
     return true;
@@ -97,8 +98,10 @@ static void check_kernel(struct audit_ctx *ctx)
     }
     f = audit_add(ctx, "host.kernel", NULL, AUDIT_G_TCP, AUDIT_INFO);
     AUDIT_SET(f->current, "%s", h->kernel);
-    AUDIT_SET(f->reason, "defaults and per-namespace behaviour of the settings below follow "
-                         "this release%s", h->forwarding ? "; IPv4 forwarding is on" : "");
+    AUDIT_SET(f->reason,
+              "defaults and per-namespace behaviour of the settings below follow "
+              "this release%s",
+              h->forwarding ? "; IPv4 forwarding is on" : "");
 }
 
 static bool word_in(const char *list, const char *word)
@@ -143,10 +146,10 @@ static void check_congestion(struct audit_ctx *ctx)
                    sizeof(avail)) < 0)
         avail[0] = '\0';
     rec = word_in(avail, "bbr") || (!word_in(avail, "htcp") && audit_kernel_at_least(ctx, 4, 9))
-              ? "bbr" : "htcp";
+              ? "bbr"
+              : "htcp";
     audit_fmt_time(t->rtt_s, rtt, sizeof(rtt));
-    if (!strcmp(cur, "bbr") || !strcmp(cur, "htcp") || !strcmp(cur, "bbr2") ||
-        !strcmp(cur, "bbr3"))
+    if (!strcmp(cur, "bbr") || !strcmp(cur, "htcp") || !strcmp(cur, "bbr2") || !strcmp(cur, "bbr3"))
         st = AUDIT_OK;
     else if (!strcmp(cur, "reno"))
         st = tp ? AUDIT_WARN : AUDIT_INFO;
@@ -160,9 +163,15 @@ static void check_congestion(struct audit_ctx *ctx)
     if (st == AUDIT_OK)
         AUDIT_SET(f->reason, "%s suits %s; available: %s", cur,
                   tp ? "long fast paths" : "this profile", avail[0] ? avail : "unknown");
+    else if (st == AUDIT_INFO && strcmp(cur, "reno"))
+        AUDIT_SET(f->reason,
+                  "%s is fine on a %s path; on long lossy paths %s (with fq pacing) "
+                  "recovers faster; available: %s",
+                  cur, rtt, rec, avail[0] ? avail : "unknown");
     else
-        AUDIT_SET(f->reason, "%s cuts cwnd on every loss and regrows it slowly over %s of RTT; "
-                             "%s (with fq pacing) keeps a long fast path full; available: %s",
+        AUDIT_SET(f->reason,
+                  "%s cuts cwnd on every loss and regrows it slowly over %s of RTT; "
+                  "%s (with fq pacing) keeps a long fast path full; available: %s",
                   cur, rtt, rec, avail[0] ? avail : "unknown");
     if (st == AUDIT_OK)
         return;
@@ -171,9 +180,11 @@ static void check_congestion(struct audit_ctx *ctx)
     else {
         AUDIT_SET(f->fix, "modprobe tcp_%s && sysctl -w net.ipv4.tcp_congestion_control=%s", rec,
                   rec);
-        AUDIT_SET(f->persist, "add tcp_%s to /etc/modules-load.d/netrig.conf and "
-                              "'net.ipv4.tcp_congestion_control = %s' to /etc/sysctl.d/"
-                              "90-netrig.conf", rec, rec);
+        AUDIT_SET(f->persist,
+                  "add tcp_%s to /etc/modules-load.d/netrig.conf and "
+                  "'net.ipv4.tcp_congestion_control = %s' to /etc/sysctl.d/"
+                  "90-netrig.conf",
+                  rec, rec);
     }
 }
 
@@ -186,7 +197,10 @@ static void check_mtu_probing(struct audit_ctx *ctx)
 
     if (!knob_u64s(ctx, id, AUDIT_G_TCP, "/proc/sys/net/ipv4/tcp_mtu_probing", &v, 1))
         return;
-    f = add_sysctl(ctx, id, AUDIT_G_TCP, v ? AUDIT_OK : jumbo ? AUDIT_WARN : AUDIT_INFO,
+    f = add_sysctl(ctx, id, AUDIT_G_TCP,
+                   v       ? AUDIT_OK
+                   : jumbo ? AUDIT_WARN
+                           : AUDIT_INFO,
                    audit_kernel_at_least(ctx, 4, 1));
     AUDIT_SET(f->current, "%llu", (unsigned long long)v);
     AUDIT_SET(f->recommended, "%llu", v ? (unsigned long long)v : 1ULL);
@@ -194,8 +208,9 @@ static void check_mtu_probing(struct audit_ctx *ctx)
         AUDIT_SET(f->reason, "TCP finds a working segment size itself when a path drops big "
                              "packets and filters the ICMP that would say so");
     else
-        AUDIT_SET(f->reason, "%s: when a path drops big packets and filters the ICMP that would "
-                             "say so, connections stall (1 = probe after a blackhole)",
+        AUDIT_SET(f->reason,
+                  "%s: when a path drops big packets and filters the ICMP that would "
+                  "say so, connections stall (1 = probe after a blackhole)",
                   jumbo ? "an audited interface uses jumbo frames" : "no jumbo frames here yet");
     if (!v)
         audit_fix_sysctl(f, "net.ipv4.tcp_mtu_probing", "1");
@@ -220,7 +235,8 @@ static const struct bool_knob bool_knobs[] = {
      "cwnd survives idle periods"},
     {"sysctl.tcp_timestamps", "/proc/sys/net/ipv4/tcp_timestamps", 1, AUDIT_WARN, AUDIT_WARN,
      "0 loses PAWS protection against wrapped sequence numbers and per-ACK RTT samples "
-     "(seed 002 set 0)", "PAWS and per-ACK RTT samples are on"},
+     "(seed 002 set 0)",
+     "PAWS and per-ACK RTT samples are on"},
     {"sysctl.tcp_sack", "/proc/sys/net/ipv4/tcp_sack", 1, AUDIT_WARN, AUDIT_WARN,
      "without SACK one loss costs up to a whole window of retransmissions",
      "losses are repaired selectively"},
@@ -237,7 +253,10 @@ static void check_bool_knob(struct audit_ctx *ctx, const struct bool_knob *k)
     if (!knob_u64s(ctx, k->id, AUDIT_G_TCP, k->path, &v, 1))
         return;
     right = k->want ? v != 0 : v == 0;
-    f = add_sysctl(ctx, k->id, AUDIT_G_TCP, right ? AUDIT_OK : tp ? k->wrong_tp : k->wrong_lat,
+    f = add_sysctl(ctx, k->id, AUDIT_G_TCP,
+                   right ? AUDIT_OK
+                   : tp  ? k->wrong_tp
+                         : k->wrong_lat,
                    audit_kernel_at_least(ctx, 4, 15));
     AUDIT_SET(f->current, "%llu", (unsigned long long)v);
     snprintf(want, sizeof(want), "%llu", (unsigned long long)k->want);
@@ -269,8 +288,10 @@ static void check_window_scaling(struct audit_ctx *ctx)
         AUDIT_SET(f->reason, "windows may exceed 64 KiB");
         return;
     }
-    AUDIT_SET(f->reason, "without window scaling the window stops at 64 KiB: one flow gets at "
-                         "most %s at %s", cap, rtt);
+    AUDIT_SET(f->reason,
+              "without window scaling the window stops at 64 KiB: one flow gets at "
+              "most %s at %s",
+              cap, rtt);
     audit_fix_sysctl(f, "net.ipv4.tcp_window_scaling", "1");
 }
 
@@ -278,13 +299,24 @@ static void check_notsent_lowat(struct audit_ctx *ctx)
 {
     static const char *const id = "sysctl.tcp_notsent_lowat";
     bool tp = audit_get_profile(ctx) == AUDIT_PROFILE_THROUGHPUT;
+    static const char *const path = "/proc/sys/net/ipv4/tcp_notsent_lowat";
     uint64_t v, want = tp ? 131072 : 16384;
-    char wants[16];
+    int64_t sv;
+    char wants[16], buf[64];
     struct audit_finding *f;
 
-    if (!knob_u64s(ctx, id, AUDIT_G_TCP, "/proc/sys/net/ipv4/tcp_notsent_lowat", &v, 1))
+    if (!knob_text(ctx, id, AUDIT_G_TCP, path, buf, sizeof(buf)))
         return;
-    f = add_sysctl(ctx, id, AUDIT_G_TCP, v <= want ? AUDIT_OK : tp ? AUDIT_INFO : AUDIT_WARN,
+    /* kernels before 4.x print the unsigned default as -1 */
+    if (audit_parse_i64(buf, &sv) || sv < -1 || sv > (int64_t)UINT32_MAX) {
+        audit_unreadable(ctx, id, NULL, AUDIT_G_TCP, path, buf, "a byte count");
+        return;
+    }
+    v = sv < 0 ? UINT32_MAX : (uint64_t)sv;
+    f = add_sysctl(ctx, id, AUDIT_G_TCP,
+                   v <= want ? AUDIT_OK
+                   : tp      ? AUDIT_INFO
+                             : AUDIT_WARN,
                    audit_kernel_at_least(ctx, 4, 15));
     AUDIT_SET(f->current, "%llu", (unsigned long long)v);
     snprintf(wants, sizeof(wants), "%llu", (unsigned long long)want);
@@ -293,9 +325,10 @@ static void check_notsent_lowat(struct audit_ctx *ctx)
         AUDIT_SET(f->reason, "unsent data queued in the kernel is bounded");
         return;
     }
-    AUDIT_SET(f->reason, "unsent data may pile up in the socket without bound, adding latency "
-                         "and memory; tuned uses %s", tp ? "131072 (network-throughput)"
-                                                         : "16384 for latency");
+    AUDIT_SET(f->reason,
+              "unsent data may pile up in the socket without bound, adding latency "
+              "and memory; tuned uses %s",
+              tp ? "131072 (network-throughput)" : "16384 for latency");
     audit_fix_sysctl(f, "net.ipv4.tcp_notsent_lowat", wants);
 }
 
@@ -316,13 +349,13 @@ static void check_obsolete(struct audit_ctx *ctx)
         audit_unreadable(ctx, "sysctl.tcp_low_latency", NULL, AUDIT_G_TCP, ll, buf, "0 or 1");
     } else {
         bool gone = audit_kernel_at_least(ctx, 4, 14);
-        f = add_sysctl(ctx, "sysctl.tcp_low_latency", AUDIT_G_TCP, v ? AUDIT_INFO : AUDIT_OK,
-                       true);
+        f = add_sysctl(ctx, "sysctl.tcp_low_latency", AUDIT_G_TCP, v ? AUDIT_INFO : AUDIT_OK, true);
         AUDIT_SET(f->current, "%lld", (long long)v);
         AUDIT_SET(f->recommended, "%s", v && gone ? "0" : f->current);
-        AUDIT_SET(f->reason, "%s", !v ? "not set"
-                                   : gone ? "set, but a no-op since Linux 4.14: remove it"
-                                          : "disables the prequeue (kernels before 4.14)");
+        AUDIT_SET(f->reason, "%s",
+                  !v     ? "not set"
+                  : gone ? "set, but a no-op since Linux 4.14: remove it"
+                         : "disables the prequeue (kernels before 4.14)");
         if (v && gone)
             AUDIT_SET(f->fix, "remove net.ipv4.tcp_low_latency from /etc/sysctl.conf and "
                               "/etc/sysctl.d/*.conf");
@@ -339,13 +372,15 @@ static void check_obsolete(struct audit_ctx *ctx)
     AUDIT_SET(f->current, "%lld", (long long)v);
     AUDIT_SET(f->recommended, "%s", f->current);
     if (audit_kernel_at_least(ctx, 6, 6))
-        AUDIT_SET(f->reason, "%s", v == 1 ? "default; ignored since 6.6, which measures the "
-                                            "payload/truesize ratio"
-                                          : "set, but ignored since 6.6: remove it");
+        AUDIT_SET(f->reason, "%s",
+                  v == 1 ? "default; ignored since 6.6, which measures the "
+                           "payload/truesize ratio"
+                         : "set, but ignored since 6.6: remove it");
     else
-        AUDIT_SET(f->reason, "the window gets %.0f%% of the receive buffer (skb overhead takes "
-                             "the rest)", v > 0 ? 100.0 * (1 - ldexp(1, (int)-v))
-                                                : 100.0 * ldexp(1, (int)v));
+        AUDIT_SET(f->reason,
+                  "the window gets %.0f%% of the receive buffer (skb overhead takes "
+                  "the rest)",
+                  v > 0 ? 100.0 * (1 - ldexp(1, (int)-v)) : 100.0 * ldexp(1, (int)v));
 }
 
 /* TcpExt ListenOverflows from /proc/net/netstat, or -1 when unknown. */
@@ -387,13 +422,18 @@ static void check_somaxconn(struct audit_ctx *ctx)
     if (!knob_u64s(ctx, id, AUDIT_G_TCP, "/proc/sys/net/core/somaxconn", &v, 1))
         return;
     ovf = listen_overflows(ctx);
-    f = add_sysctl(ctx, id, AUDIT_G_TCP, v >= 4096 ? AUDIT_OK : ovf > 0 ? AUDIT_WARN : AUDIT_INFO,
+    f = add_sysctl(ctx, id, AUDIT_G_TCP,
+                   v >= 4096 ? AUDIT_OK
+                   : ovf > 0 ? AUDIT_WARN
+                             : AUDIT_INFO,
                    true);
     AUDIT_SET(f->current, "%llu", (unsigned long long)v);
     AUDIT_SET(f->recommended, "%s", v >= 4096 ? f->current : "4096");
     if (ovf >= 0)
-        AUDIT_SET(f->reason, "caps every listen() backlog (4096 is the default since 5.4); "
-                             "TcpExt ListenOverflows %lld since boot", (long long)ovf);
+        AUDIT_SET(f->reason,
+                  "caps every listen() backlog (4096 is the default since 5.4); "
+                  "TcpExt ListenOverflows %lld since boot",
+                  (long long)ovf);
     else
         AUDIT_SET(f->reason, "caps every listen() backlog (4096 is the default since 5.4); "
                              "ListenOverflows unknown (/proc/net/netstat unreadable)");
@@ -419,10 +459,11 @@ static void check_port_range(struct audit_ctx *ctx)
     f = add_sysctl(ctx, id, AUDIT_G_TCP, span >= 28232 ? AUDIT_OK : AUDIT_WARN, true);
     AUDIT_SET(f->current, "%llu %llu", (unsigned long long)v[0], (unsigned long long)v[1]);
     AUDIT_SET(f->recommended, "%s", span >= 28232 ? f->current : "32768 60999");
-    AUDIT_SET(f->reason, "%llu ports: about %llu new connections/s to one destination "
-                         "address and port before TIME_WAIT (60 s) runs out of ports, unless "
-                         "tcp_tw_reuse", (unsigned long long)span,
-              (unsigned long long)(span / 60));
+    AUDIT_SET(f->reason,
+              "%llu ports: about %llu new connections/s to one destination "
+              "address and port before TIME_WAIT (60 s) runs out of ports, unless "
+              "tcp_tw_reuse",
+              (unsigned long long)span, (unsigned long long)(span / 60));
     if (span < 28232)
         audit_fix_sysctl(f, "net.ipv4.ip_local_port_range", "32768 60999");
 }
@@ -508,8 +549,10 @@ static void check_tcp_mem_max(struct audit_ctx *ctx, const char *id, const char 
         AUDIT_SET(f->reason, "%s; %s max %s covers 2 x BDP = %s", tgt, name, have, need);
         return;
     }
-    AUDIT_SET(f->reason, "%s; %s max %s caps one flow at %s; autotuning needs >= 2 x BDP = %s "
-                         "(skb overhead)%s", tgt, name, have, cap, need,
+    AUDIT_SET(f->reason,
+              "%s; %s max %s caps one flow at %s; autotuning needs >= 2 x BDP = %s "
+              "(skb overhead)%s",
+              tgt, name, have, cap, need,
               (double)rec < 2 * t->bdp_bytes ? "; more than the kernel allows: use parallel flows"
                                              : "");
     snprintf(value, sizeof(value), "%llu %llu %llu", (unsigned long long)v[0],
@@ -537,12 +580,15 @@ static void check_core_max(struct audit_ctx *ctx, const char *id, const char *pa
     AUDIT_SET(f->current, "%llu", (unsigned long long)v);
     AUDIT_SET(f->recommended, "%llu", (unsigned long long)(ok ? v : rec));
     if (ok) {
-        AUDIT_SET(f->reason, "%s; an app's %s (iperf -w) up to the BDP is honoured (the kernel "
-                             "doubles it)", tgt, opt);
+        AUDIT_SET(f->reason,
+                  "%s; an app's %s (iperf -w) up to the BDP is honoured (the kernel "
+                  "doubles it)",
+                  tgt, opt);
         return;
     }
-    AUDIT_SET(f->reason, "%s; an app that sets %s (iperf -w) gets at most 2 x %llu = %s, "
-                         "which caps that flow at %s (autotuned sockets are not limited by it)",
+    AUDIT_SET(f->reason,
+              "%s; an app that sets %s (iperf -w) gets at most 2 x %llu = %s, "
+              "which caps that flow at %s (autotuned sockets are not limited by it)",
               tgt, opt, (unsigned long long)v, got, cap);
     snprintf(value, sizeof(value), "%llu", (unsigned long long)rec);
     audit_fix_sysctl(f, name, value);
@@ -606,19 +652,23 @@ static void check_tcp_mem(struct audit_ctx *ctx)
               (unsigned long long)v[2]);
     AUDIT_SET(f->recommended, "%s", f->current);
     if (st == AUDIT_WARN) {
-        AUDIT_SET(f->reason, "TCP uses %lld pages now, at or above the pressure mark %llu: "
-                             "socket buffers are being trimmed", (long long)used,
-                  (unsigned long long)v[1]);
+        AUDIT_SET(f->reason,
+                  "TCP uses %lld pages now, at or above the pressure mark %llu: "
+                  "socket buffers are being trimmed",
+                  (long long)used, (unsigned long long)v[1]);
         return;
     }
     if (st == AUDIT_OK) {
         if (used >= 0)
-            AUDIT_SET(f->reason, "all TCP sockets may use up to %s (4 KiB pages); %lld pages in "
-                                 "use now, below the pressure mark %llu", maxb, (long long)used,
-                      (unsigned long long)v[1]);
+            AUDIT_SET(f->reason,
+                      "all TCP sockets may use up to %s (4 KiB pages); pages in use "
+                      "now: %lld, below the pressure mark %llu",
+                      maxb, (long long)used, (unsigned long long)v[1]);
         else
-            AUDIT_SET(f->reason, "all TCP sockets may use up to %s (4 KiB pages); current use "
-                                 "unknown (/proc/net/sockstat unreadable)", maxb);
+            AUDIT_SET(f->reason,
+                      "all TCP sockets may use up to %s (4 KiB pages); current use "
+                      "unknown (/proc/net/sockstat unreadable)",
+                      maxb);
         return;
     }
     /* room for four flows at 2 x BDP each, pressure at three quarters */
@@ -626,9 +676,11 @@ static void check_tcp_mem(struct audit_ctx *ctx)
     snprintf(value, sizeof(value), "%llu %llu %llu", (unsigned long long)(pages / 2),
              (unsigned long long)(pages / 4 * 3), (unsigned long long)pages);
     AUDIT_SET(f->recommended, "%s", value);
-    AUDIT_SET(f->reason, "all TCP sockets together may use %s (4 KiB pages), less than the "
-                         "2 x BDP = %s one flow at the target needs; recommended leaves room "
-                         "for four", maxb, need);
+    AUDIT_SET(f->reason,
+              "all TCP sockets together may use %s (4 KiB pages), less than the "
+              "2 x BDP = %s one flow at the target needs; recommended leaves room "
+              "for four",
+              maxb, need);
     audit_fix_sysctl(f, "net.ipv4.tcp_mem", value);
 }
 
