@@ -1,0 +1,312 @@
+/* cli_analyze: `netrig compare`, `netrig plot` and `netrig report` over the stored history. */
+#include "cli.h"
+
+#include "compare.h"
+#include "plot.h"
+#include "report_html.h"
+#include "store.h"
+#include "store_run.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static const char help_names[] =
+"RUN is an id (12), a range (10-14), a list (3,5,9), a tag, 'last', or sweep:N.\n"
+"      --db PATH         history database (default ~/.local/share/netrig/history.db)\n";
+
+static void help_compare(FILE *out)
+{
+    fprintf(out,
+"usage: netrig compare A B [-J] [--db PATH]\n"
+"\n"
+"Compares B against A, where each is a run or a set of runs (e.g. tags 'before' and\n"
+"'after'): every metric's mean side by side with the change in %%, Welch's t-test at\n"
+"95%% where a side has several runs (significant: p < 0.05; 'better' or 'worse' by\n"
+"the metric's direction), and the host settings that differ between the two sides.\n"
+"\n"
+"  -J, --json            the comparison as JSON\n");
+    fputs(help_names, out);
+}
+
+static void help_plot(FILE *out)
+{
+    fprintf(out,
+"usage: netrig plot RUN|sweep:N -o FILE.svg|FILE.png [--db PATH]\n"
+"\n"
+"Draws a chart with gnuplot (Debian: apt-get install gnuplot-nox): for a stream run\n"
+"the total and per-flow throughput over time with retransmits; for rr and crr the\n"
+"transaction rate and mean latency over time and the latency CDF; for a sweep its\n"
+"metric against the first --vary, one line per combination of the others, with\n"
+"confidence-interval error bars.\n"
+"\n"
+"  -o, --output FILE     the chart; .svg or .png chooses the format\n");
+    fputs(help_names, out);
+}
+
+static void help_report(FILE *out)
+{
+    fprintf(out,
+"usage: netrig report RUN|sweep:N|compare A B -o FILE.html [--db PATH]\n"
+"\n"
+"Writes one self-contained HTML page: charts as inline SVG, tables and the host\n"
+"snapshot; no scripts and nothing fetched from the network. Charts need gnuplot;\n"
+"without it the page says so and keeps the tables.\n"
+"\n"
+"  -o, --output FILE     the page to write\n");
+    fputs(help_names, out);
+}
+
+struct an_cli {
+    const char *db, *output;
+    bool json;
+};
+
+enum { OPT_DB = 400 };
+
+static int parse_an(const char *cmd, int argc, char **argv, void (*help)(FILE *),
+                    const char *allowed, struct an_cli *ac)
+{
+    static const struct option lo[] = {
+        {"db", required_argument, NULL, OPT_DB}, {"json", no_argument, NULL, 'J'},
+        {"output", required_argument, NULL, 'o'}, {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    int c;
+
+    memset(ac, 0, sizeof(*ac));
+    optind = 1;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, ":Jo:h", lo, NULL)) != -1) {
+        if (c == 'h') {
+            help(stdout);
+            return 1;
+        }
+        if (c == '?' || c == ':' || (c != OPT_DB && !strchr(allowed, c))) {
+            cli_error("%s option '%s' for %s: see 'netrig help %s'",
+                      c == ':' ? "missing value for" : "unknown", argv[optind - 1], cmd, cmd);
+            return -1;
+        }
+        if (c == OPT_DB)
+            ac->db = optarg;
+        else if (c == 'J')
+            ac->json = true;
+        else
+            ac->output = optarg;
+    }
+    return 0;
+}
+
+/* Resolves one run-set argument; prints the error. */
+static int resolve(struct store *st, const char *spec, int64_t **ids, size_t *n)
+{
+    char err[512];
+
+    if (store_run_resolve(st, spec, ids, n, err, sizeof(err))) {
+        cli_error("%s", err);
+        return -1;
+    }
+    return 0;
+}
+
+static int cmd_compare(int argc, char **argv)
+{
+    struct an_cli ac;
+    struct compare_result c;
+    struct store *st;
+    int64_t *a = NULL, *b = NULL;
+    size_t na = 0, nb = 0;
+    char err[512];
+    int rc = parse_an("compare", argc, argv, help_compare, "J", &ac);
+
+    if (rc)
+        return rc > 0 ? CLI_EXIT_OK : CLI_EXIT_USAGE;
+    if (argc - optind != 2) {
+        cli_error("compare takes two runs or sets, A and B: e.g. 'netrig compare 12 13' or "
+                  "'netrig compare before after'");
+        return CLI_EXIT_USAGE;
+    }
+    st = cli_history_open(ac.db, false);
+    if (!st)
+        return CLI_EXIT_FAIL;
+    rc = resolve(st, argv[optind], &a, &na) || resolve(st, argv[optind + 1], &b, &nb) ? -1 : 0;
+    if (!rc && (rc = compare_sets(st, a, na, b, nb, &c, err, sizeof(err))) != 0)
+        cli_error("%s", err);
+    if (!rc) {
+        if (ac.json) {
+            cJSON *o = compare_json(&c, argv[optind], argv[optind + 1]);
+            char *t = cJSON_Print(o);
+            if (t)
+                printf("%s\n", t);
+            free(t);
+            cJSON_Delete(o);
+        } else {
+            compare_text(&c, argv[optind], argv[optind + 1], stdout);
+        }
+        compare_free(&c);
+    }
+    free(a);
+    free(b);
+    store_close(st);
+    return rc ? CLI_EXIT_FAIL : CLI_EXIT_OK;
+}
+
+/* "sweep:N" -> N, else 0. */
+static long long sweep_id(const char *s)
+{
+    char *end;
+    long long v;
+
+    if (strncmp(s, "sweep:", 6))
+        return 0;
+    v = strtoll(s + 6, &end, 10);
+    return *end || v <= 0 ? 0 : v;
+}
+
+static int cmd_plot(int argc, char **argv)
+{
+    struct an_cli ac;
+    struct plot_out po = {0};
+    struct store *st;
+    int64_t *ids = NULL;
+    size_t n = 0;
+    char err[512];
+    int fmt, rc = parse_an("plot", argc, argv, help_plot, "o", &ac);
+
+    if (rc)
+        return rc > 0 ? CLI_EXIT_OK : CLI_EXIT_USAGE;
+    if (argc - optind != 1 || !ac.output) {
+        cli_error("plot takes one RUN or sweep:N and -o FILE.svg|FILE.png");
+        return CLI_EXIT_USAGE;
+    }
+    fmt = plot_format_of(ac.output);
+    if (fmt < 0) {
+        cli_error("cannot tell the chart format of '%s': name it FILE.svg or FILE.png",
+                  ac.output);
+        return CLI_EXIT_USAGE;
+    }
+    po.format = (enum plot_format)fmt;
+    po.path = ac.output;
+    st = cli_history_open(ac.db, false);
+    if (!st)
+        return CLI_EXIT_FAIL;
+    if (sweep_id(argv[optind]))
+        rc = plot_sweep(st, sweep_id(argv[optind]), NULL, &po, err, sizeof(err));
+    else if (!(rc = resolve(st, argv[optind], &ids, &n)))
+        rc = plot_run(st, ids[n - 1], &po, err, sizeof(err));
+    else
+        err[0] = '\0';
+    if (rc && err[0])
+        cli_error("%s", err);
+    else if (!rc && n > 1)
+        fprintf(stderr, "netrig: '%s' names %zu runs; plotted the newest, %lld\n", argv[optind],
+                n, (long long)ids[n - 1]);
+    free(ids);
+    store_close(st);
+    return rc ? CLI_EXIT_FAIL : CLI_EXIT_OK;
+}
+
+static int report_write(struct store *st, int argc, char **argv, FILE *f, char *note,
+                        size_t notelen, char *err, size_t errlen)
+{
+    int64_t *a = NULL, *b = NULL;
+    size_t na = 0, nb = 0;
+    int rc;
+
+    err[0] = '\0';
+    if (!strcmp(argv[optind], "compare")) {
+        rc = resolve(st, argv[optind + 1], &a, &na) || resolve(st, argv[optind + 2], &b, &nb)
+                 ? -1
+                 : report_html_compare(st, a, na, argv[optind + 1], b, nb, argv[optind + 2], f,
+                                       note, notelen, err, errlen);
+    } else if (sweep_id(argv[optind])) {
+        rc = report_html_sweep(st, sweep_id(argv[optind]), f, note, notelen, err, errlen);
+    } else {
+        rc = resolve(st, argv[optind], &a, &na)
+                 ? -1
+                 : report_html_run(st, a[na - 1], f, note, notelen, err, errlen);
+    }
+    (void)argc;
+    free(a);
+    free(b);
+    return rc;
+}
+
+static int cmd_report(int argc, char **argv)
+{
+    struct an_cli ac;
+    struct store *st;
+    char err[512], note[512];
+    FILE *f;
+    int rc = parse_an("report", argc, argv, help_report, "o", &ac);
+
+    if (rc)
+        return rc > 0 ? CLI_EXIT_OK : CLI_EXIT_USAGE;
+    if (!ac.output || optind >= argc ||
+        (strcmp(argv[optind], "compare") ? argc - optind != 1 : argc - optind != 3)) {
+        cli_error("report takes RUN, sweep:N or 'compare A B', and -o FILE.html");
+        return CLI_EXIT_USAGE;
+    }
+    st = cli_history_open(ac.db, false);
+    if (!st)
+        return CLI_EXIT_FAIL;
+    f = fopen(ac.output, "w");
+    if (!f) {
+        cli_error("cannot write report '%s': %s", ac.output, strerror(errno));
+        store_close(st);
+        return CLI_EXIT_FAIL;
+    }
+    rc = report_write(st, argc, argv, f, note, sizeof(note), err, sizeof(err));
+    if (fclose(f) && !rc) {
+        snprintf(err, sizeof(err), "cannot write report '%s': %s", ac.output, strerror(errno));
+        rc = -1;
+    }
+    if (rc) {
+        if (err[0])
+            cli_error("%s", err);
+        unlink(ac.output);
+    } else if (note[0]) {
+        cli_error("warning: %s (the report has its tables but no chart)", note);
+    }
+    store_close(st);
+    return rc ? CLI_EXIT_FAIL : CLI_EXIT_OK;
+}
+
+static const struct {
+    const char *name;
+    int (*run)(int argc, char **argv);
+    void (*help)(FILE *out);
+} cmds[] = {
+    {"compare", cmd_compare, help_compare},
+    {"plot", cmd_plot, help_plot},
+    {"report", cmd_report, help_report},
+};
+
+bool cli_analyze_command(const char *cmd)
+{
+    for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
+        if (!strcmp(cmd, cmds[i].name))
+            return true;
+    return false;
+}
+
+int cli_analyze(const char *cmd, int argc, char **argv)
+{
+    for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
+        if (!strcmp(cmd, cmds[i].name))
+            return cmds[i].run(argc, argv);
+    cli_error("unknown command '%s': run 'netrig --help' for the list", cmd);
+    return CLI_EXIT_USAGE;
+}
+
+int cli_analyze_help(const char *cmd, FILE *out)
+{
+    for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
+        if (!strcmp(cmd, cmds[i].name)) {
+            cmds[i].help(out);
+            return 0;
+        }
+    return -1;
+}

@@ -1,0 +1,814 @@
+/* cli_history: the history commands (history, show, export, tag), dispatch of the other
+ * history-based commands (compare, plot, report, sweep), and saving a test's run. */
+#include "cli.h"
+
+#include "hostsnap.h"
+#include "metric.h"
+#include "store.h"
+#include "store_run.h"
+#include "store_sweep.h"
+#include "units.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static const char help_db[] =
+"      --db PATH         history database (default $XDG_DATA_HOME/netrig/history.db,\n"
+"                        else ~/.local/share/netrig/history.db)\n";
+
+static const char help_runs[] =
+"RUN names one run or a set: an id (12), a range (10-14), a list (3,5,9), a tag\n"
+"('netrig tag'), 'last' (the newest run) or sweep:N (every run of sweep N).\n";
+
+static void help_history(FILE *out)
+{
+    fprintf(out,
+"usage: netrig history [--last N] [--title PATTERN] [--since DATE] [-J] [--db PATH]\n"
+"\n"
+"The stored runs, oldest first, with their main result.\n"
+"\n"
+"      --last N          the newest N runs (default 20; 0 = all)\n"
+"      --title PATTERN   titles matching a glob (bbr*), or containing PATTERN\n"
+"      --since DATE      runs started since DATE (UTC): 2026-11-30, 2026-11-30T15:00,\n"
+"                        or a time ago: 30m, 12h, 7d, 2w\n"
+"      --sweeps          list the stored sweeps instead\n"
+"  -J, --json            a JSON array: id, test, title, started_at, summary, ...\n");
+    fputs(help_db, out);
+}
+
+static void help_show(FILE *out)
+{
+    fprintf(out,
+"usage: netrig show RUN [-J] [--db PATH]\n"
+"\n"
+"One stored run: parameters, summary, flows, tags and the host snapshot. -J prints\n"
+"the run's -J document with its id, tags, metrics and host snapshot added.\n\n");
+    fputs(help_db, out);
+    fputs(help_runs, out);
+}
+
+static void help_export(FILE *out)
+{
+    fprintf(out,
+"usage: netrig export RUN... --csv|--json [--db PATH]\n"
+"\n"
+"Stored runs for other tools: --csv one line per run (identity, parameters, every\n"
+"metric), --json an array of the documents 'netrig show -J' prints.\n\n");
+    fputs(help_db, out);
+    fputs(help_runs, out);
+}
+
+static void help_tag(FILE *out)
+{
+    fprintf(out,
+"usage: netrig tag [-d] RUN NAME [--db PATH]\n"
+"\n"
+"Names a run or a set of runs, e.g. 'netrig tag 10-14 before', so 'netrig compare\n"
+"before after' compares the sets. A name starts with a letter and holds letters,\n"
+"digits, '.', '_' and '-'.\n"
+"\n"
+"  -d, --delete          remove the tag from those runs instead\n");
+    fputs(help_db, out);
+    fputs(help_runs, out);
+}
+
+/* ---- opening and saving ---- */
+
+struct store *cli_history_open(const char *db, bool create)
+{
+    char path[4096], err[512];
+    struct store *st;
+
+    if (!db) {
+        if (store_default_path(path, sizeof(path), create, err, sizeof(err))) {
+            cli_error("%s", err);
+            return NULL;
+        }
+        db = path;
+    }
+    st = store_open(db, create, err, sizeof(err));
+    if (!st)
+        cli_error("%s", err);
+    return st;
+}
+
+long long cli_history_save(const char *db, const struct run_result *r, FILE *note)
+{
+    char path[4096], err[512];
+    struct hostsnap *hs = malloc(sizeof(*hs));
+    struct store *st = NULL;
+    int64_t id = 0;
+
+    if (!db && !store_default_path(path, sizeof(path), true, err, sizeof(err)))
+        db = path;
+    if (db)
+        st = store_open(db, true, err, sizeof(err));
+    if (hs)
+        hostsnap_take(NULL, hs);
+    if (!st || !hs || store_begin(st, err, sizeof(err)) ||
+        store_add_run(st, r, hs, 0, &id, err, sizeof(err)) || store_commit(st, err, sizeof(err))) {
+        if (st)
+            store_rollback(st);
+        cli_error("warning: the run was not saved to the history: %s%s", hs ? err : "out of memory",
+                  db ? "" : " (--no-save skips saving)");
+        id = 0;
+    } else if (note) {
+        fprintf(note, "saved as run %lld (netrig show %lld)\n", (long long)id, (long long)id);
+    }
+    store_close(st);
+    free(hs);
+    return id;
+}
+
+/* ---- shared option parsing ---- */
+
+enum { OPT_DB = 300, OPT_LAST, OPT_TITLE, OPT_SINCE, OPT_CSV, OPT_SWEEPS };
+
+struct hist_cli {
+    const char *db;
+    bool json, csv, del, sweeps;
+    struct store_run_filter f;
+    char since[32];
+};
+
+static int field(const char *s, int at, int n)
+{
+    int v = 0;
+
+    for (int i = 0; i < n; i++)
+        v = v * 10 + (s[at + i] - '0');
+    return v;
+}
+
+/* "2026-11-30", "2026-11-30T15:00[:05][Z]" (UTC, T or a space) or "30m", "12h", "7d", "2w" ago. */
+static int parse_since(const char *arg, char *out, size_t len)
+{
+    static const char tmpl[] = "0000-00-00T00:00:00";
+    size_t l = strlen(arg), body = l > 0 && arg[l - 1] == 'Z' ? l - 1 : l;
+    char unit = 0;
+    long long v;
+    int n = 0, y, mo, d, h = 0, mi = 0, sec = 0;
+
+    if (sscanf(arg, "%lld%c%n", &v, &unit, &n) == 2 && (size_t)n == l && v >= 0 &&
+        isdigit((unsigned char)arg[0]) && strchr("smhdw", unit)) {
+        long long mult = unit == 's' ? 1 : unit == 'm' ? 60 : unit == 'h' ? 3600
+                       : unit == 'd' ? 86400 : 604800;
+        store_time_iso((long long)time(NULL) - v * mult, out, len);
+        return 0;
+    }
+    if (body != 10 && body != 16 && body != 19)
+        goto bad;
+    if (body == 10 && l != 10)
+        goto bad;
+    for (size_t i = 0; i < body; i++) {
+        bool ok = tmpl[i] == '0' ? isdigit((unsigned char)arg[i])
+                : tmpl[i] == 'T' ? (arg[i] == 'T' || arg[i] == ' ') : arg[i] == tmpl[i];
+        if (!ok)
+            goto bad;
+    }
+    y = field(arg, 0, 4), mo = field(arg, 5, 2), d = field(arg, 8, 2);
+    if (body >= 16)
+        h = field(arg, 11, 2), mi = field(arg, 14, 2);
+    if (body == 19)
+        sec = field(arg, 17, 2);
+    if (mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || sec > 60)
+        goto bad;
+    snprintf(out, len, "%04d-%02d-%02dT%02d:%02d:%02dZ", y, mo, d, h, mi, sec);
+    return 0;
+bad:
+    cli_error("invalid date '%s' for --since: use 2026-11-30, 2026-11-30T15:00[:SS][Z] (UTC) "
+              "or a time ago such as 30m, 12h, 7d", arg);
+    return -1;
+}
+
+static int hist_opt(int c, const char *arg, struct hist_cli *hc)
+{
+    uint32_t n;
+
+    switch (c) {
+    case OPT_DB: hc->db = arg; return 0;
+    case 'J': hc->json = true; return 0;
+    case OPT_CSV: hc->csv = true; return 0;
+    case 'd': hc->del = true; return 0;
+    case OPT_SWEEPS: hc->sweeps = true; return 0;
+    case OPT_LAST:
+        if (cli_parse_u32("--last", arg, 0, UINT32_MAX, &n))
+            return -1;
+        hc->f.last = n;
+        return 0;
+    case OPT_TITLE: hc->f.title = arg; return 0;
+    case OPT_SINCE:
+        if (parse_since(arg, hc->since, sizeof(hc->since)))
+            return -1;
+        hc->f.since = hc->since;
+        return 0;
+    default: return -1;
+    }
+}
+
+static const struct option hist_long[] = {
+    {"db", required_argument, NULL, OPT_DB},       {"json", no_argument, NULL, 'J'},
+    {"last", required_argument, NULL, OPT_LAST},   {"title", required_argument, NULL, OPT_TITLE},
+    {"since", required_argument, NULL, OPT_SINCE}, {"csv", no_argument, NULL, OPT_CSV},
+    {"delete", no_argument, NULL, 'd'},            {"sweeps", no_argument, NULL, OPT_SWEEPS},
+    {"help", no_argument, NULL, 'h'},              {NULL, 0, NULL, 0},
+};
+
+/* Options every history command shares; `allowed` lists the ones cmd takes (as codes). */
+static int parse_hist(const char *cmd, int argc, char **argv, const int *allowed,
+                      void (*help)(FILE *), struct hist_cli *hc)
+{
+    int c;
+
+    memset(hc, 0, sizeof(*hc));
+    hc->f.last = 20;
+    optind = 1;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, ":Jdh", hist_long, NULL)) != -1) {
+        bool ok = false;
+        if (c == 'h') {
+            help(stdout);
+            return 1;
+        }
+        for (const int *a = allowed; *a; a++)
+            ok |= *a == c;
+        if (c == '?' || c == ':' || !ok) {
+            cli_error("%s option '%s' for %s: see 'netrig help %s'",
+                      c == ':' ? "missing value for" : "unknown", argv[optind - 1], cmd, cmd);
+            return -1;
+        }
+        if (hist_opt(c, optarg, hc))
+            return -1;
+    }
+    return 0;
+}
+
+/* ---- history ---- */
+
+static void primary(struct store *st, const struct store_run *r, char *buf, size_t len)
+{
+    const struct metric_def *d = metric_find(metric_primary(r->test));
+    double v, p99;
+
+    buf[0] = '\0';
+    if (!d || store_run_metric(st, r->id, d->name, &v))
+        return;
+    metric_format(d, v, buf, len);
+    if (strcmp(r->test, "stream") && !store_run_metric(st, r->id, "latency_p99_us", &p99)) {
+        size_t l = strlen(buf);
+        snprintf(buf + l, len - l, " p99 %.1f us", p99);
+    }
+}
+
+struct list_ctx {
+    struct store *st;
+    cJSON *arr;
+    FILE *out;
+};
+
+static cJSON *tags_json(const char *tags)
+{
+    cJSON *a = cJSON_CreateArray();
+    char *copy = strdup(tags), *save = NULL;
+
+    for (char *t = copy ? strtok_r(copy, ",", &save) : NULL; t; t = strtok_r(NULL, ",", &save))
+        cJSON_AddItemToArray(a, cJSON_CreateString(t));
+    free(copy);
+    return a;
+}
+
+static cJSON *metrics_json(struct store *st, int64_t id)
+{
+    struct metric_value m[METRIC_MAX];
+    size_t n = store_run_metrics(st, id, m, METRIC_MAX);
+    cJSON *o = cJSON_CreateObject();
+
+    for (size_t i = 0; i < n; i++)
+        cJSON_AddNumberToObject(o, m[i].def->name, m[i].value);
+    return o;
+}
+
+static int list_one(const struct store_run *r, void *arg)
+{
+    struct list_ctx *lc = arg;
+    char res[96], kind[32];
+
+    if (lc->arr) {
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddNumberToObject(o, "id", (double)r->id);
+        cJSON_AddStringToObject(o, "test", r->test);
+        cJSON_AddBoolToObject(o, "udp", r->udp);
+        cJSON_AddStringToObject(o, "role", r->role);
+        cJSON_AddStringToObject(o, "title", r->title);
+        cJSON_AddStringToObject(o, "started_at", r->started_at);
+        cJSON_AddStringToObject(o, "peer", r->peer);
+        cJSON_AddBoolToObject(o, "partial", r->partial);
+        cJSON_AddItemToObject(o, "tags", tags_json(r->tags));
+        if (r->sweep_point)
+            cJSON_AddNumberToObject(o, "sweep_point", (double)r->sweep_point);
+        cJSON_AddItemToObject(o, "summary", metrics_json(lc->st, r->id));
+        cJSON_AddItemToArray(lc->arr, o);
+        return 0;
+    }
+    primary(lc->st, r, res, sizeof(res));
+    snprintf(kind, sizeof(kind), "%s%s%s", r->test, r->udp ? "/udp" : "",
+             strcmp(r->role, "server") ? "" : " (served)");
+    fprintf(lc->out, "%6lld  %.10s %.8s  %-16s %-26s %s%s%s%s%s\n", (long long)r->id,
+            r->started_at, r->started_at[10] ? r->started_at + 11 : "", kind, res,
+            r->partial ? "(partial) " : "", r->title, r->tags[0] ? " [" : "", r->tags,
+            r->tags[0] ? "]" : "");
+    return 0;
+}
+
+static int list_sweep(const struct store_sweep *sw, void *arg)
+{
+    FILE *out = arg;
+
+    fprintf(out, "%6lld  %.10s %.8s  %-8s %-12s %-16s %s\n", (long long)sw->id, sw->created_at,
+            sw->created_at + 11, sw->test, sw->status, sw->metric, sw->title);
+    return 0;
+}
+
+static void print_json_doc(cJSON *doc)
+{
+    char *t = cJSON_Print(doc);
+
+    if (t)
+        printf("%s\n", t);
+    free(t);
+    cJSON_Delete(doc);
+}
+
+static int cmd_history(int argc, char **argv)
+{
+    static const int allowed[] = {OPT_DB, 'J', OPT_LAST, OPT_TITLE, OPT_SINCE, OPT_SWEEPS, 0};
+    struct hist_cli hc;
+    struct list_ctx lc = {.out = stdout};
+    char err[512];
+    int rc = parse_hist("history", argc, argv, allowed, help_history, &hc);
+
+    if (rc)
+        return rc > 0 ? CLI_EXIT_OK : CLI_EXIT_USAGE;
+    if (optind < argc) {
+        cli_error("unexpected argument '%s' for history: filters are --last, --title, --since",
+                  argv[optind]);
+        return CLI_EXIT_USAGE;
+    }
+    lc.st = cli_history_open(hc.db, false);
+    if (!lc.st)
+        return CLI_EXIT_FAIL;
+    if (hc.sweeps) {
+        printf("%6s  %-19s  %-8s %-12s %-16s %s\n", "sweep", "created (UTC)", "test", "status",
+               "metric", "title");
+        rc = store_sweep_list(lc.st, list_sweep, stdout);
+        store_close(lc.st);
+        return rc ? CLI_EXIT_FAIL : CLI_EXIT_OK;
+    }
+    if (hc.json)
+        lc.arr = cJSON_CreateArray();
+    else
+        printf("%6s  %-19s  %-16s %-26s %s\n", "id", "started (UTC)", "test", "result",
+               "title [tags]");
+    rc = store_run_list(lc.st, &hc.f, list_one, &lc, err, sizeof(err));
+    if (rc)
+        cli_error("%s", err);
+    else if (lc.arr)
+        print_json_doc(lc.arr), lc.arr = NULL;
+    cJSON_Delete(lc.arr);
+    store_close(lc.st);
+    return rc ? CLI_EXIT_FAIL : CLI_EXIT_OK;
+}
+
+/* ---- show ---- */
+
+/* Resolves the run-set arguments argv[from..argc-1]; prints the error. */
+static int resolve_args(struct store *st, int argc, char **argv, int from, int64_t **ids,
+                        size_t *n)
+{
+    int64_t *all = NULL, *part;
+    size_t total = 0, np;
+    char err[512];
+
+    for (int i = from; i < argc; i++) {
+        if (store_run_resolve(st, argv[i], &part, &np, err, sizeof(err))) {
+            cli_error("%s", err);
+            free(all);
+            return -1;
+        }
+        int64_t *grown = realloc(all, (total + np) * sizeof(*all));
+        if (!grown) {
+            free(part);
+            free(all);
+            cli_error("out of memory resolving runs");
+            return -1;
+        }
+        all = grown;
+        memcpy(all + total, part, np * sizeof(*part));
+        total += np;
+        free(part);
+    }
+    *ids = all;
+    *n = total;
+    return 0;
+}
+
+static cJSON *host_json(struct store *st, int64_t id)
+{
+    struct hostsnap *hs = malloc(sizeof(*hs));
+    cJSON *o = cJSON_CreateObject();
+
+    if (!hs)
+        return o;
+    store_run_host(st, id, hs);
+    for (uint32_t i = 0; i < hs->n; i++)
+        cJSON_AddStringToObject(o, hs->e[i].key, hs->e[i].value);
+    free(hs);
+    return o;
+}
+
+/* The stored document with what the history knows about the run added. */
+static cJSON *run_json(struct store *st, const struct store_run *r)
+{
+    char *text = store_run_document(st, r->id);
+    cJSON *doc = text ? cJSON_Parse(text) : NULL;
+
+    free(text);
+    if (!cJSON_IsObject(doc)) {
+        cJSON_Delete(doc);
+        doc = cJSON_CreateObject();
+    }
+    cJSON_AddNumberToObject(doc, "id", (double)r->id);
+    cJSON_AddStringToObject(doc, "role", r->role);
+    cJSON_AddItemToObject(doc, "tags", tags_json(r->tags));
+    if (r->sweep_point)
+        cJSON_AddNumberToObject(doc, "sweep_point", (double)r->sweep_point);
+    cJSON_AddItemToObject(doc, "metrics", metrics_json(st, r->id));
+    cJSON_AddItemToObject(doc, "host", host_json(st, r->id));
+    return doc;
+}
+
+static void show_params(struct store *st, int64_t id, FILE *out)
+{
+    char *text = store_run_document(st, id), item[320];
+    cJSON *doc = text ? cJSON_Parse(text) : NULL, *p, *v;
+    size_t col = 2;
+
+    free(text);
+    p = cJSON_GetObjectItemCaseSensitive(doc, "params");
+    fputs("parameters:\n ", out);
+    cJSON_ArrayForEach(v, p) {
+        if (cJSON_IsString(v) && !v->valuestring[0])
+            continue;
+        if (cJSON_IsString(v))
+            snprintf(item, sizeof(item), " %s=%s", v->string, v->valuestring);
+        else if (cJSON_IsBool(v))
+            snprintf(item, sizeof(item), " %s=%s", v->string, cJSON_IsTrue(v) ? "yes" : "no");
+        else
+            snprintf(item, sizeof(item), " %s=%.10g", v->string, v->valuedouble);
+        if (col + strlen(item) > 79) {
+            fputs("\n ", out);
+            col = 2;
+        }
+        fputs(item, out);
+        col += strlen(item);
+    }
+    fputc('\n', out);
+    cJSON_Delete(doc);
+}
+
+static int show_flow(const struct store_flow *f, void *arg)
+{
+    FILE *out = arg;
+    char rt[32];
+
+    units_format_rate(f->throughput_bps, rt, sizeof(rt));
+    fprintf(out, "  %5u %-17s %15llu %14s", f->flow, f->direction, (unsigned long long)f->bytes,
+            rt);
+    if (f->retransmits >= 0)
+        fprintf(out, " %8lld %8lld %6lld", (long long)f->retransmits, (long long)f->rtt_us,
+                (long long)f->cwnd);
+    if (f->transactions >= 0)
+        fprintf(out, " %12lld", (long long)f->transactions);
+    fputc('\n', out);
+    return 0;
+}
+
+static int count_iv(const struct store_interval *iv, void *arg)
+{
+    (void)iv;
+    (*(uint32_t *)arg)++;
+    return 0;
+}
+
+static void show_text(struct store *st, const struct store_run *r, FILE *out)
+{
+    struct metric_value m[METRIC_MAX];
+    size_t n = store_run_metrics(st, r->id, m, METRIC_MAX);
+    struct hostsnap *hs = malloc(sizeof(*hs));
+    uint32_t nci = 0, nsi = 0;
+    char v[64];
+
+    fprintf(out, "run %lld: %s%s%s, started %s\n", (long long)r->id, r->test, r->udp ? " (udp)" : "",
+            strcmp(r->role, "server") ? "" : ", served by this host's daemon", r->started_at);
+    fprintf(out, "  %s %s, netrig %s / %s\n", strcmp(r->role, "server") ? "server" : "client",
+            r->peer, r->client_version[0] ? r->client_version : "-",
+            r->server_version[0] ? r->server_version : "-");
+    if (r->title[0])
+        fprintf(out, "  title: %s\n", r->title);
+    if (r->tags[0])
+        fprintf(out, "  tags: %s\n", r->tags);
+    if (r->sweep_point)
+        fprintf(out, "  sweep point %lld\n", (long long)r->sweep_point);
+    if (r->partial)
+        fprintf(out, "  PARTIAL: %s\n", r->error);
+    show_params(st, r->id, out);
+    fputs("summary:\n", out);
+    for (size_t i = 0; i < n; i++) {
+        metric_format(m[i].def, m[i].value, v, sizeof(v));
+        fprintf(out, "  %-24s %16s   (%s)\n", m[i].def->label, v, m[i].def->name);
+    }
+    fprintf(out, "flows:\n  %5s %-17s %15s %14s %8s %8s %6s\n", "id", "direction", "bytes",
+            "rate", "retr", "rtt_us", "cwnd");
+    store_run_flows(st, r->id, show_flow, out);
+    store_run_intervals(st, r->id, "client", count_iv, &nci);
+    store_run_intervals(st, r->id, "server", count_iv, &nsi);
+    fprintf(out, "intervals: %u client, %u server (netrig export %lld --json)\n", nci, nsi,
+            (long long)r->id);
+    if (!hs)
+        return;
+    store_run_host(st, r->id, hs);
+    fprintf(out, "host (%u settings):\n", hs->n);
+    for (uint32_t i = 0; i < hs->n; i++)
+        fprintf(out, "  %-44s %s\n", hs->e[i].key, hs->e[i].value);
+    free(hs);
+}
+
+static int cmd_show(int argc, char **argv)
+{
+    static const int allowed[] = {OPT_DB, 'J', 0};
+    struct hist_cli hc;
+    struct store *st;
+    struct store_run r;
+    int64_t *ids = NULL;
+    size_t n = 0;
+    char err[512];
+    int rc = parse_hist("show", argc, argv, allowed, help_show, &hc);
+
+    if (rc)
+        return rc > 0 ? CLI_EXIT_OK : CLI_EXIT_USAGE;
+    if (optind + 1 != argc) {
+        cli_error("show takes one RUN (an id, a tag or 'last'): see 'netrig help show'");
+        return CLI_EXIT_USAGE;
+    }
+    st = cli_history_open(hc.db, false);
+    if (!st)
+        return CLI_EXIT_FAIL;
+    if (!strncmp(argv[optind], "sweep:", 6) && argv[optind][6] && !strchr(argv[optind], ',')) {
+        rc = cli_sweep_show(st, strtoll(argv[optind] + 6, NULL, 10), hc.json, stdout);
+        store_close(st);
+        return rc ? CLI_EXIT_FAIL : CLI_EXIT_OK;
+    }
+    rc = resolve_args(st, argc, argv, optind, &ids, &n);
+    if (!rc && n > 1)
+        fprintf(stderr, "netrig: '%s' names %zu runs; showing the newest, %lld\n", argv[optind],
+                n, (long long)ids[n - 1]);
+    if (!rc && (rc = store_run_get(st, ids[n - 1], &r, err, sizeof(err))) != 0)
+        cli_error("%s", err);
+    if (!rc) {
+        if (hc.json)
+            print_json_doc(run_json(st, &r));
+        else
+            show_text(st, &r, stdout);
+    }
+    free(ids);
+    store_close(st);
+    return rc ? CLI_EXIT_FAIL : CLI_EXIT_OK;
+}
+
+/* ---- export ---- */
+
+static void csv_field(FILE *out, const char *s)
+{
+    if (!strpbrk(s, ",\"\n\r")) {
+        fputs(s, out);
+        return;
+    }
+    fputc('"', out);
+    for (; *s; s++) {
+        if (*s == '"')
+            fputc('"', out);
+        fputc(*s, out);
+    }
+    fputc('"', out);
+}
+
+static const char *const csv_params[] = {
+    "flows", "threads", "server_threads", "duration_s", "omit_s", "write_size", "window", "mss",
+    "nodelay", "zerocopy", "fq_rate_bps", "direction", "congestion", "req_size", "resp_size",
+    "depth", "rate_tps", "udp_rate_bps",
+};
+
+static void csv_param(FILE *out, const cJSON *p, const char *key)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(p, key);
+
+    if (cJSON_IsString(v))
+        csv_field(out, v->valuestring);
+    else if (cJSON_IsBool(v))
+        fputs(cJSON_IsTrue(v) ? "1" : "0", out);
+    else if (cJSON_IsNumber(v))
+        fprintf(out, "%.10g", v->valuedouble);
+}
+
+static void csv_row(struct store *st, const struct store_run *r, FILE *out)
+{
+    size_t nd;
+    const struct metric_def *defs = metric_all(&nd);
+    char *text = store_run_document(st, r->id);
+    cJSON *doc = text ? cJSON_Parse(text) : NULL;
+    const cJSON *p = cJSON_GetObjectItemCaseSensitive(doc, "params");
+    double v;
+
+    free(text);
+    fprintf(out, "%lld,%s,%d,%s,", (long long)r->id, r->test, r->udp, r->role);
+    csv_field(out, r->title);
+    fprintf(out, ",%s,", r->started_at);
+    csv_field(out, r->peer);
+    fprintf(out, ",%d,", r->partial);
+    csv_field(out, r->tags);
+    for (size_t i = 0; i < sizeof(csv_params) / sizeof(csv_params[0]); i++) {
+        fputc(',', out);
+        csv_param(out, p, csv_params[i]);
+    }
+    for (size_t i = 0; i < nd; i++) {
+        fputc(',', out);
+        if (!store_run_metric(st, r->id, defs[i].name, &v))
+            fprintf(out, "%.15g", v);
+    }
+    fputc('\n', out);
+    cJSON_Delete(doc);
+}
+
+static void csv_header(FILE *out)
+{
+    size_t nd;
+    const struct metric_def *defs = metric_all(&nd);
+
+    fputs("id,test,udp,role,title,started_at,peer,partial,tags", out);
+    for (size_t i = 0; i < sizeof(csv_params) / sizeof(csv_params[0]); i++)
+        fprintf(out, ",%s", csv_params[i]);
+    for (size_t i = 0; i < nd; i++)
+        fprintf(out, ",%s", defs[i].name);
+    fputc('\n', out);
+}
+
+static int cmd_export(int argc, char **argv)
+{
+    static const int allowed[] = {OPT_DB, OPT_CSV, 'J', 0};
+    struct hist_cli hc;
+    struct store *st;
+    struct store_run r;
+    int64_t *ids = NULL;
+    size_t n = 0;
+    char err[512];
+    cJSON *arr = NULL;
+    int rc = parse_hist("export", argc, argv, allowed, help_export, &hc);
+
+    if (rc)
+        return rc > 0 ? CLI_EXIT_OK : CLI_EXIT_USAGE;
+    if (hc.csv == hc.json || optind >= argc) {
+        cli_error("export needs RUN... and one of --csv or --json: see 'netrig help export'");
+        return CLI_EXIT_USAGE;
+    }
+    st = cli_history_open(hc.db, false);
+    if (!st)
+        return CLI_EXIT_FAIL;
+    rc = resolve_args(st, argc, argv, optind, &ids, &n);
+    if (!rc && hc.csv)
+        csv_header(stdout);
+    else if (!rc)
+        arr = cJSON_CreateArray();
+    for (size_t i = 0; !rc && i < n; i++) {
+        if ((rc = store_run_get(st, ids[i], &r, err, sizeof(err))) != 0)
+            cli_error("%s", err);
+        else if (arr)
+            cJSON_AddItemToArray(arr, run_json(st, &r));
+        else
+            csv_row(st, &r, stdout);
+    }
+    if (!rc && arr)
+        print_json_doc(arr);
+    else
+        cJSON_Delete(arr);
+    free(ids);
+    store_close(st);
+    return rc ? CLI_EXIT_FAIL : CLI_EXIT_OK;
+}
+
+/* ---- tag ---- */
+
+static bool tag_name_ok(const char *s)
+{
+    size_t n = strlen(s);
+
+    if (n == 0 || n > 64 || !isalpha((unsigned char)s[0]) || !strcmp(s, "last"))
+        return false;
+    for (size_t i = 0; i < n; i++)
+        if (!isalnum((unsigned char)s[i]) && !strchr("._-", s[i]))
+            return false;
+    return true;
+}
+
+static int cmd_tag(int argc, char **argv)
+{
+    static const int allowed[] = {OPT_DB, 'd', 0};
+    struct hist_cli hc;
+    struct store *st;
+    int64_t *ids = NULL;
+    size_t n = 0;
+    char err[512];
+    const char *name;
+    int rc = parse_hist("tag", argc, argv, allowed, help_tag, &hc);
+
+    if (rc)
+        return rc > 0 ? CLI_EXIT_OK : CLI_EXIT_USAGE;
+    if (optind + 2 != argc) {
+        cli_error("tag takes RUN and NAME: e.g. 'netrig tag 12 before'");
+        return CLI_EXIT_USAGE;
+    }
+    name = argv[optind + 1];
+    if (!tag_name_ok(name)) {
+        cli_error("invalid tag name '%s': start with a letter; use letters, digits, '.', '_', "
+                  "'-' (at most 64; not 'last')", name);
+        return CLI_EXIT_USAGE;
+    }
+    st = cli_history_open(hc.db, false);
+    if (!st)
+        return CLI_EXIT_FAIL;
+    rc = resolve_args(st, optind + 1, argv, optind, &ids, &n);
+    if (!rc && !(rc = store_begin(st, err, sizeof(err)))) {
+        for (size_t i = 0; !rc && i < n; i++)
+            rc = hc.del ? store_exec(st, err, sizeof(err),
+                                     "DELETE FROM tags WHERE name = ? AND run_id = ?", "ti", name,
+                                     ids[i])
+                        : store_tag(st, &ids[i], 1, name, err, sizeof(err));
+        rc = rc ? (store_rollback(st), rc) : store_commit(st, err, sizeof(err));
+        if (rc)
+            cli_error("%s", err);
+        else
+            printf("%s %zu run%s %s '%s'\n", hc.del ? "untagged" : "tagged", n, n == 1 ? "" : "s",
+                   hc.del ? "from" : "as", name);
+    }
+    free(ids);
+    store_close(st);
+    return rc ? CLI_EXIT_FAIL : CLI_EXIT_OK;
+}
+
+/* ---- dispatch ---- */
+
+static const struct {
+    const char *name;
+    int (*run)(int argc, char **argv);
+    void (*help)(FILE *out);
+} cmds[] = {
+    {"history", cmd_history, help_history},
+    {"show", cmd_show, help_show},
+    {"export", cmd_export, help_export},
+    {"tag", cmd_tag, help_tag},
+};
+
+bool cli_history_command(const char *cmd)
+{
+    for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
+        if (!strcmp(cmd, cmds[i].name))
+            return true;
+    return !strcmp(cmd, "sweep") || cli_analyze_command(cmd);
+}
+
+int cli_history(const char *cmd, int argc, char **argv, volatile sig_atomic_t *stop)
+{
+    for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
+        if (!strcmp(cmd, cmds[i].name))
+            return cmds[i].run(argc, argv);
+    if (!strcmp(cmd, "sweep"))
+        return cli_sweep(argc, argv, stop);
+    return cli_analyze(cmd, argc, argv);
+}
+
+int cli_history_help(const char *cmd, FILE *out)
+{
+    for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
+        if (!strcmp(cmd, cmds[i].name)) {
+            cmds[i].help(out);
+            return 0;
+        }
+    if (!strcmp(cmd, "sweep")) {
+        cli_sweep_help(out);
+        return 0;
+    }
+    return cli_analyze_help(cmd, out);
+}

@@ -1,0 +1,35 @@
+/* plot: charts of stored runs and sweeps through gnuplot — per-flow and total throughput over
+ * time with retransmits, rr/crr transaction rate and latency CDF, sweep curves with confidence
+ * error bars, and a comparison's values side by side. The data and a script go into a private
+ * temporary directory; gnuplot's exit status is checked. Reads the history only. */
+#ifndef NETRIG_PLOT_H
+#define NETRIG_PLOT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "store.h"
+
+enum plot_format { PLOT_SVG, PLOT_PNG };
+
+struct plot_out {
+    enum plot_format format;
+    const char *path; /* where to write; NULL: return SVG text in svg instead */
+    char *svg;        /* malloc'd when path is NULL */
+};
+
+/* PLOT_SVG or PLOT_PNG from a file name's extension, or -1. */
+int plot_format_of(const char *path);
+
+/* One run's chart. */
+int plot_run(struct store *st, int64_t id, struct plot_out *o, char *err, size_t errlen);
+/* A sweep's metric (NULL: the sweep's own) against its first --vary, one line per combination
+ * of the others, with confidence-interval error bars. */
+int plot_sweep(struct store *st, int64_t id, const char *metric, struct plot_out *o, char *err,
+               size_t errlen);
+/* Each run's metric in sets a and b, with each set's mean and 95% interval. */
+int plot_compare(struct store *st, const int64_t *a, size_t na, const int64_t *b, size_t nb,
+                 const char *metric, struct plot_out *o, char *err, size_t errlen);
+
+#endif

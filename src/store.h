@@ -1,0 +1,68 @@
+/* store: the results history, an SQLite database (docs/history.md). Opening it checks and
+ * migrates the schema (a backup copy first; a newer schema is refused); adding a run stores
+ * what the result model holds — parameters, per-interval and per-flow results, summary metrics,
+ * the -J document — with a host snapshot. The store only reads results. */
+#ifndef NETRIG_STORE_H
+#define NETRIG_STORE_H
+
+#include <sqlite3.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "hostsnap.h"
+#include "result.h"
+
+#define STORE_SCHEMA_VERSION 2
+#define STORE_APPLICATION_ID 0x4e524754 /* "NRGT" */
+#define STORE_BUSY_MS 15000
+
+struct store;
+
+/* $XDG_DATA_HOME/netrig/history.db, else $HOME/.local/share/netrig/history.db. With mkdirs
+ * the directories are created (mode 0700). */
+int store_default_path(char *out, size_t len, bool mkdirs, char *err, size_t errlen);
+
+/* Opens the history at path; with create a missing file is made. An older schema is copied to
+ * "<path>.schema-vN.bak" and migrated; a newer one, or a file that is not a netrig history, is
+ * refused. NULL and a one-line err on failure. */
+struct store *store_open(const char *path, bool create, char *err, size_t errlen);
+void store_close(struct store *st);
+const char *store_path(const struct store *st);
+sqlite3 *store_sqlite(struct store *st);
+/* The SQL that takes a database from schema v-1 to v (1 <= v <= STORE_SCHEMA_VERSION). */
+const char *store_migration_sql(int v);
+
+/* One statement with parameters bound from types: 'i' int64_t, 'u' unsigned (uint32_t),
+ * 'd' double, 't' text (NULL binds NULL), 'n' NULL (no argument). Returns 0 or -EIO with err. */
+int store_exec(struct store *st, char *err, size_t errlen, const char *sql, const char *types, ...);
+int store_bindv(sqlite3_stmt *s, const char *types, va_list ap);
+/* Prepares sql; NULL with err set on failure. */
+sqlite3_stmt *store_prepare(struct store *st, const char *sql, char *err, size_t errlen);
+
+/* BEGIN IMMEDIATE / COMMIT / ROLLBACK: the add functions below run inside one of these, so a
+ * crash leaves each run either wholly stored or absent. */
+int store_begin(struct store *st, char *err, size_t errlen);
+int store_commit(struct store *st, char *err, size_t errlen);
+void store_rollback(struct store *st);
+
+/* A client's run (r as measured) with the host snapshot (may be NULL); sweep_point 0 = none. */
+int store_add_run(struct store *st, const struct run_result *r, const struct hostsnap *hs,
+                  int64_t sweep_point, int64_t *id, char *err, size_t errlen);
+/* A daemon's own side of a test it served to client (an address). */
+int store_add_server_run(struct store *st, const struct params *p, const struct side_result *s,
+                         const char *client, const char *started_at, const struct hostsnap *hs,
+                         int64_t *id, char *err, size_t errlen);
+/* For a daemon: opens the history at path, snapshots this host and adds its side of a test
+ * it just served, in one call (each session thread has its own connection). */
+int store_save_served(const char *path, const struct params *p, const struct side_result *s,
+                      const char *client, int64_t *id, char *err, size_t errlen);
+/* Tags runs ids[0..n-1] with name (idempotent). */
+int store_tag(struct store *st, const int64_t *ids, size_t n, const char *name, char *err,
+              size_t errlen);
+
+/* "YYYY-MM-DDTHH:MM:SSZ" for t (UTC). */
+void store_time_iso(long long t, char *buf, size_t len);
+
+#endif

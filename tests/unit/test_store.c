@@ -1,0 +1,413 @@
+/* Unit tests for the history: schema creation, migration of a schema-1 database built here
+ * by hand (with its backup), refusal of a newer schema and of foreign files, a run_result
+ * built by hand stored and read back, run-set names, tags, and sweeps. */
+#include "test_util.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "store.h"
+#include "store_run.h"
+#include "store_sweep.h"
+
+static char dir[256];
+
+static void db_path(const char *name, char *buf, size_t len)
+{
+    snprintf(buf, len, "%s/%s", dir, name);
+}
+
+static int setup(void **state)
+{
+    (void)state;
+    snprintf(dir, sizeof(dir), "/tmp/netrig-test-store.XXXXXX");
+    return mkdtemp(dir) ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+    char cmd[400];
+
+    (void)state;
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+    return system(cmd) == 0 ? 0 : -1;
+}
+
+static int64_t pragma(sqlite3 *db, const char *sql)
+{
+    sqlite3_stmt *s;
+    int64_t v = -1;
+
+    assert_int_equal(sqlite3_prepare_v2(db, sql, -1, &s, NULL), SQLITE_OK);
+    if (sqlite3_step(s) == SQLITE_ROW)
+        v = sqlite3_column_int64(s, 0);
+    sqlite3_finalize(s);
+    return v;
+}
+
+static void text_pragma(sqlite3 *db, const char *sql, char *buf, size_t len)
+{
+    sqlite3_stmt *s;
+
+    assert_int_equal(sqlite3_prepare_v2(db, sql, -1, &s, NULL), SQLITE_OK);
+    assert_int_equal(sqlite3_step(s), SQLITE_ROW);
+    snprintf(buf, len, "%s", (const char *)sqlite3_column_text(s, 0));
+    sqlite3_finalize(s);
+}
+
+static void test_create(void **state)
+{
+    char path[300], err[512], mode[32];
+    struct store *st;
+
+    (void)state;
+    db_path("new.db", path, sizeof(path));
+    st = store_open(path, false, err, sizeof(err));
+    assert_null(st);
+    assert_contains(err, "no history database");
+    st = store_open(path, true, err, sizeof(err));
+    assert_non_null(st);
+    assert_int_equal(pragma(store_sqlite(st), "PRAGMA user_version"), STORE_SCHEMA_VERSION);
+    assert_int_equal(pragma(store_sqlite(st), "PRAGMA application_id"), STORE_APPLICATION_ID);
+    assert_int_equal(pragma(store_sqlite(st), "PRAGMA foreign_keys"), 1);
+    text_pragma(store_sqlite(st), "PRAGMA journal_mode", mode, sizeof(mode));
+    assert_string_equal(mode, "wal");
+    assert_int_equal(pragma(store_sqlite(st), "SELECT count(*) FROM sqlite_master WHERE "
+                                              "name IN ('runs','sweeps','sweep_points','tags')"), 4);
+    store_close(st);
+    /* reopening changes nothing and makes no backup */
+    st = store_open(path, false, err, sizeof(err));
+    assert_non_null(st);
+    store_close(st);
+    db_path("new.db.schema-v1.bak", path, sizeof(path));
+    assert_int_not_equal(access(path, F_OK), 0);
+}
+
+/* A stream run as the client would have measured it: 2 flows, 3 client intervals with cells,
+ * 2 server intervals. */
+static void make_run(struct run_result *r)
+{
+    memset(r, 0, sizeof(*r));
+    snprintf(r->test, sizeof(r->test), "stream");
+    snprintf(r->server, sizeof(r->server), "192.0.2.7:5301");
+    snprintf(r->started_at, sizeof(r->started_at), "2026-01-02T03:04:05Z");
+    params_defaults(&r->params);
+    r->params.flows = 2;
+    snprintf(r->params.title, sizeof(r->params.title), "unit, \"quoted\"");
+    assert_int_equal(result_side_init(&r->local, 2, 3), 0);
+    assert_int_equal(result_side_init(&r->remote, 2, 2), 0);
+    r->local.valid = r->remote.valid = true;
+    snprintf(r->local.version, sizeof(r->local.version), "0.1.0");
+    snprintf(r->remote.version, sizeof(r->remote.version), "0.0.9");
+    r->local.seconds = r->remote.seconds = 1.0;
+    r->local.cpu = (struct cpu_usage){.busy_pct = 50, .busy_cores = 1, .ncpu = 2, .valid = 1};
+    for (uint32_t i = 0; i < 2; i++) {
+        struct side_flow *l = &r->local.flows[i], *s = &r->remote.flows[i];
+        l->sender = true;
+        l->bytes = s->bytes = 1000000000ULL * (i + 1);
+        l->seconds = s->seconds = 1.0;
+        l->ti.valid = true;
+        l->ti.rtt_us = 100 + 100 * i;
+        l->ti.total_retrans = 3 * i;
+    }
+    for (uint32_t k = 0; k < 3; k++) {
+        struct interval *iv = result_side_next_interval(&r->local);
+        iv->start_s = k / 3.0;
+        iv->end_s = (k + 1) / 3.0;
+        iv->sent_bytes = 1000000000ULL;
+        iv->retrans = k;
+        for (uint32_t f = 0; f < 2; f++)
+            iv->flows[f].bytes = 500000000ULL;
+    }
+    for (uint32_t k = 0; k < 2; k++) {
+        struct interval *iv = result_side_next_interval(&r->remote);
+        iv->start_s = k / 2.0;
+        iv->end_s = (k + 1) / 2.0;
+        iv->recv_bytes = 1500000000ULL;
+    }
+    assert_int_equal(result_merge(r), 0);
+}
+
+static int count_iv(const struct store_interval *iv, void *arg)
+{
+    (void)iv;
+    (*(int *)arg)++;
+    return 0;
+}
+
+static int count_cell(uint32_t seq, uint32_t flow, uint64_t bytes, uint32_t retrans, void *arg)
+{
+    (void)seq, (void)flow, (void)retrans;
+    assert_int_equal(bytes, 500000000ULL);
+    (*(int *)arg)++;
+    return 0;
+}
+
+static int64_t add(struct store *st, const struct run_result *r, const struct hostsnap *hs)
+{
+    char err[512];
+    int64_t id = 0;
+
+    assert_int_equal(store_begin(st, err, sizeof(err)), 0);
+    if (store_add_run(st, r, hs, 0, &id, err, sizeof(err)))
+        fail_msg("store_add_run: %s", err);
+    assert_int_equal(store_commit(st, err, sizeof(err)), 0);
+    return id;
+}
+
+static void test_round_trip(void **state)
+{
+    char path[300], err[512], *doc;
+    struct hostsnap *hs = calloc(1, sizeof(*hs)), *back = calloc(1, sizeof(*back));
+    struct run_result r;
+    struct store_run sr;
+    struct store *st;
+    double v;
+    int n = 0;
+    int64_t id;
+
+    (void)state;
+    db_path("rt.db", path, sizeof(path));
+    st = store_open(path, true, err, sizeof(err));
+    assert_non_null(st);
+    make_run(&r);
+    hostsnap_set(hs, "net.ipv4.tcp_congestion_control", "bbr");
+    hostsnap_set(hs, "kernel.osrelease", "6.1.0");
+    id = add(st, &r, hs);
+    assert_true(id > 0);
+    assert_int_equal(store_run_get(st, id, &sr, err, sizeof(err)), 0);
+    assert_string_equal(sr.test, "stream");
+    assert_string_equal(sr.role, "client");
+    assert_string_equal(sr.title, "unit, \"quoted\"");
+    assert_string_equal(sr.started_at, "2026-01-02T03:04:05Z");
+    assert_string_equal(sr.peer, "192.0.2.7:5301");
+    assert_string_equal(sr.server_version, "0.0.9");
+    assert_false(sr.partial);
+    assert_int_equal(store_run_metric(st, id, "throughput_bps", &v), 0);
+    assert_dbl_near(v, r.summary.throughput_bps, 1e-3);
+    assert_dbl_near(v, 24e9, 1);
+    assert_int_equal(store_run_metric(st, id, "retransmits", &v), 0);
+    assert_dbl_near(v, 3, 0);
+    assert_int_equal(store_run_metric(st, id, "rtt_us", &v), 0);
+    assert_dbl_near(v, 150, 1e-9);
+    assert_int_equal(store_run_metric(st, id, "latency_p99_us", &v), -ENOENT);
+    store_run_intervals(st, id, "client", count_iv, &n);
+    assert_int_equal(n, 3);
+    n = 0;
+    store_run_intervals(st, id, "server", count_iv, &n);
+    assert_int_equal(n, 2);
+    n = 0;
+    store_run_cells(st, id, count_cell, &n);
+    assert_int_equal(n, 6);
+    store_run_host(st, id, back);
+    assert_int_equal(back->n, 2);
+    assert_string_equal(hostsnap_get(back, "net.ipv4.tcp_congestion_control"), "bbr");
+    doc = store_run_document(st, id);
+    assert_contains(doc, "\"throughput_bps\"");
+    free(doc);
+    assert_int_equal(store_run_get(st, id + 100, &sr, err, sizeof(err)), -ENOENT);
+    assert_contains(err, "no run");
+    /* deleting a run takes everything it owns with it (foreign keys) */
+    assert_int_equal(store_exec(st, err, sizeof(err), "DELETE FROM runs WHERE id = ?", "i", id), 0);
+    assert_int_equal(pragma(store_sqlite(st), "SELECT (SELECT count(*) FROM metrics) + "
+                            "(SELECT count(*) FROM intervals) + (SELECT count(*) FROM host) + "
+                            "(SELECT count(*) FROM interval_flows)"), 0);
+    result_fini(&r);
+    store_close(st);
+    free(hs);
+    free(back);
+}
+
+static void test_resolve_and_tags(void **state)
+{
+    char path[300], err[512];
+    struct run_result r;
+    struct store *st;
+    int64_t *ids, a, b, c;
+    size_t n;
+
+    (void)state;
+    db_path("sets.db", path, sizeof(path));
+    st = store_open(path, true, err, sizeof(err));
+    assert_non_null(st);
+    make_run(&r);
+    a = add(st, &r, NULL);
+    b = add(st, &r, NULL);
+    c = add(st, &r, NULL);
+    result_fini(&r);
+    assert_int_equal(store_tag(st, (int64_t[]){a, c}, 2, "before", err, sizeof(err)), 0);
+    assert_int_equal(store_tag(st, &a, 1, "before", err, sizeof(err)), 0); /* idempotent */
+    assert_int_equal(store_run_resolve(st, "before", &ids, &n, err, sizeof(err)), 0);
+    assert_int_equal(n, 2);
+    assert_true(ids[0] == a && ids[1] == c);
+    free(ids);
+    assert_int_equal(store_run_resolve(st, "last", &ids, &n, err, sizeof(err)), 0);
+    assert_true(n == 1 && ids[0] == c);
+    free(ids);
+    snprintf(path, sizeof(path), "%lld-%lld,%lld", (long long)a, (long long)b, (long long)a);
+    assert_int_equal(store_run_resolve(st, path, &ids, &n, err, sizeof(err)), 0);
+    assert_true(n == 2 && ids[0] == a && ids[1] == b);
+    free(ids);
+    assert_int_equal(store_run_resolve(st, "nosuchtag", &ids, &n, err, sizeof(err)), -ENOENT);
+    assert_contains(err, "nosuchtag");
+    assert_int_equal(store_run_resolve(st, "999", &ids, &n, err, sizeof(err)), -ENOENT);
+    assert_contains(err, "no run 999");
+    store_close(st);
+}
+
+/* Builds a schema-1 database by hand, as netrig 0.1 wrote it, with one run in it. */
+static void make_v1(const char *path)
+{
+    sqlite3 *db;
+
+    assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+    assert_int_equal(sqlite3_exec(db, store_migration_sql(1), NULL, NULL, NULL), SQLITE_OK);
+    assert_int_equal(sqlite3_exec(db,
+        "INSERT INTO runs (test, started_at, saved_at, params, document) VALUES"
+        " ('stream', '2025-01-01T00:00:00Z', '2025-01-01T00:00:10Z', '{}', '{}');"
+        "INSERT INTO metrics VALUES (1, 'throughput_bps', 1e9);"
+        "PRAGMA user_version = 1; PRAGMA application_id = 1314015060;", NULL, NULL, NULL),
+        SQLITE_OK);
+    sqlite3_close(db);
+}
+
+static void test_migrate_v1(void **state)
+{
+    char path[300], bak[320], err[512];
+    struct store_run sr;
+    struct store *st;
+    sqlite3 *db;
+    double v;
+
+    (void)state;
+    assert_int_equal(STORE_APPLICATION_ID, 1314015060);
+    db_path("old.db", path, sizeof(path));
+    make_v1(path);
+    st = store_open(path, false, err, sizeof(err));
+    if (!st)
+        fail_msg("%s", err);
+    assert_int_equal(pragma(store_sqlite(st), "PRAGMA user_version"), STORE_SCHEMA_VERSION);
+    /* the old run survived and has the new column */
+    assert_int_equal(store_run_get(st, 1, &sr, err, sizeof(err)), 0);
+    assert_int_equal(sr.sweep_point, 0);
+    assert_int_equal(store_run_metric(st, 1, "throughput_bps", &v), 0);
+    assert_dbl_near(v, 1e9, 0);
+    assert_int_equal(pragma(store_sqlite(st), "SELECT count(*) FROM sweeps"), 0);
+    store_close(st);
+    /* the backup is the untouched schema-1 file */
+    snprintf(bak, sizeof(bak), "%s.schema-v1.bak", path);
+    assert_int_equal(sqlite3_open_v2(bak, &db, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+    assert_int_equal(pragma(db, "PRAGMA user_version"), 1);
+    assert_int_equal(pragma(db, "SELECT count(*) FROM runs"), 1);
+    assert_int_equal(pragma(db, "SELECT count(*) FROM sqlite_master WHERE name = 'sweeps'"), 0);
+    sqlite3_close(db);
+}
+
+static void test_refuse_newer_and_foreign(void **state)
+{
+    char path[300], err[512];
+    sqlite3 *db;
+
+    (void)state;
+    db_path("newer.db", path, sizeof(path));
+    make_v1(path);
+    assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+    sqlite3_exec(db, "PRAGMA user_version = 99", NULL, NULL, NULL);
+    sqlite3_close(db);
+    assert_null(store_open(path, true, err, sizeof(err)));
+    assert_contains(err, "schema version 99");
+    assert_contains(err, "newer than this netrig");
+    assert_contains(err, "upgrade netrig");
+    assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+    assert_int_equal(pragma(db, "PRAGMA user_version"), 99); /* untouched */
+    sqlite3_close(db);
+
+    db_path("foreign.db", path, sizeof(path));
+    assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+    sqlite3_exec(db, "CREATE TABLE t (x); INSERT INTO t VALUES (1)", NULL, NULL, NULL);
+    sqlite3_close(db);
+    assert_null(store_open(path, true, err, sizeof(err)));
+    assert_contains(err, "not a netrig history");
+
+    db_path("garbage.db", path, sizeof(path));
+    FILE *f = fopen(path, "w");
+    fputs("this is not a database, not even close, but long enough to look like a header", f);
+    fclose(f);
+    assert_null(store_open(path, true, err, sizeof(err)));
+    assert_contains(err, "garbage.db");
+}
+
+static void test_sweep_store(void **state)
+{
+    char path[300], err[512];
+    const char *settings[] = {"{\"flows\":\"1\"}", "{\"flows\":\"2\"}"};
+    struct store_sweep sw = {0}, back = {0};
+    struct store_sweep_point *pts;
+    struct run_result r;
+    struct store *st;
+    uint32_t n;
+    int64_t id, found, run_id, *rids;
+    double *vals;
+    size_t nv;
+
+    (void)state;
+    db_path("sweep.db", path, sizeof(path));
+    st = store_open(path, true, err, sizeof(err));
+    assert_non_null(st);
+    snprintf(sw.test, sizeof(sw.test), "stream");
+    snprintf(sw.metric, sizeof(sw.metric), "throughput_bps");
+    sw.definition = "{\"def\":1}";
+    sw.repeat_max = 3;
+    sw.ci_level = 0.95;
+    assert_int_equal(store_begin(st, err, sizeof(err)), 0);
+    assert_int_equal(store_sweep_create(st, &sw, settings, 2, &id, err, sizeof(err)), 0);
+    assert_int_equal(store_commit(st, err, sizeof(err)), 0);
+    assert_int_equal(store_sweep_find_unfinished(st, "{\"def\":1}", &found), 0);
+    assert_int_equal(found, id);
+    assert_int_equal(store_sweep_find_unfinished(st, "{\"def\":2}", &found), -ENOENT);
+    assert_int_equal(store_sweep_points(st, id, &pts, &n, err, sizeof(err)), 0);
+    assert_int_equal(n, 2);
+    assert_string_equal(pts[1].settings, "{\"flows\":\"2\"}");
+    assert_string_equal(pts[0].status, "pending");
+    make_run(&r);
+    assert_int_equal(store_begin(st, err, sizeof(err)), 0);
+    assert_int_equal(store_add_run(st, &r, NULL, pts[0].id, &run_id, err, sizeof(err)), 0);
+    pts[0].runs = 1;
+    pts[0].mean = 24e9;
+    snprintf(pts[0].status, sizeof(pts[0].status), "done");
+    assert_int_equal(store_sweep_point_update(st, &pts[0], err, sizeof(err)), 0);
+    assert_int_equal(store_commit(st, err, sizeof(err)), 0);
+    result_fini(&r);
+    assert_int_equal(store_sweep_point_values(st, pts[0].id, "throughput_bps", &vals, &nv), 0);
+    assert_int_equal(nv, 1);
+    assert_dbl_near(vals[0], 24e9, 1);
+    free(vals);
+    free(pts);
+    assert_int_equal(store_sweep_set_status(st, id, "done", err, sizeof(err)), 0);
+    assert_int_equal(store_sweep_find_unfinished(st, "{\"def\":1}", &found), -ENOENT);
+    assert_int_equal(store_sweep_get(st, id, &back, err, sizeof(err)), 0);
+    assert_string_equal(back.status, "done");
+    assert_string_equal(back.definition, "{\"def\":1}");
+    assert_true(back.finished_at[0] != '\0');
+    store_sweep_free(&back);
+    assert_int_equal(store_run_resolve(st, "sweep:1", &rids, &nv, err, sizeof(err)), 0);
+    assert_int_equal(nv, 1);
+    assert_int_equal(rids[0], run_id);
+    free(rids);
+    store_close(st);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_create),
+        cmocka_unit_test(test_round_trip),
+        cmocka_unit_test(test_resolve_and_tags),
+        cmocka_unit_test(test_migrate_v1),
+        cmocka_unit_test(test_refuse_newer_and_foreign),
+        cmocka_unit_test(test_sweep_store),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
