@@ -1,0 +1,153 @@
+/* cli_exporter: `netrig exporter` options: the configuration file, the metrics endpoint. */
+#include "cli.h"
+
+#include "exporter.h"
+#include "exporter_config.h"
+#include "log.h"
+#include "prom.h"
+
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define EXPORTER_DEFAULT_LISTEN "127.0.0.1:9465"
+
+void cli_help_exporter(FILE *out)
+{
+    fputs(
+"usage: netrig exporter --config FILE [--listen ADDR:PORT] [--check] [-v]\n"
+"\n"
+"Runs scheduled tests (stream, rr, crr) toward the targets in FILE, one at a time,\n"
+"each every its interval, and serves their latest results and run counts to\n"
+"Prometheus at http://ADDR:PORT/metrics. A target that cannot be reached shows as\n"
+"netrig_probe_success 0 with the reason in netrig_probe_failed{reason=...}; a scrape\n"
+"never waits for a running test. FILE is described in docs/exporter.md.\n"
+"\n"
+"      --config FILE       targets and limits; refused at start with the line and\n"
+"                          the problem when invalid\n"
+"      --listen ADDR:PORT  where to serve /metrics (default: the file's 'listen',\n"
+"                          else " EXPORTER_DEFAULT_LISTEN "); [IPV6]:PORT or :PORT\n"
+"      --check             check FILE, print the schedule and exit\n"
+"  -v, --verbose           log debug detail\n"
+"\n"
+"Exit status: 0 stopped by SIGTERM/SIGINT (or --check passed), 1 the endpoint could\n"
+"not start, 2 bad command line or configuration.\n", out);
+}
+
+enum { OPT_CONFIG = 256, OPT_LISTEN, OPT_CHECK };
+
+static const struct option exporter_long[] = {
+    {"config", required_argument, NULL, OPT_CONFIG},
+    {"listen", required_argument, NULL, OPT_LISTEN},
+    {"check", no_argument, NULL, OPT_CHECK},
+    {"verbose", no_argument, NULL, 'v'},
+    {"help", no_argument, NULL, 'h'},
+    {NULL, 0, NULL, 0},
+};
+
+struct exporter_cli {
+    const char *config, *listen;
+    bool check, verbose;
+};
+
+/* 0, 1 when help was printed, -1 after printing the error. */
+static int parse(int argc, char **argv, struct exporter_cli *ec)
+{
+    int c;
+
+    memset(ec, 0, sizeof(*ec));
+    optind = 1;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, ":vh", exporter_long, NULL)) != -1) {
+        switch (c) {
+        case 'h': cli_help_exporter(stdout); return 1;
+        case 'v': ec->verbose = true; break;
+        case OPT_CONFIG: ec->config = optarg; break;
+        case OPT_LISTEN: ec->listen = optarg; break;
+        case OPT_CHECK: ec->check = true; break;
+        default:
+            cli_error("%s option '%s' for exporter: see 'netrig help exporter'",
+                      c == ':' ? "missing value for" : "unknown", argv[optind - 1]);
+            return -1;
+        }
+    }
+    if (optind < argc) {
+        cli_error("unexpected argument '%s' for exporter", argv[optind]);
+        return -1;
+    }
+    if (ec->listen) {
+        char host[256];
+        uint16_t port;
+        if (prom_parse_listen(ec->listen, host, sizeof(host), &port)) {
+            cli_error("invalid address '%s' for --listen: use ADDR:PORT, [IPV6]:PORT or :PORT, "
+                      "e.g. 127.0.0.1:9465", ec->listen);
+            return -1;
+        }
+    }
+    if (!ec->config) {
+        cli_error("exporter needs --config FILE (see docs/exporter.md)");
+        return -1;
+    }
+    return 0;
+}
+
+static void print_schedule(const struct exporter_config *c, const char *listen)
+{
+    printf("%s: %u target%s, metrics at http://%s/metrics\n", "ok", c->ntargets,
+           c->ntargets == 1 ? "" : "s", listen);
+    for (uint32_t i = 0; i < c->ntargets; i++) {
+        const struct exporter_target *t = &c->t[i];
+        printf("  %-20s %-6s %s to %s port %u, %gs every %gs\n", t->name,
+               params_test_name(t->o.p.test), t->o.p.udp ? "udp" : "tcp", t->o.host, t->o.port,
+               (t->o.p.duration_ns + t->o.p.omit_ns) / 1e9, t->interval_ns / 1e9);
+    }
+}
+
+int cli_exporter(int argc, char **argv, volatile sig_atomic_t *stop)
+{
+    struct exporter_cli ec;
+    struct exporter_config *c;
+    struct exporter *x = NULL;
+    struct prom_http *http = NULL;
+    const char *listen;
+    char err[700], where[300];
+    int rc = parse(argc, argv, &ec);
+
+    if (rc)
+        return rc > 0 ? CLI_EXIT_OK : CLI_EXIT_USAGE;
+    c = malloc(sizeof(*c));
+    if (!c) {
+        cli_error("out of memory");
+        return CLI_EXIT_FAIL;
+    }
+    rc = CLI_EXIT_USAGE;
+    if (exporter_config_load(ec.config, c, err, sizeof(err))) {
+        cli_error("%s", err);
+        goto out;
+    }
+    listen = ec.listen ? ec.listen : c->listen[0] ? c->listen : EXPORTER_DEFAULT_LISTEN;
+    if (ec.check) {
+        print_schedule(c, listen);
+        rc = CLI_EXIT_OK;
+        goto out;
+    }
+    log_setup("netrig", false, ec.verbose ? LOG_LVL_DBG : LOG_LVL_INFO);
+    rc = CLI_EXIT_FAIL;
+    x = exporter_create(c);
+    http = x ? prom_http_start(listen, exporter_render, x, err, sizeof(err)) : NULL;
+    if (!http) {
+        cli_error("%s", x ? err : "out of memory");
+        goto out;
+    }
+    prom_http_where(http, where, sizeof(where));
+    LOG_INFO("exporter: %u target%s, metrics at http://%s/metrics", c->ntargets,
+             c->ntargets == 1 ? "" : "s", where);
+    exporter_run(x, stop);
+    LOG_INFO("stopped");
+    rc = CLI_EXIT_OK;
+out:
+    prom_http_stop(http);
+    exporter_destroy(x);
+    free(c);
+    return rc;
+}

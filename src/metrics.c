@@ -1,0 +1,293 @@
+/* metrics: the daemon's counters and their Prometheus exposition. */
+#include "metrics.h"
+
+#include "sock.h"
+
+#include <pthread.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+/* A kind of test: stream, rr or crr over TCP or UDP (crr is TCP only). */
+#define KINDS 6
+static const char *const kind_test[KINDS] = {"stream", "stream", "rr", "rr", "crr", "crr"};
+static const char *const kind_proto[KINDS] = {"tcp", "udp", "tcp", "udp", "tcp", "udp"};
+static const bool kind_exists[KINDS] = {true, true, true, true, true, false};
+
+static const char *const refusal_name[METRICS_REFUSED_N] = {"busy", "limit", "auth_failed",
+                                                            "bad_request", "acl"};
+static const char *const stage_name[METRICS_STAGE_N] = {"connect", "hello", "setup", "run"};
+
+struct client_last {
+    char client[64]; /* "" = free slot */
+    uint64_t seq;    /* larger = more recent */
+    int kind;
+    double at, bytes, seconds, retransmits, transactions;
+    bool complete;
+};
+
+struct metrics_state {
+    double started_at;
+    uint64_t running[KINDS], served[KINDS], partial[KINDS], flows[KINDS];
+    double bytes_rx[KINDS], bytes_tx[KINDS], seconds[KINDS];
+    uint64_t refused[METRICS_REFUSED_N];
+    uint64_t ctl_errors[METRICS_STAGE_N];
+    uint64_t seq;
+    struct client_last clients[METRICS_MAX_CLIENTS];
+};
+
+struct metrics {
+    pthread_mutex_t lock;
+    struct metrics_state s;
+};
+
+static double now_s(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static int kind_of(const struct params *p)
+{
+    int t = p->test == PARAMS_TEST_RR ? 1 : p->test == PARAMS_TEST_CRR ? 2 : 0;
+
+    return t * 2 + (p->udp ? 1 : 0);
+}
+
+struct metrics *metrics_create(void)
+{
+    struct metrics *m = calloc(1, sizeof(*m));
+
+    if (!m)
+        return NULL;
+    pthread_mutex_init(&m->lock, NULL);
+    m->s.started_at = now_s();
+    return m;
+}
+
+void metrics_destroy(struct metrics *m)
+{
+    if (!m)
+        return;
+    pthread_mutex_destroy(&m->lock);
+    free(m);
+}
+
+void metrics_test_started(struct metrics *m, const struct params *p)
+{
+    if (!m)
+        return;
+    pthread_mutex_lock(&m->lock);
+    m->s.running[kind_of(p)]++;
+    pthread_mutex_unlock(&m->lock);
+}
+
+/* The slot for this client: its own, a free one, or the least recently used. */
+static struct client_last *client_slot(struct metrics_state *s, const char *client)
+{
+    struct client_last *oldest = &s->clients[0];
+
+    for (int i = 0; i < METRICS_MAX_CLIENTS; i++) {
+        struct client_last *c = &s->clients[i];
+        if (!strcmp(c->client, client))
+            return c;
+        if (!c->client[0] || (oldest->client[0] && c->seq < oldest->seq))
+            oldest = c;
+    }
+    return oldest;
+}
+
+void metrics_test_done(struct metrics *m, const struct params *p, const struct sockaddr *peer,
+                       const struct side_result *side, bool complete)
+{
+    double rx = 0, tx = 0, secs = 0, retr = 0, txns = 0;
+    char host[64] = "?";
+    int k = kind_of(p);
+
+    if (!m)
+        return;
+    for (uint32_t i = 0; i < side->nflows; i++) {
+        const struct side_flow *f = &side->flows[i];
+        if (f->sender) {
+            tx += (double)f->bytes;
+            retr += f->ti.valid ? f->ti.total_retrans : 0;
+        } else {
+            rx += (double)f->bytes;
+        }
+        txns += (double)f->txns;
+        if (f->seconds > secs)
+            secs = f->seconds;
+    }
+    if (peer)
+        sock_addr_host(peer, host, sizeof(host));
+    pthread_mutex_lock(&m->lock);
+    struct metrics_state *s = &m->s;
+    if (s->running[k])
+        s->running[k]--;
+    s->served[k]++;
+    s->partial[k] += !complete;
+    s->flows[k] += side->nflows;
+    s->bytes_rx[k] += rx;
+    s->bytes_tx[k] += tx;
+    s->seconds[k] += secs;
+    struct client_last *c = client_slot(s, host);
+    *c = (struct client_last){.seq = ++s->seq, .kind = k, .at = now_s(), .bytes = rx + tx,
+                              .seconds = secs, .retransmits = retr, .transactions = txns,
+                              .complete = complete};
+    snprintf(c->client, sizeof(c->client), "%s", host);
+    pthread_mutex_unlock(&m->lock);
+}
+
+void metrics_refused(struct metrics *m, enum metrics_refusal why)
+{
+    if (!m || why >= METRICS_REFUSED_N)
+        return;
+    pthread_mutex_lock(&m->lock);
+    m->s.refused[why]++;
+    pthread_mutex_unlock(&m->lock);
+}
+
+void metrics_control_error(struct metrics *m, enum metrics_stage stage)
+{
+    if (!m || stage >= METRICS_STAGE_N)
+        return;
+    pthread_mutex_lock(&m->lock);
+    m->s.ctl_errors[stage]++;
+    pthread_mutex_unlock(&m->lock);
+}
+
+/* One family with a sample per kind of test. */
+static void per_kind(struct prom_buf *b, const char *name, const char *type, const char *help,
+                     const double *v)
+{
+    char labels[64];
+
+    prom_family(b, name, type, help);
+    for (int k = 0; k < KINDS; k++) {
+        if (!kind_exists[k])
+            continue;
+        snprintf(labels, sizeof(labels), "test=\"%s\",protocol=\"%s\"", kind_test[k],
+                 kind_proto[k]);
+        prom_sample(b, name, labels, v[k]);
+    }
+}
+
+static void render_kinds(struct prom_buf *b, const struct metrics_state *s)
+{
+    double v[KINDS];
+    char labels[80];
+
+#define KIND_FAMILY(name, type, help, expr)                                                  \
+    do {                                                                                     \
+        for (int k = 0; k < KINDS; k++)                                                      \
+            v[k] = (double)(expr);                                                           \
+        per_kind(b, name, type, help, v);                                                    \
+    } while (0)
+    KIND_FAMILY("netrig_tests_running", "gauge", "Tests running now.", s->running[k]);
+    KIND_FAMILY("netrig_tests_served_total", "counter", "Tests served (run to their end or "
+                "stopped early).", s->served[k]);
+    KIND_FAMILY("netrig_tests_partial_total", "counter", "Tests that ended early (client gone, "
+                "limit, shutdown).", s->partial[k]);
+    KIND_FAMILY("netrig_served_flows_total", "counter", "Flows of the tests served.", s->flows[k]);
+    KIND_FAMILY("netrig_served_seconds_total", "counter", "Measured time of the tests served.",
+                s->seconds[k]);
+#undef KIND_FAMILY
+    prom_family(b, "netrig_served_bytes_total", "counter",
+                "Bytes the daemon received and sent in tests (after warm-up).");
+    for (int k = 0; k < KINDS; k++) {
+        if (!kind_exists[k])
+            continue;
+        for (int dir = 0; dir < 2; dir++) {
+            snprintf(labels, sizeof(labels), "test=\"%s\",protocol=\"%s\",direction=\"%s\"",
+                     kind_test[k], kind_proto[k], dir ? "sent" : "received");
+            prom_sample(b, "netrig_served_bytes_total", labels,
+                        dir ? s->bytes_tx[k] : s->bytes_rx[k]);
+        }
+    }
+}
+
+static void render_clients(struct prom_buf *b, const struct metrics_state *s)
+{
+    static const struct {
+        const char *name, *help;
+        size_t off;
+    } fam[] = {
+        {"netrig_client_last_test_timestamp_seconds", "When the client's last test ended.",
+         offsetof(struct client_last, at)},
+        {"netrig_client_last_bytes", "Bytes the client's last test moved (both directions).",
+         offsetof(struct client_last, bytes)},
+        {"netrig_client_last_duration_seconds", "Measured time of the client's last test.",
+         offsetof(struct client_last, seconds)},
+        {"netrig_client_last_retransmits", "TCP retransmits of the daemon's sending flows in "
+         "the client's last test.", offsetof(struct client_last, retransmits)},
+        {"netrig_client_last_transactions", "Transactions the daemon answered in the client's "
+         "last rr/crr test.", offsetof(struct client_last, transactions)},
+    };
+    char labels[200], esc[140];
+
+    for (size_t f = 0; f < sizeof(fam) / sizeof(fam[0]); f++) {
+        prom_family(b, fam[f].name, "gauge", fam[f].help);
+        for (int i = 0; i < METRICS_MAX_CLIENTS; i++) {
+            const struct client_last *c = &s->clients[i];
+            if (!c->client[0])
+                continue;
+            prom_escape(c->client, esc, sizeof(esc));
+            snprintf(labels, sizeof(labels), "client=\"%s\",test=\"%s\",protocol=\"%s\"", esc,
+                     kind_test[c->kind], kind_proto[c->kind]);
+            prom_sample(b, fam[f].name, labels, *(const double *)((const char *)c + fam[f].off));
+        }
+    }
+    prom_family(b, "netrig_client_last_throughput_bytes_per_second", "gauge",
+                "Bytes per second of the client's last test (both directions).");
+    prom_family(b, "netrig_client_last_complete", "gauge",
+                "1 when the client's last test ran to its end, else 0.");
+    for (int i = 0; i < METRICS_MAX_CLIENTS; i++) {
+        const struct client_last *c = &s->clients[i];
+        if (!c->client[0])
+            continue;
+        prom_escape(c->client, esc, sizeof(esc));
+        snprintf(labels, sizeof(labels), "client=\"%s\",test=\"%s\",protocol=\"%s\"", esc,
+                 kind_test[c->kind], kind_proto[c->kind]);
+        prom_sample(b, "netrig_client_last_throughput_bytes_per_second", labels,
+                    c->seconds > 0 ? c->bytes / c->seconds : 0);
+        prom_sample(b, "netrig_client_last_complete", labels, c->complete);
+    }
+}
+
+void metrics_render(void *ctx, struct prom_buf *b)
+{
+    struct metrics *m = ctx;
+    struct metrics_state *s = malloc(sizeof(*s)); /* a copy: sessions never wait on a scrape */
+    char labels[64];
+
+    if (!s) {
+        b->oom = true;
+        return;
+    }
+    pthread_mutex_lock(&m->lock);
+    *s = m->s;
+    pthread_mutex_unlock(&m->lock);
+    prom_family(b, "netrig_build_info", "gauge", "netrig's version (always 1).");
+    prom_sample(b, "netrig_build_info", "version=\"" NETRIG_VERSION "\",role=\"serve\"", 1);
+    prom_family(b, "netrig_start_time_seconds", "gauge", "When the daemon started (Unix time).");
+    prom_sample(b, "netrig_start_time_seconds", NULL, s->started_at);
+    render_kinds(b, s);
+    prom_family(b, "netrig_refusals_total", "counter", "Test requests refused, by reason.");
+    for (int i = 0; i < METRICS_REFUSED_N; i++) {
+        snprintf(labels, sizeof(labels), "reason=\"%s\"", refusal_name[i]);
+        prom_sample(b, "netrig_refusals_total", labels, (double)s->refused[i]);
+    }
+    prom_family(b, "netrig_control_errors_total", "counter",
+                "Control connections that failed (timeout, hang-up, garbage), by stage.");
+    for (int i = 0; i < METRICS_STAGE_N; i++) {
+        snprintf(labels, sizeof(labels), "stage=\"%s\"", stage_name[i]);
+        prom_sample(b, "netrig_control_errors_total", labels, (double)s->ctl_errors[i]);
+    }
+    render_clients(b, s);
+    free(s);
+}
