@@ -1,0 +1,289 @@
+/* cli_diagnose: `netrig diagnose` — runs a short stream test (or, with --during, watches the
+ * test already running on this host's sockets), samples this host's counters around it, and
+ * prints the verdict with its evidence and advice. Exit status: 0 verdict printed, 1 the test
+ * failed or was partial, 2 bad command line, 130 interrupted. */
+#include "cli.h"
+
+#include "client.h"
+#include "diagnose.h"
+#include "diagnose_attach.h"
+#include "diagnose_host.h"
+#include "diagnose_report.h"
+#include "log.h"
+#include "server.h"
+#include "sock.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+void cli_help_diagnose(FILE *out)
+{
+    fprintf(out,
+"usage: netrig diagnose [-c HOST] [-t TIME] [-P N] [-R] [--rate RATE]\n"
+"                       [--rtt TIME] [-J] [stream options]\n"
+"       netrig diagnose --during [-c HOST] [-p PORT] [-t TIME] [--rate RATE]\n"
+"                       [--rtt TIME] [-J]\n"
+"\n"
+"Why is this transfer as fast as it is? Runs a short TCP stream test (default\n"
+"5 s; no -c: a built-in loopback server), reads the sender's TCP_INFO (busy,\n"
+"receive-window and send-buffer limited time, retransmits, RTT, window) and this\n"
+"host's counters (TcpExt, softnet_stat, per-CPU softirq, NIC drops) and names\n"
+"the limit: rwnd_limited, sndbuf_limited, loss_limited, app_limited,\n"
+"rx_cpu_limited, link_capacity or ok, with the numbers behind it, the advice,\n"
+"and the 'netrig tune' change that fixes it when it is a host setting.\n"
+"\n"
+"  -c, -p, -t, -P, -T, -R, -w, -C, --fq-rate ...  as for 'netrig stream'\n"
+"  --rate RATE   the rate the path should carry (link or target): checks for\n"
+"                link capacity and sizes the BDP in the advice\n"
+"  --rtt TIME    the path's round-trip time for the BDP (default: min_rtt)\n"
+"  --during      run no test: watch the TCP connections with HOST:PORT (default\n"
+"                port %d) for -t seconds, e.g. a 'netrig stream' running now\n"
+"  -J, --json    one JSON document: {test, sender, host, verdict: {id,\n"
+"                evidence, advice, tune}, run}\n"
+"\n"
+"The counters are this host's: run diagnose on the receiver (-R) to see its\n"
+"drops. Exit status: 0 verdict printed, 1 the test failed, 2 bad usage, 130\n"
+"interrupted.\n",
+            SOCK_DEFAULT_PORT);
+}
+
+struct diag_cli {
+    struct client_opts o;
+    uint64_t rate_bps, rtt_ns, during_ns;
+    bool json, during, port_given;
+    const char *host;
+};
+
+static int take_value(int *i, int argc, char **argv, const char **val)
+{
+    const char *eq = strchr(argv[*i], '=');
+
+    if (eq && !strncmp(argv[*i], "--", 2)) {
+        *val = eq + 1;
+        return 0;
+    }
+    if (*i + 1 >= argc) {
+        cli_error("option '%s' needs a value: see 'netrig help diagnose'", argv[*i]);
+        return -1;
+    }
+    *val = argv[++*i];
+    return 0;
+}
+
+static bool is_opt(const char *arg, const char *name)
+{
+    size_t n = strlen(name);
+
+    return !strncmp(arg, name, n) && (arg[n] == '\0' || arg[n] == '=');
+}
+
+/* Options that are diagnose's own; everything else goes to the stream parser. */
+static int own_opt(int *i, int argc, char **argv, struct diag_cli *dc)
+{
+    const char *a = argv[*i], *v;
+
+    if (is_opt(a, "--rate") || is_opt(a, "--rtt")) {
+        bool is_rate = is_opt(a, "--rate");
+        if (take_value(i, argc, argv, &v))
+            return -1;
+        if (is_rate)
+            return cli_parse_rate("--rate", v, &dc->rate_bps) ? -1 : 1;
+        return cli_parse_duration("--rtt", v, &dc->rtt_ns) ? -1 : 1;
+    }
+    if (!strcmp(a, "--during"))
+        return dc->during = true, 1;
+    if (!strcmp(a, "-J") || !strcmp(a, "--json"))
+        return dc->json = true, 1;
+    if (!strcmp(a, "--udp") || !strcmp(a, "-u") || !strcmp(a, "--bidir") ||
+        !strcmp(a, "--iperf3") || is_opt(a, "--from") || !strcmp(a, "--json-stream") ||
+        !strcmp(a, "--live")) {
+        cli_error("option %s does not apply to 'netrig diagnose': it runs one TCP stream in one "
+                  "direction (-R for the other)", a);
+        return -1;
+    }
+    return 0;
+}
+
+/* Splits argv: diagnose's options here, the rest (after a default -t 5) to cli_test_parse. */
+static int parse_diag(int argc, char **argv, struct diag_cli *dc)
+{
+    char **fwd = calloc((size_t)argc + 4, sizeof(*fwd));
+    int n = 0, rc = 0, targets = 0;
+
+    memset(dc, 0, sizeof(*dc));
+    if (!fwd)
+        return -1;
+    fwd[n++] = argv[0];
+    fwd[n++] = "-t";
+    fwd[n++] = "5";
+    for (int i = 1; i < argc && rc >= 0; i++) {
+        if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+            cli_help_diagnose(stdout);
+            free(fwd);
+            return 1;
+        }
+        rc = own_opt(&i, argc, argv, dc);
+        if (rc == 0) {
+            targets += !strcmp(argv[i], "-c") || is_opt(argv[i], "--client");
+            dc->port_given |= !strcmp(argv[i], "-p") || is_opt(argv[i], "--port");
+            fwd[n++] = argv[i];
+        }
+    }
+    if (rc >= 0 && targets > 1) {
+        cli_error("netrig diagnose takes one -c: diagnose one path at a time");
+        rc = -1;
+    }
+    if (rc >= 0)
+        rc = cli_test_parse(PARAMS_TEST_STREAM, n, fwd, &dc->o);
+    free(fwd);
+    if (rc)
+        return rc;
+    dc->during_ns = dc->o.p.duration_ns;
+    dc->o.output = CLIENT_OUT_NONE;
+    return 0;
+}
+
+struct embedded {
+    struct server *srv;
+    pthread_t th;
+    volatile sig_atomic_t stop;
+};
+
+static void *embedded_main(void *arg)
+{
+    struct embedded *em = arg;
+
+    server_run(em->srv, &em->stop);
+    return NULL;
+}
+
+/* No -c: a server on loopback inside this process, as `netrig stream` does. */
+static int embedded_start(struct embedded *em, struct client_opts *o)
+{
+    struct server_opts so = {.port = 0, .family = o->family, .max_tests = 1, .timeout_ms = 10000};
+    char err[256];
+
+    snprintf(so.bind, sizeof(so.bind), "%s", o->family == 6 ? "::1" : "127.0.0.1");
+    em->stop = 0;
+    em->srv = server_create(&so, err, sizeof(err));
+    if (!em->srv) {
+        cli_error("cannot start the built-in loopback server: %s", err);
+        return -1;
+    }
+    snprintf(o->host, sizeof(o->host), "%s", so.bind);
+    o->port = server_port(em->srv);
+    if (pthread_create(&em->th, NULL, embedded_main, em)) {
+        cli_error("cannot start the built-in loopback server thread");
+        server_destroy(em->srv);
+        return -1;
+    }
+    return 0;
+}
+
+static void embedded_stop(struct embedded *em)
+{
+    em->stop = 1;
+    pthread_join(em->th, NULL);
+    server_destroy(em->srv);
+}
+
+static void judge_and_print(const struct diag_cli *dc, const char *what,
+                            struct diagnose_sample *s, const struct run_result *r)
+{
+    struct diagnose_verdict v;
+
+    s->target_bps = dc->rate_bps;
+    s->target_rtt_s = dc->rtt_ns / 1e9;
+    diagnose_judge(s, &v);
+    if (dc->json) {
+        cJSON *doc = diagnose_report_json(what, s, &v, r);
+        char *text = doc ? cJSON_Print(doc) : NULL;
+        if (text)
+            printf("%s\n", text);
+        free(text);
+        cJSON_Delete(doc);
+    } else {
+        diagnose_report_text(stdout, what, s, &v);
+    }
+}
+
+/* Runs the test with this host's counters sampled around it. */
+static int run_test(struct diag_cli *dc, volatile sig_atomic_t *stop)
+{
+    struct diagnose_snap *before = calloc(2, sizeof(*before));
+    struct diagnose_sample s;
+    struct embedded em;
+    struct run_result r;
+    char err[512] = "", what[400];
+    bool embedded = !dc->o.host[0];
+    int rc;
+
+    if (!before || (embedded && embedded_start(&em, &dc->o))) {
+        free(before);
+        return CLI_EXIT_FAIL;
+    }
+    memset(&s, 0, sizeof(s));
+    diagnose_host_sample(NULL, &before[0]);
+    rc = client_run(&dc->o, stop, &r, err, sizeof(err));
+    diagnose_host_sample(NULL, &before[1]);
+    if (embedded)
+        embedded_stop(&em);
+    diagnose_host_delta(&before[0], &before[1], &s.host);
+    free(before);
+    if (rc < 0) {
+        cli_error("%s", err);
+        return CLI_EXIT_FAIL;
+    }
+    s.local_receives = embedded;
+    if (diagnose_from_run(&r, &s, err, sizeof(err))) {
+        cli_error("%s", err);
+        result_fini(&r);
+        return CLI_EXIT_FAIL;
+    }
+    snprintf(what, sizeof(what), "%s:%u%s, %u flow(s), %s sends", dc->o.host, dc->o.port,
+             embedded ? " (built-in loopback server)" : "", s.flows,
+             dc->o.p.dir == PARAMS_DIR_REVERSE ? "server" : "client");
+    judge_and_print(dc, what, &s, &r);
+    if (r.partial && !*stop)
+        cli_error("the test ended early (%s): the verdict covers what was measured", r.error);
+    rc = r.partial ? CLI_EXIT_FAIL : CLI_EXIT_OK;
+    result_fini(&r);
+    return *stop ? CLI_EXIT_INTERRUPTED : rc;
+}
+
+/* --during: watch the sockets of a test that is already running. */
+static int run_during(struct diag_cli *dc, volatile sig_atomic_t *stop)
+{
+    struct diagnose_attach_opts ao = {.host = dc->o.host, .port = dc->o.port,
+                                      .duration_ns = dc->during_ns};
+    struct diagnose_sample s;
+    char err[512], what[400];
+
+    memset(&s, 0, sizeof(s));
+    if (diagnose_attach_run(&ao, stop, &s, what, sizeof(what), err, sizeof(err))) {
+        cli_error("%s", err);
+        return *stop ? CLI_EXIT_INTERRUPTED : CLI_EXIT_FAIL;
+    }
+    judge_and_print(dc, what, &s, NULL);
+    return *stop ? CLI_EXIT_INTERRUPTED : CLI_EXIT_OK;
+}
+
+int cli_diagnose(int argc, char **argv, volatile sig_atomic_t *stop)
+{
+    struct diag_cli dc;
+    int rc = parse_diag(argc, argv, &dc);
+
+    if (rc)
+        return rc > 0 ? CLI_EXIT_OK : CLI_EXIT_USAGE;
+    log_setup("netrig", false, LOG_LVL_WARN);
+    if (dc.rate_bps && (dc.rate_bps < 1000 || dc.rate_bps > 10000000000000ULL)) {
+        cli_error("--rate is out of range: use 1K to 10T");
+        return CLI_EXIT_USAGE;
+    }
+    if (dc.rtt_ns && (dc.rtt_ns < 1000 || dc.rtt_ns > 10000000000ULL)) {
+        cli_error("--rtt is out of range: use 1us to 10s");
+        return CLI_EXIT_USAGE;
+    }
+    return dc.during ? run_during(&dc, stop) : run_test(&dc, stop);
+}

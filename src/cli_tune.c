@@ -1,0 +1,407 @@
+/* cli_tune: `netrig tune` options; runs the audit, builds the plan, then the dry run, --apply,
+ * --revert or --list. Exit status: 0 done (every planned change applied, every value
+ * restored), 1 some change refused, not changeable here or unverified (or a value not
+ * restored), 2 nothing could be done (bad option, not root, journal or audit failure). */
+#include "cli.h"
+
+#include "audit.h"
+#include "tune_apply.h"
+#include "tune_journal.h"
+#include "tune_persist.h"
+#include "tune_plan.h"
+#include "tune_report.h"
+
+#include <cjson/cJSON.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+void cli_help_tune(FILE *out)
+{
+    fprintf(out,
+"usage: netrig tune [--rate RATE] [--rtt TIME] [--profile throughput|latency]\n"
+"                   [-I IFACE] [--apply [--persist]] [--state-dir DIR]\n"
+"                   [--sysroot DIR] [-J]\n"
+"       netrig tune --revert [JOURNAL] [--state-dir DIR] [--sysroot DIR] [-J]\n"
+"       netrig tune --list [--state-dir DIR] [--sysroot DIR] [-J]\n"
+"\n"
+"Turns what 'netrig audit' finds at warn or bad into changes, each with its old\n"
+"value, new value, reason and command. Without --apply it is a dry run that\n"
+"changes nothing. netrig itself writes sysctls, txqueuelen, MTU, RPS masks, the\n"
+"CPU governor and NIC rings, coalescing, channels, pause and offloads (ethtool\n"
+"ioctls); tc, setpci, services and boot settings are manual steps, never run.\n"
+"\n"
+"  --rate, --rtt, --profile, -I  the target, as for 'netrig audit'\n"
+"  --apply            journal every old value (fsync'd), then apply, read back\n"
+"                     and report; a change the kernel refuses is reported and\n"
+"                     the rest go on (root)\n"
+"  --persist          with --apply: also write /etc/sysctl.d/90-netrig.conf and\n"
+"                     /etc/udev/rules.d/90-netrig.rules (journaled, undone by\n"
+"                     --revert); without --apply: show what they would hold\n"
+"  --revert [JOURNAL] restore every value of JOURNAL (default: the newest not\n"
+"                     reverted) in reverse order and verify it (root)\n"
+"  --list             the journals: time, changes, applied or reverted\n"
+"  --state-dir DIR    where journals live (default " TUNE_JOURNAL_DEFAULT_DIR ")\n"
+"  --sysroot DIR      read and write DIR/proc, DIR/sys and DIR/etc (a recorded\n"
+"                     tree) instead of this host; the state directory too\n"
+"  -J, --json         one JSON document\n"
+"\n"
+"Inside a network namespace only per-namespace settings change; global ones\n"
+"(such as net.core.rmem_max) are reported as not changeable there.\n"
+"Exit status: 0 done, 1 some change refused or not possible here, 2 nothing\n"
+"done.\n"
+"\n"
+"Examples:\n"
+"  netrig tune --rate 10G --rtt 30ms            # the plan, nothing changed\n"
+"  netrig tune --rate 10G --rtt 30ms --apply    # apply it, journaled\n"
+"  netrig tune --revert                         # undo the newest apply\n");
+}
+
+enum {
+    OPT_RATE = 256, OPT_RTT, OPT_PROFILE, OPT_SYSROOT, OPT_APPLY, OPT_PERSIST, OPT_REVERT,
+    OPT_LIST, OPT_STATE_DIR,
+};
+
+static const struct option tune_long[] = {
+    {"interface", required_argument, NULL, 'I'}, {"json", no_argument, NULL, 'J'},
+    {"help", no_argument, NULL, 'h'},            {"rate", required_argument, NULL, OPT_RATE},
+    {"rtt", required_argument, NULL, OPT_RTT},   {"profile", required_argument, NULL, OPT_PROFILE},
+    {"sysroot", required_argument, NULL, OPT_SYSROOT},
+    {"apply", no_argument, NULL, OPT_APPLY},     {"persist", no_argument, NULL, OPT_PERSIST},
+    {"revert", no_argument, NULL, OPT_REVERT},   {"list", no_argument, NULL, OPT_LIST},
+    {"state-dir", required_argument, NULL, OPT_STATE_DIR},
+    {NULL, 0, NULL, 0},
+};
+
+struct tune_cli {
+    struct audit_opts ao;
+    char sysroot[PATH_MAX]; /* canonical */
+    char state_dir[PATH_MAX]; /* joined with the sysroot */
+    const char *state_opt, *journal;
+    bool json, apply, persist, revert, list;
+    unsigned pause_ms;
+};
+
+static int target_opt(int c, const char *arg, struct tune_cli *tc)
+{
+    struct audit_opts *ao = &tc->ao;
+
+    if (c == OPT_RATE) {
+        if (cli_parse_rate("--rate", arg, &ao->rate_bps))
+            return -1;
+        if (ao->rate_bps < 1000000 || ao->rate_bps > 10000000000000ULL) {
+            cli_error("--rate %s is out of range: use 1M to 10T", arg);
+            return -1;
+        }
+        return 0;
+    }
+    if (c == OPT_RTT) {
+        if (cli_parse_duration("--rtt", arg, &ao->rtt_ns))
+            return -1;
+        if (ao->rtt_ns < 1000 || ao->rtt_ns > 10000000000ULL) {
+            cli_error("--rtt %s is out of range: use 1us to 10s", arg);
+            return -1;
+        }
+        return 0;
+    }
+    if (!strcmp(arg, "throughput") || !strcmp(arg, "latency")) {
+        ao->profile = arg[0] == 't' ? AUDIT_PROFILE_THROUGHPUT : AUDIT_PROFILE_LATENCY;
+        return 0;
+    }
+    cli_error("invalid value '%s' for --profile: use throughput or latency", arg);
+    return -1;
+}
+
+static int tune_opt(int c, const char *arg, struct tune_cli *tc)
+{
+    switch (c) {
+    case 'I': tc->ao.iface = arg; return 0;
+    case 'J': tc->json = true; return 0;
+    case OPT_RATE: case OPT_RTT: case OPT_PROFILE: return target_opt(c, arg, tc);
+    case OPT_SYSROOT:
+        if (!realpath(arg, tc->sysroot)) {
+            cli_error("--sysroot '%s' does not exist: give a tree written by 'netrig audit "
+                      "--record DIR'", arg);
+            return -1;
+        }
+        tc->ao.sysroot = strcmp(tc->sysroot, "/") ? tc->sysroot : NULL; /* "/" is this host */
+        return 0;
+    case OPT_APPLY: tc->apply = true; return 0;
+    case OPT_PERSIST: tc->persist = true; return 0;
+    case OPT_REVERT: tc->revert = true; return 0;
+    case OPT_LIST: tc->list = true; return 0;
+    case OPT_STATE_DIR: tc->state_opt = arg; return 0;
+    default: return -1;
+    }
+}
+
+/* Checks the combination of modes and sets the state directory. */
+static int tune_check(struct tune_cli *tc, int argc, char **argv)
+{
+    const char *dir = tc->state_opt ? tc->state_opt : TUNE_JOURNAL_DEFAULT_DIR;
+    int n;
+
+    if (tc->apply + tc->revert + tc->list > 1) {
+        cli_error("--apply, --revert and --list are different jobs: give one of them");
+        return -1;
+    }
+    if (optind < argc && tc->revert && optind + 1 == argc)
+        tc->journal = argv[optind];
+    else if (optind < argc) {
+        cli_error("unexpected argument '%s' for tune: only --revert takes one (a journal)",
+                  argv[optind]);
+        return -1;
+    }
+    if ((tc->revert || tc->list) && (tc->persist || tc->ao.rate_bps || tc->ao.rtt_ns ||
+                                     tc->ao.iface)) {
+        cli_error("--revert and --list take no target or --persist: the journal holds what "
+                  "was changed");
+        return -1;
+    }
+    if (tc->ao.sysroot && dir[0] != '/') {
+        cli_error("--state-dir '%s' must be an absolute path with --sysroot (it is taken "
+                  "under the sysroot)", dir);
+        return -1;
+    }
+    n = snprintf(tc->state_dir, sizeof(tc->state_dir), "%s%s",
+                 tc->ao.sysroot ? tc->ao.sysroot : "", dir);
+    if (n < 0 || (size_t)n >= sizeof(tc->state_dir)) {
+        cli_error("--state-dir '%s' is too long", dir);
+        return -1;
+    }
+    return 0;
+}
+
+static int parse_tune(int argc, char **argv, struct tune_cli *tc)
+{
+    int c;
+
+    memset(tc, 0, sizeof(*tc));
+    optind = 1;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, ":I:Jh", tune_long, NULL)) != -1) {
+        if (c == 'h') {
+            cli_help_tune(stdout);
+            return 1;
+        }
+        if (c == '?' || c == ':') {
+            cli_error("%s option '%s' for tune: see 'netrig help tune'",
+                      c == '?' ? "unknown" : "missing value for", argv[optind - 1]);
+            return -1;
+        }
+        if (tune_opt(c, optarg, tc))
+            return -1;
+    }
+    return tune_check(tc, argc, argv);
+}
+
+/* --apply and --revert write kernel settings: root only, unless every write goes into a
+ * --sysroot tree (unit tests use fixture copies). */
+static int need_root(const struct tune_cli *tc, const char *what)
+{
+    if (geteuid() == 0 || tc->ao.sysroot)
+        return 0;
+    cli_error("netrig tune %s changes kernel settings and needs root: run it as root (sudo "
+              "netrig tune %s), or without it for the dry run", what, what);
+    return -1;
+}
+
+static void print_doc(cJSON *doc)
+{
+    char *text = doc ? cJSON_Print(doc) : NULL;
+
+    if (text)
+        printf("%s\n", text);
+    else
+        cli_error("out of memory writing the JSON document");
+    free(text);
+    cJSON_Delete(doc);
+}
+
+static int run_list(const struct tune_cli *tc)
+{
+    char **names, err[PATH_MAX + 128];
+    size_t n;
+
+    if (tune_journal_list(tc->state_dir, &names, &n, err, sizeof(err))) {
+        cli_error("%s", err);
+        return 2;
+    }
+    if (tc->json)
+        print_doc(tune_report_list_json(tc->state_dir, names, n));
+    else
+        tune_report_list_text(stdout, tc->state_dir, names, n);
+    tune_journal_names_free(names, n);
+    return 0;
+}
+
+static int run_revert(const struct tune_cli *tc)
+{
+    char path[PATH_MAX], err[2 * PATH_MAX + 256];
+    struct tune_revert_result res;
+    int rc;
+
+    if (need_root(tc, "--revert"))
+        return 2;
+    if (tune_apply_pick_journal(tc->state_dir, tc->journal, path, sizeof(path), err,
+                                sizeof(err))) {
+        cli_error("%s", err);
+        return 2;
+    }
+    rc = tune_apply_revert(path, tc->ao.sysroot, tc->state_dir, tc->json ? NULL : stdout, &res,
+                           err, sizeof(err));
+    if (rc < 0) {
+        cli_error("%s", err);
+        tune_apply_revert_free(&res);
+        return 2;
+    }
+    if (tc->json)
+        print_doc(tune_report_revert_json(&res));
+    else
+        tune_report_revert_text(stdout, &res);
+    if (rc > 0)
+        cli_error("%u value(s) of %s were not restored: see the lines above and set them by hand",
+                  res.failed, path);
+    tune_apply_revert_free(&res);
+    return rc ? 1 : 0;
+}
+
+/* "10 Gbit/s x 30 ms" and a UTC time, for the journal and the persist header. */
+static void describe(const struct tune_plan *plan, char *target, size_t len, char *stamp,
+                     size_t slen)
+{
+    char rate[32];
+    time_t now = time(NULL);
+    struct tm tm;
+
+    audit_fmt_rate(plan->target.rate_bps, rate, sizeof(rate));
+    snprintf(target, len, "%s x %g ms", rate, plan->target.rtt_s * 1e3);
+    gmtime_r(&now, &tm);
+    snprintf(stamp, slen, "%04d-%02d-%02dT%02d:%02d:%02dZ for %s", tm.tm_year + 1900,
+             tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, target);
+}
+
+static int run_apply(const struct tune_cli *tc, const struct tune_plan *plan)
+{
+    char target[96], stamp[160], err[2 * PATH_MAX + 256], undo[3 * PATH_MAX];
+    struct tune_apply_opts o = {.sysroot = tc->ao.sysroot, .state_dir = tc->state_dir,
+                                .persist = tc->persist, .pause_ms = tc->pause_ms,
+                                .profile = plan->profile == AUDIT_PROFILE_LATENCY ? "latency"
+                                                                                  : "throughput"};
+    struct tune_apply_result res;
+    int rc;
+
+    size_t here = 0;
+
+    if (tc->persist && plan->netns_child == 1) {
+        cli_error("--persist writes /etc/sysctl.d and /etc/udev/rules.d, which the host reads at "
+                  "boot: from inside a network namespace that would set the host's values; "
+                  "apply without --persist and set the namespace's sysctls where it is created");
+        return 2;
+    }
+    for (size_t i = 0; i < plan->nchanges; i++)
+        here += !plan->changes[i].blocked[0];
+    if (!here) { /* no journal for an apply that would change nothing */
+        if (tc->json)
+            print_doc(tune_report_plan_json(plan, NULL, NULL, 0));
+        else
+            tune_report_plan_text(stdout, plan, NULL, NULL, 0, NULL);
+        cli_error("nothing to apply: %s", plan->nchanges ? "no planned change can be made "
+                  "here (see 'NOT HERE' above)" : "no finding at warn or bad that netrig applies");
+        return plan->nchanges ? 1 : 0;
+    }
+    describe(plan, target, sizeof(target), stamp, sizeof(stamp));
+    o.target = target;
+    o.stamp = stamp;
+    o.progress = tc->json ? NULL : stdout;
+    if (!tc->json)
+        printf("netrig tune --apply: %zu change(s) for %s\n", plan->nchanges, target);
+    rc = tune_apply_run(plan, &o, &res, err, sizeof(err));
+    if (rc && !res.journal[0]) {
+        cli_error("%s", err);
+        tune_apply_result_free(&res);
+        return 2;
+    }
+    snprintf(undo, sizeof(undo), "Undo it with: netrig tune --revert%s%s%s",
+             tc->ao.sysroot ? " --sysroot " : "", tc->ao.sysroot ? tc->ao.sysroot : "",
+             tc->state_opt ? " --state-dir " : "");
+    snprintf(undo + strlen(undo), sizeof(undo) - strlen(undo), "%s",
+             tc->state_opt ? tc->state_opt : "");
+    if (tc->json)
+        print_doc(tune_report_plan_json(plan, &res, NULL, 0));
+    else
+        tune_report_plan_text(stdout, plan, &res, NULL, 0, undo);
+    if (rc)
+        cli_error("%s", err);
+    rc = rc ? 2 : (res.applied == plan->nchanges && !res.unverified ? 0 : 1);
+    for (size_t i = 0; i < res.nfiles; i++)
+        if (res.file_done[i].outcome != TUNE_O_APPLIED && rc == 0)
+            rc = 1;
+    tune_apply_result_free(&res);
+    return rc;
+}
+
+static int run_dry(const struct tune_cli *tc, const struct tune_plan *plan, int argc, char **argv)
+{
+    struct tune_file files[TUNE_PERSIST_MAX];
+    char cmd[1024] = "Apply it with:", skipped[AUDIT_TEXT_LEN], err[512];
+    size_t nfiles = 0;
+
+    if (tc->persist && tune_persist_build(tc->ao.sysroot, plan, NULL, "preview", files, &nfiles,
+                                          skipped, sizeof(skipped), err, sizeof(err))) {
+        cli_error("%s", err);
+        return 2;
+    }
+    snprintf(cmd + strlen(cmd), sizeof(cmd) - strlen(cmd), " netrig tune");
+    for (int i = 1; i < argc; i++)
+        snprintf(cmd + strlen(cmd), sizeof(cmd) - strlen(cmd), " %s", argv[i]);
+    snprintf(cmd + strlen(cmd), sizeof(cmd) - strlen(cmd), " --apply (as root; every old "
+             "value is journaled first and 'netrig tune --revert' undoes it)");
+    if (tc->json)
+        print_doc(tune_report_plan_json(plan, NULL, files, nfiles));
+    else
+        tune_report_plan_text(stdout, plan, NULL, files, nfiles, cmd);
+    tune_persist_free(files, nfiles);
+    return 0;
+}
+
+static unsigned pause_hook(void)
+{
+    const char *s = getenv("NETRIG_TUNE_PAUSE_MS"); /* test hook: kill -9 between changes */
+    long v = s ? strtol(s, NULL, 10) : 0;
+
+    return v > 0 && v <= 60000 ? (unsigned)v : 0;
+}
+
+int cli_tune(int argc, char **argv, volatile sig_atomic_t *stop)
+{
+    struct tune_cli tc;
+    struct audit_ctx *ctx;
+    struct tune_plan plan;
+    char err[640];
+    int rc = parse_tune(argc, argv, &tc);
+
+    (void)stop; /* a change is journaled before it is made: an interrupt needs no clean-up */
+    if (rc)
+        return rc > 0 ? CLI_EXIT_OK : CLI_EXIT_USAGE;
+    tc.pause_ms = pause_hook();
+    if (tc.list)
+        return run_list(&tc);
+    if (tc.revert)
+        return run_revert(&tc);
+    if (tc.apply && need_root(&tc, "--apply"))
+        return 2;
+    ctx = audit_create(&tc.ao, err, sizeof(err));
+    if (!ctx || audit_run(ctx, err, sizeof(err)) || tune_plan_build(ctx, &plan, err, sizeof(err))) {
+        cli_error("%s", err);
+        audit_destroy(ctx);
+        return 2;
+    }
+    rc = tc.apply ? run_apply(&tc, &plan) : run_dry(&tc, &plan, argc, argv);
+    tune_plan_free(&plan);
+    audit_destroy(ctx);
+    return fflush(stdout) ? 2 : rc;
+}

@@ -1,0 +1,239 @@
+/* hostwr: sysroot-relative writes to the host, each one bounded and synced where it matters. */
+#define _GNU_SOURCE
+#include "hostwr.h"
+
+#include "hostfs.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+int hostwr_write(const char *sysroot, const char *path, const char *value)
+{
+    char full[PATH_MAX], line[4096];
+    int n, fd, rc = hostfs_path(sysroot, path, full, sizeof(full));
+    ssize_t w;
+
+    if (rc)
+        return rc;
+    n = snprintf(line, sizeof(line), "%s\n", value);
+    if (n < 0 || (size_t)n >= sizeof(line))
+        return -E2BIG;
+    fd = open(full, O_WRONLY | O_TRUNC | O_CLOEXEC | O_NOFOLLOW);
+    if (fd < 0)
+        return -errno;
+    do {
+        w = write(fd, line, (size_t)n);
+    } while (w < 0 && errno == EINTR);
+    rc = w < 0 ? -errno : (w != n ? -EIO : 0);
+    if (close(fd) && !rc && errno != EINTR)
+        rc = -errno;
+    return rc;
+}
+
+int hostwr_mode(const char *sysroot, const char *path, mode_t *mode)
+{
+    char full[PATH_MAX];
+    struct stat st;
+    int rc = hostfs_path(sysroot, path, full, sizeof(full));
+
+    if (rc)
+        return rc;
+    if (stat(full, &st))
+        return -errno;
+    *mode = st.st_mode & 07777;
+    return 0;
+}
+
+static int ns_link(const char *sysroot, const char *path, char *out, size_t len)
+{
+    char full[PATH_MAX];
+    ssize_t n;
+    int rc = hostfs_path(sysroot, path, full, sizeof(full));
+
+    if (rc)
+        return rc;
+    n = readlink(full, out, len - 1);
+    if (n < 0)
+        return -errno;
+    out[n] = '\0';
+    return 0;
+}
+
+static bool exists(const char *sysroot, const char *path)
+{
+    char full[PATH_MAX];
+    struct stat st;
+
+    return !hostfs_path(sysroot, path, full, sizeof(full)) && stat(full, &st) == 0;
+}
+
+int hostwr_netns_child(const char *sysroot)
+{
+    char self[128], init[128], comm[32];
+
+    if (!ns_link(sysroot, "/proc/self/ns/net", self, sizeof(self))) {
+        if (!ns_link(sysroot, "/proc/1/ns/net", init, sizeof(init)))
+            return strcmp(self, init) != 0;
+        /* pid 1 may hide its links; kthreadd (pid 2) always lives in the host's namespace */
+        if (hostfs_read(sysroot, "/proc/2/comm", comm, sizeof(comm)) > 0 &&
+            !strcmp(comm, "kthreadd") && !ns_link(sysroot, "/proc/2/ns/net", init, sizeof(init)))
+            return strcmp(self, init) != 0;
+    }
+    /* the kernel registers its global net.core sysctls in the host's namespace only */
+    if (exists(sysroot, "/proc/sys/net/core/somaxconn"))
+        return !exists(sysroot, "/proc/sys/net/core/netdev_max_backlog");
+    return -1;
+}
+
+int hostwr_mkdirs(const char *sysroot, const char *dir, mode_t mode)
+{
+    char full[PATH_MAX];
+    size_t skip = sysroot ? strlen(sysroot) : 0;
+    int rc = hostfs_path(sysroot, dir, full, sizeof(full));
+
+    if (rc)
+        return rc;
+    /* create each component after the sysroot, which must exist already */
+    for (char *p = full + skip + 1; ; p++) {
+        if (*p != '/' && *p != '\0')
+            continue;
+        char c = *p;
+        *p = '\0';
+        if (mkdir(full, mode) && errno != EEXIST)
+            return -errno;
+        *p = c;
+        if (c == '\0')
+            break;
+    }
+    struct stat st;
+    if (stat(full, &st))
+        return -errno;
+    return S_ISDIR(st.st_mode) ? 0 : -ENOTDIR;
+}
+
+static int dir_of(const char *path, char *out, size_t len)
+{
+    const char *slash = strrchr(path, '/');
+    size_t n = slash ? (size_t)(slash - path) : 0;
+
+    if (n == 0) {
+        snprintf(out, len, "/");
+        return 0;
+    }
+    if (n >= len)
+        return -ENAMETOOLONG;
+    memcpy(out, path, n);
+    out[n] = '\0';
+    return 0;
+}
+
+int hostwr_sync_dir(const char *sysroot, const char *dir)
+{
+    char full[PATH_MAX];
+    int fd, rc = hostfs_path(sysroot, dir, full, sizeof(full));
+
+    if (rc)
+        return rc;
+    fd = open(full, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0)
+        return -errno;
+    rc = fsync(fd) ? -errno : 0;
+    close(fd);
+    return rc;
+}
+
+static int write_all(int fd, const char *s, size_t n)
+{
+    while (n > 0) {
+        ssize_t w = write(fd, s, n);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w < 0)
+            return -errno;
+        s += w;
+        n -= (size_t)w;
+    }
+    return 0;
+}
+
+int hostwr_replace(const char *sysroot, const char *path, const char *content, mode_t mode)
+{
+    char full[PATH_MAX], tmp[PATH_MAX + 32], dir[PATH_MAX];
+    int fd, rc = hostfs_path(sysroot, path, full, sizeof(full));
+
+    if (rc || (rc = dir_of(path, dir, sizeof(dir))))
+        return rc;
+    snprintf(tmp, sizeof(tmp), "%s.netrig-%ld", full, (long)getpid());
+    fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, mode);
+    if (fd < 0)
+        return -errno;
+    rc = write_all(fd, content, strlen(content));
+    if (!rc && fchmod(fd, mode))
+        rc = -errno;
+    if (!rc && fsync(fd))
+        rc = -errno;
+    if (close(fd) && !rc)
+        rc = -errno;
+    if (!rc && rename(tmp, full))
+        rc = -errno;
+    if (rc) {
+        unlink(tmp);
+        return rc;
+    }
+    return hostwr_sync_dir(sysroot, dir);
+}
+
+int hostwr_remove(const char *sysroot, const char *path)
+{
+    char full[PATH_MAX], dir[PATH_MAX];
+    int rc = hostfs_path(sysroot, path, full, sizeof(full));
+
+    if (rc || (rc = dir_of(path, dir, sizeof(dir))))
+        return rc;
+    if (unlink(full)) {
+        if (errno == ENOENT)
+            return 0;
+        return -errno;
+    }
+    return hostwr_sync_dir(sysroot, dir);
+}
+
+int hostwr_slurp(const char *sysroot, const char *path, size_t max, char **out)
+{
+    char full[PATH_MAX];
+    struct stat st;
+    char *buf;
+    long n;
+    int rc = hostfs_path(sysroot, path, full, sizeof(full));
+
+    *out = NULL;
+    if (rc)
+        return rc;
+    if (stat(full, &st))
+        return -errno;
+    if (!S_ISREG(st.st_mode))
+        return -EINVAL;
+    if ((size_t)st.st_size > max)
+        return -EFBIG;
+    buf = malloc(max + 1);
+    if (!buf)
+        return -ENOMEM;
+    n = hostfs_read_raw(sysroot, path, buf, max + 1);
+    if (n < 0 || (size_t)n > max) {
+        free(buf);
+        return n < 0 ? (int)n : -EFBIG;
+    }
+    buf[n] = '\0';
+    if (strlen(buf) != (size_t)n) { /* a NUL byte inside: not a text file */
+        free(buf);
+        return -EINVAL;
+    }
+    *out = buf;
+    return 0;
+}

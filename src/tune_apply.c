@@ -1,0 +1,442 @@
+/* tune_apply: journal, write, verify; and the reverse. */
+#define _GNU_SOURCE
+#include "tune_apply.h"
+
+#include "hostfs.h"
+#include "hostwr.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+static void say(FILE *f, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void say(FILE *f, const char *fmt, ...)
+{
+    va_list ap;
+
+    if (!f)
+        return;
+    va_start(ap, fmt);
+    vfprintf(f, fmt, ap);
+    va_end(ap);
+    fflush(f); /* a kill between two changes leaves every line so far on the terminal */
+}
+
+/* One progress line, "  STATUS      text", wrapped at 80 columns under the text. */
+static void line(FILE *f, const char *status, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void line(FILE *f, const char *status, const char *fmt, ...)
+{
+    char text[1024];
+    const char *p = text;
+    int room = 80 - 14;
+    va_list ap;
+
+    if (!f)
+        return;
+    va_start(ap, fmt);
+    vsnprintf(text, sizeof(text), fmt, ap);
+    va_end(ap);
+    fprintf(f, "  %-11s ", status);
+    while (*p) {
+        size_t n = strlen(p), cut = n;
+        if ((int)n > room) {
+            cut = (size_t)room;
+            while (cut > 0 && p[cut] != ' ')
+                cut--;
+            if (cut == 0)
+                cut = (size_t)room;
+        }
+        fprintf(f, "%.*s\n", (int)cut, p);
+        p += cut;
+        while (*p == ' ')
+            p++;
+        if (*p)
+            fprintf(f, "%14s", "");
+    }
+    fflush(f);
+}
+
+static void sleep_ms(unsigned ms)
+{
+    struct timespec ts = {.tv_sec = ms / 1000, .tv_nsec = (long)(ms % 1000) * 1000000L};
+
+    while (nanosleep(&ts, &ts) && errno == EINTR)
+        ;
+}
+
+static enum tune_journal_state jstate(enum tune_outcome o)
+{
+    return o == TUNE_O_APPLIED ? TUNE_J_APPLIED
+                               : (o == TUNE_O_REFUSED ? TUNE_J_REFUSED : TUNE_J_UNVERIFIED);
+}
+
+/* Reads the value back after writing it and judges the outcome. */
+static void verify(const struct tune_plan *plan, const char *sysroot, const struct tune_change *c,
+                   const char *old, int wrc, struct tune_done *d)
+{
+    char a[TUNE_VALUE_LEN], b[TUNE_VALUE_LEN];
+    long n = tune_plan_read(sysroot, c->kind, c->path, c->new_value, d->now, sizeof(d->now));
+
+    if (n < 0)
+        d->now[0] = '\0';
+    if (wrc) {
+        tune_plan_explain(sysroot, plan->netns_child, c, wrc, d->error, sizeof(d->error));
+        d->outcome = TUNE_O_REFUSED;
+        if (n >= 0 && !tune_plan_same_value(d->now, old)) { /* a vector half taken */
+            tune_plan_squash(d->now, a, sizeof(a));
+            snprintf(d->error + strlen(d->error), sizeof(d->error) - strlen(d->error),
+                     " (the kernel took part of it: it reads '%s' now)", a);
+            d->outcome = TUNE_O_UNVERIFIED;
+        }
+    } else if (n < 0 || !tune_plan_same_value(d->now, c->new_value)) {
+        tune_plan_squash(d->now, a, sizeof(a));
+        tune_plan_squash(c->new_value, b, sizeof(b));
+        snprintf(d->error, sizeof(d->error), "wrote '%s' but %s reads back as '%s'", b, c->name,
+                 n < 0 ? "(unreadable)" : a);
+        d->outcome = TUNE_O_UNVERIFIED;
+    } else {
+        d->outcome = TUNE_O_APPLIED;
+    }
+}
+
+/* One change: 0 done (whatever the kernel said), -1 the journal could not be written. */
+static int apply_one(const struct tune_plan *plan, const struct tune_apply_opts *o,
+                     struct tune_journal_writer *w, unsigned *seq, const struct tune_change *c,
+                     struct tune_done *d, char *err, size_t errlen)
+{
+    char old[TUNE_VALUE_LEN], a[TUNE_VALUE_LEN], b[TUNE_VALUE_LEN];
+    long n = tune_plan_read(o->sysroot, c->kind, c->path, c->new_value, old, sizeof(old));
+    int rc;
+
+    if (n < 0) { /* gone since the plan was made: nothing written, nothing journaled */
+        tune_plan_explain(o->sysroot, plan->netns_child, c, (int)n, d->error, sizeof(d->error));
+        d->outcome = TUNE_O_REFUSED;
+        return 0;
+    }
+    (*seq)++;
+    if (tune_journal_change(w, *seq, tune_plan_kind_name(c->kind), c->name, c->path, old, c->new_value,
+                            err, errlen))
+        return -1;
+    rc = tune_plan_write(o->sysroot, c->kind, c->path, c->new_value);
+    verify(plan, o->sysroot, c, old, rc, d);
+    tune_plan_squash(old, a, sizeof(a));
+    tune_plan_squash(d->now, b, sizeof(b));
+    if (d->outcome == TUNE_O_APPLIED)
+        line(o->progress, "applied", "%s: %s -> %s", c->name, a, b);
+    else
+        line(o->progress, d->outcome == TUNE_O_REFUSED ? "refused" : "unverified", "%s: %s",
+             c->name, d->error);
+    return tune_journal_result(w, *seq, jstate(d->outcome), d->now, d->error, err, errlen);
+}
+
+static int dir_of(const char *path, char *out, size_t len)
+{
+    const char *slash = strrchr(path, '/');
+
+    if (!slash || (size_t)(slash - path) >= len)
+        return -1;
+    memcpy(out, path, (size_t)(slash - path));
+    out[slash - path] = '\0';
+    return 0;
+}
+
+/* One persistent file, journaled like a value: the old content (or absent) first. */
+static int apply_file(const struct tune_apply_opts *o, struct tune_journal_writer *w,
+                      unsigned *seq, const struct tune_file *f, struct tune_done *d, char *err,
+                      size_t errlen)
+{
+    char dir[TUNE_PATH_LEN], *now = NULL;
+    int rc;
+
+    (*seq)++;
+    if (tune_journal_change(w, *seq, "file", f->path, f->path, f->old_content, f->new_content,
+                            err, errlen))
+        return -1;
+    rc = dir_of(f->path, dir, sizeof(dir)) ? -EINVAL : hostwr_mkdirs(o->sysroot, dir, 0755);
+    if (!rc)
+        rc = hostwr_replace(o->sysroot, f->path, f->new_content, 0644);
+    if (!rc)
+        rc = hostwr_slurp(o->sysroot, f->path, TUNE_FILE_MAX, &now);
+    d->outcome = TUNE_O_APPLIED;
+    if (rc) {
+        snprintf(d->error, sizeof(d->error), "cannot write %s: %s", f->path, strerror(-rc));
+        d->outcome = TUNE_O_REFUSED;
+    } else if (strcmp(now, f->new_content)) {
+        snprintf(d->error, sizeof(d->error), "%s reads back different from what was written",
+                 f->path);
+        d->outcome = TUNE_O_UNVERIFIED;
+    }
+    free(now);
+    snprintf(d->now, sizeof(d->now), "%s", d->outcome == TUNE_O_APPLIED ? "(written)" : "");
+    if (d->outcome == TUNE_O_APPLIED)
+        line(o->progress, "persisted", "%s (%s)", f->path, f->old_content ? "updated" : "new");
+    else
+        line(o->progress, "refused", "%s: %s", f->path, d->error);
+    return tune_journal_result(w, *seq, jstate(d->outcome), NULL, d->error, err, errlen);
+}
+
+static int persist(const struct tune_plan *plan, const struct tune_apply_opts *o,
+                   struct tune_journal_writer *w, unsigned *seq, struct tune_apply_result *res,
+                   char *err, size_t errlen)
+{
+    bool *want = calloc(plan->nchanges + 1, sizeof(*want));
+    int rc;
+
+    if (!want) {
+        snprintf(err, errlen, "out of memory building the persistent files");
+        return -1;
+    }
+    for (size_t i = 0; i < plan->nchanges; i++)
+        want[i] = res->done[i].outcome == TUNE_O_APPLIED;
+    rc = tune_persist_build(o->sysroot, plan, want, o->stamp ? o->stamp : "", res->files,
+                            &res->nfiles, res->persist_skipped, sizeof(res->persist_skipped),
+                            err, errlen);
+    free(want);
+    for (size_t i = 0; !rc && i < res->nfiles; i++)
+        rc = apply_file(o, w, seq, &res->files[i], &res->file_done[i], err, errlen);
+    if (!rc && res->persist_skipped[0])
+        line(o->progress, "not kept", "%s: no file netrig writes holds them (use tuned, a "
+             "systemd .link file or a oneshot unit)", res->persist_skipped);
+    return rc;
+}
+
+static void count(struct tune_apply_result *res, enum tune_outcome o)
+{
+    if (o == TUNE_O_APPLIED)
+        res->applied++;
+    else if (o == TUNE_O_REFUSED)
+        res->refused++;
+    else if (o == TUNE_O_UNVERIFIED)
+        res->unverified++;
+    else if (o == TUNE_O_BLOCKED)
+        res->blocked++;
+}
+
+static int apply_all(const struct tune_plan *plan, const struct tune_apply_opts *o,
+                     struct tune_journal_writer *w, struct tune_apply_result *res, char *err,
+                     size_t errlen)
+{
+    unsigned seq = 0, tried = 0;
+
+    for (size_t i = 0; i < plan->nchanges; i++) {
+        const struct tune_change *c = &plan->changes[i];
+        struct tune_done *d = &res->done[i];
+        if (c->blocked[0]) {
+            d->outcome = TUNE_O_BLOCKED;
+            snprintf(d->error, sizeof(d->error), "%s", c->blocked);
+            line(o->progress, "not here", "%s: %s", c->name, c->blocked);
+            count(res, d->outcome);
+            continue;
+        }
+        if (tried++ && o->pause_ms)
+            sleep_ms(o->pause_ms);
+        if (apply_one(plan, o, w, &seq, c, d, err, errlen))
+            return -1;
+        count(res, d->outcome);
+    }
+    if (o->persist && persist(plan, o, w, &seq, res, err, errlen))
+        return -1;
+    return tune_journal_done(w, res->applied, res->refused, res->unverified, err, errlen);
+}
+
+int tune_apply_run(const struct tune_plan *plan, const struct tune_apply_opts *o,
+                   struct tune_apply_result *res, char *err, size_t errlen)
+{
+    struct tune_journal_header h = {.target = o->target, .profile = o->profile,
+                                    .sysroot = o->sysroot};
+    struct tune_journal_writer w = {.fd = -1};
+    int lock, rc;
+
+    memset(res, 0, sizeof(*res));
+    res->n = plan->nchanges;
+    res->done = calloc(plan->nchanges + 1, sizeof(*res->done));
+    if (!res->done) {
+        snprintf(err, errlen, "out of memory: nothing was changed");
+        return -1;
+    }
+    for (size_t i = 0; i < plan->nchanges; i++)
+        res->done[i].outcome = TUNE_O_NOT_RUN;
+    for (size_t i = 0; i < plan->nchanges; i++)
+        h.planned += !plan->changes[i].blocked[0];
+    h.netns = plan->netns_child == 1 ? "child" : (plan->netns_child == 0 ? "host" : "unknown");
+    lock = tune_journal_lock(o->state_dir, err, errlen);
+    if (lock < 0)
+        return -1;
+    if (tune_journal_create(o->state_dir, &h, &w, err, errlen)) {
+        tune_journal_unlock(lock);
+        return -1;
+    }
+    snprintf(res->journal, sizeof(res->journal), "%s", w.path);
+    say(o->progress, "journal %s\n", w.path);
+    rc = apply_all(plan, o, &w, res, err, errlen);
+    tune_journal_close(&w);
+    tune_journal_unlock(lock);
+    return rc;
+}
+
+void tune_apply_result_free(struct tune_apply_result *res)
+{
+    free(res->done);
+    res->done = NULL;
+    tune_persist_free(res->files, res->nfiles);
+    res->nfiles = 0;
+}
+
+/* ---- revert ------------------------------------------------------------------------------ */
+
+static bool same_root(const char *a, const char *b)
+{
+    char ra[PATH_MAX], rb[PATH_MAX];
+
+    a = a && *a ? a : NULL;
+    b = b && *b ? b : NULL;
+    if (!a || !b)
+        return !a && !b;
+    return realpath(a, ra) && realpath(b, rb) && !strcmp(ra, rb);
+}
+
+int tune_apply_pick_journal(const char *state_dir, const char *path, char *out, size_t len,
+                            char *err, size_t errlen)
+{
+    char **names, full[PATH_MAX];
+    size_t n;
+    int rc = -1;
+
+    if (path && *path) {
+        snprintf(out, len, "%s", path);
+        return 0;
+    }
+    if (tune_journal_list(state_dir, &names, &n, err, errlen))
+        return -1;
+    snprintf(err, errlen, n ? "every journal in '%s' is reverted already: nothing to do"
+                            : "no journal in '%s': nothing to revert (netrig tune --apply writes "
+                              "one there; --state-dir names another directory)", state_dir);
+    for (size_t i = n; i-- > 0;) {
+        struct tune_journal j;
+        snprintf(full, sizeof(full), "%s/%s", state_dir, names[i]);
+        if (tune_journal_load(full, &j, err, errlen))
+            break; /* a damaged newest journal is reported, not skipped */
+        bool finished = j.reverted && !j.revert_failed;
+        tune_journal_free(&j);
+        if (!finished) {
+            snprintf(out, len, "%s", full);
+            rc = 0;
+            break;
+        }
+    }
+    tune_journal_names_free(names, n);
+    return rc;
+}
+
+/* Restores one value (or file); fills u. */
+static void undo_one(const char *sysroot, const struct tune_journal_entry *e, struct tune_undo *u)
+{
+    char now[TUNE_VALUE_LEN], *text = NULL;
+    int rc;
+
+    u->outcome = 1;
+    if (!strcmp(e->kind, "file")) {
+        rc = e->old_value ? hostwr_replace(sysroot, e->path, e->old_value, 0644)
+                          : hostwr_remove(sysroot, e->path);
+        snprintf(u->to, sizeof(u->to), "%s", e->old_value ? "(previous content)" : "(removed)");
+        if (!rc) {
+            int r = hostwr_slurp(sysroot, e->path, TUNE_FILE_MAX, &text);
+            if (e->old_value ? (r || strcmp(text, e->old_value)) : r != -ENOENT)
+                rc = -EIO;
+            free(text);
+        }
+    } else {
+        enum tune_kind k = (enum tune_kind)tune_plan_kind_from_name(e->kind);
+        tune_plan_squash(e->old_value, u->to, sizeof(u->to));
+        rc = tune_plan_write(sysroot, k, e->path, e->old_value);
+        if (!rc && (tune_plan_read(sysroot, k, e->path, e->old_value, now, sizeof(now)) < 0 ||
+                    !tune_plan_same_value(now, e->old_value)))
+            rc = -EIO;
+    }
+    if (rc) {
+        u->outcome = -1;
+        snprintf(u->error, sizeof(u->error), rc == -EIO ? "%s does not read back as what was "
+                 "restored: check it by hand" : "cannot restore %s: %s", e->name,
+                 strerror(-rc));
+    }
+}
+
+static int revert_all(const struct tune_journal *j, const char *sysroot, FILE *progress,
+                      struct tune_journal_writer *w, struct tune_revert_result *res, char *err,
+                      size_t errlen)
+{
+    for (size_t i = j->n; i-- > 0;) {
+        const struct tune_journal_entry *e = &j->e[i];
+        struct tune_undo *u = &res->undo[res->n++];
+        u->seq = e->seq;
+        snprintf(u->kind, sizeof(u->kind), "%s", e->kind);
+        snprintf(u->name, sizeof(u->name), "%s", e->name);
+        snprintf(u->path, sizeof(u->path), "%s", e->path);
+        if (e->state == TUNE_J_REFUSED) {
+            u->outcome = 0;
+            snprintf(u->error, sizeof(u->error), "refused at apply: nothing to restore");
+            res->skipped++;
+            line(progress, "unchanged", "%s (refused when applied)", e->name);
+        } else {
+            undo_one(sysroot, e, u);
+            if (u->outcome > 0) {
+                res->restored++;
+                line(progress, "restored", "%s: %s", e->name, u->to);
+            } else {
+                res->failed++;
+                line(progress, "FAILED", "%s: %s", e->name, u->error);
+            }
+        }
+        if (tune_journal_revert_one(w, e->seq, u->outcome >= 0, u->error, err, errlen))
+            return -1;
+    }
+    return tune_journal_revert_done(w, res->restored + res->skipped, res->failed, err, errlen);
+}
+
+int tune_apply_revert(const char *journal, const char *sysroot, const char *state_dir,
+                      FILE *progress, struct tune_revert_result *res, char *err, size_t errlen)
+{
+    struct tune_journal j;
+    struct tune_journal_writer w = {.fd = -1};
+    int lock = -1, rc = -1;
+
+    memset(res, 0, sizeof(*res));
+    snprintf(res->journal, sizeof(res->journal), "%s", journal);
+    if (tune_journal_load(journal, &j, err, errlen))
+        return -1;
+    if (!same_root(j.sysroot, sysroot)) {
+        snprintf(err, errlen, "journal '%s' was applied to %s%s, not to %s%s: nothing was "
+                 "changed; run the revert with the same --sysroot", journal,
+                 j.sysroot[0] ? "--sysroot " : "this host", j.sysroot,
+                 sysroot && *sysroot ? "--sysroot " : "this host", sysroot ? sysroot : "");
+    } else if (j.reverted && !j.revert_failed) {
+        snprintf(err, errlen, "journal '%s' was reverted already (%s): nothing to do", journal,
+                 j.reverted_at);
+    } else if (!(res->undo = calloc(j.n + 1, sizeof(*res->undo)))) {
+        snprintf(err, errlen, "out of memory: nothing was changed");
+    } else if ((lock = tune_journal_lock(state_dir, err, errlen)) >= 0 &&
+               !tune_journal_reopen(journal, &w, err, errlen) &&
+               !tune_journal_revert_start(&w, err, errlen)) {
+        say(progress, "reverting %s (%zu changes, newest first)\n", journal, j.n);
+        rc = revert_all(&j, sysroot, progress, &w, res, err, errlen);
+        if (rc == 0 && res->failed)
+            rc = 1;
+    }
+    tune_journal_close(&w);
+    tune_journal_unlock(lock);
+    tune_journal_free(&j);
+    if (rc < 0)
+        tune_apply_revert_free(res);
+    return rc;
+}
+
+void tune_apply_revert_free(struct tune_revert_result *res)
+{
+    free(res->undo);
+    res->undo = NULL;
+    res->n = 0;
+}

@@ -1,0 +1,86 @@
+/* tune_apply: makes a tuning plan real and undoes it. --apply journals each change before it
+ * writes it (tune_journal), writes through hostwr, reads the value back to verify, and goes on
+ * past a change the kernel refuses; --revert restores a journal's old values in reverse order
+ * and verifies each. Both take the state directory's lock. */
+#ifndef NETRIG_TUNE_APPLY_H
+#define NETRIG_TUNE_APPLY_H
+
+#include "tune_journal.h"
+#include "tune_persist.h"
+#include "tune_plan.h"
+
+#include <stdbool.h>
+#include <stdio.h>
+
+enum tune_outcome {
+    TUNE_O_APPLIED,
+    TUNE_O_REFUSED,    /* the kernel refused it; the value is as before */
+    TUNE_O_UNVERIFIED, /* written, but it reads back as another value */
+    TUNE_O_BLOCKED,    /* not attempted: cannot be changed where netrig runs (plan's blocked) */
+    TUNE_O_NOT_RUN,    /* not attempted: the apply stopped before it (journal unwritable) */
+};
+
+struct tune_apply_opts {
+    const char *sysroot;   /* NULL = this host */
+    const char *state_dir; /* on this machine, already joined with the sysroot */
+    const char *target;    /* "10 Gbit/s x 1 ms", for the journal */
+    const char *stamp;     /* time and target, for the header comment of persisted files */
+    const char *profile;
+    bool persist;
+    unsigned pause_ms;     /* test hook: sleep this long before each change but the first */
+    FILE *progress;        /* one line per change as it happens; NULL = quiet */
+};
+
+struct tune_done {
+    enum tune_outcome outcome;
+    char now[TUNE_VALUE_LEN];       /* read back after the write */
+    char error[AUDIT_TEXT_LEN];     /* why it was refused, blocked or unverified */
+};
+
+struct tune_apply_result {
+    char journal[PATH_MAX];
+    size_t n;                /* = plan->nchanges */
+    struct tune_done *done;  /* per plan change */
+    size_t nfiles;           /* --persist */
+    struct tune_file files[TUNE_PERSIST_MAX];
+    struct tune_done file_done[TUNE_PERSIST_MAX];
+    char persist_skipped[AUDIT_TEXT_LEN]; /* findings no file can keep */
+    unsigned applied, refused, unverified, blocked;
+};
+
+/* Returns 0 when the journal held every step (changes may still have been refused: see the
+ * counts), or -1 with err when nothing could be started (lock, journal) or the journal could
+ * not be written any more (the apply stops there; what it changed is journaled). */
+int tune_apply_run(const struct tune_plan *plan, const struct tune_apply_opts *o,
+                   struct tune_apply_result *res, char *err, size_t errlen);
+void tune_apply_result_free(struct tune_apply_result *res);
+
+struct tune_undo {
+    unsigned seq;
+    char kind[8], name[TUNE_NAME_LEN], path[TUNE_PATH_LEN];
+    char to[TUNE_VALUE_LEN]; /* the value put back ("(removed)" for a file that was absent) */
+    int outcome;             /* 1 restored, 0 skipped (refused at apply: nothing changed), -1 failed */
+    char error[AUDIT_TEXT_LEN];
+};
+
+struct tune_revert_result {
+    char journal[PATH_MAX];
+    size_t n;
+    struct tune_undo *undo; /* in the order they were restored (reverse of the apply) */
+    unsigned restored, skipped, failed;
+};
+
+/* Picks the journal to revert: path as given, or the newest in state_dir that is not fully
+ * reverted. Returns 0 with out filled, or -1 with err. */
+int tune_apply_pick_journal(const char *state_dir, const char *path, char *out, size_t len,
+                            char *err, size_t errlen);
+
+/* Reads the whole journal first (nothing is changed when any line is bad), checks it was
+ * written for this sysroot, then restores every value in reverse order and verifies it.
+ * Returns 0 when everything was restored, 1 when some values failed, -1 with err when
+ * nothing was done. */
+int tune_apply_revert(const char *journal, const char *sysroot, const char *state_dir,
+                      FILE *progress, struct tune_revert_result *res, char *err, size_t errlen);
+void tune_apply_revert_free(struct tune_revert_result *res);
+
+#endif

@@ -1,0 +1,605 @@
+/* tune_journal: fsync'd JSON-lines journal of every value `netrig tune --apply` changes. */
+#define _GNU_SOURCE
+#include "tune_journal.h"
+
+#include "hostwr.h"
+
+#include <cjson/cJSON.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <net/if.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+static const char *const state_names[] = {"pending", "applied", "refused", "unverified"};
+
+const char *tune_journal_state_name(enum tune_journal_state st)
+{
+    return (unsigned)st < 4 ? state_names[st] : "?";
+}
+
+static void utc_now(char *buf, size_t len, double *unix_s)
+{
+    struct timespec ts;
+    struct tm tm;
+
+    clock_gettime(CLOCK_REALTIME, &ts);
+    gmtime_r(&ts.tv_sec, &tm);
+    snprintf(buf, len, "%04d-%02d-%02dT%02d:%02d:%02d.%06ldZ", tm.tm_year + 1900, tm.tm_mon + 1,
+             tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, ts.tv_nsec / 1000);
+    if (unix_s)
+        *unix_s = (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* ---- writing ----------------------------------------------------------------------------- */
+
+/* Appends o (consumed) as one line with one write(2), then fsync. A short write is cut back
+ * so the file never ends in half a line. */
+static int append(struct tune_journal_writer *w, cJSON *o, char *err, size_t errlen)
+{
+    char *text = o ? cJSON_PrintUnformatted(o) : NULL;
+    size_t n;
+    off_t at;
+    ssize_t wr;
+    int e = 0;
+
+    cJSON_Delete(o);
+    if (!text) {
+        snprintf(err, errlen, "out of memory writing the journal '%s': free some memory and "
+                 "retry", w->path);
+        return -1;
+    }
+    n = strlen(text);
+    text[n] = '\n'; /* cJSON's buffer has room: the NUL becomes the newline */
+    at = lseek(w->fd, 0, SEEK_END);
+    do {
+        wr = write(w->fd, text, n + 1);
+    } while (wr < 0 && errno == EINTR);
+    if (wr != (ssize_t)(n + 1)) {
+        e = wr < 0 ? errno : ENOSPC;
+        int cut = at >= 0 ? ftruncate(w->fd, at) : 0; /* keep whole lines only */
+        (void)cut;
+    } else if (fsync(w->fd)) {
+        e = errno;
+    }
+    free(text);
+    if (e) {
+        snprintf(err, errlen, "cannot write the journal '%s': %s: nothing more is changed; "
+                 "free space or fix the state directory, then run netrig tune --revert",
+                 w->path, strerror(e));
+        return -1;
+    }
+    return 0;
+}
+
+int tune_journal_create(const char *dir, const struct tune_journal_header *h,
+                        struct tune_journal_writer *w, char *err, size_t errlen)
+{
+    char now[40], name[96];
+    double unix_s;
+    struct tm tm;
+    time_t t;
+    cJSON *o;
+    int rc = hostwr_mkdirs(NULL, dir, 0700);
+
+    w->fd = -1;
+    if (rc) {
+        snprintf(err, errlen, "cannot create the state directory '%s': %s: pass --state-dir DIR "
+                 "with a writable directory", dir, strerror(-rc));
+        return -1;
+    }
+    utc_now(now, sizeof(now), &unix_s);
+    t = (time_t)unix_s;
+    gmtime_r(&t, &tm);
+    snprintf(name, sizeof(name), "tune-%04d%02d%02dT%02d%02d%02d.%06ldZ-%ld.jsonl",
+             tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
+             (long)((unix_s - (double)t) * 1e6) % 1000000, (long)getpid());
+    snprintf(w->path, sizeof(w->path), "%s/%s", dir, name);
+    w->fd = open(w->path, O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_CLOEXEC, 0600);
+    if (w->fd < 0) {
+        snprintf(err, errlen, "cannot create the journal '%s': %s: nothing was changed; pass "
+                 "--state-dir DIR with a writable directory", w->path, strerror(errno));
+        return -1;
+    }
+    o = cJSON_CreateObject();
+    cJSON_AddNumberToObject(o, "netrig_tune_journal", TUNE_JOURNAL_VERSION);
+    cJSON_AddStringToObject(o, "created", now);
+    cJSON_AddNumberToObject(o, "created_unix", unix_s);
+    cJSON_AddNumberToObject(o, "pid", (double)getpid());
+    cJSON_AddStringToObject(o, "target", h->target ? h->target : "");
+    cJSON_AddStringToObject(o, "profile", h->profile ? h->profile : "");
+    if (h->sysroot && *h->sysroot)
+        cJSON_AddStringToObject(o, "sysroot", h->sysroot);
+    else
+        cJSON_AddNullToObject(o, "sysroot");
+    cJSON_AddStringToObject(o, "netns", h->netns ? h->netns : "unknown");
+    cJSON_AddNumberToObject(o, "planned", h->planned);
+    if (append(w, o, err, errlen)) {
+        tune_journal_close(w);
+        return -1;
+    }
+    rc = hostwr_sync_dir(NULL, dir);
+    if (rc) {
+        snprintf(err, errlen, "cannot sync the state directory '%s': %s: nothing was changed",
+                 dir, strerror(-rc));
+        tune_journal_close(w);
+        return -1;
+    }
+    return 0;
+}
+
+int tune_journal_reopen(const char *path, struct tune_journal_writer *w, char *err, size_t errlen)
+{
+    snprintf(w->path, sizeof(w->path), "%s", path);
+    w->fd = open(path, O_WRONLY | O_APPEND | O_CLOEXEC);
+    if (w->fd < 0) {
+        snprintf(err, errlen, "cannot open the journal '%s' to record the revert: %s", path,
+                 strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
+void tune_journal_close(struct tune_journal_writer *w)
+{
+    if (w->fd >= 0)
+        close(w->fd);
+    w->fd = -1;
+}
+
+int tune_journal_change(struct tune_journal_writer *w, unsigned seq, const char *kind,
+                        const char *name, const char *path, const char *old_value,
+                        const char *new_value, char *err, size_t errlen)
+{
+    cJSON *o = cJSON_CreateObject();
+
+    cJSON_AddNumberToObject(o, "seq", seq);
+    cJSON_AddStringToObject(o, "kind", kind);
+    cJSON_AddStringToObject(o, "name", name);
+    cJSON_AddStringToObject(o, "path", path);
+    if (old_value)
+        cJSON_AddStringToObject(o, "old", old_value);
+    else
+        cJSON_AddNullToObject(o, "old");
+    cJSON_AddStringToObject(o, "new", new_value);
+    return append(w, o, err, errlen);
+}
+
+int tune_journal_result(struct tune_journal_writer *w, unsigned seq, enum tune_journal_state st,
+                        const char *now, const char *error, char *err, size_t errlen)
+{
+    cJSON *o = cJSON_CreateObject();
+
+    cJSON_AddNumberToObject(o, "seq", seq);
+    cJSON_AddStringToObject(o, "result", tune_journal_state_name(st));
+    if (now)
+        cJSON_AddStringToObject(o, "now", now);
+    if (error && *error)
+        cJSON_AddStringToObject(o, "error", error);
+    return append(w, o, err, errlen);
+}
+
+int tune_journal_done(struct tune_journal_writer *w, unsigned applied, unsigned refused,
+                      unsigned unverified, char *err, size_t errlen)
+{
+    cJSON *o = cJSON_CreateObject();
+
+    cJSON_AddTrueToObject(o, "done");
+    cJSON_AddNumberToObject(o, "applied", applied);
+    cJSON_AddNumberToObject(o, "refused", refused);
+    cJSON_AddNumberToObject(o, "unverified", unverified);
+    return append(w, o, err, errlen);
+}
+
+int tune_journal_revert_start(struct tune_journal_writer *w, char *err, size_t errlen)
+{
+    char now[40];
+    cJSON *o = cJSON_CreateObject();
+
+    utc_now(now, sizeof(now), NULL);
+    cJSON_AddStringToObject(o, "revert", "start");
+    cJSON_AddStringToObject(o, "at", now);
+    return append(w, o, err, errlen);
+}
+
+int tune_journal_revert_one(struct tune_journal_writer *w, unsigned seq, bool restored,
+                            const char *error, char *err, size_t errlen)
+{
+    cJSON *o = cJSON_CreateObject();
+
+    cJSON_AddNumberToObject(o, "revert_seq", seq);
+    cJSON_AddStringToObject(o, "result", restored ? "restored" : "failed");
+    if (error && *error)
+        cJSON_AddStringToObject(o, "error", error);
+    return append(w, o, err, errlen);
+}
+
+int tune_journal_revert_done(struct tune_journal_writer *w, unsigned restored, unsigned failed,
+                             char *err, size_t errlen)
+{
+    char now[40];
+    cJSON *o = cJSON_CreateObject();
+
+    utc_now(now, sizeof(now), NULL);
+    cJSON_AddStringToObject(o, "revert", "done");
+    cJSON_AddStringToObject(o, "at", now);
+    cJSON_AddNumberToObject(o, "restored", restored);
+    cJSON_AddNumberToObject(o, "failed", failed);
+    return append(w, o, err, errlen);
+}
+
+/* ---- reading ----------------------------------------------------------------------------- */
+
+struct load_ctx {
+    struct tune_journal *j;
+    unsigned line;
+    size_t cap;
+    char *err;
+    size_t errlen;
+};
+
+static int bad(struct load_ctx *lc, const char *what)
+{
+    snprintf(lc->err, lc->errlen,
+             "journal '%s' line %u %s: nothing was changed; repair or remove that line (the old "
+             "values are on the lines before it) and run netrig tune --revert again",
+             lc->j->path, lc->line, what);
+    return -1;
+}
+
+static const char *get_str(const cJSON *o, const char *key)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+
+    return cJSON_IsString(v) ? v->valuestring : NULL;
+}
+
+static int get_uint(const cJSON *o, const char *key, unsigned *out)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+
+    if (!cJSON_IsNumber(v) || v->valuedouble < 0 || v->valuedouble > 4294967295.0 ||
+        v->valuedouble != floor(v->valuedouble))
+        return -1;
+    *out = (unsigned)v->valuedouble;
+    return 0;
+}
+
+static int copy_field(char *dst, size_t len, const char *src)
+{
+    if (!src || strlen(src) >= len)
+        return -1;
+    memcpy(dst, src, strlen(src) + 1);
+    return 0;
+}
+
+static int load_header(struct load_ctx *lc, const cJSON *o)
+{
+    struct tune_journal *j = lc->j;
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, "netrig_tune_journal");
+    const cJSON *root = cJSON_GetObjectItemCaseSensitive(o, "sysroot");
+    const cJSON *cu = cJSON_GetObjectItemCaseSensitive(o, "created_unix");
+    unsigned pid;
+
+    if (!cJSON_IsNumber(v))
+        return bad(lc, "is not a netrig tune journal header");
+    if (v->valuedouble != TUNE_JOURNAL_VERSION)
+        return bad(lc, "has a journal version this netrig does not know (a newer netrig wrote "
+                   "it: revert with that one)");
+    if (copy_field(j->created, sizeof(j->created), get_str(o, "created")) ||
+        copy_field(j->target, sizeof(j->target), get_str(o, "target")) ||
+        copy_field(j->profile, sizeof(j->profile), get_str(o, "profile")) ||
+        copy_field(j->netns, sizeof(j->netns), get_str(o, "netns")) ||
+        get_uint(o, "planned", &j->planned) || get_uint(o, "pid", &pid) || !cJSON_IsNumber(cu) ||
+        !(cJSON_IsNull(root) || cJSON_IsString(root)))
+        return bad(lc, "is a header with a missing or malformed field");
+    if (cJSON_IsString(root) && copy_field(j->sysroot, sizeof(j->sysroot), root->valuestring))
+        return bad(lc, "names a sysroot that is too long");
+    j->pid = (long)pid;
+    j->created_unix = cu->valuedouble;
+    return 0;
+}
+
+/* Only the places netrig changes: a tampered journal cannot make --revert write elsewhere. */
+static bool allowed_path(const char *kind, const char *path)
+{
+    char ifname[IF_NAMESIZE], group[16];
+    int used = 0;
+
+    if (!strcmp(kind, "ethtool"))
+        return sscanf(path, "ethtool:%15[A-Za-z0-9_.@-]%n", ifname, &used) == 1 &&
+               sscanf(path + used, ":%15[a-z]", group) == 1 &&
+               (!strcmp(group, "ring") || !strcmp(group, "coalesce") ||
+                !strcmp(group, "channels") || !strcmp(group, "pause") ||
+                !strcmp(group, "features")) &&
+               strlen(path) == (size_t)used + 1 + strlen(group);
+    if (path[0] != '/' || strstr(path, "/../") || strstr(path, "/./") || strstr(path, "//"))
+        return false;
+    if (!strcmp(kind, "sysctl"))
+        return !strncmp(path, "/proc/sys/", 10);
+    if (!strcmp(kind, "sysfs"))
+        return !strncmp(path, "/sys/", 5) || !strncmp(path, "/proc/irq/", 10);
+    if (!strcmp(kind, "file"))
+        return !strncmp(path, "/etc/", 5);
+    return false;
+}
+
+static int load_change(struct load_ctx *lc, const cJSON *o)
+{
+    struct tune_journal *j = lc->j;
+    struct tune_journal_entry e;
+    const cJSON *old = cJSON_GetObjectItemCaseSensitive(o, "old");
+    const char *nv = get_str(o, "new");
+
+    memset(&e, 0, sizeof(e));
+    if (get_uint(o, "seq", &e.seq) || copy_field(e.kind, sizeof(e.kind), get_str(o, "kind")) ||
+        copy_field(e.name, sizeof(e.name), get_str(o, "name")) ||
+        copy_field(e.path, sizeof(e.path), get_str(o, "path")) || !nv ||
+        !(cJSON_IsString(old) || (cJSON_IsNull(old) && !strcmp(e.kind, "file"))))
+        return bad(lc, "is a change record with a missing or malformed field");
+    if (e.seq != j->n + 1)
+        return bad(lc, "is a change record out of order (its seq does not follow the one before)");
+    if (!allowed_path(e.kind, e.path))
+        return bad(lc, "names a path netrig never changes");
+    if (j->n == lc->cap) {
+        size_t cap = lc->cap ? lc->cap * 2 : 16;
+        void *p = realloc(j->e, cap * sizeof(*j->e));
+        if (!p)
+            return bad(lc, "could not be read: out of memory");
+        j->e = p;
+        lc->cap = cap;
+    }
+    e.new_value = strdup(nv);
+    e.old_value = cJSON_IsString(old) ? strdup(old->valuestring) : NULL;
+    if (!e.new_value || (cJSON_IsString(old) && !e.old_value)) {
+        free(e.new_value);
+        free(e.old_value);
+        return bad(lc, "could not be read: out of memory");
+    }
+    j->e[j->n++] = e;
+    return 0;
+}
+
+static struct tune_journal_entry *entry(struct tune_journal *j, unsigned seq)
+{
+    return seq >= 1 && seq <= j->n ? &j->e[seq - 1] : NULL;
+}
+
+static int load_result(struct load_ctx *lc, const cJSON *o)
+{
+    const char *res = get_str(o, "result"), *error = get_str(o, "error");
+    struct tune_journal_entry *e;
+    unsigned seq;
+    int st = -1;
+
+    if (get_uint(o, "seq", &seq) || !res)
+        return bad(lc, "is a result record with a missing or malformed field");
+    for (int i = TUNE_J_APPLIED; i <= TUNE_J_UNVERIFIED; i++)
+        if (!strcmp(res, state_names[i]))
+            st = i;
+    if (st < 0)
+        return bad(lc, "is a result record with an unknown result");
+    e = entry(lc->j, seq);
+    if (!e || e->state != TUNE_J_PENDING)
+        return bad(lc, "is a result for a change that is not recorded before it, or a second one");
+    e->state = (enum tune_journal_state)st;
+    snprintf(e->error, sizeof(e->error), "%s", error ? error : "");
+    return 0;
+}
+
+static int load_revert(struct load_ctx *lc, const cJSON *o)
+{
+    struct tune_journal *j = lc->j;
+    const char *what = get_str(o, "revert"), *res = get_str(o, "result");
+    struct tune_journal_entry *e;
+    unsigned seq;
+
+    if (what && !strcmp(what, "start") && get_str(o, "at")) {
+        j->reverts++;
+        j->reverted = false;
+        return 0;
+    }
+    if (what && !strcmp(what, "done") && get_str(o, "at") && j->reverts &&
+        !get_uint(o, "failed", &j->revert_failed)) {
+        j->reverted = true;
+        snprintf(j->reverted_at, sizeof(j->reverted_at), "%s", get_str(o, "at"));
+        return 0;
+    }
+    if (what || get_uint(o, "revert_seq", &seq) || !res || !j->reverts ||
+        (strcmp(res, "restored") && strcmp(res, "failed")))
+        return bad(lc, "is a malformed revert record");
+    if (!(e = entry(j, seq)))
+        return bad(lc, "is a revert record for a change the journal does not hold");
+    e->revert = strcmp(res, "restored") ? TUNE_R_FAILED : TUNE_R_RESTORED;
+    return 0;
+}
+
+static int load_line(struct load_ctx *lc, const char *text)
+{
+    cJSON *o = cJSON_ParseWithOpts(text, NULL, 1);
+    int rc;
+
+    if (!cJSON_IsObject(o)) {
+        cJSON_Delete(o);
+        return bad(lc, "is not a JSON object (damaged)");
+    }
+    if (lc->line == 1)
+        rc = load_header(lc, o);
+    else if (cJSON_GetObjectItemCaseSensitive(o, "netrig_tune_journal"))
+        rc = bad(lc, "is a second header");
+    else if (cJSON_GetObjectItemCaseSensitive(o, "kind"))
+        rc = load_change(lc, o);
+    else if (cJSON_GetObjectItemCaseSensitive(o, "seq"))
+        rc = load_result(lc, o);
+    else if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "done")) && !lc->j->done)
+        rc = (lc->j->done = true, 0);
+    else if (cJSON_GetObjectItemCaseSensitive(o, "revert") ||
+             cJSON_GetObjectItemCaseSensitive(o, "revert_seq"))
+        rc = load_revert(lc, o);
+    else
+        rc = bad(lc, "is a record netrig does not know");
+    cJSON_Delete(o);
+    return rc;
+}
+
+static void read_error(const char *path, int rc, char *err, size_t errlen)
+{
+    if (rc == -ENOENT)
+        snprintf(err, errlen, "journal '%s' does not exist: run 'netrig tune --list' to see the "
+                 "journals", path);
+    else if (rc == -EFBIG)
+        snprintf(err, errlen, "journal '%s' is larger than %u MiB: not a netrig tune journal; "
+                 "nothing was changed", path, TUNE_JOURNAL_MAX_BYTES >> 20);
+    else if (rc == -EINVAL)
+        snprintf(err, errlen, "journal '%s' is not a text file: not a netrig tune journal; "
+                 "nothing was changed", path);
+    else
+        snprintf(err, errlen, "cannot read journal '%s': %s", path, strerror(-rc));
+}
+
+int tune_journal_load(const char *path, struct tune_journal *j, char *err, size_t errlen)
+{
+    struct load_ctx lc = {.j = j, .err = err, .errlen = errlen};
+    char *buf, *p;
+    int rc;
+
+    memset(j, 0, sizeof(*j));
+    snprintf(j->path, sizeof(j->path), "%s", path);
+    rc = hostwr_slurp(NULL, path, TUNE_JOURNAL_MAX_BYTES, &buf);
+    if (rc) {
+        read_error(path, rc, err, errlen);
+        return -1;
+    }
+    if (!*buf) {
+        snprintf(err, errlen, "journal '%s' is empty: its apply stopped before writing anything, "
+                 "so nothing was changed; remove the file", path);
+        free(buf);
+        return -1;
+    }
+    for (p = buf; *p && !rc; ) {
+        char *nl = strchr(p, '\n');
+        lc.line++;
+        if (!nl) {
+            rc = bad(&lc, "is truncated (no newline at its end: the apply was cut off while "
+                     "writing it)");
+            break;
+        }
+        *nl = '\0';
+        rc = load_line(&lc, p);
+        p = nl + 1;
+    }
+    free(buf);
+    if (rc)
+        tune_journal_free(j);
+    return rc;
+}
+
+void tune_journal_free(struct tune_journal *j)
+{
+    for (size_t i = 0; i < j->n; i++) {
+        free(j->e[i].old_value);
+        free(j->e[i].new_value);
+    }
+    free(j->e);
+    j->e = NULL;
+    j->n = 0;
+}
+
+/* ---- the state directory ----------------------------------------------------------------- */
+
+static int cmp_names(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static bool journal_name(const char *name)
+{
+    size_t n = strlen(name);
+
+    return !strncmp(name, "tune-", 5) && n > 11 && !strcmp(name + n - 6, ".jsonl");
+}
+
+int tune_journal_list(const char *dir, char ***names, size_t *n, char *err, size_t errlen)
+{
+    DIR *d = opendir(dir);
+    struct dirent *de;
+    size_t cap = 0;
+
+    *names = NULL;
+    *n = 0;
+    if (!d) {
+        if (errno == ENOENT)
+            return 0;
+        snprintf(err, errlen, "cannot read the state directory '%s': %s", dir, strerror(errno));
+        return -1;
+    }
+    while ((de = readdir(d)) != NULL) {
+        if (!journal_name(de->d_name))
+            continue;
+        if (*n == cap) {
+            char **p = realloc(*names, (cap ? cap * 2 : 16) * sizeof(*p));
+            if (!p)
+                goto oom;
+            *names = p;
+            cap = cap ? cap * 2 : 16;
+        }
+        if (!((*names)[*n] = strdup(de->d_name)))
+            goto oom;
+        (*n)++;
+    }
+    closedir(d);
+    qsort(*names, *n, sizeof(**names), cmp_names);
+    return 0;
+oom:
+    closedir(d);
+    tune_journal_names_free(*names, *n);
+    *names = NULL;
+    *n = 0;
+    snprintf(err, errlen, "out of memory listing '%s'", dir);
+    return -1;
+}
+
+void tune_journal_names_free(char **names, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        free(names[i]);
+    free(names);
+}
+
+int tune_journal_lock(const char *dir, char *err, size_t errlen)
+{
+    char path[PATH_MAX];
+    int fd, rc = hostwr_mkdirs(NULL, dir, 0700);
+
+    if (rc) {
+        snprintf(err, errlen, "cannot create the state directory '%s': %s: pass --state-dir DIR "
+                 "with a writable directory", dir, strerror(-rc));
+        return -1;
+    }
+    snprintf(path, sizeof(path), "%s/.lock", dir);
+    fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+    if (fd < 0) {
+        snprintf(err, errlen, "cannot open the lock '%s': %s", path, strerror(errno));
+        return -1;
+    }
+    if (flock(fd, LOCK_EX | LOCK_NB)) {
+        snprintf(err, errlen, "another netrig tune is applying or reverting (it holds '%s'): "
+                 "wait for it to finish", path);
+        close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+void tune_journal_unlock(int fd)
+{
+    if (fd >= 0)
+        close(fd);
+}

@@ -1,0 +1,394 @@
+/* tune_report: the plan, what --apply did, what --revert restored, and the journals. */
+#define _GNU_SOURCE
+#include "tune_report.h"
+
+#include <limits.h>
+#include <string.h>
+
+#define WIDTH 80
+
+/* Prints text wrapped at WIDTH columns, every line indented by indent spaces. */
+static void wrap(FILE *out, int indent, const char *text)
+{
+    const char *p = text;
+    int room = WIDTH - indent;
+
+    while (*p) {
+        size_t n = strlen(p), cut = n;
+        if ((int)n > room) {
+            cut = (size_t)room;
+            while (cut > 0 && p[cut] != ' ')
+                cut--;
+            if (cut == 0)
+                cut = (size_t)room; /* one long word: break it */
+        }
+        fprintf(out, "%*s%.*s\n", indent, "", (int)cut, p);
+        p += cut;
+        while (*p == ' ')
+            p++;
+    }
+}
+
+static const char *outcome_name(enum tune_outcome o)
+{
+    static const char *const names[] = {"applied", "refused", "unverified", "not_here", "not_run"};
+
+    return (unsigned)o < 5 ? names[o] : "?";
+}
+
+static void target_line(FILE *out, const struct tune_plan *plan, const char *what)
+{
+    char rate[32], bdp[32];
+
+    audit_fmt_rate(plan->target.rate_bps, rate, sizeof(rate));
+    audit_fmt_bytes(plan->target.bdp_bytes, bdp, sizeof(bdp));
+    fprintf(out, "netrig tune: %s x %g ms (BDP %s), %s profile%s; %s\n", rate,
+            plan->target.rtt_s * 1e3, bdp,
+            plan->profile == AUDIT_PROFILE_LATENCY ? "latency" : "throughput",
+            plan->netns_child == 1 ? ", in a child network namespace" : "", what);
+}
+
+/* Changes after c that only repeat it for another file (one governor per CPU). */
+static size_t same_as(const struct tune_change *c, const struct tune_change *end)
+{
+    size_t n = 0;
+
+    for (const struct tune_change *d = c + 1; d < end; d++, n++)
+        if (strcmp(d->finding, c->finding) || strcmp(d->old_value, c->old_value) ||
+            strcmp(d->new_value, c->new_value) || strcmp(d->blocked, c->blocked) ||
+            strcmp(d->iface, c->iface))
+            break;
+    return n;
+}
+
+static void change_text(FILE *out, const struct tune_change *c, size_t more)
+{
+    char old[TUNE_VALUE_LEN], nv[TUNE_VALUE_LEN], line[2 * TUNE_VALUE_LEN + 64];
+
+    tune_plan_squash(c->old_value, old, sizeof(old));
+    tune_plan_squash(c->new_value, nv, sizeof(nv));
+    if (more)
+        fprintf(out, "  %s and %zu more like it  [%s %s]\n", c->name, more,
+                audit_status_name(c->status), c->finding);
+    else
+        fprintf(out, "  %s  [%s %s%s%s]\n", c->name, audit_status_name(c->status), c->finding,
+                c->iface[0] ? " " : "", c->iface);
+    snprintf(line, sizeof(line), "%s -> %s",
+             c->old_known ? old : (c->kind == TUNE_ETHTOOL ? "(asked of the NIC when applied)"
+                                                           : "(unreadable)"), nv);
+    wrap(out, 4, line);
+    wrap(out, 4, c->reason);
+    snprintf(line, sizeof(line), "$ %s", c->command);
+    wrap(out, 4, line);
+    if (c->blocked[0]) {
+        snprintf(line, sizeof(line), "NOT HERE: %s", c->blocked);
+        wrap(out, 4, line);
+    }
+}
+
+static void manual_text(FILE *out, const struct tune_plan *plan)
+{
+    char line[2 * AUDIT_TEXT_LEN];
+
+    if (!plan->nmanual)
+        return;
+    fprintf(out, "\nManual steps (%zu): shown with their command, never run by netrig\n",
+            plan->nmanual);
+    for (size_t i = 0; i < plan->nmanual; i++) {
+        const struct tune_manual *m = &plan->manual[i];
+        fprintf(out, "  %s%s%s  [%s]\n", m->finding, m->iface[0] ? " " : "", m->iface,
+                audit_status_name(m->status));
+        wrap(out, 4, m->reason);
+        if (m->command[0]) {
+            snprintf(line, sizeof(line), "%s %s", m->is_command ? "$" : "fix:", m->command);
+            wrap(out, 4, line);
+        }
+        snprintf(line, sizeof(line), "manual: %s", m->why);
+        wrap(out, 4, line);
+    }
+}
+
+static void preview_text(FILE *out, const struct tune_file *f, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        fprintf(out, "\n--persist would %s %s:\n", f[i].old_content ? "rewrite" : "create",
+                f[i].path);
+        for (const char *p = f[i].new_content; p && *p;) {
+            const char *nl = strchr(p, '\n');
+            int len = nl ? (int)(nl - p) : (int)strlen(p);
+            fprintf(out, "  | %.*s\n", len, p);
+            p += len + (nl != NULL);
+        }
+    }
+}
+
+static void apply_summary(FILE *out, const struct tune_apply_result *res, const char *undo)
+{
+    fprintf(out, "\nApplied %u, refused %u, not changeable here %u, unverified %u.\n",
+            res->applied, res->refused, res->blocked, res->unverified);
+    for (size_t i = 0; i < res->nfiles; i++)
+        fprintf(out, "Persisted in %s (%s).\n", res->files[i].path,
+                outcome_name(res->file_done[i].outcome));
+    fprintf(out, "Journal: %s\n", res->journal);
+    if (undo)
+        wrap(out, 0, undo);
+}
+
+void tune_report_plan_text(FILE *out, const struct tune_plan *plan,
+                           const struct tune_apply_result *res, const struct tune_file *preview,
+                           size_t npreview, const char *apply_cmd)
+{
+    size_t here = 0;
+
+    if (res) { /* the changes were listed as they were made */
+        manual_text(out, plan);
+        apply_summary(out, res, apply_cmd);
+        return;
+    }
+    target_line(out, plan, "dry run, nothing changed");
+    for (size_t i = 0; i < plan->nchanges; i++)
+        here += !plan->changes[i].blocked[0];
+    if (!plan->nchanges)
+        fprintf(out, "\nNothing for netrig to change: no finding at warn or bad that it "
+                "applies.\n");
+    else
+        fprintf(out, "\nChanges (%zu, %zu of them possible here):\n", plan->nchanges, here);
+    for (size_t i = 0; i < plan->nchanges; i++) {
+        size_t more = same_as(&plan->changes[i], plan->changes + plan->nchanges);
+        change_text(out, &plan->changes[i], more);
+        i += more;
+    }
+    manual_text(out, plan);
+    preview_text(out, preview, npreview);
+    if (here && apply_cmd) {
+        fputc('\n', out);
+        wrap(out, 0, apply_cmd);
+    }
+}
+
+static cJSON *str_or_null(const char *s)
+{
+    return s && *s ? cJSON_CreateString(s) : cJSON_CreateNull();
+}
+
+static cJSON *change_json(const struct tune_change *c, const struct tune_done *d)
+{
+    cJSON *o = cJSON_CreateObject();
+
+    cJSON_AddStringToObject(o, "setting", c->name);
+    cJSON_AddStringToObject(o, "kind", tune_plan_kind_name(c->kind));
+    cJSON_AddStringToObject(o, "path", c->path);
+    cJSON_AddItemToObject(o, "old", c->old_known ? cJSON_CreateString(c->old_value)
+                                                 : cJSON_CreateNull());
+    cJSON_AddStringToObject(o, "new", c->new_value);
+    cJSON_AddStringToObject(o, "finding", c->finding);
+    cJSON_AddItemToObject(o, "iface", str_or_null(c->iface));
+    cJSON_AddStringToObject(o, "status", audit_status_name(c->status));
+    cJSON_AddStringToObject(o, "reason", c->reason);
+    cJSON_AddStringToObject(o, "command", c->command);
+    cJSON_AddBoolToObject(o, "per_netns", c->per_netns);
+    cJSON_AddBoolToObject(o, "settable_here", !c->blocked[0]);
+    cJSON_AddItemToObject(o, "not_here", str_or_null(c->blocked));
+    if (d) {
+        cJSON_AddStringToObject(o, "result", outcome_name(d->outcome));
+        cJSON_AddItemToObject(o, "now", d->outcome == TUNE_O_BLOCKED || d->outcome == TUNE_O_NOT_RUN
+                                            ? cJSON_CreateNull() : cJSON_CreateString(d->now));
+        cJSON_AddItemToObject(o, "error", str_or_null(d->error));
+    }
+    return o;
+}
+
+static cJSON *manual_json(const struct tune_manual *m)
+{
+    cJSON *o = cJSON_CreateObject();
+
+    cJSON_AddStringToObject(o, "finding", m->finding);
+    cJSON_AddItemToObject(o, "iface", str_or_null(m->iface));
+    cJSON_AddStringToObject(o, "status", audit_status_name(m->status));
+    cJSON_AddStringToObject(o, "reason", m->reason);
+    cJSON_AddItemToObject(o, "command", str_or_null(m->command));
+    cJSON_AddStringToObject(o, "why_manual", m->why);
+    return o;
+}
+
+static cJSON *files_json(const struct tune_file *f, const struct tune_done *d, size_t n)
+{
+    cJSON *arr = cJSON_CreateArray();
+
+    for (size_t i = 0; i < n; i++) {
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddStringToObject(o, "path", f[i].path);
+        cJSON_AddItemToObject(o, "old", f[i].old_content ? cJSON_CreateString(f[i].old_content)
+                                                         : cJSON_CreateNull());
+        cJSON_AddStringToObject(o, "new", f[i].new_content ? f[i].new_content : "");
+        if (d)
+            cJSON_AddStringToObject(o, "result", outcome_name(d[i].outcome));
+        cJSON_AddItemToArray(arr, o);
+    }
+    return arr;
+}
+
+static cJSON *target_json(const struct tune_plan *plan)
+{
+    cJSON *t = cJSON_CreateObject();
+
+    cJSON_AddNumberToObject(t, "rate_bps", plan->target.rate_bps);
+    cJSON_AddNumberToObject(t, "rtt_s", plan->target.rtt_s);
+    cJSON_AddNumberToObject(t, "bdp_bytes", plan->target.bdp_bytes);
+    cJSON_AddStringToObject(t, "rate_source", plan->target.rate_source);
+    cJSON_AddStringToObject(t, "rtt_source", plan->target.rtt_source);
+    cJSON_AddStringToObject(t, "profile",
+                            plan->profile == AUDIT_PROFILE_LATENCY ? "latency" : "throughput");
+    return t;
+}
+
+cJSON *tune_report_plan_json(const struct tune_plan *plan, const struct tune_apply_result *res,
+                             const struct tune_file *preview, size_t npreview)
+{
+    cJSON *o = cJSON_CreateObject(), *ch = cJSON_CreateArray(), *man = cJSON_CreateArray();
+    cJSON *sum = cJSON_CreateObject();
+    size_t here = 0;
+
+    cJSON_AddStringToObject(o, "mode", res ? "apply" : "dry_run");
+    cJSON_AddItemToObject(o, "target", target_json(plan));
+    cJSON_AddStringToObject(o, "netns", plan->netns_child == 1 ? "child"
+                                        : (plan->netns_child == 0 ? "host" : "unknown"));
+    for (size_t i = 0; i < plan->nchanges; i++) {
+        cJSON_AddItemToArray(ch, change_json(&plan->changes[i], res ? &res->done[i] : NULL));
+        here += !plan->changes[i].blocked[0];
+    }
+    cJSON_AddItemToObject(o, "changes", ch);
+    for (size_t i = 0; i < plan->nmanual; i++)
+        cJSON_AddItemToArray(man, manual_json(&plan->manual[i]));
+    cJSON_AddItemToObject(o, "manual", man);
+    cJSON_AddItemToObject(o, "persist", res ? files_json(res->files, res->file_done, res->nfiles)
+                                            : files_json(preview, NULL, npreview));
+    cJSON_AddItemToObject(o, "journal", str_or_null(res ? res->journal : NULL));
+    cJSON_AddNumberToObject(sum, "planned", (double)plan->nchanges);
+    cJSON_AddNumberToObject(sum, "settable_here", (double)here);
+    cJSON_AddNumberToObject(sum, "manual", (double)plan->nmanual);
+    if (res) {
+        cJSON_AddNumberToObject(sum, "applied", res->applied);
+        cJSON_AddNumberToObject(sum, "refused", res->refused);
+        cJSON_AddNumberToObject(sum, "not_here", res->blocked);
+        cJSON_AddNumberToObject(sum, "unverified", res->unverified);
+    }
+    cJSON_AddItemToObject(o, "summary", sum);
+    return o;
+}
+
+/* ---- revert ------------------------------------------------------------------------------ */
+
+void tune_report_revert_text(FILE *out, const struct tune_revert_result *res)
+{
+    fprintf(out, "\nRestored %u, unchanged %u (refused when applied), failed %u, from %s.\n",
+            res->restored, res->skipped, res->failed, res->journal);
+}
+
+cJSON *tune_report_revert_json(const struct tune_revert_result *res)
+{
+    cJSON *o = cJSON_CreateObject(), *arr = cJSON_CreateArray(), *sum = cJSON_CreateObject();
+
+    cJSON_AddStringToObject(o, "mode", "revert");
+    cJSON_AddStringToObject(o, "journal", res->journal);
+    for (size_t i = 0; i < res->n; i++) {
+        const struct tune_undo *u = &res->undo[i];
+        cJSON *e = cJSON_CreateObject();
+        cJSON_AddNumberToObject(e, "seq", u->seq);
+        cJSON_AddStringToObject(e, "setting", u->name);
+        cJSON_AddStringToObject(e, "kind", u->kind);
+        cJSON_AddStringToObject(e, "path", u->path);
+        cJSON_AddStringToObject(e, "value", u->to);
+        cJSON_AddStringToObject(e, "result", u->outcome > 0 ? "restored"
+                                             : (u->outcome == 0 ? "unchanged" : "failed"));
+        cJSON_AddItemToObject(e, "error", str_or_null(u->outcome < 0 ? u->error : NULL));
+        cJSON_AddItemToArray(arr, e);
+    }
+    cJSON_AddItemToObject(o, "restored", arr);
+    cJSON_AddNumberToObject(sum, "restored", res->restored);
+    cJSON_AddNumberToObject(sum, "unchanged", res->skipped);
+    cJSON_AddNumberToObject(sum, "failed", res->failed);
+    cJSON_AddItemToObject(o, "summary", sum);
+    return o;
+}
+
+/* ---- --list ------------------------------------------------------------------------------ */
+
+/* "applied", "reverted", "partly reverted", "revert interrupted", "apply interrupted" */
+static const char *journal_state(const struct tune_journal *j)
+{
+    if (j->reverted)
+        return j->revert_failed ? "partly reverted" : "reverted";
+    if (j->reverts)
+        return "revert interrupted";
+    return j->done ? "applied" : "apply interrupted";
+}
+
+static void journal_counts(const struct tune_journal *j, unsigned c[4])
+{
+    memset(c, 0, 4 * sizeof(*c));
+    for (size_t i = 0; i < j->n; i++)
+        c[j->e[i].state]++;
+}
+
+void tune_report_list_text(FILE *out, const char *dir, char **names, size_t n)
+{
+    char path[PATH_MAX], err[PATH_MAX + 256];
+    unsigned c[4];
+
+    if (!n) {
+        fprintf(out, "no journals in %s\n", dir);
+        return;
+    }
+    fprintf(out, "journals in %s, oldest first:\n", dir);
+    for (size_t i = 0; i < n; i++) {
+        struct tune_journal j;
+        snprintf(path, sizeof(path), "%s/%s", dir, names[i]);
+        if (tune_journal_load(path, &j, err, sizeof(err))) {
+            fprintf(out, "  %s  DAMAGED\n", names[i]);
+            wrap(out, 4, err);
+            continue;
+        }
+        journal_counts(&j, c);
+        fprintf(out, "  %.19sZ  %zu changes (%u applied, %u refused, %u unverified, %u "
+                "unfinished)  %s%s%s\n    %s  [%s]\n", j.created, j.n, c[TUNE_J_APPLIED],
+                c[TUNE_J_REFUSED], c[TUNE_J_UNVERIFIED], c[TUNE_J_PENDING], journal_state(&j),
+                j.reverted ? " " : "", j.reverted ? j.reverted_at : "", path, j.target);
+        tune_journal_free(&j);
+    }
+}
+
+cJSON *tune_report_list_json(const char *dir, char **names, size_t n)
+{
+    cJSON *o = cJSON_CreateObject(), *arr = cJSON_CreateArray();
+    char path[PATH_MAX], err[PATH_MAX + 256];
+    unsigned c[4];
+
+    cJSON_AddStringToObject(o, "state_dir", dir);
+    for (size_t i = 0; i < n; i++) {
+        struct tune_journal j;
+        cJSON *e = cJSON_CreateObject();
+        snprintf(path, sizeof(path), "%s/%s", dir, names[i]);
+        cJSON_AddStringToObject(e, "path", path);
+        cJSON_AddItemToArray(arr, e);
+        if (tune_journal_load(path, &j, err, sizeof(err))) {
+            cJSON_AddStringToObject(e, "state", "damaged");
+            cJSON_AddStringToObject(e, "error", err);
+            continue;
+        }
+        journal_counts(&j, c);
+        cJSON_AddStringToObject(e, "created", j.created);
+        cJSON_AddStringToObject(e, "target", j.target);
+        cJSON_AddItemToObject(e, "sysroot", str_or_null(j.sysroot));
+        cJSON_AddNumberToObject(e, "changes", (double)j.n);
+        cJSON_AddNumberToObject(e, "applied", c[TUNE_J_APPLIED]);
+        cJSON_AddNumberToObject(e, "refused", c[TUNE_J_REFUSED]);
+        cJSON_AddNumberToObject(e, "unverified", c[TUNE_J_UNVERIFIED]);
+        cJSON_AddNumberToObject(e, "unfinished", c[TUNE_J_PENDING]);
+        cJSON_AddStringToObject(e, "state", journal_state(&j));
+        cJSON_AddItemToObject(e, "reverted_at", str_or_null(j.reverted_at));
+        tune_journal_free(&j);
+    }
+    cJSON_AddItemToObject(o, "journals", arr);
+    return o;
+}
