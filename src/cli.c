@@ -19,8 +19,22 @@ static void help_main(FILE *out)
             "  stream   throughput: TCP, or paced UDP with -u (loss, jitter)\n"
             "  rr       request/response latency and rate, TCP or UDP\n"
             "  crr      connection rate: connect, request, response, close\n"
+            "  mesh     run a plan of tests between many daemons, print the matrix\n"
             "  serve    run the daemon that answers these tests from other hosts\n"
             "           (stream, rr and crr with no -c start a built-in loopback server)\n"
+            "  exporter scheduled tests toward listed targets, results for Prometheus\n"
+            "  audit    read-only check of this host's tuning for a target rate and RTT\n"
+            "  tune     apply the audit's fixes, journaled (dry run without --apply);\n"
+            "           --revert undoes them\n"
+            "  diagnose why a transfer is slow: a short test, TCP_INFO and host counters\n"
+            "  history  the stored runs (every test is saved; --no-save skips it)\n"
+            "  show     one stored run: parameters, results, host snapshot\n"
+            "  export   stored runs as CSV or JSON\n"
+            "  tag      name runs or sets of runs, e.g. before and after a change\n"
+            "  compare  two runs or sets side by side: %% change, t-test, host changes\n"
+            "  sweep    a test over every combination of --vary values, repeated to a CI\n"
+            "  plot     a run or sweep as an SVG or PNG chart (gnuplot)\n"
+            "  report   one self-contained HTML report of a run, sweep or comparison\n"
             "  help     show help for a command: netrig help stream\n"
             "\n"
             "options:\n"
@@ -41,7 +55,8 @@ static void help_main(FILE *out)
 static void version(void)
 {
     printf("netrig %s\nfeatures: stream(tcp,udp) rr(tcp,udp) crr serve json json-stream tcp_info "
-           "msg_zerocopy udp_gso latency-histogram cpu-affinity\n", NETRIG_VERSION);
+           "msg_zerocopy udp_gso latency-histogram cpu-affinity live-view metrics(prometheus) "
+           "exporter\n", NETRIG_VERSION);
 }
 
 void cli_error(const char *fmt, ...)
@@ -133,6 +148,19 @@ int cli_main(int argc, char **argv, volatile sig_atomic_t *stop)
             cli_help_crr(stdout);
         else if (!strcmp(argv[2], "serve"))
             cli_help_serve(stdout);
+        else if (!strcmp(argv[2], "mesh"))
+            cli_help_mesh(stdout);
+        else if (!strcmp(argv[2], "audit"))
+            cli_help_audit(stdout);
+        else if (!strcmp(argv[2], "tune"))
+            cli_help_tune(stdout);
+        else if (!strcmp(argv[2], "diagnose"))
+            cli_help_diagnose(stdout);
+        else if (!strcmp(argv[2], "exporter"))
+            cli_help_exporter(stdout);
+        else if (cli_history_help(argv[2], stdout) == 0) {
+            /* history, show, export, tag, compare, sweep, plot, report */
+        }
         else {
             cli_error("no help for '%s': commands are stream, rr, crr and serve", argv[2]);
             return CLI_EXIT_USAGE;
@@ -147,6 +175,18 @@ int cli_main(int argc, char **argv, volatile sig_atomic_t *stop)
         return cli_test(PARAMS_TEST_CRR, argc - 1, argv + 1, stop);
     if (!strcmp(cmd, "serve"))
         return cli_serve(argc - 1, argv + 1, stop);
+    if (!strcmp(cmd, "mesh"))
+        return cli_mesh(argc - 1, argv + 1, stop);
+    if (!strcmp(cmd, "audit"))
+        return cli_audit(argc - 1, argv + 1, stop);
+    if (!strcmp(cmd, "tune"))
+        return cli_tune(argc - 1, argv + 1, stop);
+    if (!strcmp(cmd, "diagnose"))
+        return cli_diagnose(argc - 1, argv + 1, stop);
+    if (!strcmp(cmd, "exporter"))
+        return cli_exporter(argc - 1, argv + 1, stop);
+    if (cli_history_command(cmd))
+        return cli_history(cmd, argc - 1, argv + 1, stop);
     cli_error("unknown command '%s': run 'netrig --help' for the list", cmd);
     return CLI_EXIT_USAGE;
 }

@@ -4,9 +4,12 @@
 #include "acl.h"
 #include "auth.h"
 #include "log.h"
+#include "metrics.h"
 #include "params.h"
+#include "prom.h"
 #include "server.h"
 #include "sock.h"
+#include "store.h"
 
 #include <errno.h>
 #include <openssl/crypto.h>
@@ -44,10 +47,17 @@ void cli_help_serve(FILE *out)
 "      --deny CIDR           refuse these addresses (repeatable; wins over --allow)\n"
 "      --auth-file FILE      require HMAC challenge-response; FILE has 'user secret'\n"
 "                            lines and must be mode 0600\n"
+"      --allow-third-party CIDR  run tests from this host toward another daemon when\n"
+"                            a controller in CIDR asks (netrig stream --from, mesh)\n"
 "daemon:\n"
 "  -D, --daemon          detach and log to syslog\n"
 "      --pidfile FILE    write the daemon's pid here\n"
 "      --syslog          log to syslog even in the foreground\n"
+"      --metrics ADDR:PORT  Prometheus metrics at http://ADDR:PORT/metrics (tests\n"
+"                        running and served, bytes, refusals, last results per\n"
+"                        client); [IPV6]:PORT, or :PORT for all addresses\n"
+"      --db PATH         save the server's side of every test in this history\n"
+"                        database (see 'netrig help history')\n"
 "  -v, --verbose         log debug detail\n",
             SOCK_DEFAULT_PORT);
 }
@@ -55,7 +65,10 @@ void cli_help_serve(FILE *out)
 enum {
     OPT_MAX_TESTS = 256, OPT_EXCLUSIVE, OPT_PIDFILE, OPT_SYSLOG, OPT_TIMEOUT, OPT_MAX_CLIENT,
     OPT_MAX_DURATION, OPT_MAX_FLOWS, OPT_MAX_RATE, OPT_ALLOW, OPT_DENY, OPT_AUTH_FILE,
+    OPT_THIRD_PARTY, OPT_HISTORY_DB,
 };
+
+enum { OPT_METRICS = 600 }; /* --metrics */
 
 static const struct option serve_long[] = {
     {"port", required_argument, NULL, 'p'},   {"bind", required_argument, NULL, 'B'},
@@ -73,15 +86,24 @@ static const struct option serve_long[] = {
     {"allow", required_argument, NULL, OPT_ALLOW},
     {"deny", required_argument, NULL, OPT_DENY},
     {"auth-file", required_argument, NULL, OPT_AUTH_FILE},
+    {"metrics", required_argument, NULL, OPT_METRICS},
+    {"allow-third-party", required_argument, NULL, OPT_THIRD_PARTY},
+    {"db", required_argument, NULL, OPT_HISTORY_DB},
     {NULL, 0, NULL, 0},
 };
+
+struct serve_cli;
+static int history_db_opt(const char *arg, struct serve_cli *sc);
 
 struct serve_cli {
     struct server_opts so;
     bool daemonize, use_syslog, verbose;
     const char *pidfile;
+    char db[4096];            /* --db, made absolute: the daemon changes to "/" */
     const char *auth_file;
+    const char *metrics;      /* --metrics ADDR:PORT */
     struct acl acl;
+    struct acl third_party;
     struct auth auth;
 };
 
@@ -124,6 +146,14 @@ static int limit_opt(int c, const char *arg, struct serve_cli *sc)
     case OPT_ALLOW: return acl_opt("--allow", arg, sc, false);
     case OPT_DENY: return acl_opt("--deny", arg, sc, true);
     case OPT_AUTH_FILE: sc->auth_file = arg; return 0;
+    case OPT_THIRD_PARTY:
+        if (acl_add(&sc->third_party, arg, false)) {
+            cli_error("invalid address '%s' for --allow-third-party: use CIDR such as "
+                      "192.0.2.0/24 (at most %d entries)", arg, ACL_MAX);
+            return -1;
+        }
+        sc->so.third_party = &sc->third_party;
+        return 0;
     default: return -1;
     }
 }
@@ -149,6 +179,16 @@ static int serve_opt(int c, const char *arg, struct serve_cli *sc)
     case OPT_EXCLUSIVE: sc->so.exclusive = true; return 0;
     case OPT_PIDFILE: sc->pidfile = arg; return 0;
     case OPT_SYSLOG: sc->use_syslog = true; return 0;
+    case OPT_METRICS: {
+        char host[256];
+        uint16_t port;
+        if (prom_parse_listen(arg, host, sizeof(host), &port) == 0 && (sc->metrics = arg))
+            return 0;
+        cli_error("invalid address '%s' for --metrics: use ADDR:PORT, [IPV6]:PORT or :PORT, "
+                  "e.g. 127.0.0.1:9464", arg);
+        return -1;
+    }
+    case OPT_HISTORY_DB: return history_db_opt(arg, sc);
     case OPT_TIMEOUT:
         if (cli_parse_duration("--timeout", arg, &ns))
             return -1;
@@ -160,6 +200,30 @@ static int serve_opt(int c, const char *arg, struct serve_cli *sc)
         return 0;
     default: return limit_opt(c, arg, sc);
     }
+}
+
+/* --db PATH: checked now (a newer schema is refused before serving), kept absolute. */
+static int history_db_opt(const char *arg, struct serve_cli *sc)
+{
+    char cwd[2048], err[512];
+    struct store *st;
+
+    if (arg[0] == '/')
+        snprintf(sc->db, sizeof(sc->db), "%s", arg);
+    else if (getcwd(cwd, sizeof(cwd)) && strlen(cwd) + strlen(arg) + 2 <= sizeof(sc->db))
+        snprintf(sc->db, sizeof(sc->db), "%s/%s", cwd, arg);
+    else {
+        cli_error("cannot resolve history path '%s' for --db", arg);
+        return -1;
+    }
+    st = store_open(sc->db, true, err, sizeof(err));
+    if (!st) {
+        cli_error("%s", err);
+        return -1;
+    }
+    store_close(st);
+    sc->so.history_db = sc->db;
+    return 0;
 }
 
 static int parse_serve(int argc, char **argv, struct serve_cli *sc)
@@ -276,8 +340,30 @@ static void report_ready(int *ready_fd, const char *msg)
     *ready_fd = -1;
 }
 
+/* --metrics: the endpoint, started after detaching (threads do not survive fork). */
+static struct prom_http *metrics_start(const struct serve_cli *sc, int *ready_fd, char *err,
+                                       size_t errlen)
+{
+    struct prom_http *h = prom_http_start(sc->metrics, metrics_render, sc->so.metrics, err,
+                                          errlen);
+    char where[300];
+
+    if (!h) {
+        char msg[600];
+        snprintf(msg, sizeof(msg), "--metrics %s: %s", sc->metrics, err);
+        snprintf(err, errlen, "%s", msg);
+        LOG_ERR("%s", err);
+        report_ready(ready_fd, err);
+        return NULL;
+    }
+    prom_http_where(h, where, sizeof(where));
+    LOG_INFO("metrics at http://%s/metrics", where);
+    return h;
+}
+
 int cli_serve(int argc, char **argv, volatile sig_atomic_t *stop)
 {
+    struct prom_http *http = NULL;
     struct serve_cli sc; /* about 90 KiB (secrets, address lists): fine on the main stack */
     struct server *s;
     char err[4200], pidpath[4096];
@@ -303,9 +389,14 @@ int cli_serve(int argc, char **argv, volatile sig_atomic_t *stop)
     sigaddset(&hup, SIGHUP);
     pthread_sigmask(SIG_BLOCK, &hup, NULL);
     log_setup("netrig", false, sc.verbose ? LOG_LVL_DBG : LOG_LVL_INFO);
+    if (sc.metrics && !(sc.so.metrics = metrics_create())) {
+        cli_error("out of memory for --metrics");
+        return CLI_EXIT_FAIL;
+    }
     s = server_create(&sc.so, err, sizeof(err));
     if (!s) {
         cli_error("%s", err);
+        metrics_destroy(sc.so.metrics);
         return CLI_EXIT_FAIL;
     }
     LOG_INFO("listening on %s port %u (max %u tests at once%s)",
@@ -318,10 +409,14 @@ int cli_serve(int argc, char **argv, volatile sig_atomic_t *stop)
     }
     if (sc.daemonize || sc.use_syslog)
         log_setup("netrig", true, sc.verbose ? LOG_LVL_DBG : LOG_LVL_INFO);
-    if (sc.pidfile && write_pidfile(sc.pidfile, err, sizeof(err))) {
-        LOG_ERR("%s", err);
+    if ((sc.metrics && !(http = metrics_start(&sc, &ready_fd, err, sizeof(err)))) ||
+        (sc.pidfile && write_pidfile(sc.pidfile, err, sizeof(err)))) {
+        if (!sc.metrics || http)
+            LOG_ERR("%s", err);
         report_ready(&ready_fd, err);
+        prom_http_stop(http);
         server_destroy(s);
+        metrics_destroy(sc.so.metrics);
         return CLI_EXIT_FAIL;
     }
     report_ready(&ready_fd, "ok");
@@ -329,7 +424,9 @@ int cli_serve(int argc, char **argv, volatile sig_atomic_t *stop)
     LOG_INFO("stopped");
     if (sc.pidfile)
         unlink(sc.pidfile);
+    prom_http_stop(http);
     server_destroy(s);
+    metrics_destroy(sc.so.metrics);
     OPENSSL_cleanse(&sc.auth, sizeof(sc.auth));
     return CLI_EXIT_OK;
 }

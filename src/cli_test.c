@@ -5,10 +5,15 @@
 #include "client.h"
 #include "cpulist.h"
 #include "histo.h"
+#include "multi.h"
+#include "thirdparty.h"
+#include "iperf3_client.h"
+#include "iperf3_proto.h"
 #include "units.h"
 #include "log.h"
 #include "params.h"
 #include "report_json.h"
+#include "report_live.h"
 #include "report_text.h"
 #include "server.h"
 #include "sock.h"
@@ -22,12 +27,15 @@
 
 static const char help_common[] =
 "connection:\n"
-"  -c, --client HOST       server to test against (name or address); without it a\n"
-"                          server is started inside this process on loopback\n"
+"  -c, --client HOST       server to test against: HOST, HOST:PORT or [IPV6]:PORT;\n"
+"                          repeat -c to test several servers at once, started\n"
+"                          together; without -c a server runs inside this process\n"
 "  -p, --port PORT         server port (default %d)\n"
 "  -4, -6                  IPv4 or IPv6 only\n"
 "  -B, --bind ADDR         local address for every connection\n"
 "      --timeout TIME      connect and control-reply timeout (default 10s)\n"
+"      --from HOST[:PORT]  third party: the daemon at HOST runs the test toward -c\n"
+"                          (it must allow us with --allow-third-party)\n"
 "      --user NAME         authenticate as NAME (secret from $NETRIG_SECRET or\n"
 "      --credentials FILE  a 'user secret' file of mode 0600)\n"
 "timing and placement:\n"
@@ -42,7 +50,14 @@ static const char help_common[] =
 "      --title TEXT        label stored with the results\n"
 "output:\n"
 "  -J, --json              one JSON document at the end (docs/json.md)\n"
-"      --json-stream       one JSON object per line per interval, then the document\n";
+"      --json-stream       one JSON object per line per interval, then the document\n"
+"      --live              redraw one table in place every interval (default on a\n"
+"                          terminal for runs over 10 s, never when piped or -J)\n"
+"      --no-live           interval lines even on a terminal\n"
+"history:\n"
+"      --db PATH           save the run in this history database (default\n"
+"                          ~/.local/share/netrig/history.db; see 'netrig help history')\n"
+"      --no-save           do not save the run\n";
 
 static const char help_units[] =
 "\nSizes take K, M, G, T (powers of 1024); rates take K, M, G, T bits/s (powers of\n"
@@ -73,7 +88,10 @@ void cli_help_stream(FILE *out)
 "UDP:\n"
 "  -u, --udp               paced UDP datagrams with sequence numbers and timestamps\n"
 "  -b, --bitrate RATE      per-flow rate (default 1M)\n"
-"      --pps N             per-flow datagrams per second (instead of -b)\n");
+"      --pps N             per-flow datagrams per second (instead of -b)\n"
+"iperf3:\n"
+"      --iperf3            test against an iperf3 server ('iperf3 -s', default port\n"
+"                          5201): -P, -R, --bidir, -t, -O, -l, -w, -C; -u with -b\n");
     fputs(help_units, out);
 }
 
@@ -124,8 +142,11 @@ void cli_help_crr(FILE *out)
 enum {
     OPT_SERVER_THREADS = 256, OPT_BIDIR, OPT_FQ_RATE, OPT_SERVER_CPUS, OPT_TITLE,
     OPT_JSON_STREAM, OPT_TIMEOUT, OPT_PPS, OPT_DEPTH, OPT_RATE, OPT_CONNECT_ONLY, OPT_BUSY_POLL,
-    OPT_HISTOGRAM, OPT_TXN_TIMEOUT, OPT_USER, OPT_CREDENTIALS,
+    OPT_HISTOGRAM, OPT_TXN_TIMEOUT, OPT_DB, OPT_NO_SAVE, OPT_USER, OPT_CREDENTIALS, OPT_FROM,
 };
+
+enum { OPT_IPERF3 = 512 }; /* --iperf3 */
+enum { OPT_LIVE = 600, OPT_NO_LIVE }; /* --live, --no-live */
 
 static const struct option test_long[] = {
     {"client", required_argument, NULL, 'c'},      {"port", required_argument, NULL, 'p'},
@@ -154,8 +175,14 @@ static const struct option test_long[] = {
     {"busy-poll", no_argument, NULL, OPT_BUSY_POLL},
     {"histogram", required_argument, NULL, OPT_HISTOGRAM},
     {"txn-timeout", required_argument, NULL, OPT_TXN_TIMEOUT},
+    {"db", required_argument, NULL, OPT_DB},
+    {"no-save", no_argument, NULL, OPT_NO_SAVE},
     {"user", required_argument, NULL, OPT_USER},
     {"credentials", required_argument, NULL, OPT_CREDENTIALS},
+    {"from", required_argument, NULL, OPT_FROM},
+    {"iperf3", no_argument, NULL, OPT_IPERF3},
+    {"live", no_argument, NULL, OPT_LIVE},
+    {"no-live", no_argument, NULL, OPT_NO_LIVE},
     {NULL, 0, NULL, 0},
 };
 
@@ -172,9 +199,16 @@ static int copy_str(const char *opt, const char *val, char *dst, size_t len)
 
 struct test_cli {
     struct client_opts o;
+    const char *targets[MULTI_MAX_TARGETS]; /* -c, given once or more */
+    const char *from;                       /* --from: a daemon runs the test for us */
+    uint32_t ntargets;
     enum params_test kind;
     const char *histogram; /* --histogram FILE */
+    const char *db;        /* --db PATH: the history (NULL = default) */
+    bool no_save;          /* --no-save */
     bool length_given;
+    bool iperf3, port_given; /* --iperf3: an iperf3 server, port 5201 unless -p */
+    enum report_live_mode live; /* --live / --no-live (default: auto) */
 };
 
 #define K_STREAM (1u << PARAMS_TEST_STREAM)
@@ -197,6 +231,7 @@ static const struct {
     {OPT_RATE, "--rate", K_RR},     {OPT_CONNECT_ONLY, "--connect-only", K_CRR},
     {OPT_BUSY_POLL, "--busy-poll", K_TXN}, {OPT_HISTOGRAM, "--histogram", K_TXN},
     {OPT_TXN_TIMEOUT, "--txn-timeout", K_TXN}, {'w', "-w", K_STREAM | K_RR},
+    {OPT_IPERF3, "--iperf3", K_STREAM},
 };
 
 static int check_kind(int c, enum params_test kind)
@@ -295,8 +330,15 @@ static int test_opt(int c, const char *arg, struct test_cli *tc)
     if (check_kind(c, tc->kind))
         return -1;
     switch (c) {
-    case 'c': return copy_str("-c", arg, o->host, sizeof(o->host));
-    case 'p': return cli_parse_port(arg, &o->port);
+    case 'c':
+        if (tc->ntargets >= MULTI_MAX_TARGETS) {
+            cli_error("too many servers (-c): at most %d", MULTI_MAX_TARGETS);
+            return -1;
+        }
+        tc->targets[tc->ntargets++] = arg;
+        return 0;
+    case 'p': tc->port_given = true; return cli_parse_port(arg, &o->port);
+    case OPT_IPERF3: tc->iperf3 = p->iperf3_wire = true; return 0;
     case 'B': return copy_str("-B", arg, o->bind, sizeof(o->bind));
     case '4': o->family = 4; return 0;
     case '6': o->family = 6; return 0;
@@ -330,10 +372,15 @@ static int test_opt(int c, const char *arg, struct test_cli *tc)
     case OPT_SERVER_CPUS: return copy_str("--server-cpus", arg, p->server_cpus, sizeof(p->server_cpus));
     case OPT_TITLE: return copy_str("--title", arg, p->title, sizeof(p->title));
     case OPT_USER: return copy_str("--user", arg, o->user, sizeof(o->user));
+    case OPT_FROM: tc->from = arg; return 0;
     case OPT_CREDENTIALS:
         return copy_str("--credentials", arg, o->credentials, sizeof(o->credentials));
     case 'J': o->output = CLIENT_OUT_JSON; return 0;
+    case OPT_DB: tc->db = arg; return 0;
+    case OPT_NO_SAVE: tc->no_save = true; return 0;
     case OPT_JSON_STREAM: o->output = CLIENT_OUT_JSON_STREAM; return 0;
+    case OPT_LIVE: tc->live = REPORT_LIVE_ON; return 0;
+    case OPT_NO_LIVE: tc->live = REPORT_LIVE_OFF; return 0;
     case OPT_TIMEOUT:
         if (parse_timeout("--timeout", arg, 100000000ULL, &v))
             return -1;
@@ -365,6 +412,21 @@ static int check_cpus(const char *spec)
         cli_error("%s", err);
         return -1;
     }
+    return 0;
+}
+
+/* One -c: HOST, HOST:PORT or [V6]:PORT (a port there wins over -p). */
+static int parse_one_target(struct test_cli *tc)
+{
+    struct multi_target t;
+
+    if (multi_parse_target(tc->targets[0], tc->o.port, &t)) {
+        cli_error("invalid server '%s' for -c: use HOST, HOST:PORT or [IPV6]:PORT",
+                  tc->targets[0]);
+        return -1;
+    }
+    snprintf(tc->o.host, sizeof(tc->o.host), "%s", t.host);
+    tc->o.port = t.port;
     return 0;
 }
 
@@ -405,17 +467,17 @@ static int parse_test(int argc, char **argv, struct test_cli *tc)
         cli_error("unexpected argument '%s': the server is given with -c HOST", argv[optind]);
         return -1;
     }
+    if (tc->ntargets == 1 && parse_one_target(tc))
+        return -1;
     if (o->p.udp && tc->kind == PARAMS_TEST_STREAM && !tc->length_given)
         o->p.write_size = 1400; /* fits a 1500-byte MTU with IPv6 and UDP headers */
-    if (o->p.udp && tc->kind == PARAMS_TEST_STREAM && o->p.write_size < 16) {
-        cli_error("UDP datagram size (-l) %u is too small: use 16 to %u (sequence number and "
-                  "timestamp need 16 bytes)", o->p.write_size, PARAMS_MAX_UDP_DATAGRAM);
-        return -1;
-    }
-    if (params_validate(&o->p, err, sizeof(err))) {
+    if (params_validate(&o->p, err, sizeof(err)) ||
+        (tc->iperf3 && iperf3_client_check(o, err, sizeof(err)))) {
         cli_error("%s", err);
         return -1;
     }
+    if (tc->iperf3 && !tc->port_given)
+        o->port = IPERF3_DEFAULT_PORT;
     return check_cpus(o->cpus);
 }
 
@@ -532,6 +594,125 @@ static void print_report(const struct client_opts *o, const struct run_result *r
     print_json(o->out, doc, o->output == CLIENT_OUT_JSON_STREAM);
 }
 
+int cli_test_parse(enum params_test kind, int argc, char **argv, struct client_opts *o)
+{
+    struct test_cli tc = {.kind = kind};
+    int rc = parse_test(argc, argv, &tc);
+
+    *o = tc.o;
+    return rc;
+}
+
+/* A short report of a run document a daemon sent back (third-party tests). */
+static void print_remote_summary(FILE *out, const char *from, const cJSON *doc)
+{
+    const cJSON *res = cJSON_GetObjectItemCaseSensitive(doc, "result");
+    const cJSON *sum = cJSON_GetObjectItemCaseSensitive(res, "summary");
+    const cJSON *st = cJSON_GetObjectItemCaseSensitive(doc, "status");
+    const cJSON *srv = cJSON_GetObjectItemCaseSensitive(res, "server");
+    const cJSON *tp = cJSON_GetObjectItemCaseSensitive(sum, "throughput_bps");
+    const cJSON *tps = cJSON_GetObjectItemCaseSensitive(sum, "transactions_per_s");
+    const cJSON *jain = cJSON_GetObjectItemCaseSensitive(sum, "jain_index");
+    char rate[32] = "-";
+
+    if (cJSON_IsNumber(tp))
+        units_format_rate(tp->valuedouble, rate, sizeof(rate));
+    fprintf(out, "third-party test from %s to %s: %s\n", from,
+            cJSON_IsString(srv) ? srv->valuestring : "?", cJSON_IsString(st) ? st->valuestring : "?");
+    if (cJSON_IsNumber(tps) && tps->valuedouble > 0)
+        fprintf(out, "Rate        %.1f transactions/s\n", tps->valuedouble);
+    else
+        fprintf(out, "Throughput  %s; Jain's index %.4f\n", rate,
+                cJSON_IsNumber(jain) ? jain->valuedouble : 0);
+}
+
+/* --from A -c B: the daemon at A runs the test toward B and sends us its document. */
+static int run_third_party(struct test_cli *tc)
+{
+    struct client_opts *o = &tc->o;
+    struct multi_target from;
+    cJSON *doc = NULL, *res, *st;
+    char err[512] = "";
+    int rc;
+
+    if (tc->ntargets != 1) {
+        cli_error("--from needs exactly one -c: the daemon the test goes to");
+        return CLI_EXIT_USAGE;
+    }
+    if (multi_parse_target(tc->from, SOCK_DEFAULT_PORT, &from)) {
+        cli_error("invalid daemon '%s' for --from: use HOST, HOST:PORT or [IPV6]:PORT", tc->from);
+        return CLI_EXIT_USAGE;
+    }
+    rc = thirdparty_request(from.host, from.port, o, &doc, err, sizeof(err));
+    if (rc) {
+        cli_error("%s:%u: %s", from.host, from.port, err);
+        if (o->output != CLIENT_OUT_TEXT)
+            print_failure_json(o->out, tc->kind, err, o->output == CLIENT_OUT_JSON_STREAM);
+        return CLI_EXIT_FAIL;
+    }
+    st = cJSON_GetObjectItemCaseSensitive(doc, "status");
+    if (o->output == CLIENT_OUT_TEXT) {
+        print_remote_summary(o->out, tc->from, doc);
+    } else {
+        res = cJSON_DetachItemFromObjectCaseSensitive(doc, "result");
+        if (!res)
+            res = cJSON_CreateObject();
+        cJSON_AddStringToObject(res, "third_party_from", tc->from);
+        cJSON_AddStringToObject(res, "third_party_status",
+                                cJSON_IsString(st) ? st->valuestring : "?");
+        print_json(o->out, res, o->output == CLIENT_OUT_JSON_STREAM);
+    }
+    rc = cJSON_IsString(st) && !strcmp(st->valuestring, "complete") ? CLI_EXIT_OK : CLI_EXIT_FAIL;
+    if (rc) {
+        const cJSON *msg = cJSON_GetObjectItemCaseSensitive(doc, "message");
+        cli_error("third-party test %s: %s", cJSON_IsString(st) ? st->valuestring : "failed",
+                  cJSON_IsString(msg) ? msg->valuestring : "no detail");
+    }
+    cJSON_Delete(doc);
+    return rc;
+}
+
+/* -c A -c B ...: one test against each at once, started together. */
+static int run_multi(struct test_cli *tc, volatile sig_atomic_t *stop)
+{
+    struct client_opts *o = &tc->o;
+    struct multi_result *m = calloc(1, sizeof(*m));
+    char err[512] = "";
+    int rc;
+
+    if (!m) {
+        cli_error("out of memory");
+        return CLI_EXIT_FAIL;
+    }
+    for (uint32_t t = 0; t < tc->ntargets; t++) {
+        if (multi_parse_target(tc->targets[t], o->port, &m->targets[t])) {
+            cli_error("invalid server '%s' for -c: use HOST, HOST:PORT or [IPV6]:PORT",
+                      tc->targets[t]);
+            free(m);
+            return CLI_EXIT_USAGE;
+        }
+    }
+    m->n = tc->ntargets;
+    rc = multi_run(o, m, stop, err, sizeof(err));
+    if (rc < 0) {
+        cli_error("%s", err);
+        if (o->output != CLIENT_OUT_TEXT)
+            print_failure_json(o->out, tc->kind, err, o->output == CLIENT_OUT_JSON_STREAM);
+    } else if (o->output == CLIENT_OUT_TEXT) {
+        report_text_multi(o->out, m);
+    } else {
+        print_json(o->out, report_json_multi(m), o->output == CLIENT_OUT_JSON_STREAM);
+    }
+    for (uint32_t t = 0; rc > 0 && t < m->n; t++)
+        if (m->rc[t] != 0)
+            cli_error("%s:%u: %s", m->targets[t].host, m->targets[t].port, m->err[t]);
+    multi_result_fini(m);
+    free(m);
+    if (*stop)
+        return CLI_EXIT_INTERRUPTED;
+    return rc ? CLI_EXIT_FAIL : CLI_EXIT_OK;
+}
+
 int cli_test(enum params_test kind, int argc, char **argv, volatile sig_atomic_t *stop)
 {
     struct test_cli tc = {.kind = kind};
@@ -545,13 +726,24 @@ int cli_test(enum params_test kind, int argc, char **argv, volatile sig_atomic_t
     if (rc)
         return rc > 0 ? CLI_EXIT_OK : CLI_EXIT_USAGE;
     log_setup("netrig", false, LOG_LVL_WARN);
-    raise_fd_limit(2 * params_total_flows(&o->p) + 16);
+    raise_fd_limit(2 * params_total_flows(&o->p) * (tc.ntargets ? tc.ntargets : 1) + 16);
+    if (tc.ntargets > 1 && !tc.from)
+        return run_multi(&tc, stop);
+    if (tc.from)
+        return run_third_party(&tc);
+    if (tc.live == REPORT_LIVE_ON && o->output != CLIENT_OUT_TEXT) {
+        cli_error("--live draws the text report: drop it, or drop -J/--json-stream");
+        return CLI_EXIT_USAGE;
+    }
+    o->live = report_live_wanted(tc.live, o->out, o->output == CLIENT_OUT_TEXT && !tc.iperf3,
+                                 o->p.duration_ns + o->p.omit_ns);
     if (!o->host[0]) {
         if (embedded_start(&em, o))
             return CLI_EXIT_FAIL;
         embedded = true;
     }
-    rc = client_run(o, stop, &r, err, sizeof(err));
+    rc = tc.iperf3 ? iperf3_client_run(o, stop, &r, err, sizeof(err))
+                   : client_run(o, stop, &r, err, sizeof(err));
     if (embedded)
         embedded_stop(&em);
     if (rc < 0) {
@@ -562,6 +754,8 @@ int cli_test(enum params_test kind, int argc, char **argv, volatile sig_atomic_t
         return CLI_EXIT_FAIL;
     }
     print_report(o, &r);
+    if (!tc.no_save)
+        cli_history_save(tc.db, &r, o->output == CLIENT_OUT_TEXT ? o->out : NULL);
     if (r.partial && !*stop)
         cli_error("%s", r.error);
     if (tc.histogram && write_histogram(tc.histogram, &r))

@@ -11,6 +11,7 @@
 #include "hostfs.h"
 #include "log.h"
 #include "report_json.h"
+#include "report_live.h"
 #include "report_text.h"
 #include "sock.h"
 #include "units.h"
@@ -33,13 +34,16 @@ struct client_ctx {
     int ctl;
     char failure[256];
     cJSON *early_result; /* the server ended the test itself (shutting down) */
+    struct report_live live; /* --live: what the last frame drew */
 };
 
 static int on_interval(void *arg, const struct side_result *s, const struct interval *iv)
 {
     struct client_ctx *c = arg;
 
-    if (c->o->output == CLIENT_OUT_TEXT) {
+    if (c->o->output == CLIENT_OUT_TEXT && c->o->live) {
+        report_live_interval(&c->live, c->o->out, c->r, s, iv);
+    } else if (c->o->output == CLIENT_OUT_TEXT) {
         report_text_interval(c->o->out, c->r, s, iv);
     } else if (c->o->output == CLIENT_OUT_JSON_STREAM) {
         cJSON *j = report_json_interval(c->r, s, iv);
@@ -361,8 +365,9 @@ static void conclude(struct client_ctx *c, struct engine *e, bool ctl_ok)
         }
         return;
     }
-    if ((!m && expect(c->ctl, "result", c->o->timeout_ms + 10000, c->o->out, &m, err,
-                      sizeof(err))) ||
+    /* the server may drain its receivers for up to ENGINE_DRAIN_NS before it answers */
+    if ((!m && expect(c->ctl, "result", c->o->timeout_ms + ENGINE_DRAIN_NS / 1000000,
+                      c->o->out, &m, err, sizeof(err))) ||
         report_json_side_parse(cJSON_GetObjectItemCaseSensitive(m, "side"),
                                server_flow_count(&c->o->p), max_intervals(&c->o->p),
                                &c->r->remote, err, sizeof(err))) {
@@ -463,70 +468,181 @@ static int run_engine(struct client_ctx *c, struct engine *e, volatile sig_atomi
     return c->r->partial ? 1 : 0;
 }
 
-int client_run(const struct client_opts *o, volatile sig_atomic_t *stop,
-                      struct run_result *r, char *err, size_t errlen)
-{
-    struct client_ctx c = {.o = o, .r = r, .ctl = -1};
+struct client_session {
+    struct client_opts o;
+    struct run_result *r;
+    struct client_ctx c;
     struct sock_addr to;
+    struct engine *e;
+    cJSON *accept;
+};
+
+void client_session_free(struct client_session *s)
+{
+    if (!s)
+        return;
+    cJSON_Delete(s->accept);
+    engine_destroy(s->e);
+    if (s->c.ctl >= 0)
+        close(s->c.ctl);
+    free(s);
+}
+
+static int session_setup(struct client_session *s, char *err, size_t errlen)
+{
+    const struct client_opts *o = &s->o;
+    struct run_result *r = s->r;
     struct cpulist cpus;
-    struct engine *e = NULL;
     uint8_t id[CTL_TEST_ID_LEN];
     char host[INET6_ADDRSTRLEN + 8], note[320];
-    cJSON *ready = NULL, *accept = NULL, *m;
+    cJSON *ready = NULL;
     struct params p;
-    int rc;
+    int rc = sock_resolve(o->host, o->port, o->family, &s->to, err, errlen);
 
-    memset(r, 0, sizeof(*r));
-    snprintf(r->test, sizeof(r->test), "%s", params_test_name(o->p.test));
-    r->params = o->p;
-    stamp_start(r);
-    rc = sock_resolve(o->host, o->port, o->family, &to, err, errlen);
     if (rc)
         return rc;
-    sock_addr_str((struct sockaddr *)&to.ss, r->server, sizeof(r->server));
-    sock_addr_host((struct sockaddr *)&to.ss, host, sizeof(host));
+    sock_addr_str((struct sockaddr *)&s->to.ss, r->server, sizeof(r->server));
+    sock_addr_host((struct sockaddr *)&s->to.ss, host, sizeof(host));
     rc = cpulist_resolve(NULL, o->cpus, host, &cpus, err, errlen, note, sizeof(note));
     if (rc)
         return rc;
     if (note[0])
         LOG_INFO("%s", note);
-    c.ctl = sock_connect(&to, o->bind[0] ? o->bind : NULL, NULL, o->timeout_ms, err, errlen);
-    if (c.ctl < 0)
-        return c.ctl;
-    rc = hello(o, c.ctl, id, r, &accept, err, errlen);
+    s->c.ctl = sock_connect(&s->to, o->bind[0] ? o->bind : NULL, NULL, o->timeout_ms, err, errlen);
+    if (s->c.ctl < 0)
+        return s->c.ctl;
+    rc = hello(o, s->c.ctl, id, r, &s->accept, err, errlen);
     if (rc)
-        goto out;
+        return rc;
     p = o->p;
-    apply_rate_limit(accept, &p, r);
-    e = engine_create(&p, true, &cpus, err, errlen);
-    if (!e) {
-        rc = -ENOMEM;
-        goto out;
-    }
-    rc = open_flows(o, &to, id, accept, c.ctl, e, err, errlen);
+    apply_rate_limit(s->accept, &p, r);
+    s->e = engine_create(&p, true, &cpus, err, errlen);
+    if (!s->e)
+        return -ENOMEM;
+    rc = open_flows(o, &s->to, id, s->accept, s->c.ctl, s->e, err, errlen);
     if (!rc)
-        rc = expect(c.ctl, "ready", o->timeout_ms, o->out, &ready, err, errlen);
+        rc = expect(s->c.ctl, "ready", o->timeout_ms, o->out, &ready, err, errlen);
     cJSON_Delete(ready);
-    if (rc)
-        goto out;
-    if (o->output == CLIENT_OUT_TEXT)
-        report_text_header(o->out, r);
-    m = ctl_msg_new("start");
-    rc = ctl_send(c.ctl, m, o->timeout_ms);
+    return rc;
+}
+
+int client_prepare(const struct client_opts *o, struct run_result *r,
+                   struct client_session **out, char *err, size_t errlen)
+{
+    struct client_session *s = calloc(1, sizeof(*s));
+    int rc;
+
+    *out = NULL;
+    memset(r, 0, sizeof(*r));
+    if (!s) {
+        snprintf(err, errlen, "out of memory");
+        return -ENOMEM;
+    }
+    s->o = *o;
+    s->r = r;
+    s->c.o = &s->o;
+    s->c.r = r;
+    s->c.ctl = -1;
+    snprintf(r->test, sizeof(r->test), "%s", params_test_name(o->p.test));
+    r->params = o->p;
+    stamp_start(r);
+    rc = session_setup(s, err, errlen);
+    if (rc) {
+        client_session_free(s);
+        return rc;
+    }
+    *out = s;
+    return 0;
+}
+
+static uint64_t realtime_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+int client_clock_offset(struct client_session *s, int64_t *offset_ns, uint64_t *rtt_ns)
+{
+    uint64_t best = UINT64_MAX;
+    char err[256];
+
+    for (int i = 0; i < 5; i++) {
+        cJSON *m = ctl_msg_new("time"), *reply = NULL;
+        uint64_t t1 = realtime_ns(), t3;
+        const cJSON *t2;
+        int rc = ctl_send(s->c.ctl, m, s->o.timeout_ms);
+
+        cJSON_Delete(m);
+        if (!rc)
+            rc = expect(s->c.ctl, "time", s->o.timeout_ms, s->o.out, &reply, err, sizeof(err));
+        if (rc)
+            return rc;
+        t3 = realtime_ns();
+        t2 = cJSON_GetObjectItemCaseSensitive(reply, "t_ns");
+        /* the fastest exchange bounds the error best (NTP's idea) */
+        if (cJSON_IsNumber(t2) && t3 - t1 < best) {
+            best = t3 - t1;
+            *offset_ns = (int64_t)t2->valuedouble - (int64_t)(t1 + (t3 - t1) / 2);
+        }
+        cJSON_Delete(reply);
+    }
+    if (best == UINT64_MAX)
+        return -EPROTO;
+    *rtt_ns = best;
+    return 0;
+}
+
+/* Waits (bounded, interruptible by the stop flag) until CLOCK_REALTIME reaches at_ns. */
+static void wait_until(uint64_t at_ns, volatile sig_atomic_t *stop)
+{
+    while (!(stop && *stop)) {
+        uint64_t now = realtime_ns();
+        struct timespec ts;
+        if (now >= at_ns)
+            return;
+        at_ns - now > 50000000ULL ? (ts.tv_sec = 0, ts.tv_nsec = 50000000L)
+                                  : (ts.tv_sec = 0, ts.tv_nsec = (long)(at_ns - now));
+        nanosleep(&ts, NULL);
+    }
+}
+
+int client_go(struct client_session *s, volatile sig_atomic_t *stop, uint64_t start_at_ns,
+              int64_t server_offset_ns, char *err, size_t errlen)
+{
+    cJSON *m = ctl_msg_new("start");
+    int rc;
+
+    if (start_at_ns)
+        cJSON_AddNumberToObject(m, "at_ns", (double)((int64_t)start_at_ns + server_offset_ns));
+    if (s->o.output == CLIENT_OUT_TEXT && !s->o.live) /* the live table has its own title */
+        report_text_header(s->o.out, s->r);
+    rc = ctl_send(s->c.ctl, m, s->o.timeout_ms);
     cJSON_Delete(m);
+    if (start_at_ns)
+        wait_until(start_at_ns, stop);
+    s->r->start_unix_ns = realtime_ns();
     if (!rc)
-        rc = engine_start(e, err, errlen);
+        rc = engine_start(s->e, err, errlen);
     if (rc) {
         if (!err[0])
             snprintf(err, errlen, "cannot start the test: %s", strerror(-rc));
-        goto out;
+        return rc;
     }
-    rc = run_engine(&c, e, stop);
-    result_merge(r);
-out:
-    cJSON_Delete(accept);
-    engine_destroy(e);
-    if (c.ctl >= 0)
-        close(c.ctl);
+    rc = run_engine(&s->c, s->e, stop);
+    result_merge(s->r);
+    return rc;
+}
+
+int client_run(const struct client_opts *o, volatile sig_atomic_t *stop,
+               struct run_result *r, char *err, size_t errlen)
+{
+    struct client_session *s;
+    int rc = client_prepare(o, r, &s, err, errlen);
+
+    if (rc)
+        return rc;
+    rc = client_go(s, stop, 0, 0, err, errlen);
+    client_session_free(s);
     return rc;
 }

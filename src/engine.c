@@ -19,7 +19,6 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#define ENGINE_DRAIN_NS (5ULL * 1000000000ULL)
 
 struct engine {
     struct params p;

@@ -15,6 +15,9 @@
 
 struct engine;
 
+/* How long receivers wait for the sender's FIN after stop. */
+#define ENGINE_DRAIN_NS (5ULL * 1000000000ULL)
+
 enum engine_end {
     ENGINE_END_TIME,    /* the duration elapsed */
     ENGINE_END_WATCH,   /* the watch hook asked to stop (control message) */

@@ -17,6 +17,8 @@ int flow_init(struct flow *f, uint32_t id, const struct params *p, bool is_clien
         return flow_crr_init(f, p, is_client);
     default:
         f->sender = params_flow_client_sends(p, id) == is_client;
+        if (p->udp && p->iperf3_wire)
+            return flow_iperf3_udp_init(f, p, is_client);
         if (p->udp)
             return flow_udp_init(f, p, is_client);
         f->ops = f->sender ? &flow_stream_send_ops : &flow_stream_recv_ops;

@@ -7,6 +7,7 @@
 
 #include <stdatomic.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <sys/socket.h>
 
@@ -37,6 +38,9 @@ struct flow_ops {
     int (*on_start)(struct worker *w, struct flow *f, uint64_t now);
     /* releases what the kind holds besides priv (e.g. accepted sockets); may be NULL */
     void (*fini)(struct flow *f);
+    /* a worker that owns only this flow may run it with blocking calls instead of epoll
+     * (one wake-up less per write); returns when the flow ended. May be NULL. */
+    void (*run_alone)(struct worker *w, struct flow *f);
 };
 
 /* UDP receive accounting (flow_udp.c). */
@@ -94,6 +98,16 @@ int flow_udp_init(struct flow *f, const struct params *p, bool is_client);
  * one-way delay from the send time in the datagram. */
 void flow_udp_account(struct flow_udp_rx *rx, uint64_t seq);
 void flow_udp_timing(struct flow_udp_rx *rx, uint64_t send_ns, uint64_t recv_ns);
+
+/* iperf3's UDP datagram format, for tests with an iperf3 peer (flow_iperf3_udp.c; chosen by
+ * flow_init when p->iperf3_wire): the header (send time, sequence number from 1, big-endian)
+ * written into buf (its length returned) and read back, and iperf3's receive accounting. */
+extern const struct flow_ops flow_iperf3_udp_send_ops, flow_iperf3_udp_recv_ops;
+int flow_iperf3_udp_init(struct flow *f, const struct params *p, bool is_client);
+size_t flow_iperf3_udp_header(uint8_t *buf, uint64_t sec, uint32_t usec, uint64_t seq, bool seq64);
+int flow_iperf3_udp_parse(const uint8_t *buf, size_t len, bool seq64, uint64_t *send_ns,
+                          uint64_t *seq);
+void flow_iperf3_udp_account(struct flow_udp_rx *rx, uint64_t seq);
 
 /* crr client flows connect to this address (set by the engine before start). */
 int flow_crr_set_target(struct flow *f, const struct sockaddr *to, socklen_t len,

@@ -7,6 +7,7 @@
 #include "worker.h"
 
 #include <errno.h>
+#include <sys/time.h>
 #include <linux/errqueue.h>
 #include <sys/epoll.h>
 #include <sys/sendfile.h>
@@ -137,11 +138,72 @@ static int stream_recv_stop(struct worker *w, struct flow *f)
     return 0; /* read on until the sender's FIN */
 }
 
+/* Blocking calls wake up this often to look at the stop flag. */
+static void set_timeouts(int fd)
+{
+    struct timeval tv = {.tv_sec = 0, .tv_usec = 100000};
+
+    setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+}
+
+/* One sender on its own thread: blocking writes, like a thread-per-flow tool, without an
+ * epoll round trip between writes. Zero-copy keeps the event loop (it reads completions). */
+static void stream_send_alone(struct worker *w, struct flow *f)
+{
+    int tx = atomic_load_explicit(&f->tx, memory_order_relaxed);
+
+    set_timeouts(f->fd);
+    while (!worker_stop_requested(w)) {
+        ssize_t n = tx == FLOW_TX_SENDFILE ? sendfile(f->fd, w->memfd, &(off_t){0}, w->send_len)
+                                           : send(f->fd, w->buf, w->send_len, MSG_NOSIGNAL);
+        if (n > 0) {
+            flow_add(&f->bytes, (uint64_t)n);
+            continue;
+        }
+        if (n < 0 && (errno == EAGAIN || errno == EINTR))
+            continue; /* the timeout: look at the stop flag */
+        if (worker_stop_requested(w))
+            break; /* our own half-close woke the write */
+        worker_flow_finish(w, f, n < 0 ? errno : EPIPE);
+        return;
+    }
+    stream_send_stop(w, f);
+}
+
+/* One receiver on its own thread: blocking reads until EOF (or the drain time after stop). */
+static void stream_recv_alone(struct worker *w, struct flow *f)
+{
+    uint64_t deadline = 0;
+
+    set_timeouts(f->fd);
+    for (;;) {
+        ssize_t n = recv(f->fd, w->buf, w->buflen, 0);
+        if (n > 0) {
+            flow_add(&f->bytes, (uint64_t)n);
+            atomic_store_explicit(&f->last_ns, worker_now_ns(), memory_order_relaxed);
+            continue;
+        }
+        if (n < 0 && (errno == EAGAIN || errno == EINTR)) {
+            if (!deadline && worker_stop_requested(w))
+                deadline = worker_now_ns() + w->drain_ns;
+            if (deadline && worker_now_ns() >= deadline) {
+                worker_flow_finish(w, f, ETIMEDOUT);
+                return;
+            }
+            continue;
+        }
+        worker_flow_finish(w, f, n < 0 ? errno : 0);
+        return;
+    }
+}
+
 const struct flow_ops flow_stream_send_ops = {
     .name = "stream-send",
     .events = EPOLLOUT,
     .on_event = stream_send,
     .on_stop = stream_send_stop,
+    .run_alone = stream_send_alone,
 };
 
 const struct flow_ops flow_stream_recv_ops = {
@@ -149,4 +211,5 @@ const struct flow_ops flow_stream_recv_ops = {
     .events = EPOLLIN | EPOLLRDHUP,
     .on_event = stream_recv,
     .on_stop = stream_recv_stop,
+    .run_alone = stream_recv_alone,
 };

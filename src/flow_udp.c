@@ -46,9 +46,11 @@ int flow_udp_init(struct flow *f, const struct params *p, bool is_client)
     (void)is_client;
     if (!f->sender) {
         f->udp = calloc(1, sizeof(*f->udp));
+        if (!f->udp)
+            return -ENOMEM;
         f->udp->owd_min_ns = UINT64_MAX;
         f->ops = &flow_udp_recv_ops;
-        return f->udp ? 0 : -ENOMEM;
+        return 0;
     }
     struct udp_tx *t = calloc(1, sizeof(*t));
     if (!t)
@@ -198,19 +200,22 @@ static bool window_test_set(struct flow_udp_rx *rx, uint64_t seq)
 void flow_udp_account(struct flow_udp_rx *rx, uint64_t seq)
 {
     if (seq >= rx->max_seq_plus1) {
-        /* forget the sequence numbers the window now leaves behind */
-        uint64_t gap = seq + 1 - rx->max_seq_plus1;
-        if (gap >= UDP_WINDOW_BITS)
+        /* forget the sequence numbers the window now leaves behind (a peer chooses seq:
+         * no arithmetic here may wrap) */
+        uint64_t gap = seq - rx->max_seq_plus1; /* new numbers beyond seq itself */
+        if (gap >= UDP_WINDOW_BITS - 1)
             memset(rx->window, 0, sizeof(rx->window));
         else
-            for (uint64_t s = rx->max_seq_plus1; s <= seq; s++)
+            for (uint64_t k = 0; k <= gap; k++) {
+                uint64_t s = rx->max_seq_plus1 + k;
                 rx->window[(s % UDP_WINDOW_BITS) / 64] &= ~(1ULL << (s % 64));
-        rx->max_seq_plus1 = seq + 1;
+            }
+        rx->max_seq_plus1 = seq == UINT64_MAX ? UINT64_MAX : seq + 1;
         window_test_set(rx, seq);
         rx->received++;
         return;
     }
-    if (seq + UDP_WINDOW_BITS <= rx->max_seq_plus1) { /* too old to tell: a late one */
+    if (rx->max_seq_plus1 - seq > UDP_WINDOW_BITS) { /* too old to tell: a late one */
         rx->out_of_order++;
         rx->received++;
         return;

@@ -125,9 +125,10 @@ int params_validate(const struct params *p, char *err, size_t errlen)
         FAIL("test kind %d is unknown", (int)p->test);
     if (p->test == PARAMS_TEST_CRR && p->udp)
         FAIL("crr is a TCP test: -u does not apply");
-    if (p->udp && p->test == PARAMS_TEST_STREAM && p->write_size > PARAMS_MAX_UDP_DATAGRAM)
-        FAIL("UDP datagram size (-l) %u is too large: use 1 to %u", p->write_size,
-             PARAMS_MAX_UDP_DATAGRAM);
+    if (p->udp && p->test == PARAMS_TEST_STREAM &&
+        (p->write_size < 16 || p->write_size > PARAMS_MAX_UDP_DATAGRAM))
+        FAIL("UDP datagram size (-l) %u is out of range: use 16 to %u (sequence number and "
+             "timestamp take 16 bytes)", p->write_size, PARAMS_MAX_UDP_DATAGRAM);
     if (p->udp && p->test == PARAMS_TEST_STREAM && p->udp_rate_bps == 0 && p->udp_pps == 0)
         FAIL("UDP rate (-b) of 0 sends nothing: give a rate such as 100M, or --pps");
     if (p->udp && p->test == PARAMS_TEST_STREAM && p->zerocopy)

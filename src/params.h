@@ -50,6 +50,8 @@ struct params {
     uint64_t udp_rate_bps;   /* -b: UDP stream rate per flow, bits/s */
     uint64_t udp_pps;        /* --pps: UDP stream datagrams/s per flow (instead of -b) */
     uint64_t txn_timeout_ns; /* rr/crr: a transaction unanswered this long is given up */
+    bool iperf3_wire;        /* talking to iperf3: its UDP datagram format (flow_iperf3_udp.c) */
+    bool iperf3_udp64;       /* iperf3 --udp-counters-64bit: 64-bit datagram sequence numbers */
 };
 
 void params_defaults(struct params *p);

@@ -16,6 +16,10 @@ cJSON *report_json_run(const struct run_result *r);
 cJSON *report_json_interval(const struct run_result *r, const struct side_result *s,
                             const struct interval *iv);
 
+/* Tests against several servers: each target's document plus the totals (multi.h). */
+struct multi_result;
+cJSON *report_json_multi(const struct multi_result *m);
+
 /* A side's results on the wire, and back. The parser checks every value; expect_flows bounds
  * the flow ids accepted (each at most once), max_intervals the interval count. */
 #define REPORT_JSON_MAX_WIRE_INTERVALS 100000

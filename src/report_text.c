@@ -1,6 +1,8 @@
 /* report_text: human-readable stream results. */
 #include "report_text.h"
 
+#include "multi.h"
+
 #include "units.h"
 
 #include <string.h>
@@ -243,5 +245,40 @@ void report_text_summary(FILE *out, const struct run_result *r)
     placement(out, &r->remote);
     fputc('\n', out);
     notes(out, r);
+    fflush(out);
+}
+
+void report_text_multi(FILE *out, const struct multi_result *m)
+{
+    bool txn = m->n && params_is_transactional(&m->runs[0].params);
+    char rate[32];
+
+    fprintf(out, "%-28s %-8s %16s %5s %7s %6s %11s\n", "target", "status",
+            txn ? "transactions/s" : "throughput", "flows", "jain", "retr", "clock off");
+    for (uint32_t t = 0; t < m->n; t++) {
+        const struct run_result *r = &m->runs[t];
+        char where[300], val[32] = "-";
+
+        snprintf(where, sizeof(where), "%s:%u", m->targets[t].host, m->targets[t].port);
+        if (m->rc[t] >= 0) {
+            if (txn)
+                snprintf(val, sizeof(val), "%.1f", r->summary.transactions_per_s);
+            else
+                units_format_rate(r->summary.throughput_bps, val, sizeof(val));
+        }
+        fprintf(out, "%-28.28s %-8s %16s %5u %7.4f %6u %9.1fus\n", where,
+                m->rc[t] == 0 ? "ok" : m->rc[t] > 0 ? "partial" : "failed", val, r->nflows,
+                r->summary.jain_index, r->summary.retransmits, m->offset_ns[t] / 1e3);
+        if (m->rc[t] != 0)
+            fprintf(out, "    %s\n", m->err[t]);
+    }
+    if (txn)
+        snprintf(rate, sizeof(rate), "%.1f transactions/s", m->transactions_per_s);
+    else
+        units_format_rate(m->throughput_bps, rate, sizeof(rate));
+    fprintf(out, "\nTotal       %s over %u of %u targets, %u flows; Jain's index %.4f\n", rate,
+            m->ok, m->n, m->flows, m->jain_index);
+    fprintf(out, "            started within %.1f us of each other\n",
+            m->start_spread_ns / 1e3);
     fflush(out);
 }

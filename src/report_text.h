@@ -10,5 +10,7 @@ void report_text_header(FILE *out, const struct run_result *r);
 void report_text_interval(FILE *out, const struct run_result *r, const struct side_result *s,
                           const struct interval *iv);
 void report_text_summary(FILE *out, const struct run_result *r);
+struct multi_result;
+void report_text_multi(FILE *out, const struct multi_result *m);
 
 #endif

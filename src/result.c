@@ -144,6 +144,22 @@ static void merge_transactions(struct run_result *r)
     for (uint32_t i = 0; r->remote.valid && i < r->remote.nflows; i++)
         if (r->remote.flows[i].id != UINT32_MAX)
             s->server_transactions += r->remote.flows[i].txns;
+    /* bytes: the responses the client read; sender_bytes: the requests the server read
+     * (per flow for rr; a crr server counts per listener, so only the total is known) */
+    s->bytes = 0;
+    s->sent_bytes = 0;
+    for (uint32_t i = 0; i < r->nflows; i++) {
+        const struct side_flow *rf = r->params.test == PARAMS_TEST_RR && r->remote.valid
+                                         ? find_flow(&r->remote, i) : NULL;
+        r->flows[i].sent_bytes = rf ? rf->bytes : 0;
+        s->bytes += r->flows[i].bytes;
+    }
+    for (uint32_t i = 0; r->remote.valid && i < r->remote.nflows; i++)
+        if (r->remote.flows[i].id != UINT32_MAX)
+            s->sent_bytes += r->remote.flows[i].bytes;
+    s->throughput_bps = rate(s->bytes, r->local.seconds);
+    s->up_bps = 0;
+    s->down_bps = s->throughput_bps;
     s->transactions_per_s = r->local.seconds > 0 ? (double)s->transactions / r->local.seconds : 0;
     if (s->transactions_per_s > 0) {
         s->local_cpu_us_per_txn = r->local.cpu.busy_cores * 1e6 / s->transactions_per_s;

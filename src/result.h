@@ -132,6 +132,7 @@ struct run_result {
     char test[16];
     char server[280];
     char started_at[32]; /* ISO 8601 UTC */
+    uint64_t start_unix_ns; /* when this side's engine started (CLOCK_REALTIME) */
     struct params params;
     struct side_result local, remote;
     uint32_t nflows;

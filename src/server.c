@@ -2,7 +2,10 @@
 #define _GNU_SOURCE
 #include "server.h"
 
+#include "iperf3_proto.h"
+#include "iperf3_server.h"
 #include "log.h"
+#include "metrics.h"
 #include "session.h"
 #include "sock.h"
 #include "worker.h"
@@ -54,6 +57,7 @@ struct server {
     struct reg_entry reg[SERVER_REG_CAP];
     struct client_count clients[SERVER_CLIENTS_MAX];
     struct pending pend[SERVER_MAX_PENDING];
+    struct iperf3_registry *i3; /* iperf3 clients' tests (iperf3_server.c) */
 };
 
 struct server *server_create(const struct server_opts *o, char *err, size_t errlen)
@@ -66,7 +70,12 @@ struct server *server_create(const struct server_opts *o, char *err, size_t errl
     }
     s->o = *o;
     s->lfd = sock_listen(o->bind[0] ? o->bind : NULL, o->port, o->family, err, errlen);
-    if (s->lfd < 0) {
+    s->i3 = s->lfd >= 0 ? iperf3_server_registry_new() : NULL;
+    if (s->lfd < 0 || !s->i3) {
+        if (s->lfd >= 0) {
+            close(s->lfd);
+            snprintf(err, errlen, "out of memory");
+        }
         free(s);
         return NULL;
     }
@@ -76,6 +85,11 @@ struct server *server_create(const struct server_opts *o, char *err, size_t errl
     for (int i = 0; i < SERVER_MAX_PENDING; i++)
         s->pend[i].fd = -1;
     return s;
+}
+
+struct iperf3_registry *server_iperf3(struct server *s)
+{
+    return s->i3;
 }
 
 uint16_t server_port(const struct server *s)
@@ -278,6 +292,7 @@ static void pending_drop(struct server *s, int epfd, struct pending *p, const ch
     if (why) {
         sock_addr_str((struct sockaddr *)&p->peer, who, sizeof(who));
         LOG_WARN("dropped connection from %s: %s", who, why);
+        metrics_control_error(s->o.metrics, METRICS_STAGE_CONNECT);
     }
     pending_release(s, epfd, p);
     close(fd);
@@ -297,6 +312,7 @@ static void accept_new(struct server *s, int epfd)
             char who[80];
             sock_addr_str((struct sockaddr *)&peer, who, sizeof(who));
             LOG_WARN("refused connection from %s: not allowed by --allow/--deny", who);
+            metrics_refused(s->o.metrics, METRICS_REFUSED_ACL);
             close(fd);
             continue;
         }
@@ -320,8 +336,9 @@ static void accept_new(struct server *s, int epfd)
 /* A pending connection has bytes: sort it by its first bytes. */
 static void classify(struct server *s, int epfd, struct pending *p)
 {
-    uint8_t buf[CTL_DATA_HELLO_LEN];
+    uint8_t buf[IPERF3_COOKIE_LEN]; /* the longest opening we sort by */
     ssize_t n = recv(p->fd, buf, sizeof(buf), MSG_PEEK | MSG_DONTWAIT);
+    enum iperf3_sniff i3;
 
     if (n == 0 || (n < 0 && errno != EAGAIN)) {
         pending_drop(s, epfd, p, NULL);
@@ -346,7 +363,7 @@ static void classify(struct server *s, int epfd, struct pending *p)
 
         if (n < CTL_DATA_HELLO_LEN)
             return;
-        if (recv(fd, buf, sizeof(buf), MSG_DONTWAIT) != CTL_DATA_HELLO_LEN ||
+        if (recv(fd, buf, CTL_DATA_HELLO_LEN, MSG_DONTWAIT) != CTL_DATA_HELLO_LEN ||
             ctl_data_hello_decode(buf, id, &flow)) {
             pending_drop(s, epfd, p, "malformed data connection hello");
             return;
@@ -361,7 +378,17 @@ static void classify(struct server *s, int epfd, struct pending *p)
         }
         return;
     }
-    pending_drop(s, epfd, p, "not a netrig client (unknown first bytes)");
+    i3 = iperf3_proto_cookie_sniff(buf, (size_t)n); /* an iperf3 client: control or a stream */
+    if (i3 == IPERF3_SNIFF_MORE)
+        return;
+    if (i3 == IPERF3_SNIFF_COOKIE) {
+        int fd = p->fd;
+        pending_release(s, epfd, p);
+        iperf3_server_take(s, fd, &p->peer);
+        return;
+    }
+    pending_drop(s, epfd, p, i3 == IPERF3_SNIFF_BAD ? "malformed iperf3 cookie"
+                                                    : "not a netrig client (unknown first bytes)");
 }
 
 static void expire_pending(struct server *s, int epfd)
@@ -457,6 +484,7 @@ void server_destroy(struct server *s)
     if (!s)
         return;
     close(s->lfd);
+    iperf3_server_registry_free(s->i3);
     pthread_mutex_destroy(&s->lock);
     pthread_cond_destroy(&s->cond);
     free(s);

@@ -25,6 +25,9 @@ struct server_opts {
     uint64_t max_rate_bps;     /* most bits/s one test may move; 0 = no limit */
     const struct acl *acl;     /* --allow / --deny; NULL = everyone */
     const struct auth *auth;   /* --auth-file; NULL = no authentication */
+    struct metrics *metrics;   /* --metrics: events are counted here; NULL = none */
+    const struct acl *third_party; /* --allow-third-party: controllers we run tests for */
+    const char *history_db;    /* --db: store the server's side of each test here; NULL = no */
 };
 
 struct server;
@@ -51,5 +54,8 @@ int server_register(struct server *s, const uint8_t id[CTL_TEST_ID_LEN], int pip
 void server_unregister(struct server *s, const uint8_t id[CTL_TEST_ID_LEN]);
 void server_session_started(struct server *s);
 void server_session_done(struct server *s);
+/* ---- used by iperf3_server.c ---- */
+/* The daemon's registry of iperf3 tests (cookies routing their streams, the UDP turn). */
+struct iperf3_registry *server_iperf3(struct server *s);
 
 #endif

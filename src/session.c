@@ -5,12 +5,15 @@
 #include "cpulist.h"
 #include "ctl.h"
 #include "policy.h"
+#include "thirdparty.h"
 #include "dataconn.h"
 #include "engine.h"
 #include "log.h"
+#include "metrics.h"
 #include "report_json.h"
 #include "server.h"
 #include "sock.h"
+#include "store.h"
 #include "units.h"
 #include "worker.h"
 
@@ -24,6 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
+#include <time.h>
 #include <unistd.h>
 
 #define SESSION_WATCHDOG_NS (30ULL * 1000000000ULL) /* past duration + omit */
@@ -47,6 +51,12 @@ struct session {
     uint64_t flow_rate_bps;    /* --max-rate: each flow's share, 0 = unlimited */
 };
 
+/* --metrics: where events are counted (NULL: not counted) */
+static struct metrics *mx(const struct session *ss)
+{
+    return server_opts(ss->srv)->metrics;
+}
+
 static int timeout_ms(const struct session *ss)
 {
     return server_opts(ss->srv)->timeout_ms;
@@ -64,6 +74,10 @@ static int read_hello(struct session *ss)
         LOG_WARN("client %s: %s", ss->who, err);
         if (rc == -EPROTO || rc == -EMSGSIZE)
             ctl_send_error(ss->ctl, "bad_request", "%s", err);
+        if (rc == -EPROTO || rc == -EMSGSIZE)
+            metrics_refused(mx(ss), METRICS_REFUSED_BAD_REQUEST);
+        else
+            metrics_control_error(mx(ss), METRICS_STAGE_HELLO);
         return rc;
     }
     proto = cJSON_GetObjectItemCaseSensitive(m, "proto");
@@ -72,6 +86,11 @@ static int read_hello(struct session *ss)
         const cJSON *user = cJSON_GetObjectItemCaseSensitive(m, "user");
         if (cJSON_IsString(user) && strlen(user->valuestring) < sizeof(ss->user))
             snprintf(ss->user, sizeof(ss->user), "%s", user->valuestring);
+    }
+    if (!strcmp(ctl_type(m), "run")) { /* a controller: a test from us toward another daemon */
+        thirdparty_serve(ss->srv, ss->ctl, m, (struct sockaddr *)&ss->peer, ss->who);
+        cJSON_Delete(m);
+        return -ECANCELED; /* answered: nothing more on this connection */
     }
     rc = -EPROTO;
     if (strcmp(ctl_type(m), "hello"))
@@ -94,6 +113,7 @@ static int read_hello(struct session *ss)
     if (rc) {
         LOG_WARN("client %s: refused: %s", ss->who, err);
         ctl_send_error(ss->ctl, "bad_request", "%s", err);
+        metrics_refused(mx(ss), METRICS_REFUSED_BAD_REQUEST);
     }
     return rc;
 }
@@ -143,11 +163,13 @@ static int admit(struct session *ss)
                                        sizeof(err))) {
         LOG_WARN("client %s: refused: %s", ss->who, err);
         ctl_send_error(ss->ctl, "auth_failed", "%s", err);
+        metrics_refused(mx(ss), METRICS_REFUSED_AUTH_FAILED);
         return -EACCES;
     }
     if (policy_check_limits(o, &ss->p, &ss->flow_rate_bps, err, sizeof(err))) {
         LOG_WARN("client %s: refused: %s", ss->who, err);
         ctl_send_error(ss->ctl, "limit", "%s", err);
+        metrics_refused(mx(ss), METRICS_REFUSED_LIMIT);
         return -EPERM;
     }
     rc = server_admit(ss->srv, (struct sockaddr *)&ss->peer, &running);
@@ -157,6 +179,7 @@ static int admit(struct session *ss)
                        "server busy: this address already runs %u tests (its "
                        "--max-client-tests is %u); try again later", running,
                        o->max_client_tests);
+        metrics_refused(mx(ss), METRICS_REFUSED_BUSY);
         return -EBUSY;
     }
     if (rc) {
@@ -164,21 +187,26 @@ static int admit(struct session *ss)
         ctl_send_error(ss->ctl, "busy",
                        "server busy: %u tests running (its --max-tests is %u); try again later",
                        running, o->max_tests);
+        metrics_refused(mx(ss), METRICS_REFUSED_BUSY);
         return -EBUSY;
     }
     ss->admitted = true;
     if (o->exclusive) {
         if (server_exclusive_acquire(ss->srv, SESSION_EXCLUSIVE_WAIT_MS, tell_queued, ss)) {
             ctl_send_error(ss->ctl, "busy", "waited too long for an exclusive slot");
+            metrics_refused(mx(ss), METRICS_REFUSED_BUSY);
             return -EBUSY;
         }
         ss->exclusive = true;
     }
-    if (check_congestion(ss))
+    if (check_congestion(ss)) {
+        metrics_refused(mx(ss), METRICS_REFUSED_BAD_REQUEST);
         return -EINVAL;
+    }
     if (cpulist_resolve(NULL, ss->p.server_cpus, ss->host, &cpus, err, sizeof(err), note,
                         sizeof(note))) {
         ctl_send_error(ss->ctl, "bad_request", "server CPUs: %s", err);
+        metrics_refused(mx(ss), METRICS_REFUSED_BAD_REQUEST);
         return -EINVAL;
     }
     if (note[0])
@@ -292,6 +320,7 @@ static int gather_flows(struct session *ss)
         if (rc) {
             LOG_WARN("test %.8s: %s", ss->idhex, err);
             ctl_send_error(ss->ctl, "timeout", "%s", err);
+            metrics_control_error(mx(ss), METRICS_STAGE_SETUP);
         }
         unregister_test(ss);
         return rc;
@@ -309,16 +338,19 @@ static int gather_flows(struct session *ss)
         if (rc == 0) {
             ctl_send_error(ss->ctl, "timeout", "data connections did not all arrive within %d ms",
                            timeout_ms(ss));
+            metrics_control_error(mx(ss), METRICS_STAGE_SETUP);
             return -ETIMEDOUT;
         }
         if (pf[1].revents) {
             LOG_WARN("test %.8s: client %s left while opening data connections", ss->idhex, ss->who);
+            metrics_control_error(mx(ss), METRICS_STAGE_SETUP);
             return -ECONNRESET;
         }
         while (read(ss->pipe_rd, &dc, sizeof(dc)) == (ssize_t)sizeof(dc)) {
             if (engine_attach(ss->e, dc.flow, dc.fd, err, sizeof(err))) {
                 close(dc.fd);
                 ctl_send_error(ss->ctl, "bad_request", "%s", err);
+                metrics_refused(mx(ss), METRICS_REFUSED_BAD_REQUEST);
                 return -EPROTO;
             }
         }
@@ -327,6 +359,30 @@ static int gather_flows(struct session *ss)
     return 0;
 }
 
+static uint64_t realtime_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+/* A start at an agreed time (tests against several servers): wait for it, at most 10 s. */
+static void start_at(const cJSON *at)
+{
+    uint64_t now = realtime_ns(), when;
+
+    if (!cJSON_IsNumber(at) || at->valuedouble <= (double)now ||
+        at->valuedouble > (double)now + 10e9)
+        return; /* past, absent or absurd: start now */
+    when = (uint64_t)at->valuedouble;
+    while ((now = realtime_ns()) < when) {
+        uint64_t left = when - now;
+        struct timespec ts = {.tv_sec = 0, .tv_nsec = (long)(left < 50000000ULL ? left : 50000000ULL)};
+        nanosleep(&ts, NULL);
+    }
+}
+
+/* After "ready" the client may probe our clock ("time") before it says "start". */
 static int expect_start(struct session *ss)
 {
     cJSON *m = ctl_msg_new("ready");
@@ -334,12 +390,26 @@ static int expect_start(struct session *ss)
     int rc = ctl_send(ss->ctl, m, timeout_ms(ss));
 
     cJSON_Delete(m);
-    if (rc)
-        return rc;
-    rc = ctl_recv(ss->ctl, CTL_MAX_REQUEST, timeout_ms(ss), &m, err, sizeof(err));
-    if (!rc && strcmp(ctl_type(m), "start"))
-        rc = -EPROTO;
-    cJSON_Delete(m);
+    for (int probes = 0; !rc; probes++) {
+        rc = ctl_recv(ss->ctl, CTL_MAX_REQUEST, timeout_ms(ss), &m, err, sizeof(err));
+        if (rc)
+            break;
+        if (!strcmp(ctl_type(m), "start")) {
+            start_at(cJSON_GetObjectItemCaseSensitive(m, "at_ns"));
+            cJSON_Delete(m);
+            return 0;
+        }
+        if (strcmp(ctl_type(m), "time") || probes >= 32) {
+            cJSON_Delete(m);
+            return -EPROTO;
+        }
+        cJSON_Delete(m);
+        m = ctl_msg_new("time");
+        cJSON_AddNumberToObject(m, "t_ns", (double)realtime_ns());
+        rc = ctl_send(ss->ctl, m, timeout_ms(ss));
+        cJSON_Delete(m);
+    }
+    metrics_control_error(mx(ss), METRICS_STAGE_SETUP); /* the client never said start */
     return rc;
 }
 
@@ -357,6 +427,7 @@ static int on_watch(void *arg)
     }
     LOG_WARN("test %.8s: client %s: %s", ss->idhex, ss->who,
              rc ? err : "unexpected message during the test");
+    metrics_control_error(mx(ss), METRICS_STAGE_RUN);
     cJSON_Delete(m);
     return -1;
 }
@@ -376,6 +447,20 @@ static int on_interval(void *arg, const struct side_result *s, const struct inte
     LOG_WARN("test %.8s from %s: over --max-rate (%s): stopped", ss->idhex, ss->who, lim);
     ctl_send_error(ss->ctl, "limit", "test exceeded this server's --max-rate of %s", lim);
     return 1;
+}
+
+/* serve --db: the server's side of the test goes into the history (after the client has its
+ * results, so storing never delays them). */
+static void save_history(struct session *ss, const struct side_result *side)
+{
+    char err[512];
+    int64_t id;
+
+    if (store_save_served(server_opts(ss->srv)->history_db, &ss->p, side, ss->who, &id, err,
+                          sizeof(err)))
+        LOG_WARN("test %.8s: not saved to the history: %s", ss->idhex, err);
+    else
+        LOG_INFO("test %.8s saved as run %lld", ss->idhex, (long long)id);
 }
 
 static void run_and_report(struct session *ss)
@@ -402,6 +487,8 @@ static void run_and_report(struct session *ss)
         cJSON_Delete(m);
     }
     engine_finish(ss->e, &side);
+    metrics_test_done(mx(ss), &ss->p, (struct sockaddr *)&ss->peer, &side,
+                      why == ENGINE_END_WATCH);
     for (uint32_t i = 0; i < side.nflows; i++) {
         bytes += (double)side.flows[i].bytes;
         if (side.flows[i].seconds > secs)
@@ -423,6 +510,8 @@ static void run_and_report(struct session *ss)
         struct pollfd pf = {.fd = ss->ctl, .events = POLLIN};
         poll(&pf, 1, timeout_ms(ss));
     }
+    if (server_opts(ss->srv)->history_db && why != ENGINE_END_ERROR)
+        save_history(ss, &side);
     result_side_fini(&side);
 }
 
@@ -462,6 +551,7 @@ static void *session_main(void *arg)
         ctl_send_error(ss->ctl, "server_error", "%s", err);
         goto done;
     }
+    metrics_test_started(mx(ss), &ss->p);
     run_and_report(ss);
 done:
     session_cleanup(ss);

@@ -10,15 +10,15 @@
 
 #define HAS(field) (len >= offsetof(struct tcp_info, field) + sizeof(ti.field))
 
-int tcpinfo_read(int fd, struct tcpinfo *out)
+/* Converts the first len bytes of a struct tcp_info (from getsockopt or from a sock_diag
+ * INET_DIAG_INFO attribute); fields beyond len stay 0. */
+static void from_tcp_info(const struct tcp_info *src, size_t len, struct tcpinfo *out)
 {
     struct tcp_info ti;
-    socklen_t len = sizeof(ti);
 
-    memset(out, 0, sizeof(*out));
     memset(&ti, 0, sizeof(ti));
-    if (getsockopt(fd, IPPROTO_TCP, TCP_INFO, &ti, &len))
-        return -errno;
+    memcpy(&ti, src, len < sizeof(ti) ? len : sizeof(ti));
+    memset(out, 0, sizeof(*out));
     out->valid = true;
     out->ca_state = ti.tcpi_ca_state;
     out->rtt_us = ti.tcpi_rtt;
@@ -50,6 +50,28 @@ int tcpinfo_read(int fd, struct tcpinfo *out)
         out->bytes_retrans = ti.tcpi_bytes_retrans;
     if (HAS(tcpi_snd_wnd))
         out->snd_wnd = ti.tcpi_snd_wnd;
+}
+
+int tcpinfo_read(int fd, struct tcpinfo *out)
+{
+    struct tcp_info ti;
+    socklen_t len = sizeof(ti);
+
+    memset(out, 0, sizeof(*out));
+    memset(&ti, 0, sizeof(ti));
+    if (getsockopt(fd, IPPROTO_TCP, TCP_INFO, &ti, &len))
+        return -errno;
+    from_tcp_info(&ti, len, out);
+    return 0;
+}
+
+int tcpinfo_from_raw(const void *buf, size_t len, struct tcpinfo *out)
+{
+    if (!buf || len < offsetof(struct tcp_info, tcpi_rcv_rtt)) {
+        memset(out, 0, sizeof(*out));
+        return -EINVAL;
+    }
+    from_tcp_info(buf, len, out);
     return 0;
 }
 

@@ -3,6 +3,7 @@
 #define NETRIG_TCPINFO_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 struct tcpinfo {
@@ -23,6 +24,10 @@ struct tcpinfo {
 
 /* getsockopt(TCP_INFO); fields the running kernel lacks stay 0. Returns 0 or -errno. */
 int tcpinfo_read(int fd, struct tcpinfo *out);
+
+/* The same from the raw bytes of a struct tcp_info another way gave them (the INET_DIAG_INFO
+ * attribute of a NETLINK_SOCK_DIAG dump), len bytes long. Returns 0 or -EINVAL (too short). */
+int tcpinfo_from_raw(const void *buf, size_t len, struct tcpinfo *out);
 
 /* Makes the life-long counters of now (retransmits, chrono times, bytes) relative to an
  * earlier sample of the same socket; an invalid `before` changes nothing. */

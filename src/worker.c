@@ -2,6 +2,8 @@
 #define _GNU_SOURCE
 #include "worker.h"
 
+#include "sock.h"
+
 #include <errno.h>
 #include <sched.h>
 #include <stdlib.h>
@@ -9,6 +11,7 @@
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/mman.h>
+#include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -212,14 +215,13 @@ static int wait_events(struct worker *w, struct epoll_event *ev, int max,
     return epoll_wait(w->epfd, ev, max, ms);
 }
 
-static void *worker_main(void *arg)
+/* The event loop: every flow's events, timers and the stop request. */
+static void run_evented(struct worker *w)
 {
-    struct worker *w = arg;
     struct epoll_event ev[64];
     uint32_t active = w->nflows;
     uint64_t deadline = 0, next_timer = 0;
 
-    atomic_store(&w->tid, gettid());
     active -= start_flows(w);
     while (active > 0) {
         struct timespec ts, *tsp;
@@ -251,6 +253,17 @@ static void *worker_main(void *arg)
                 active -= (uint32_t)f->ops->on_event(w, f, ev[i].events);
         }
     }
+}
+
+static void *worker_main(void *arg)
+{
+    struct worker *w = arg;
+
+    atomic_store(&w->tid, gettid());
+    if (w->alone && sock_set_nonblock(w->flows[0]->fd, false) == 0)
+        w->flows[0]->ops->run_alone(w, w->flows[0]);
+    else
+        run_evented(w);
     /* flows whose peer never closed within the drain time */
     for (uint32_t i = 0; i < w->nflows; i++)
         if (is_active(w->flows[i]))
@@ -264,6 +277,9 @@ int worker_start(struct worker *w)
     pthread_attr_t attr;
     int rc;
 
+    /* one flow and nothing to multiplex: blocking calls, no epoll round trips */
+    w->alone = w->nflows == 1 && w->flows[0]->ops->run_alone && !w->p->busy_poll &&
+               atomic_load(&w->flows[0]->tx) != FLOW_TX_MSG_ZEROCOPY;
     pthread_attr_init(&attr);
     if (w->cpu >= 0) {
         cpu_set_t set;
@@ -279,11 +295,20 @@ int worker_start(struct worker *w)
     return 0;
 }
 
+bool worker_stop_requested(struct worker *w)
+{
+    return atomic_load_explicit(&w->stop_requested, memory_order_relaxed);
+}
+
 void worker_stop(struct worker *w)
 {
     uint64_t one = 1;
 
     atomic_store_explicit(&w->stop_requested, true, memory_order_relaxed);
+    /* a lone sender may sit in a blocking write: the half-close ends it now (FIN after the
+     * data already queued, so the receiver still gets every byte counted) */
+    if (w->alone && w->flows[0]->sender)
+        shutdown(w->flows[0]->fd, SHUT_WR);
     if (write(w->stopfd, &one, sizeof(one)) < 0) {
         /* eventfd writes fail only on overflow, which one stop cannot reach */
     }

@@ -36,6 +36,7 @@ struct worker {
     _Atomic bool stop_requested; /* checked between events: a busy loop sees stop at once */
     bool has_timers;          /* some flow uses due_ns */
     bool no_pwait2;           /* epoll_pwait2 is missing here: epoll_wait instead */
+    bool alone;               /* one flow, run with blocking calls (flow_ops.run_alone) */
     int err;
     struct histo *lat;        /* transactional tests: this thread's latencies */
     _Atomic bool measuring;   /* past the omit period: latencies count */
@@ -53,6 +54,8 @@ void worker_join(struct worker *w);
 void worker_fini(struct worker *w);
 
 /* ---- for flow kinds, on the worker's own thread ---- */
+/* Has the engine asked this worker to stop? (relaxed load, for blocking loops) */
+bool worker_stop_requested(struct worker *w);
 void worker_flow_finish(struct worker *w, struct flow *f, int err);
 /* Changes what the worker waits for on fd (op: EPOLL_CTL_ADD, _MOD or _DEL). */
 int worker_watch(struct worker *w, struct flow *f, int fd, int op, uint32_t events);

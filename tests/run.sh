@@ -23,7 +23,7 @@ ctest --test-dir build-ci-asan -j"$jobs" --output-on-failure
 echo "== integration tests under valgrind memcheck (no errors, no definite leaks)"
 if command -v valgrind >/dev/null; then
     NETRIG_VALGRIND=1 ctest --test-dir build-ci --output-on-failure \
-        -R '^(stream_loopback|stream_embedded|stream_errors|stream_ctrl_c|serve_daemon)$'
+        -R '^(stream_loopback|stream_embedded|stream_errors|stream_ctrl_c|serve_access)$'
 else
     echo "valgrind not installed: skipped"
 fi

@@ -34,6 +34,8 @@ if ! command -v jq >/dev/null 2>&1; then
 fi
 
 T=$(mktemp -d "${TMPDIR:-/tmp}/netrig-$TEST_NAME.XXXXXX")
+# runs are saved to a history database: keep the tests' own, never the user's
+export XDG_DATA_HOME=$T/data
 
 # NETRIG_VALGRIND=1: every netrig the test runs goes through valgrind memcheck; the EXIT trap
 # fails the test when any of them reported an error or a definite leak.
