@@ -70,7 +70,8 @@ check "--no-live run ends" wait_rc nolive 20
 check "TERM=dumb run ends" wait_rc dumb 20
 for n in nolive dumb; do
     pane "$n" >"$T/$n"
-    check "$n: interval lines ($(count '^\[' "$T/$n"))" test "$(count '^\[ *0.00- *1.00 s\]' "$T/$n")" -eq 1
+    # the first interval ends near 1 s (a loaded machine may print 1.01)
+    check "$n: interval lines ($(count '^\[' "$T/$n"))" test "$(count '^\[ *0\.00- *1\.[0-9][0-9] s\]' "$T/$n")" -eq 1
     check "$n: no live table" test "$(count "$HEAD" "$T/$n")" -eq 0
     check "$n: exit 0" test "$(cat "$T/$n.rc")" == 0
 done
@@ -80,7 +81,7 @@ rc=0
 TERM=xterm timeout 30 "$NETRIG" stream -t 2 --live --no-save 2>"$T/pipe.err" | cat >"$T/pipe.out" || rc=$?
 check "piped --live run exits 0 ($rc)" test "$rc" -eq 0
 check "piped output has no escape sequences" bash -c "! grep -q $'\\e' '$T/pipe.out' '$T/pipe.err'"
-check "piped output has interval lines" grep -q '^\[ *0.00- *1.00 s\]' "$T/pipe.out"
+check "piped output has interval lines" grep -q '^\[ *0\.00- *1\.[0-9][0-9] s\]' "$T/pipe.out"
 rc=0
 timeout 30 "$NETRIG" stream -t 12 --no-save </dev/null >"$T/long.out" 2>&1 || rc=$?
 check "a 12 s run to a file has no escape sequences (rc $rc)" bash -c "! grep -q $'\\e' '$T/long.out'"
