@@ -161,7 +161,8 @@ int auth_client_secret(const char *cred_file, const char *user, char *secret, si
     struct auth a;
     int rc;
 
-    if (env && *env) {
+    /* an explicit --credentials file wins over the environment */
+    if (!cred_file && env && *env) {
         snprintf(secret, len, "%s", env);
         return 0;
     }

@@ -162,7 +162,7 @@ int cli_main(int argc, char **argv, volatile sig_atomic_t *stop)
             /* history, show, export, tag, compare, sweep, plot, report */
         }
         else {
-            cli_error("no help for '%s': commands are stream, rr, crr and serve", argv[2]);
+            cli_error("no help for '%s': run 'netrig --help' for the list of commands", argv[2]);
             return CLI_EXIT_USAGE;
         }
         return CLI_EXIT_OK;

@@ -28,6 +28,11 @@ void cli_help_crr(FILE *out);
 void cli_help_serve(FILE *out);
 int cli_mesh(int argc, char **argv, volatile sig_atomic_t *stop); /* cli_mesh.c */
 void cli_help_mesh(FILE *out);
+/* A stored mesh (`show mesh:N`): its matrix as text, or its cells as JSON; the stored meshes
+ * (`history --meshes`). 0, or -1 after printing the error. */
+struct store;
+int cli_mesh_show(struct store *st, long long id, bool json, FILE *out);
+int cli_mesh_list(struct store *st, bool json, FILE *out);
 int cli_audit(int argc, char **argv, volatile sig_atomic_t *stop); /* cli_audit.c */
 int cli_exporter(int argc, char **argv, volatile sig_atomic_t *stop); /* cli_exporter.c */
 void cli_help_exporter(FILE *out);

@@ -14,7 +14,7 @@
 #include <unistd.h>
 
 static const char help_names[] =
-"RUN is an id (12), a range (10-14), a list (3,5,9), a tag, 'last', or sweep:N.\n"
+"RUN is an id (12), a range (10-14), a list (3,5,9), a tag, 'last', sweep:N or mesh:N.\n"
 "      --db PATH         history database (default ~/.local/share/netrig/history.db)\n";
 
 static void help_compare(FILE *out)
@@ -49,11 +49,13 @@ static void help_plot(FILE *out)
 static void help_report(FILE *out)
 {
     fprintf(out,
-"usage: netrig report RUN|sweep:N|compare A B -o FILE.html [--db PATH]\n"
+"usage: netrig report RUN|sweep:N|mesh:N|compare A B -o FILE.html [--db PATH]\n"
 "\n"
 "Writes one self-contained HTML page: charts as inline SVG, tables and the host\n"
 "snapshot; no scripts and nothing fetched from the network. Charts need gnuplot;\n"
-"without it the page says so and keeps the tables.\n"
+"without it the page says so and keeps the tables. mesh:N draws a mesh plan as a\n"
+"matrix per test (source rows, destination columns), each cell coloured by its\n"
+"throughput or latency, failed cells with their reason.\n"
 "\n"
 "  -o, --output FILE     the page to write\n");
     fputs(help_names, out);
@@ -153,16 +155,22 @@ static int cmd_compare(int argc, char **argv)
     return rc ? CLI_EXIT_FAIL : CLI_EXIT_OK;
 }
 
-/* "sweep:N" -> N, else 0. */
-static long long sweep_id(const char *s)
+/* "PREFIXN" ("sweep:4", "mesh:2") -> N, else 0. */
+static long long unit_id(const char *s, const char *prefix)
 {
+    size_t n = strlen(prefix);
     char *end;
     long long v;
 
-    if (strncmp(s, "sweep:", 6))
+    if (strncmp(s, prefix, n))
         return 0;
-    v = strtoll(s + 6, &end, 10);
+    v = strtoll(s + n, &end, 10);
     return *end || v <= 0 ? 0 : v;
+}
+
+static long long sweep_id(const char *s)
+{
+    return unit_id(s, "sweep:");
 }
 
 static int cmd_plot(int argc, char **argv)
@@ -223,6 +231,8 @@ static int report_write(struct store *st, int argc, char **argv, FILE *f, char *
                                        note, notelen, err, errlen);
     } else if (sweep_id(argv[optind])) {
         rc = report_html_sweep(st, sweep_id(argv[optind]), f, note, notelen, err, errlen);
+    } else if (unit_id(argv[optind], "mesh:")) {
+        rc = report_html_mesh(st, unit_id(argv[optind], "mesh:"), f, note, notelen, err, errlen);
     } else {
         rc = resolve(st, argv[optind], &a, &na)
                  ? -1
@@ -246,7 +256,7 @@ static int cmd_report(int argc, char **argv)
         return rc > 0 ? CLI_EXIT_OK : CLI_EXIT_USAGE;
     if (!ac.output || optind >= argc ||
         (strcmp(argv[optind], "compare") ? argc - optind != 1 : argc - optind != 3)) {
-        cli_error("report takes RUN, sweep:N or 'compare A B', and -o FILE.html");
+        cli_error("report takes RUN, sweep:N, mesh:N or 'compare A B', and -o FILE.html");
         return CLI_EXIT_USAGE;
     }
     st = cli_history_open(ac.db, false);

@@ -4,6 +4,8 @@
  * failed or was partial, 2 bad command line, 130 interrupted. */
 #include "cli.h"
 
+#include "loopsrv.h"
+
 #include "client.h"
 #include "diagnose.h"
 #include "diagnose_attach.h"
@@ -144,49 +146,6 @@ static int parse_diag(int argc, char **argv, struct diag_cli *dc)
     return 0;
 }
 
-struct embedded {
-    struct server *srv;
-    pthread_t th;
-    volatile sig_atomic_t stop;
-};
-
-static void *embedded_main(void *arg)
-{
-    struct embedded *em = arg;
-
-    server_run(em->srv, &em->stop);
-    return NULL;
-}
-
-/* No -c: a server on loopback inside this process, as `netrig stream` does. */
-static int embedded_start(struct embedded *em, struct client_opts *o)
-{
-    struct server_opts so = {.port = 0, .family = o->family, .max_tests = 1, .timeout_ms = 10000};
-    char err[256];
-
-    snprintf(so.bind, sizeof(so.bind), "%s", o->family == 6 ? "::1" : "127.0.0.1");
-    em->stop = 0;
-    em->srv = server_create(&so, err, sizeof(err));
-    if (!em->srv) {
-        cli_error("cannot start the built-in loopback server: %s", err);
-        return -1;
-    }
-    snprintf(o->host, sizeof(o->host), "%s", so.bind);
-    o->port = server_port(em->srv);
-    if (pthread_create(&em->th, NULL, embedded_main, em)) {
-        cli_error("cannot start the built-in loopback server thread");
-        server_destroy(em->srv);
-        return -1;
-    }
-    return 0;
-}
-
-static void embedded_stop(struct embedded *em)
-{
-    em->stop = 1;
-    pthread_join(em->th, NULL);
-    server_destroy(em->srv);
-}
 
 static void judge_and_print(const struct diag_cli *dc, const char *what,
                             struct diagnose_sample *s, const struct run_result *r)
@@ -213,22 +172,28 @@ static int run_test(struct diag_cli *dc, volatile sig_atomic_t *stop)
 {
     struct diagnose_snap *before = calloc(2, sizeof(*before));
     struct diagnose_sample s;
-    struct embedded em;
+    struct loopsrv em = {0};
     struct run_result r;
     char err[512] = "", what[400];
     bool embedded = !dc->o.host[0];
     int rc;
 
-    if (!before || (embedded && embedded_start(&em, &dc->o))) {
+    if (!before || (embedded && loopsrv_start(&em, dc->o.family, err, sizeof(err)))) {
+        if (err[0])
+            cli_error("%s", err);
         free(before);
         return CLI_EXIT_FAIL;
+    }
+    if (embedded) {
+        snprintf(dc->o.host, sizeof(dc->o.host), "%s", em.host);
+        dc->o.port = em.port;
     }
     memset(&s, 0, sizeof(s));
     diagnose_host_sample(NULL, &before[0]);
     rc = client_run(&dc->o, stop, &r, err, sizeof(err));
     diagnose_host_sample(NULL, &before[1]);
     if (embedded)
-        embedded_stop(&em);
+        loopsrv_stop(&em);
     diagnose_host_delta(&before[0], &before[1], &s.host);
     free(before);
     if (rc < 0) {

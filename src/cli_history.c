@@ -22,12 +22,14 @@ static const char help_db[] =
 
 static const char help_runs[] =
 "RUN names one run or a set: an id (12), a range (10-14), a list (3,5,9), a tag\n"
-"('netrig tag'), 'last' (the newest run) or sweep:N (every run of sweep N).\n";
+"('netrig tag'), 'last' (the newest run), sweep:N (every run of sweep N) or mesh:N\n"
+"(every run of mesh N).\n";
 
 static void help_history(FILE *out)
 {
     fprintf(out,
-"usage: netrig history [--last N] [--title PATTERN] [--since DATE] [-J] [--db PATH]\n"
+"usage: netrig history [--last N] [--title PATTERN] [--since DATE] [--sweeps|--meshes]\n"
+"                      [-J] [--db PATH]\n"
 "\n"
 "The stored runs, oldest first, with their main result.\n"
 "\n"
@@ -36,6 +38,7 @@ static void help_history(FILE *out)
 "      --since DATE      runs started since DATE (UTC): 2026-11-30, 2026-11-30T15:00,\n"
 "                        or a time ago: 30m, 12h, 7d, 2w\n"
 "      --sweeps          list the stored sweeps instead\n"
+"      --meshes          list the stored mesh plans instead\n"
 "  -J, --json            a JSON array: id, test, title, started_at, summary, ...\n");
     fputs(help_db, out);
 }
@@ -43,10 +46,11 @@ static void help_history(FILE *out)
 static void help_show(FILE *out)
 {
     fprintf(out,
-"usage: netrig show RUN [-J] [--db PATH]\n"
+"usage: netrig show RUN|sweep:N|mesh:N [-J] [--db PATH]\n"
 "\n"
 "One stored run: parameters, summary, flows, tags and the host snapshot. -J prints\n"
-"the run's -J document with its id, tags, metrics and host snapshot added.\n\n");
+"the run's -J document with its id, tags, metrics and host snapshot added. sweep:N\n"
+"shows a sweep's points; mesh:N a mesh plan's matrix (-J: every cell).\n\n");
     fputs(help_db, out);
     fputs(help_runs, out);
 }
@@ -126,11 +130,11 @@ long long cli_history_save(const char *db, const struct run_result *r, FILE *not
 
 /* ---- shared option parsing ---- */
 
-enum { OPT_DB = 300, OPT_LAST, OPT_TITLE, OPT_SINCE, OPT_CSV, OPT_SWEEPS };
+enum { OPT_DB = 300, OPT_LAST, OPT_TITLE, OPT_SINCE, OPT_CSV, OPT_SWEEPS, OPT_MESHES };
 
 struct hist_cli {
     const char *db;
-    bool json, csv, del, sweeps;
+    bool json, csv, del, sweeps, meshes;
     struct store_run_filter f;
     char since[32];
 };
@@ -195,6 +199,7 @@ static int hist_opt(int c, const char *arg, struct hist_cli *hc)
     case OPT_CSV: hc->csv = true; return 0;
     case 'd': hc->del = true; return 0;
     case OPT_SWEEPS: hc->sweeps = true; return 0;
+    case OPT_MESHES: hc->meshes = true; return 0;
     case OPT_LAST:
         if (cli_parse_u32("--last", arg, 0, UINT32_MAX, &n))
             return -1;
@@ -215,7 +220,8 @@ static const struct option hist_long[] = {
     {"last", required_argument, NULL, OPT_LAST},   {"title", required_argument, NULL, OPT_TITLE},
     {"since", required_argument, NULL, OPT_SINCE}, {"csv", no_argument, NULL, OPT_CSV},
     {"delete", no_argument, NULL, 'd'},            {"sweeps", no_argument, NULL, OPT_SWEEPS},
-    {"help", no_argument, NULL, 'h'},              {NULL, 0, NULL, 0},
+    {"meshes", no_argument, NULL, OPT_MESHES},     {"help", no_argument, NULL, 'h'},
+    {NULL, 0, NULL, 0},
 };
 
 /* Options every history command shares; `allowed` lists the ones cmd takes (as codes). */
@@ -292,6 +298,19 @@ static cJSON *metrics_json(struct store *st, int64_t id)
     return o;
 }
 
+/* The mesh cell a run is: {"id", "source", "destination"}. */
+static void add_mesh(cJSON *o, const struct store_run *r)
+{
+    cJSON *m;
+
+    if (!r->mesh)
+        return;
+    m = cJSON_AddObjectToObject(o, "mesh");
+    cJSON_AddNumberToObject(m, "id", (double)r->mesh);
+    cJSON_AddStringToObject(m, "source", r->mesh_source);
+    cJSON_AddStringToObject(m, "destination", r->mesh_destination);
+}
+
 static int list_one(const struct store_run *r, void *arg)
 {
     struct list_ctx *lc = arg;
@@ -310,6 +329,7 @@ static int list_one(const struct store_run *r, void *arg)
         cJSON_AddItemToObject(o, "tags", tags_json(r->tags));
         if (r->sweep_point)
             cJSON_AddNumberToObject(o, "sweep_point", (double)r->sweep_point);
+        add_mesh(o, r);
         cJSON_AddItemToObject(o, "summary", metrics_json(lc->st, r->id));
         cJSON_AddItemToArray(lc->arr, o);
         return 0;
@@ -345,7 +365,8 @@ static void print_json_doc(cJSON *doc)
 
 static int cmd_history(int argc, char **argv)
 {
-    static const int allowed[] = {OPT_DB, 'J', OPT_LAST, OPT_TITLE, OPT_SINCE, OPT_SWEEPS, 0};
+    static const int allowed[] = {OPT_DB,    'J',        OPT_LAST, OPT_TITLE,
+                                  OPT_SINCE, OPT_SWEEPS, OPT_MESHES, 0};
     struct hist_cli hc;
     struct list_ctx lc = {.out = stdout};
     char err[512];
@@ -361,6 +382,11 @@ static int cmd_history(int argc, char **argv)
     lc.st = cli_history_open(hc.db, false);
     if (!lc.st)
         return CLI_EXIT_FAIL;
+    if (hc.meshes) {
+        rc = cli_mesh_list(lc.st, hc.json, stdout);
+        store_close(lc.st);
+        return rc ? CLI_EXIT_FAIL : CLI_EXIT_OK;
+    }
     if (hc.sweeps) {
         printf("%6s  %-19s  %-8s %-12s %-16s %s\n", "sweep", "created (UTC)", "test", "status",
                "metric", "title");
@@ -446,6 +472,7 @@ static cJSON *run_json(struct store *st, const struct store_run *r)
     cJSON_AddItemToObject(doc, "tags", tags_json(r->tags));
     if (r->sweep_point)
         cJSON_AddNumberToObject(doc, "sweep_point", (double)r->sweep_point);
+    add_mesh(doc, r);
     cJSON_AddItemToObject(doc, "metrics", metrics_json(st, r->id));
     cJSON_AddItemToObject(doc, "host", host_json(st, r->id));
     return doc;
@@ -523,6 +550,9 @@ static void show_text(struct store *st, const struct store_run *r, FILE *out)
         fprintf(out, "  tags: %s\n", r->tags);
     if (r->sweep_point)
         fprintf(out, "  sweep point %lld\n", (long long)r->sweep_point);
+    if (r->mesh)
+        fprintf(out, "  mesh %lld: %s -> %s (netrig show mesh:%lld)\n", (long long)r->mesh,
+                r->mesh_source, r->mesh_destination, (long long)r->mesh);
     if (r->partial)
         fprintf(out, "  PARTIAL: %s\n", r->error);
     show_params(st, r->id, out);
@@ -569,6 +599,11 @@ static int cmd_show(int argc, char **argv)
         return CLI_EXIT_FAIL;
     if (!strncmp(argv[optind], "sweep:", 6) && argv[optind][6] && !strchr(argv[optind], ',')) {
         rc = cli_sweep_show(st, strtoll(argv[optind] + 6, NULL, 10), hc.json, stdout);
+        store_close(st);
+        return rc ? CLI_EXIT_FAIL : CLI_EXIT_OK;
+    }
+    if (!strncmp(argv[optind], "mesh:", 5) && argv[optind][5] && !strchr(argv[optind], ',')) {
+        rc = cli_mesh_show(st, strtoll(argv[optind] + 5, NULL, 10), hc.json, stdout);
         store_close(st);
         return rc ? CLI_EXIT_FAIL : CLI_EXIT_OK;
     }

@@ -3,6 +3,8 @@
  * (so a crash keeps every finished run), resuming, and the sweep's summary. */
 #include "cli.h"
 
+#include "loopsrv.h"
+
 #include "client.h"
 #include "log.h"
 #include "metric.h"
@@ -228,56 +230,6 @@ static int check_points(const struct sweep_cli *sc, bool *need_server, uint32_t 
     return rc;
 }
 
-/* ---- the built-in loopback server, shared by every point ---- */
-
-struct sweep_server {
-    struct server *srv;
-    pthread_t th;
-    volatile sig_atomic_t stop;
-    char host[64];
-    uint16_t port;
-};
-
-static void *server_main(void *arg)
-{
-    struct sweep_server *ss = arg;
-
-    server_run(ss->srv, &ss->stop);
-    return NULL;
-}
-
-static int server_start(struct sweep_server *ss)
-{
-    struct server_opts so = {.port = 0, .max_tests = 1, .timeout_ms = 10000};
-    char err[256];
-
-    snprintf(so.bind, sizeof(so.bind), "127.0.0.1");
-    ss->stop = 0;
-    ss->srv = server_create(&so, err, sizeof(err));
-    if (!ss->srv) {
-        cli_error("cannot start the built-in loopback server: %s", err);
-        return -1;
-    }
-    snprintf(ss->host, sizeof(ss->host), "%s", so.bind);
-    ss->port = server_port(ss->srv);
-    if (pthread_create(&ss->th, NULL, server_main, ss)) {
-        cli_error("cannot start the built-in loopback server thread");
-        server_destroy(ss->srv);
-        ss->srv = NULL;
-        return -1;
-    }
-    return 0;
-}
-
-static void server_stop(struct sweep_server *ss)
-{
-    if (!ss->srv)
-        return;
-    ss->stop = 1;
-    pthread_join(ss->th, NULL);
-    server_destroy(ss->srv);
-    ss->srv = NULL;
-}
 
 static void raise_fd_limit(uint32_t flows)
 {
@@ -297,7 +249,7 @@ struct sweep_run {
     struct store *st;
     int64_t id;
     uint32_t npoints;
-    struct sweep_server srv;
+    struct loopsrv srv; /* the built-in loopback server, shared by every point */
     struct hostsnap *hs;
     struct client_opts o;
     volatile sig_atomic_t *stop;
@@ -529,12 +481,14 @@ int cli_sweep(int argc, char **argv, volatile sig_atomic_t *stop)
     if (!rc && (!sr->hs || !(sr->st = cli_history_open(sc->db, true)) || open_sweep(sr)))
         rc = CLI_EXIT_FAIL;
     raise_fd_limit(max_flows);
-    if (!rc && need_server && server_start(&sr->srv))
+    if (!rc && need_server && loopsrv_start(&sr->srv, 0, err, sizeof(err))) {
+        cli_error("%s", err);
         rc = CLI_EXIT_FAIL;
+    }
     if (!rc) {
         int run = run_points(sr);
         const char *status = run == 0 ? "done" : "interrupted";
-        server_stop(&sr->srv);
+        loopsrv_stop(&sr->srv);
         if (store_sweep_set_status(sr->st, sr->id, status, err, sizeof(err)))
             cli_error("%s", err);
         if (run)
@@ -544,7 +498,7 @@ int cli_sweep(int argc, char **argv, volatile sig_atomic_t *stop)
         cli_sweep_show(sr->st, sr->id, sc->json, stdout);
         rc = run == 0 ? CLI_EXIT_OK : *stop ? CLI_EXIT_INTERRUPTED : CLI_EXIT_FAIL;
     }
-    server_stop(&sr->srv);
+    loopsrv_stop(&sr->srv);
     store_close(sr->st);
     free(sr->hs);
     free(sr);

@@ -5,6 +5,7 @@
 #include "client.h"
 #include "cpulist.h"
 #include "histo.h"
+#include "loopsrv.h"
 #include "multi.h"
 #include "thirdparty.h"
 #include "iperf3_client.h"
@@ -467,6 +468,12 @@ static int parse_test(int argc, char **argv, struct test_cli *tc)
         cli_error("unexpected argument '%s': the server is given with -c HOST", argv[optind]);
         return -1;
     }
+    if (tc->iperf3 && (tc->ntargets > 1 || tc->from)) {
+        cli_error("--iperf3 talks to one iperf3 server: give a single -c and no --from");
+        return -1;
+    }
+    if (tc->iperf3 && !tc->port_given)
+        o->port = IPERF3_DEFAULT_PORT; /* before -c, so HOST:PORT there still wins */
     if (tc->ntargets == 1 && parse_one_target(tc))
         return -1;
     if (o->p.udp && tc->kind == PARAMS_TEST_STREAM && !tc->length_given)
@@ -476,8 +483,6 @@ static int parse_test(int argc, char **argv, struct test_cli *tc)
         cli_error("%s", err);
         return -1;
     }
-    if (tc->iperf3 && !tc->port_given)
-        o->port = IPERF3_DEFAULT_PORT;
     return check_cpus(o->cpus);
 }
 
@@ -492,47 +497,6 @@ static void raise_fd_limit(uint32_t need)
     }
 }
 
-struct embedded {
-    struct server *srv;
-    pthread_t th;
-    volatile sig_atomic_t stop;
-};
-
-static void *embedded_main(void *arg)
-{
-    struct embedded *em = arg;
-    server_run(em->srv, &em->stop);
-    return NULL;
-}
-
-static int embedded_start(struct embedded *em, struct client_opts *o)
-{
-    struct server_opts so = {.port = 0, .family = o->family, .max_tests = 1, .timeout_ms = 10000};
-    char err[256];
-
-    snprintf(so.bind, sizeof(so.bind), "%s", o->family == 6 ? "::1" : "127.0.0.1");
-    em->stop = 0;
-    em->srv = server_create(&so, err, sizeof(err));
-    if (!em->srv) {
-        cli_error("cannot start the built-in loopback server: %s", err);
-        return -1;
-    }
-    snprintf(o->host, sizeof(o->host), "%s", so.bind);
-    o->port = server_port(em->srv);
-    if (pthread_create(&em->th, NULL, embedded_main, em)) {
-        cli_error("cannot start the built-in loopback server thread");
-        server_destroy(em->srv);
-        return -1;
-    }
-    return 0;
-}
-
-static void embedded_stop(struct embedded *em)
-{
-    em->stop = 1;
-    pthread_join(em->th, NULL);
-    server_destroy(em->srv);
-}
 
 /* -J prints the document indented; --json-stream keeps to one object per line. */
 static void print_json(FILE *out, cJSON *doc, bool one_line)
@@ -660,6 +624,11 @@ static int run_third_party(struct test_cli *tc)
         cJSON_AddStringToObject(res, "third_party_from", tc->from);
         cJSON_AddStringToObject(res, "third_party_status",
                                 cJSON_IsString(st) ? st->valuestring : "?");
+        {
+            const cJSON *why = cJSON_GetObjectItemCaseSensitive(doc, "message");
+            if (cJSON_IsString(why))
+                cJSON_AddStringToObject(res, "third_party_error", why->valuestring);
+        }
         print_json(o->out, res, o->output == CLIENT_OUT_JSON_STREAM);
     }
     rc = cJSON_IsString(st) && !strcmp(st->valuestring, "complete") ? CLI_EXIT_OK : CLI_EXIT_FAIL;
@@ -717,7 +686,7 @@ int cli_test(enum params_test kind, int argc, char **argv, volatile sig_atomic_t
 {
     struct test_cli tc = {.kind = kind};
     struct client_opts *o = &tc.o;
-    struct embedded em;
+    struct loopsrv em;
     struct run_result r;
     char err[512] = "";
     bool embedded = false;
@@ -738,14 +707,18 @@ int cli_test(enum params_test kind, int argc, char **argv, volatile sig_atomic_t
     o->live = report_live_wanted(tc.live, o->out, o->output == CLIENT_OUT_TEXT && !tc.iperf3,
                                  o->p.duration_ns + o->p.omit_ns);
     if (!o->host[0]) {
-        if (embedded_start(&em, o))
+        if (loopsrv_start(&em, o->family, err, sizeof(err))) {
+            cli_error("%s", err);
             return CLI_EXIT_FAIL;
+        }
+        snprintf(o->host, sizeof(o->host), "%s", em.host);
+        o->port = em.port;
         embedded = true;
     }
     rc = tc.iperf3 ? iperf3_client_run(o, stop, &r, err, sizeof(err))
                    : client_run(o, stop, &r, err, sizeof(err));
     if (embedded)
-        embedded_stop(&em);
+        loopsrv_stop(&em);
     if (rc < 0) {
         cli_error("%s", err);
         if (o->output != CLIENT_OUT_TEXT)

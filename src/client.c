@@ -339,7 +339,9 @@ static uint32_t server_flow_count(const struct params *p)
 static uint32_t max_intervals(const struct params *p)
 {
     uint64_t total = p->duration_ns + p->omit_ns;
-    return p->interval_ns ? (uint32_t)(total / p->interval_ns + 8) : 8;
+    /* a server enforcing --max-rate samples every second even when we asked for none */
+    uint64_t iv = p->interval_ns && p->interval_ns < 1000000000ULL ? p->interval_ns : 1000000000ULL;
+    return (uint32_t)(total / iv + 8);
 }
 
 /* Ends the run: tell the server, stop our side, collect the server's side. */

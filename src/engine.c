@@ -33,7 +33,7 @@ struct engine {
     uint64_t *base;                /* per-flow bytes at the end of omit */
     uint64_t *prev;                /* per-flow bytes at the previous interval */
     uint32_t *prev_retrans;
-    uint64_t *prev_txns, *prev_lat, *base_txns;
+    uint64_t *prev_txns, *prev_lat, *base_txns, *base_timeouts;
     uint64_t prev_t;
     struct cpu_sys_snap cpu_start, cpu_meas, cpu_prev;
     struct tcpinfo *base_ti;       /* per-flow TCP_INFO at the end of omit (retransmits etc.) */
@@ -80,8 +80,9 @@ struct engine *engine_create(const struct params *p, bool is_client, const struc
     e->prev_lat = calloc(e->nflows, sizeof(*e->prev_lat));
     e->base_txns = calloc(e->nflows, sizeof(*e->base_txns));
     e->base_ti = calloc(e->nflows, sizeof(*e->base_ti));
+    e->base_timeouts = calloc(e->nflows, sizeof(*e->base_timeouts));
     if (!e->flows || !e->workers || !e->tids || !e->base || !e->prev || !e->prev_retrans ||
-        !e->prev_txns || !e->prev_lat || !e->base_txns || !e->base_ti ||
+        !e->prev_txns || !e->prev_lat || !e->base_txns || !e->base_ti || !e->base_timeouts ||
         result_side_init(&e->res, e->nflows, cap_iv))
         goto nomem;
     for (uint32_t w = 0; w < e->nworkers; w++)
@@ -203,6 +204,7 @@ static void mark_measure_start(struct engine *e, uint64_t now)
     for (uint32_t i = 0; i < e->nflows; i++) {
         e->base[i] = atomic_load_explicit(&e->flows[i].bytes, memory_order_relaxed);
         e->base_txns[i] = atomic_load_explicit(&e->flows[i].txns, memory_order_relaxed);
+        e->base_timeouts[i] = atomic_load_explicit(&e->flows[i].timeouts, memory_order_relaxed);
         /* counters of TCP_INFO that grow over the connection's life start here too */
         if (e->omit_done && e->p.omit_ns && e->flows[i].fd >= 0 && has_tcpinfo(e))
             tcpinfo_read(e->flows[i].fd, &e->base_ti[i]);
@@ -420,7 +422,7 @@ static void set_send_method(struct engine *e)
 static void collect_counts(const struct engine *e, struct flow *f, struct side_flow *sf)
 {
     sf->txns = atomic_load(&f->txns) - e->base_txns[f->id];
-    sf->timeouts = atomic_load(&f->timeouts);
+    sf->timeouts = atomic_load(&f->timeouts) - e->base_timeouts[f->id];
     sf->sent_pkts = atomic_load(&f->sent_pkts);
     sf->send_drops = atomic_load(&f->send_drops);
     if (f->udp) {
@@ -467,6 +469,7 @@ void engine_finish(struct engine *e, struct side_result *out)
             memset(e->base, 0, e->nflows * sizeof(*e->base));
             memset(e->base_txns, 0, e->nflows * sizeof(*e->base_txns));
             memset(e->base_ti, 0, e->nflows * sizeof(*e->base_ti));
+            memset(e->base_timeouts, 0, e->nflows * sizeof(*e->base_timeouts));
             e->omit_done = true;
         }
         if (!cpu_sample_system(NULL, &cs))
@@ -552,5 +555,6 @@ void engine_destroy(struct engine *e)
     free(e->prev_lat);
     free(e->base_txns);
     free(e->base_ti);
+    free(e->base_timeouts);
     free(e);
 }

@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
@@ -20,6 +21,7 @@
 enum crr_phase { CRR_IDLE, CRR_CONNECTING, CRR_READING, CRR_WAIT_EOF };
 
 struct crr_client {
+    char congestion[PARAMS_CC_LEN];
     struct sockaddr_storage to, local;
     socklen_t tolen, locallen;
     uint32_t req, resp, got;
@@ -55,6 +57,7 @@ int flow_crr_init(struct flow *f, const struct params *p, bool is_client)
         c->resp = p->resp_size;
         c->connect_only = p->connect_only;
         c->timeout_ns = p->txn_timeout_ns;
+        snprintf(c->congestion, sizeof(c->congestion), "%s", p->congestion);
         f->priv = c;
         f->ops = &flow_crr_client_ops;
         return 0;
@@ -124,6 +127,8 @@ static int begin(struct worker *w, struct flow *f, uint64_t now)
     if (fd < 0)
         return client_fail(w, f, errno);
     setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+    if (c->congestion[0])
+        setsockopt(fd, IPPROTO_TCP, TCP_CONGESTION, c->congestion, strlen(c->congestion));
     if ((c->locallen && bind(fd, (struct sockaddr *)&c->local, c->locallen)) ||
         (connect(fd, (struct sockaddr *)&c->to, c->tolen) && errno != EINPROGRESS)) {
         int e = errno;

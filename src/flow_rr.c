@@ -8,6 +8,7 @@
 #include "ctl.h"
 #include "worker.h"
 
+#include <endian.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -104,8 +105,10 @@ static int flush_tcp(struct worker *w, struct flow *f, struct rr_state *s)
 /* UDP: one datagram, carrying the request number in its first 8 bytes when it fits. */
 static int send_udp(struct worker *w, struct flow *f, uint64_t seq, uint32_t len)
 {
-    if (len >= sizeof(seq))
-        memcpy(w->buf, &seq, sizeof(seq));
+    uint64_t be = htobe64(seq); /* network order, like the rest of the protocol */
+
+    if (len >= sizeof(be))
+        memcpy(w->buf, &be, sizeof(be));
     if (send(f->fd, w->buf, len, MSG_DONTWAIT) < 0 && errno != EAGAIN && errno != ENOBUFS &&
         errno != ECONNREFUSED)
         return -errno;
@@ -172,7 +175,8 @@ static int rr_client_event(struct worker *w, struct flow *f, uint32_t events)
         if (s->udp) {
             uint64_t seq;
             /* a response to a request already given up on is not counted twice */
-            if (n >= 8 && s->req >= 8 && (memcpy(&seq, w->buf, 8), seq < s->seq - s->inflight))
+            if (n >= 8 && s->req >= 8 &&
+                (memcpy(&seq, w->buf, 8), be64toh(seq) < s->seq - s->inflight))
                 continue;
             done++;
         } else {
@@ -260,8 +264,10 @@ static int rr_server_event(struct worker *w, struct flow *f, uint32_t events)
             uint64_t seq = 0;
             if (n >= 4 && !memcmp(w->buf, ctl_data_magic, 4))
                 continue; /* a repeated hello */
-            if ((size_t)n >= sizeof(seq))
+            if ((size_t)n >= sizeof(seq)) {
                 memcpy(&seq, w->buf, sizeof(seq));
+                seq = be64toh(seq); /* echoed back as it came */
+            }
             flow_add(&f->bytes, (uint64_t)n);
             flow_add(&f->txns, 1);
             if ((err = -send_udp(w, f, seq, s->resp)))

@@ -10,6 +10,7 @@
 #include "ctl.h"
 #include "worker.h"
 
+#include <endian.h>
 #include <errno.h>
 #include <netinet/in.h>
 #include <netinet/udp.h>
@@ -37,8 +38,8 @@ struct udp_tx {
 };
 
 struct udp_hdr {
-    uint64_t seq;
-    uint64_t send_ns; /* CLOCK_REALTIME */
+    uint64_t seq;     /* big-endian on the wire, like the rest of the protocol */
+    uint64_t send_ns; /* CLOCK_REALTIME, big-endian */
 };
 
 int flow_udp_init(struct flow *f, const struct params *p, bool is_client)
@@ -96,7 +97,7 @@ static void stamp(struct worker *w, struct udp_tx *t, uint32_t n)
     uint64_t now = realtime_ns();
 
     for (uint32_t i = 0; i < n; i++) {
-        struct udp_hdr h = {.seq = t->seq + i, .send_ns = now};
+        struct udp_hdr h = {.seq = htobe64(t->seq + i), .send_ns = htobe64(now)};
         memcpy(w->buf + (size_t)i * t->len, &h, sizeof(h));
     }
 }
@@ -267,8 +268,8 @@ static int udp_recv_event(struct worker *w, struct flow *f, uint32_t events)
         if (n < UDP_HDR || !memcmp(w->buf, ctl_data_magic, 4))
             continue; /* a repeated hello, or not ours */
         memcpy(&h, w->buf, sizeof(h));
-        flow_udp_account(rx, h.seq);
-        flow_udp_timing(rx, h.send_ns, realtime_ns());
+        flow_udp_account(rx, be64toh(h.seq));
+        flow_udp_timing(rx, be64toh(h.send_ns), realtime_ns());
         moved += (uint64_t)n;
     }
     if (moved) {

@@ -269,7 +269,8 @@ static uint32_t pick_round(struct mesh_plan *p, bool *picked, uint32_t *round)
 }
 
 uint32_t mesh_run(struct mesh_plan *p, const struct client_opts *base, FILE *progress,
-                  volatile sig_atomic_t *stop)
+                  void (*done_fn)(struct mesh_plan *plan, struct mesh_cell *c, void *arg),
+                  void *arg, volatile sig_atomic_t *stop)
 {
     bool *picked = calloc(p->ncells ? p->ncells : 1, sizeof(*picked));
     uint32_t *round = calloc(p->ncells ? p->ncells : 1, sizeof(*round));
@@ -289,12 +290,16 @@ uint32_t mesh_run(struct mesh_plan *p, const struct client_opts *base, FILE *pro
             if (jobs[k].threaded)
                 pthread_join(th[k], NULL);
             progress_line(progress, p, &p->cells[round[k]], ++done);
+            if (done_fn)
+                done_fn(p, &p->cells[round[k]], arg);
         }
     }
     for (uint32_t i = 0; i < p->ncells; i++) {
         if (!p->cells[i].status) {
             p->cells[i].status = -1;
             snprintf(p->cells[i].error, sizeof(p->cells[i].error), "not run: interrupted");
+            if (done_fn)
+                done_fn(p, &p->cells[i], arg);
         }
         failed += p->cells[i].status < 0;
     }

@@ -28,6 +28,7 @@ struct mesh_cell {
     int status;            /* 0 not run, 1 complete, 2 partial, -1 failed */
     char error[256];
     cJSON *result;         /* the run document the source daemon sent back */
+    int64_t run_id;        /* the run it is stored as in the history; 0 = not stored */
 };
 
 struct mesh_plan {
@@ -42,9 +43,12 @@ struct mesh_plan {
 /* Reads a plan (JSON; docs/mesh.md). Errors name the file and the element at fault. */
 int mesh_load(const char *path, struct mesh_plan *plan, char *err, size_t errlen);
 /* Runs every cell; progress lines go to progress (NULL: quiet). base supplies the client
- * options that are not in the plan (user, credentials, bind). Returns the failed cell count. */
+ * options that are not in the plan (user, credentials, bind). done (may be NULL) is called on
+ * this thread once for every cell: as it finishes, after its progress line, and at the end
+ * for cells an interruption left unrun. Returns the failed cell count. */
 uint32_t mesh_run(struct mesh_plan *plan, const struct client_opts *base, FILE *progress,
-                  volatile sig_atomic_t *stop);
+                  void (*done)(struct mesh_plan *plan, struct mesh_cell *c, void *arg),
+                  void *arg, volatile sig_atomic_t *stop);
 void mesh_free(struct mesh_plan *plan);
 
 #endif

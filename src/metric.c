@@ -182,6 +182,131 @@ size_t metric_from_side(const struct params *p, const struct side_result *s,
     return l.n;
 }
 
+/* ---- from a -J document ---- */
+
+/* The item at a dotted path ("cpu.local.busy_pct") under o, or NULL. */
+static const cJSON *doc_at(const cJSON *o, const char *path)
+{
+    char key[40];
+
+    while (o && *path) {
+        size_t n = strcspn(path, ".");
+        snprintf(key, sizeof(key), "%.*s", (int)n, path);
+        o = cJSON_GetObjectItemCaseSensitive(o, key);
+        path += n + (path[n] == '.');
+    }
+    return o;
+}
+
+static bool doc_num(const cJSON *o, const char *path, double *v)
+{
+    const cJSON *x = doc_at(o, path);
+
+    if (!cJSON_IsNumber(x) || !isfinite(x->valuedouble))
+        return false;
+    *v = x->valuedouble;
+    return true;
+}
+
+static void put_doc(struct mlist *l, const char *name, const cJSON *o, const char *path)
+{
+    double v;
+
+    if (doc_num(o, path, &v))
+        put(l, name, v);
+}
+
+static void doc_stream(struct mlist *l, const struct params *p, const cJSON *doc)
+{
+    const cJSON *s = doc_at(doc, "summary"), *f;
+    double rtt = 0, v;
+    uint32_t nrtt = 0;
+
+    put_doc(l, "throughput_bps", s, "throughput_bps");
+    put_doc(l, "sender_throughput_bps", s, "sender_throughput_bps");
+    if (p->dir == PARAMS_DIR_BIDIR) {
+        put_doc(l, "client_to_server_bps", s, "client_to_server_bps");
+        put_doc(l, "server_to_client_bps", s, "server_to_client_bps");
+    }
+    if (!p->udp) {
+        put_doc(l, "retransmits", s, "retransmits");
+        /* flows without the sender's TCP_INFO say retransmits -1 */
+        cJSON_ArrayForEach(f, doc_at(doc, "flows")) {
+            if (doc_num(f, "retransmits", &v) && v >= 0 && doc_num(f, "rtt_us", &v)) {
+                rtt += v;
+                nrtt++;
+            }
+        }
+        if (nrtt)
+            put(l, "rtt_us", rtt / nrtt);
+    }
+    put_doc(l, "jain_index", s, "jain_index");
+    if (p->udp) {
+        put_doc(l, "loss_pct", s, "udp.loss_pct");
+        put_doc(l, "datagrams_lost", s, "udp.datagrams_lost");
+        put_doc(l, "jitter_us", s, "udp.jitter_us");
+        put_doc(l, "received_pps", s, "udp.received_pps");
+        if (cJSON_IsTrue(doc_at(s, "udp.shared_clock")))
+            put_doc(l, "one_way_delay_us", s, "udp.one_way_delay_us.mean");
+    }
+}
+
+static void doc_txn(struct mlist *l, const cJSON *s)
+{
+    static const char *const lat[][2] = {
+        {"latency_min_us", "min"},   {"latency_mean_us", "mean"},   {"latency_p50_us", "p50"},
+        {"latency_p90_us", "p90"},   {"latency_p99_us", "p99"},     {"latency_p999_us", "p999"},
+        {"latency_p9999_us", "p9999"}, {"latency_max_us", "max"},
+    };
+    const cJSON *l_us = doc_at(s, "latency_us");
+    double n;
+
+    put_doc(l, "transactions_per_s", s, "transactions_per_s");
+    if (doc_num(s, "transactions", &n) && n > 0)
+        for (size_t i = 0; i < sizeof(lat) / sizeof(lat[0]); i++)
+            put_doc(l, lat[i][0], l_us, lat[i][1]);
+    put_doc(l, "timeouts", s, "timeouts");
+}
+
+size_t metric_from_doc(const struct params *p, const cJSON *doc, struct metric_value *out,
+                       size_t max)
+{
+    struct mlist l = {out, 0, max};
+    const cJSON *s = doc_at(doc, "summary");
+    bool txn = params_is_transactional(p);
+    bool lcpu = cJSON_IsTrue(doc_at(s, "cpu.local.valid"));
+    bool rcpu = cJSON_IsTrue(doc_at(s, "cpu.remote.valid"));
+    double main = 0;
+
+    if (txn)
+        doc_txn(&l, s);
+    else
+        doc_stream(&l, p, doc);
+    if (lcpu)
+        put_doc(&l, "local_cpu_busy_pct", s, "cpu.local.busy_pct");
+    if (rcpu)
+        put_doc(&l, "remote_cpu_busy_pct", s, "cpu.remote.busy_pct");
+    doc_num(s, txn ? "transactions_per_s" : "throughput_bps", &main);
+    if (main <= 0 || (!txn && p->udp))
+        return l.n;
+    if (txn) {
+        if (lcpu)
+            put_doc(&l, "local_cpu_us_per_txn", s, "cpu_us_per_transaction.local");
+        if (rcpu)
+            put_doc(&l, "remote_cpu_us_per_txn", s, "cpu_us_per_transaction.remote");
+        return l.n;
+    }
+    if (lcpu) {
+        put_doc(&l, "local_cores_per_10g", s, "cores_per_10gbps.local");
+        put_doc(&l, "local_cpu_ns_per_byte", s, "cpu_ns_per_byte.local");
+    }
+    if (rcpu) {
+        put_doc(&l, "remote_cores_per_10g", s, "cores_per_10gbps.remote");
+        put_doc(&l, "remote_cpu_ns_per_byte", s, "cpu_ns_per_byte.remote");
+    }
+    return l.n;
+}
+
 const char *metric_unit_name(enum metric_unit u)
 {
     switch (u) {

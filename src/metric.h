@@ -1,9 +1,11 @@
 /* metric: the named figures of a run that history, compare, sweep and plots work with
  * (throughput_bps, latency_p99_us, ...): their units, which way is better, and their values
- * read from a run_result (or, for runs a daemon served, from its side_result). */
+ * read from a run_result (or, for runs a daemon served, from its side_result, or from a -J
+ * document that another host sent back). */
 #ifndef NETRIG_METRIC_H
 #define NETRIG_METRIC_H
 
+#include <cjson/cJSON.h>
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -37,6 +39,11 @@ size_t metric_from_run(const struct run_result *r, struct metric_value *out, siz
 /* The metrics of a daemon's own side of a test. */
 size_t metric_from_side(const struct params *p, const struct side_result *s,
                         struct metric_value *out, size_t max);
+
+/* The same metrics read from a run's -J document (docs/json.md) and its parameters p: for a
+ * run whose results came back as that document (a daemon's third-party test, a mesh cell). */
+size_t metric_from_doc(const struct params *p, const cJSON *doc, struct metric_value *out,
+                       size_t max);
 
 /* "21.37 Gbit/s", "12.3 us", "0.52 %", "1234": a value in the metric's unit for people. */
 void metric_format(const struct metric_def *d, double v, char *buf, size_t len);

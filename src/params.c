@@ -202,7 +202,10 @@ static int get_num(const cJSON *o, const char *key, double lo, double hi, double
         return -EINVAL;
     }
     /* counts and sizes are whole numbers; only the *_s fields take fractions */
-    if (!strstr(key, "_s") && v->valuedouble != floor(v->valuedouble)) {
+    size_t klen = strlen(key);
+    bool seconds = klen > 2 && !strcmp(key + klen - 2, "_s");
+
+    if (!seconds && v->valuedouble != floor(v->valuedouble)) {
         snprintf(err, errlen, "parameter '%s' must be a whole number", key);
         return -EINVAL;
     }

@@ -37,6 +37,8 @@ int policy_check_limits(const struct server_opts *o, struct params *p, uint64_t 
     if (!o->max_rate_bps || p->test != PARAMS_TEST_STREAM)
         return 0;
     if (p->udp) {
+        if (!p->interval_ns || p->interval_ns > 1000000000ULL)
+            p->interval_ns = 1000000000ULL;
         if (udp_rate(p) > (double)o->max_rate_bps) {
             char want[32], lim[32];
             units_format_rate(udp_rate(p), want, sizeof(want));
@@ -46,6 +48,9 @@ int policy_check_limits(const struct server_opts *o, struct params *p, uint64_t 
         }
         return 0;
     }
+    /* the in-run check works on intervals: sample at least once a second */
+    if (!p->interval_ns || p->interval_ns > 1000000000ULL)
+        p->interval_ns = 1000000000ULL;
     /* TCP: every flow is paced to its share, on both ends */
     *flow_rate_bps = o->max_rate_bps / params_total_flows(p);
     if (*flow_rate_bps == 0)

@@ -5,6 +5,7 @@
 #include "hostsnap.h"
 #include "metric.h"
 #include "plot.h"
+#include "store_mesh.h"
 #include "store_run.h"
 #include "store_sweep.h"
 #include "units.h"
@@ -24,7 +25,11 @@ static const char css[] =
     "th{background:#f3f3f3}td.n{text-align:right;font-variant-numeric:tabular-nums}"
     ".meta{color:#666;font-size:0.9em}.note{color:#a40;font-style:italic}"
     ".better{color:#070;font-weight:bold}.worse{color:#b00;font-weight:bold}"
-    ".chart svg{max-width:100%;height:auto}details{margin:0.5em 0}";
+    ".chart svg{max-width:100%;height:auto}details{margin:0.5em 0}"
+    "table.mesh td.cell{text-align:center;white-space:nowrap;min-width:6em}"
+    "table.mesh td.failed{background:#e8e8e8;color:#b00;font-weight:bold}"
+    "table.mesh td.self,table.mesh td.none{background:#f7f7f7;color:#aaa}"
+    ".swatch{display:inline-block;padding:0.1em 0.6em;color:#222}";
 
 static void esc(FILE *out, const char *s)
 {
@@ -150,13 +155,12 @@ static int flow_row(const struct store_flow *f, void *arg)
     return 0;
 }
 
-static void params_table(FILE *out, struct store *st, int64_t id)
+/* A params object (docs/json.md) as a collapsed table. */
+static void params_rows(FILE *out, const cJSON *p)
 {
-    char *text = store_run_document(st, id), v[320];
-    cJSON *doc = text ? cJSON_Parse(text) : NULL, *p, *x;
+    char v[320];
+    const cJSON *x;
 
-    free(text);
-    p = cJSON_GetObjectItemCaseSensitive(doc, "params");
     fputs("<details><summary>parameters</summary>\n<table>\n", out);
     cJSON_ArrayForEach(x, p) {
         if (cJSON_IsString(x))
@@ -168,6 +172,15 @@ static void params_table(FILE *out, struct store *st, int64_t id)
         row2(out, x->string, v);
     }
     fputs("</table>\n</details>\n", out);
+}
+
+static void params_table(FILE *out, struct store *st, int64_t id)
+{
+    char *text = store_run_document(st, id);
+    cJSON *doc = text ? cJSON_Parse(text) : NULL;
+
+    free(text);
+    params_rows(out, cJSON_GetObjectItemCaseSensitive(doc, "params"));
     cJSON_Delete(doc);
 }
 
@@ -388,4 +401,279 @@ int report_html_compare(struct store *st, const int64_t *a, size_t na, const cha
     foot(out);
     compare_free(&c);
     return 0;
+}
+
+/* ---- mesh plans ---- */
+
+/* What a mesh cell shows: the figure its colour scales (throughput, or latency p50 for rr and
+ * crr: has is false when the cell has no results) and its text. */
+struct cell_fig {
+    bool has;
+    double value;
+    char text[48], sub[48];
+};
+
+static bool is_txn(const struct store_mesh_cell *c)
+{
+    return strcmp(c->test_name, "stream") != 0;
+}
+
+static void cell_fig(struct store *st, const struct store_mesh_cell *c, struct cell_fig *f)
+{
+    double v;
+
+    memset(f, 0, sizeof(*f));
+    if (!c->run_id || (strcmp(c->status, "complete") && strcmp(c->status, "partial")))
+        return;
+    if (is_txn(c)) {
+        if (store_run_metric(st, c->run_id, "latency_p50_us", &f->value))
+            return;
+        snprintf(f->text, sizeof(f->text), "p50 %.1f us", f->value);
+        if (!store_run_metric(st, c->run_id, "transactions_per_s", &v))
+            snprintf(f->sub, sizeof(f->sub), "%.0f/s", v);
+    } else {
+        if (store_run_metric(st, c->run_id, "throughput_bps", &f->value))
+            return;
+        units_format_rate(f->value, f->text, sizeof(f->text));
+        if (!store_run_metric(st, c->run_id, "retransmits", &v))
+            snprintf(f->sub, sizeof(f->sub), "%.0f retransmits", v);
+    }
+    f->has = true;
+}
+
+/* Green for the best value of the matrix (lo for latency, hi for throughput) to red for half
+ * as good or worse (half the throughput, twice the latency). */
+static double fig_hue(double v, double lo, double hi, bool lower_better)
+{
+    double r = lower_better ? (v > 0 ? lo / v : 1) : (hi > 0 ? v / hi : 1);
+
+    return 120 * fmax(0, fmin(1, (r - 0.5) / 0.5));
+}
+
+static void mesh_td(FILE *out, const struct store_mesh_cell *c, const struct cell_fig *f,
+                    double lo, double hi, bool self)
+{
+    char title[512];
+
+    if (!c) {
+        fprintf(out, "<td class=\"cell %s\" title=\"%s\">%s</td>", self ? "self" : "none",
+                self ? "same host" : "not in the plan", self ? "&ndash;" : "");
+        return;
+    }
+    if (!f->has) {
+        snprintf(title, sizeof(title), "%s -> %s %s: %s%s%s", c->source, c->destination,
+                 c->test_name, c->status, c->error[0] ? ": " : "", c->error);
+        fprintf(out, "<td class=\"cell %s\" title=\"", strcmp(c->status, "pending")
+                ? "failed" : "pending");
+        esc(out, title);
+        fprintf(out, "\">%s</td>", !strcmp(c->status, "pending") ? "not run"
+                : !strcmp(c->status, "failed") ? "failed" : "no results");
+        return;
+    }
+    snprintf(title, sizeof(title), "%s -> %s %s: %s; %s%s%s; run %lld%s%s", c->source,
+             c->destination, c->test_name, c->status, f->text, f->sub[0] ? ", " : "", f->sub,
+             (long long)c->run_id, c->error[0] ? "; " : "", c->error);
+    fprintf(out, "<td class=\"cell %s\" style=\"background:hsl(%.0f,70%%,78%%)\" title=\"",
+            strcmp(c->status, "partial") ? "ok" : "partial", fig_hue(f->value, lo, hi, is_txn(c)));
+    esc(out, title);
+    fputs("\">", out);
+    esc(out, f->text);
+    if (f->sub[0]) {
+        fputs("<br><small>", out);
+        esc(out, f->sub);
+        fputs("</small>", out);
+    }
+    fputs(strcmp(c->status, "partial") ? "</td>" : " (partial)</td>", out);
+}
+
+/* The three colours of the scale and the values they stand for. */
+static void mesh_legend(FILE *out, bool txn, double lo, double hi)
+{
+    static const double ratio[] = {1, 0.75, 0.5};
+    static const char *const words[] = {"the best of this matrix", "through", "to half as good"};
+
+    if (hi < lo) {
+        fputs("<p class=\"note\">no cell of this test has results</p>\n", out);
+        return;
+    }
+    fputs("<p class=\"meta\">Source down, destination across. Colour from", out);
+    for (int i = 0; i < 3; i++) {
+        char v[48];
+        if (txn)
+            snprintf(v, sizeof(v), "p50 %.1f us", lo / ratio[i]);
+        else
+            units_format_rate(hi * ratio[i], v, sizeof(v));
+        fprintf(out, " %s <span class=\"swatch\" style=\"background:hsl(%.0f,70%%,78%%)\">%s"
+                "%s</span>", words[i], 120 * (ratio[i] - 0.5) / 0.5, v,
+                i < 2 ? "" : txn ? " or more" : " or less");
+    }
+    fputs("; failed cells are grey, with the reason in their tooltip.</p>\n", out);
+}
+
+struct mesh_page {
+    struct store *st;
+    const struct store_mesh_cell *cells;
+    uint32_t ncells, nhosts;
+    const cJSON *hosts, *tests;
+};
+
+static const char *host_name(const struct mesh_page *pg, uint32_t i)
+{
+    const cJSON *n = cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(pg->hosts, (int)i),
+                                                      "name");
+
+    return cJSON_IsString(n) ? n->valuestring : "?";
+}
+
+/* One test's matrix; at[s * nhosts + d] is the cell index of source s, destination d. */
+static void mesh_matrix(FILE *out, const struct mesh_page *pg, uint32_t t, int32_t *at,
+                        struct cell_fig *figs)
+{
+    const cJSON *params = cJSON_GetArrayItem(pg->tests, (int)t);
+    const cJSON *kind = cJSON_GetObjectItemCaseSensitive(params, "test");
+    bool txn = cJSON_IsString(kind) && strcmp(kind->valuestring, "stream");
+    double lo = INFINITY, hi = -INFINITY;
+
+    for (uint32_t i = 0; i < pg->nhosts * pg->nhosts; i++)
+        at[i] = -1;
+    for (uint32_t i = 0; i < pg->ncells; i++) {
+        const struct store_mesh_cell *c = &pg->cells[i];
+        if (c->test != t || c->src >= pg->nhosts || c->dst >= pg->nhosts)
+            continue;
+        at[c->src * pg->nhosts + c->dst] = (int32_t)i;
+        cell_fig(pg->st, c, &figs[i]);
+        if (figs[i].has)
+            lo = fmin(lo, figs[i].value), hi = fmax(hi, figs[i].value);
+    }
+    fprintf(out, "<h2>Test %u: %s, %s</h2>\n", t + 1,
+            cJSON_IsString(kind) ? kind->valuestring : "?",
+            txn ? "latency p50 (colour) and transactions/s" : "throughput");
+    params_rows(out, params);
+    mesh_legend(out, txn, lo, hi);
+    fputs("<table class=\"mesh\">\n<tr><th>source \\ destination</th>", out);
+    for (uint32_t d = 0; d < pg->nhosts; d++) {
+        fputs("<th>", out);
+        esc(out, host_name(pg, d));
+        fputs("</th>", out);
+    }
+    fputs("</tr>\n", out);
+    for (uint32_t s = 0; s < pg->nhosts; s++) {
+        fputs("<tr><th>", out);
+        esc(out, host_name(pg, s));
+        fputs("</th>", out);
+        for (uint32_t d = 0; d < pg->nhosts; d++) {
+            int32_t k = at[s * pg->nhosts + d];
+            mesh_td(out, k < 0 ? NULL : &pg->cells[k], k < 0 ? NULL : &figs[k], lo, hi, s == d);
+        }
+        fputs("</tr>\n", out);
+    }
+    fputs("</table>\n", out);
+}
+
+static void mesh_cells_table(FILE *out, const struct mesh_page *pg, const struct cell_fig *figs)
+{
+    fputs("<h2>Cells</h2>\n<details><summary>every cell with its run</summary>\n<table>\n"
+          "<tr><th>cell</th><th>test</th><th>source</th><th>destination</th><th>status</th>"
+          "<th>result</th><th>run</th><th>error</th></tr>\n", out);
+    for (uint32_t i = 0; i < pg->ncells; i++) {
+        const struct store_mesh_cell *c = &pg->cells[i];
+        fprintf(out, "<tr><td class=\"n\">%u</td><td>%u: %s</td><td>", c->idx + 1, c->test + 1,
+                c->test_name);
+        esc(out, c->source);
+        fputs("</td><td>", out);
+        esc(out, c->destination);
+        fprintf(out, "</td><td>%s</td><td class=\"n\">", c->status);
+        esc(out, figs[i].text);
+        fputs(figs[i].sub[0] ? ", " : "", out);
+        esc(out, figs[i].sub);
+        if (c->run_id)
+            fprintf(out, "</td><td class=\"n\">%lld</td><td>", (long long)c->run_id);
+        else
+            fputs("</td><td></td><td>", out);
+        esc(out, c->error);
+        fputs("</td></tr>\n", out);
+    }
+    fputs("</table>\n</details>\n<h2>Hosts</h2>\n<table>\n<tr><th>name</th><th>address</th>"
+          "<th>port</th></tr>\n", out);
+    for (uint32_t h = 0; h < pg->nhosts; h++) {
+        const cJSON *o = cJSON_GetArrayItem(pg->hosts, (int)h);
+        const cJSON *a = cJSON_GetObjectItemCaseSensitive(o, "address");
+        const cJSON *p = cJSON_GetObjectItemCaseSensitive(o, "port");
+        fputs("<tr><td>", out);
+        esc(out, host_name(pg, h));
+        fputs("</td><td>", out);
+        esc(out, cJSON_IsString(a) ? a->valuestring : "");
+        fprintf(out, "</td><td class=\"n\">%.0f</td></tr>\n", cJSON_IsNumber(p) ? p->valuedouble
+                                                                                : 0);
+    }
+    fputs("</table>\n", out);
+}
+
+static void mesh_summary(FILE *out, const struct store_mesh *m)
+{
+    char buf[96];
+
+    fputs("<table>\n", out);
+    row2(out, "plan", m->plan);
+    row2(out, "started (UTC)", m->started_at);
+    row2(out, "status", m->status);
+    if (m->finished_at[0])
+        row2(out, "finished (UTC)", m->finished_at);
+    row2(out, "schedule", m->parallel ? "every pair of a test at once (parallel)"
+                                      : "no host in two tests at once");
+    snprintf(buf, sizeof(buf), "%u, %u failed", m->ncells, m->nfailed);
+    row2(out, "cells", buf);
+    fputs("</table>\n", out);
+}
+
+int report_html_mesh(struct store *st, int64_t id, FILE *out, char *note, size_t notelen,
+                     char *err, size_t errlen)
+{
+    struct store_mesh m;
+    struct store_mesh_cell *cells = NULL;
+    struct mesh_page pg = {.st = st};
+    struct cell_fig *figs = NULL;
+    int32_t *at = NULL;
+    cJSON *hosts = NULL, *tests = NULL;
+    const char *base;
+    char title[1100];
+    int rc = -1;
+
+    (void)notelen;
+    note[0] = '\0';
+    if (store_mesh_get(st, id, &m, err, errlen) ||
+        store_mesh_cells(st, id, &cells, &pg.ncells, err, errlen))
+        goto out;
+    hosts = cJSON_Parse(m.hosts);
+    tests = cJSON_Parse(m.tests);
+    pg.cells = cells, pg.hosts = hosts, pg.tests = tests;
+    pg.nhosts = (uint32_t)cJSON_GetArraySize(hosts);
+    if (!cJSON_IsArray(hosts) || !cJSON_IsArray(tests) || pg.nhosts > 1024) {
+        snprintf(err, errlen, "mesh %lld in '%s': its hosts or tests are damaged", (long long)id,
+                 store_path(st));
+        goto out;
+    }
+    figs = calloc(pg.ncells ? pg.ncells : 1, sizeof(*figs));
+    at = calloc(pg.nhosts ? (size_t)pg.nhosts * pg.nhosts : 1, sizeof(*at));
+    if (!figs || !at) {
+        snprintf(err, errlen, "out of memory drawing mesh %lld", (long long)id);
+        goto out;
+    }
+    base = strrchr(m.plan, '/');
+    snprintf(title, sizeof(title), "netrig mesh %lld: %s", (long long)id, base ? base + 1 : m.plan);
+    head(out, title, st);
+    mesh_summary(out, &m);
+    for (uint32_t t = 0; t < (uint32_t)cJSON_GetArraySize(tests); t++)
+        mesh_matrix(out, &pg, t, at, figs);
+    mesh_cells_table(out, &pg, figs);
+    foot(out);
+    rc = 0;
+out:
+    cJSON_Delete(hosts);
+    cJSON_Delete(tests);
+    free(cells);
+    free(figs);
+    free(at);
+    store_mesh_free(&m);
+    return rc;
 }

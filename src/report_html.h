@@ -1,6 +1,7 @@
 /* report_html: one self-contained HTML page (inline SVG charts, inline CSS, no scripts and no
  * network fetches — its Content-Security-Policy forbids them) for a stored run, a sweep or a
- * comparison: charts, tables and the host snapshot. Reads the history only. */
+ * comparison, and a mesh plan's matrices: charts, tables and the host snapshot. Reads the
+ * history only. */
 #ifndef NETRIG_REPORT_HTML_H
 #define NETRIG_REPORT_HTML_H
 
@@ -16,6 +17,10 @@ int report_html_run(struct store *st, int64_t id, FILE *out, char *note, size_t 
                     char *err, size_t errlen);
 int report_html_sweep(struct store *st, int64_t id, FILE *out, char *note, size_t notelen,
                       char *err, size_t errlen);
+/* A mesh plan's run: a matrix per test (source rows, destination columns), each cell
+ * coloured by throughput (stream) or latency p50 (rr, crr), failed cells with their reason. */
+int report_html_mesh(struct store *st, int64_t id, FILE *out, char *note, size_t notelen,
+                     char *err, size_t errlen);
 int report_html_compare(struct store *st, const int64_t *a, size_t na, const char *name_a,
                         const int64_t *b, size_t nb, const char *name_b, FILE *out, char *note,
                         size_t notelen, char *err, size_t errlen);

@@ -158,8 +158,18 @@ static void merge_transactions(struct run_result *r)
         if (r->remote.flows[i].id != UINT32_MAX)
             s->sent_bytes += r->remote.flows[i].bytes;
     s->throughput_bps = rate(s->bytes, r->local.seconds);
+    s->sender_bps = rate(s->sent_bytes, r->local.seconds);
     s->up_bps = 0;
     s->down_bps = s->throughput_bps;
+    /* fairness between flows is about their transaction rates here */
+    {
+        double *tps = calloc(r->nflows ? r->nflows : 1, sizeof(*tps));
+        for (uint32_t i = 0; tps && i < r->nflows; i++)
+            tps[i] = r->flows[i].transactions_per_s;
+        if (tps)
+            s->jain_index = result_jain(tps, r->nflows);
+        free(tps);
+    }
     s->transactions_per_s = r->local.seconds > 0 ? (double)s->transactions / r->local.seconds : 0;
     if (s->transactions_per_s > 0) {
         s->local_cpu_us_per_txn = r->local.cpu.busy_cores * 1e6 / s->transactions_per_s;

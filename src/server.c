@@ -147,7 +147,10 @@ int server_admit(struct server *s, const struct sockaddr *peer, uint32_t *runnin
     if (s->running >= s->o.max_tests) {
         rc = -EBUSY;
         *running = s->running;
-    } else if (!cc || (s->o.max_client_tests && cc->running >= s->o.max_client_tests)) {
+    } else if (!cc) { /* every per-address slot taken: busy as a whole */
+        rc = -EBUSY;
+        *running = s->running;
+    } else if (s->o.max_client_tests && cc->running >= s->o.max_client_tests) {
         rc = -EUSERS;
         *running = cc ? cc->running : 0;
     } else {

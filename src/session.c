@@ -191,7 +191,7 @@ static int admit(struct session *ss)
         return -EBUSY;
     }
     ss->admitted = true;
-    if (o->exclusive) {
+    if (o->exclusive && ss->p.test == PARAMS_TEST_STREAM) { /* throughput tests queue */
         if (server_exclusive_acquire(ss->srv, SESSION_EXCLUSIVE_WAIT_MS, tell_queued, ss)) {
             ctl_send_error(ss->ctl, "busy", "waited too long for an exclusive slot");
             metrics_refused(mx(ss), METRICS_REFUSED_BUSY);
@@ -494,7 +494,14 @@ static void run_and_report(struct session *ss)
         if (side.flows[i].seconds > secs)
             secs = side.flows[i].seconds;
     }
-    units_format_rate(secs > 0 ? bytes * 8 / secs : 0, rate, sizeof(rate));
+    if (params_is_transactional(&ss->p)) {
+        uint64_t txns = 0;
+        for (uint32_t i = 0; i < side.nflows; i++)
+            txns += side.flows[i].txns;
+        snprintf(rate, sizeof(rate), "%llu transactions", (unsigned long long)txns);
+    } else {
+        units_format_rate(secs > 0 ? bytes * 8 / secs : 0, rate, sizeof(rate));
+    }
     LOG_INFO("test %.8s from %s done: %s (%s)", ss->idhex, ss->who, rate,
              why == ENGINE_END_WATCH ? "complete"
              : why == ENGINE_END_LIMIT ? "stopped: over --max-rate"

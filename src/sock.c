@@ -302,13 +302,14 @@ int sock_apply_flow_opts(int fd, const struct params *p, bool sender, char *err,
     return 0;
 }
 
-int sock_read_full(int fd, void *buf, size_t len, int timeout_ms)
+/* Moves len bytes in (want POLLIN) or out (POLLOUT) of fd within timeout_ms in total. */
+static int io_full(int fd, char *buf, size_t len, int timeout_ms, short want)
 {
     int64_t deadline = now_ms() + timeout_ms;
-    size_t got = 0;
+    size_t done = 0;
 
-    while (got < len) {
-        struct pollfd pfd = {.fd = fd, .events = POLLIN};
+    while (done < len) {
+        struct pollfd pfd = {.fd = fd, .events = want};
         int64_t left = deadline - now_ms();
         ssize_t n;
         int rc;
@@ -322,46 +323,26 @@ int sock_read_full(int fd, void *buf, size_t len, int timeout_ms)
             return -errno;
         if (rc == 0)
             return -ETIMEDOUT;
-        n = recv(fd, (char *)buf + got, len - got, MSG_DONTWAIT);
-        if (n == 0)
+        n = want == POLLIN ? recv(fd, buf + done, len - done, MSG_DONTWAIT)
+                           : send(fd, buf + done, len - done, MSG_DONTWAIT | MSG_NOSIGNAL);
+        if (n == 0 && want == POLLIN)
             return -ENODATA;
         if (n < 0) {
             if (errno == EAGAIN || errno == EINTR)
                 continue;
             return -errno;
         }
-        got += (size_t)n;
+        done += (size_t)n;
     }
     return 0;
 }
 
+int sock_read_full(int fd, void *buf, size_t len, int timeout_ms)
+{
+    return io_full(fd, buf, len, timeout_ms, POLLIN);
+}
+
 int sock_write_full(int fd, const void *buf, size_t len, int timeout_ms)
 {
-    int64_t deadline = now_ms() + timeout_ms;
-    size_t put = 0;
-
-    while (put < len) {
-        struct pollfd pfd = {.fd = fd, .events = POLLOUT};
-        int64_t left = deadline - now_ms();
-        ssize_t n;
-        int rc;
-
-        if (left <= 0)
-            return -ETIMEDOUT;
-        rc = poll(&pfd, 1, (int)left);
-        if (rc < 0 && errno == EINTR)
-            continue;
-        if (rc < 0)
-            return -errno;
-        if (rc == 0)
-            return -ETIMEDOUT;
-        n = send(fd, (const char *)buf + put, len - put, MSG_DONTWAIT | MSG_NOSIGNAL);
-        if (n < 0) {
-            if (errno == EAGAIN || errno == EINTR)
-                continue;
-            return -errno;
-        }
-        put += (size_t)n;
-    }
-    return 0;
+    return io_full(fd, (char *)buf, len, timeout_ms, POLLOUT);
 }

@@ -93,6 +93,21 @@ static const char *const migrations[STORE_SCHEMA_VERSION] = {
     "ALTER TABLE runs ADD COLUMN sweep_point_id INTEGER"
     " REFERENCES sweep_points(id) ON DELETE SET NULL;"
     "CREATE INDEX runs_point ON runs(sweep_point_id);",
+
+    /* v3: mesh plans stored as one unit; each cell's run is an ordinary run */
+    "CREATE TABLE meshes ("
+    " id INTEGER PRIMARY KEY, plan TEXT NOT NULL, started_at TEXT NOT NULL, finished_at TEXT,"
+    " status TEXT NOT NULL CHECK (status IN ('running', 'interrupted', 'done')),"
+    " parallel INTEGER NOT NULL DEFAULT 0, hosts TEXT NOT NULL, tests TEXT NOT NULL);"
+    "CREATE TABLE mesh_cells ("
+    " mesh_id INTEGER NOT NULL REFERENCES meshes(id) ON DELETE CASCADE,"
+    " idx INTEGER NOT NULL, test_idx INTEGER NOT NULL, src INTEGER NOT NULL,"
+    " dst INTEGER NOT NULL, test TEXT NOT NULL, source TEXT NOT NULL,"
+    " destination TEXT NOT NULL,"
+    " status TEXT NOT NULL CHECK (status IN ('pending', 'complete', 'partial', 'failed')),"
+    " error TEXT NOT NULL DEFAULT '',"
+    " run_id INTEGER UNIQUE REFERENCES runs(id) ON DELETE SET NULL,"
+    " PRIMARY KEY (mesh_id, idx)) WITHOUT ROWID;",
 };
 
 const char *store_migration_sql(int v)
@@ -410,8 +425,8 @@ static int row(struct store *st, sqlite3_stmt *s, char *err, size_t errlen, cons
     return 0;
 }
 
-static int add_metrics(struct store *st, int64_t id, const struct metric_value *m, size_t n,
-                       char *err, size_t errlen)
+int store_add_metrics(struct store *st, int64_t id, const struct metric_value *m, size_t n,
+                      char *err, size_t errlen)
 {
     sqlite3_stmt *s = store_prepare(st, "INSERT INTO metrics VALUES (?,?,?)", err, errlen);
     int rc = s ? 0 : -EIO;
@@ -603,7 +618,7 @@ int store_add_run(struct store *st, const struct run_result *r, const struct hos
     size_t nm = metric_from_run(r, m, METRIC_MAX);
 
     if (add_run_row(st, r, sweep_point, id, err, errlen) ||
-        add_metrics(st, *id, m, nm, err, errlen) || add_flows(st, *id, r, err, errlen) ||
+        store_add_metrics(st, *id, m, nm, err, errlen) || add_flows(st, *id, r, err, errlen) ||
         add_intervals(st, *id, "client", &r->local, err, errlen) ||
         (r->remote.valid && add_intervals(st, *id, "server", &r->remote, err, errlen)) ||
         add_cells(st, *id, &r->local, err, errlen) ||
@@ -682,7 +697,8 @@ int store_add_server_run(struct store *st, const struct params *p, const struct 
     if (rc)
         return rc;
     *id = sqlite3_last_insert_rowid(st->db);
-    if (add_metrics(st, *id, m, nm, err, errlen) || add_side_flows(st, *id, p, s, err, errlen) ||
+    if (store_add_metrics(st, *id, m, nm, err, errlen) ||
+        add_side_flows(st, *id, p, s, err, errlen) ||
         add_intervals(st, *id, "server", s, err, errlen) || add_host(st, *id, hs, err, errlen))
         return -EIO;
     return 0;

@@ -14,7 +14,7 @@
 #include "hostsnap.h"
 #include "result.h"
 
-#define STORE_SCHEMA_VERSION 2
+#define STORE_SCHEMA_VERSION 3
 #define STORE_APPLICATION_ID 0x4e524754 /* "NRGT" */
 #define STORE_BUSY_MS 15000
 
@@ -58,6 +58,10 @@ int store_add_server_run(struct store *st, const struct params *p, const struct 
  * it just served, in one call (each session thread has its own connection). */
 int store_save_served(const char *path, const struct params *p, const struct side_result *s,
                       const char *client, int64_t *id, char *err, size_t errlen);
+/* Metric rows of run id (store_doc.c and the add functions above). */
+struct metric_value;
+int store_add_metrics(struct store *st, int64_t id, const struct metric_value *m, size_t n,
+                      char *err, size_t errlen);
 /* Tags runs ids[0..n-1] with name (idempotent). */
 int store_tag(struct store *st, const int64_t *ids, size_t n, const char *name, char *err,
               size_t errlen);

@@ -10,7 +10,10 @@
 #define RUN_COLS                                                                                  \
     "r.id, r.test, r.udp, r.role, r.title, r.started_at, r.peer, r.client_version,"              \
     " r.server_version, r.partial, r.error, coalesce(r.sweep_point_id, 0),"                      \
-    " coalesce((SELECT group_concat(name, ',') FROM tags t WHERE t.run_id = r.id), '')"
+    " coalesce((SELECT group_concat(name, ',') FROM tags t WHERE t.run_id = r.id), ''),"         \
+    " coalesce(mc.mesh_id, 0), coalesce(mc.source, ''), coalesce(mc.destination, '')"
+/* a run is the cell of at most one mesh */
+#define RUN_FROM " FROM runs r LEFT JOIN mesh_cells mc ON mc.run_id = r.id"
 
 static void col_str(sqlite3_stmt *s, int c, char *dst, size_t len)
 {
@@ -35,6 +38,9 @@ static void read_run(sqlite3_stmt *s, struct store_run *r)
     col_str(s, 10, r->error, sizeof(r->error));
     r->sweep_point = sqlite3_column_int64(s, 11);
     col_str(s, 12, r->tags, sizeof(r->tags));
+    r->mesh = sqlite3_column_int64(s, 13);
+    col_str(s, 14, r->mesh_source, sizeof(r->mesh_source));
+    col_str(s, 15, r->mesh_destination, sizeof(r->mesh_destination));
 }
 
 static bool has_wildcard(const char *s)
@@ -52,7 +58,7 @@ int store_run_list(struct store *st, const struct store_run_filter *f,
     int rc = 0, step, bind = 1;
 
     snprintf(sql, sizeof(sql),
-             "SELECT * FROM (SELECT " RUN_COLS " FROM runs r WHERE 1 %s %s"
+             "SELECT * FROM (SELECT " RUN_COLS RUN_FROM " WHERE 1 %s %s"
              " ORDER BY r.id DESC LIMIT ?) ORDER BY 1",
              !f->title ? "" : has_wildcard(f->title) ? "AND r.title GLOB ?"
                                                      : "AND instr(lower(r.title), lower(?)) > 0",
@@ -79,7 +85,7 @@ int store_run_list(struct store *st, const struct store_run_filter *f,
 
 int store_run_get(struct store *st, int64_t id, struct store_run *out, char *err, size_t errlen)
 {
-    sqlite3_stmt *s = store_prepare(st, "SELECT " RUN_COLS " FROM runs r WHERE r.id = ?", err,
+    sqlite3_stmt *s = store_prepare(st, "SELECT " RUN_COLS RUN_FROM " WHERE r.id = ?", err,
                                     errlen);
     int rc = -ENOENT;
 
@@ -359,12 +365,18 @@ static int resolve_item(struct store *st, const char *item, struct idset *set, c
                        (int64_t)strtoll(item + 6, NULL, 10));
         if (rc == -ENOENT)
             snprintf(err, errlen, "sweep %s has no runs: see 'netrig history'", item + 6);
+    } else if (!strncmp(item, "mesh:", 5) && all_digits(item + 5, strlen(item + 5))) {
+        rc = add_query(st, set, "SELECT run_id FROM mesh_cells WHERE mesh_id = ?"
+                       " AND run_id IS NOT NULL ORDER BY run_id", "i",
+                       (int64_t)strtoll(item + 5, NULL, 10));
+        if (rc == -ENOENT)
+            snprintf(err, errlen, "mesh %s has no runs: see 'netrig history --meshes'", item + 5);
     } else {
         rc = add_query(st, set, "SELECT run_id FROM tags WHERE name = ? ORDER BY run_id", "t",
                        item);
         if (rc == -ENOENT)
-            snprintf(err, errlen, "'%s' is neither a run id, a range A-B, 'last', sweep:N nor a "
-                     "tag of any run: see 'netrig history'", item);
+            snprintf(err, errlen, "'%s' is neither a run id, a range A-B, 'last', sweep:N, "
+                     "mesh:N nor a tag of any run: see 'netrig history'", item);
     }
     if (rc && rc != -ENOENT)
         snprintf(err, errlen, "cannot read the history '%s'", store_path(st));

@@ -1,6 +1,6 @@
 /* store_run: reading runs back from the history — lists with filters, one run's metrics, host
  * snapshot, intervals, flows, latency histogram and stored -J document — and resolving what
- * users type to name runs ("12", "10-14", "3,5,9", a tag, "last", "sweep:4"). */
+ * users type to name runs ("12", "10-14", "3,5,9", a tag, "last", "sweep:4", "mesh:2"). */
 #ifndef NETRIG_STORE_RUN_H
 #define NETRIG_STORE_RUN_H
 
@@ -25,6 +25,8 @@ struct store_run {
     char error[256];
     int64_t sweep_point;   /* 0 = not part of a sweep */
     char tags[256];        /* comma-separated */
+    int64_t mesh;          /* the mesh whose cell this run is; 0 = none */
+    char mesh_source[64], mesh_destination[64]; /* that cell's hosts (plan names) */
 };
 
 struct store_run_filter {
@@ -83,8 +85,8 @@ struct store_flow {
 int store_run_flows(struct store *st, int64_t id,
                     int (*fn)(const struct store_flow *f, void *arg), void *arg);
 
-/* Resolves a run set (comma-separated ids, ranges A-B, tag names, "last", "sweep:N") into
- * *ids (malloc'd, in order, no repeats). Returns 0, or a negative errno with err. */
+/* Resolves a run set (comma-separated ids, ranges A-B, tag names, "last", "sweep:N",
+ * "mesh:N") into *ids (malloc'd, in order, no repeats). Returns 0, or a negative errno with err. */
 int store_run_resolve(struct store *st, const char *spec, int64_t **ids, size_t *n, char *err,
                       size_t errlen);
 
