@@ -22,6 +22,7 @@ int flow_init(struct flow *f, uint32_t id, const struct params *p, bool is_clien
         if (p->udp)
             return flow_udp_init(f, p, is_client);
         f->ops = f->sender ? &flow_stream_send_ops : &flow_stream_recv_ops;
+        f->can_run_alone = true;
         return 0;
     }
 }

@@ -60,6 +60,7 @@ struct flow {
     int fd;
     uint32_t id;
     bool sender;              /* this side originates the data / the requests */
+    bool can_run_alone;       /* its kind may use run_alone when it has a worker to itself */
     uint32_t worker;
     const struct flow_ops *ops;
     void *priv;               /* kind-specific state, allocated by flow_init */

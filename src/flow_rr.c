@@ -14,6 +14,7 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 
 #define RR_OPEN_LOOP_INFLIGHT 4096 /* open loop: requests outstanding at most per flow */
 
@@ -28,6 +29,7 @@ struct rr_state {
     uint64_t pending_write;  /* TCP: request/response bytes not yet written */
     uint64_t partial;        /* TCP: bytes of the current response/request received */
     uint64_t seq;            /* UDP: request number, echoed in the response when it fits */
+    bool out_armed;          /* TCP: EPOLLOUT is in the flow's epoll interest */
 };
 
 int flow_rr_init(struct flow *f, const struct params *p, bool is_client)
@@ -40,6 +42,8 @@ int flow_rr_init(struct flow *f, const struct params *p, bool is_client)
     f->priv = s;
     f->sender = is_client;
     f->ops = is_client ? &flow_rr_client_ops : &flow_rr_server_ops;
+    /* a lone closed-loop flow at depth 1 runs as a blocking ping-pong */
+    f->can_run_alone = !is_client || (p->rate_tps == 0 && p->depth == 1);
     s->req = p->req_size;
     s->resp = p->resp_size;
     s->udp = p->udp;
@@ -98,7 +102,12 @@ static int flush_tcp(struct worker *w, struct flow *f, struct rr_state *s)
         }
         s->pending_write -= (uint64_t)n;
     }
-    worker_watch(w, f, f->fd, EPOLL_CTL_MOD, EPOLLIN | (s->pending_write ? EPOLLOUT : 0));
+    /* ask for EPOLLOUT only while something waits to be written: one epoll_ctl per change,
+     * not per transaction */
+    if ((s->pending_write != 0) != s->out_armed) {
+        s->out_armed = s->pending_write != 0;
+        worker_watch(w, f, f->fd, EPOLL_CTL_MOD, EPOLLIN | (s->out_armed ? EPOLLOUT : 0));
+    }
     return 0;
 }
 
@@ -298,6 +307,84 @@ static int rr_server_stop(struct worker *w, struct flow *f)
     return 1;
 }
 
+/* Blocking calls wake up this often to look at the stop flag. */
+static void set_timeouts(int fd, uint64_t ns)
+{
+    struct timeval tv = {.tv_sec = (time_t)(ns / 1000000000ULL),
+                         .tv_usec = (suseconds_t)(ns % 1000000000ULL / 1000)};
+
+    setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+}
+
+/* Reads one whole response (TCP) or one datagram (UDP). 1 = got it, 0 = not yet (timeout
+ * slice), <0 = the connection failed. */
+static int read_response(struct worker *w, struct flow *f, struct rr_state *s)
+{
+    for (;;) {
+        ssize_t n = recv(f->fd, w->buf, s->udp ? w->buflen : s->resp - s->partial, 0);
+        if (n < 0 && (errno == EAGAIN || errno == EINTR))
+            return 0;
+        if (n <= 0)
+            return n < 0 ? -errno : -ECONNRESET;
+        flow_add(&f->bytes, (uint64_t)n);
+        if (s->udp) {
+            uint64_t seq;
+            if (n >= 8 && s->req >= 8 && (memcpy(&seq, w->buf, 8), be64toh(seq) + 1 < s->seq))
+                continue; /* the answer to a request already given up on */
+            return 1;
+        }
+        s->partial += (uint64_t)n;
+        if (s->partial >= s->resp) {
+            s->partial = 0;
+            return 1;
+        }
+    }
+}
+
+/* One closed-loop flow at depth 1 on its own thread, like a ping-pong tool: write the
+ * request, read the response, no epoll in between. */
+static void rr_client_alone(struct worker *w, struct flow *f)
+{
+    struct rr_state *s = f->priv;
+    uint64_t slice = s->timeout_ns < 100000000ULL ? s->timeout_ns : 100000000ULL;
+    int err = 0;
+
+    set_timeouts(f->fd, slice);
+    while (!worker_stop_requested(w)) {
+        uint64_t t0 = worker_now_ns();
+        int got = 0;
+
+        s->head = 0, s->inflight = 1, s->sent_at[0] = t0;
+        if (s->udp) {
+            if ((err = -send_udp(w, f, s->seq++, s->req)))
+                break;
+        } else if (send(f->fd, w->buf, s->req, MSG_NOSIGNAL) != (ssize_t)s->req) {
+            err = errno ? errno : EIO;
+            break;
+        }
+        while (!got && !worker_stop_requested(w) && worker_now_ns() - t0 < s->timeout_ns)
+            got = read_response(w, f, s);
+        if (got < 0) {
+            err = -got;
+            break;
+        }
+        if (got) {
+            complete_one(w, f, s, worker_now_ns());
+        } else if (!worker_stop_requested(w)) {
+            flow_add(&f->timeouts, 1);
+            if (!s->udp) { /* a TCP stream cannot resynchronise */
+                err = ETIMEDOUT;
+                break;
+            }
+        }
+    }
+    if (!err)
+        rr_client_stop(w, f);
+    else
+        worker_flow_finish(w, f, err);
+}
+
 const struct flow_ops flow_rr_client_ops = {
     .name = "rr-client",
     .events = EPOLLIN,
@@ -306,7 +393,71 @@ const struct flow_ops flow_rr_client_ops = {
     .on_timer = rr_client_timer,
     .on_start = rr_client_start,
     .fini = rr_fini,
+    .run_alone = rr_client_alone,
 };
+
+/* A lone server flow: blocking reads, a response for every complete request. */
+static void rr_server_alone(struct worker *w, struct flow *f)
+{
+    struct rr_state *s = f->priv;
+    uint64_t deadline = 0;
+    int err = 0;
+
+    set_timeouts(f->fd, 100000000ULL);
+    for (;;) {
+        ssize_t n = recv(f->fd, w->buf, w->buflen, 0);
+        if (n < 0 && (errno == EAGAIN || errno == EINTR)) {
+            if (worker_stop_requested(w) && s->udp)
+                break; /* UDP has no end of stream: stop means stop */
+            if (!deadline && worker_stop_requested(w))
+                deadline = worker_now_ns() + w->drain_ns;
+            if (deadline && worker_now_ns() >= deadline) {
+                err = ETIMEDOUT;
+                break;
+            }
+            continue;
+        }
+        if (n < 0 && s->udp && errno == ECONNREFUSED)
+            continue;
+        if (n <= 0) {
+            err = n < 0 ? errno : 0; /* EOF: the client finished */
+            break;
+        }
+        if (s->udp) {
+            uint64_t seq = 0;
+            if (n >= 4 && !memcmp(w->buf, ctl_data_magic, 4))
+                continue; /* a repeated hello */
+            if ((size_t)n >= sizeof(seq)) {
+                memcpy(&seq, w->buf, sizeof(seq));
+                seq = be64toh(seq);
+            }
+            flow_add(&f->bytes, (uint64_t)n);
+            flow_add(&f->txns, 1);
+            if ((err = -send_udp(w, f, seq, s->resp)))
+                break;
+            continue;
+        }
+        flow_add(&f->bytes, (uint64_t)n);
+        s->partial += (uint64_t)n;
+        flow_add(&f->txns, s->partial / s->req);
+        s->pending_write += s->partial / s->req * s->resp;
+        s->partial %= s->req;
+        while (s->pending_write) {
+            size_t len = s->pending_write < w->buflen ? s->pending_write : w->buflen;
+            ssize_t m = send(f->fd, w->buf, len, MSG_NOSIGNAL);
+            if (m < 0 && (errno == EAGAIN || errno == EINTR))
+                continue;
+            if (m < 0) {
+                err = errno;
+                break;
+            }
+            s->pending_write -= (uint64_t)m;
+        }
+        if (err)
+            break;
+    }
+    worker_flow_finish(w, f, err);
+}
 
 const struct flow_ops flow_rr_server_ops = {
     .name = "rr-server",
@@ -314,4 +465,5 @@ const struct flow_ops flow_rr_server_ops = {
     .on_event = rr_server_event,
     .on_stop = rr_server_stop,
     .fini = rr_fini,
+    .run_alone = rr_server_alone,
 };

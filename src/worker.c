@@ -278,7 +278,8 @@ int worker_start(struct worker *w)
     int rc;
 
     /* one flow and nothing to multiplex: blocking calls, no epoll round trips */
-    w->alone = w->nflows == 1 && w->flows[0]->ops->run_alone && !w->p->busy_poll &&
+    w->alone = w->nflows == 1 && w->flows[0]->ops->run_alone && w->flows[0]->can_run_alone &&
+               !w->p->busy_poll &&
                atomic_load(&w->flows[0]->tx) != FLOW_TX_MSG_ZEROCOPY;
     pthread_attr_init(&attr);
     if (w->cpu >= 0) {
