@@ -47,6 +47,15 @@ int multi_parse_target(const char *s, uint16_t default_port, struct multi_target
     return 0;
 }
 
+/* Bounded string copy between fields of one result (snprintf there trips -Wrestrict). */
+static void copy_reason(char *dst, size_t len, const char *src)
+{
+    size_t n = strnlen(src, len - 1);
+
+    memcpy(dst, src, n);
+    dst[n] = '\0';
+}
+
 static uint64_t realtime_ns(void)
 {
     struct timespec ts;
@@ -164,16 +173,18 @@ int multi_run(const struct client_opts *base, struct multi_result *m,
     }
     for (uint32_t t = 0; t < m->n; t++) {
         if (!run[t].s) {
-            if (run[t].rc)
-                m->rc[t] = run[t].rc, snprintf(m->err[t], sizeof(m->err[t]), "%s", run[t].err);
+            if (run[t].rc) {
+                m->rc[t] = run[t].rc;
+                copy_reason(m->err[t], sizeof(m->err[t]), run[t].err);
+            }
             continue;
         }
         pthread_join(th[t], NULL);
         m->rc[t] = run[t].rc;
         if (run[t].rc < 0)
-            snprintf(m->err[t], sizeof(m->err[t]), "%s", run[t].err);
+            copy_reason(m->err[t], sizeof(m->err[t]), run[t].err);
         else if (run[t].rc > 0)
-            snprintf(m->err[t], sizeof(m->err[t]), "%s", m->runs[t].error);
+            copy_reason(m->err[t], sizeof(m->err[t]), m->runs[t].error);
         client_session_free(run[t].s);
     }
     aggregate(m);

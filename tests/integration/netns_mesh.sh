@@ -4,9 +4,11 @@
 # `netrig serve --allow-third-party 10.233.0.100/32`.
 #   - a multi-target stream from the controller to h1 and h2: both targets report, the total
 #     equals the sum of the targets, and the two started together (overlapping in time);
-#   - a full-mesh rr plan: all 12 ordered pairs complete;
+#   - a full-mesh rr plan: all 12 ordered pairs complete, and are stored in a private history
+#     (--db): 12 runs naming their source and destination, the plan as mesh 1, whose matrix
+#     `show mesh:1` prints and `report mesh:1` draws as a 4x4 HTML table;
 #   - the same plan with h4's daemon killed midway: h4's cells fail with a reason, the others
-#     complete;
+#     complete; the stored mesh 2 and its page carry the reasons;
 #   - a daemon without --allow-third-party refuses a third-party request.
 # Needs root, ip netns, veth and bridge; exits 77 (skipped) without them. Traffic goes only to
 # the namespace-internal 10.233.0.0/24 addresses.
@@ -93,26 +95,82 @@ cat >"$T/plan.json" <<JSON
  "tests": [{"test":"rr","params":{"duration_s":0.5}}],
  "pairs": "full", "timeout_s": 3}
 JSON
-ip netns exec "$CTL" "$NETRIG" mesh "$T/plan.json" -J >"$T/mesh.json" 2>"$T/mesh.err" ||
+DB=$T/mesh.db
+ip netns exec "$CTL" "$NETRIG" mesh "$T/plan.json" -J --db "$DB" >"$T/mesh.json" 2>"$T/mesh.err" ||
     fail "mesh: $(tail -3 "$T/mesh.err")"
 check_jq "12 ordered pairs, all complete" "$T/mesh.json" \
     '(.cells | length) == 12 and all(.cells[]; .status == "complete" and .result.summary.transactions_per_s > 0)'
 check_jq "every ordered pair present once" "$T/mesh.json" \
     '[.cells[] | "\(.source)>\(.destination)"] | unique | length == 12'
 check "progress shown on stderr" grep -q 'mesh \[12/12\]' "$T/mesh.err"
+check_jq "-J names the stored mesh and each cell's run" "$T/mesh.json" \
+    '.mesh_id == 1 and ([.cells[].run_id] | unique | length) == 12'
+
+# ---- the plan's results in the history
+"$NETRIG" history --db "$DB" --last 0 -J >"$T/hist.json" 2>"$T/hist.err" ||
+    fail "history: $(cat "$T/hist.err")"
+check_jq "history holds the 12 cells' runs" "$T/hist.json" \
+    '[.[] | select(.mesh.id == 1)] | length == 12'
+check_jq "each run names its source and destination (title and mesh field)" "$T/hist.json" \
+    'all(.[]; .test == "rr" and .title == "mesh 1: \(.mesh.source) -> \(.mesh.destination) rr"
+              and .summary.transactions_per_s > 0 and .summary.latency_p50_us > 0)'
+check_jq "every ordered pair of h1..h4 once" "$T/hist.json" \
+    '([.[] | "\(.mesh.source)>\(.mesh.destination)"] | unique | length == 12) and
+     all(.[]; .mesh.source != .mesh.destination and (.mesh.source | test("^h[1-4]$")))'
+check_jq "a cell's peer is its destination's address" "$T/hist.json" \
+    'all(.[]; .peer == "10.233.0.\(.mesh.destination[1:]):5301")'
+"$NETRIG" history --db "$DB" --meshes -J >"$T/meshes.json" 2>&1 || fail "history --meshes"
+check_jq "the plan is stored as mesh 1, done, 12 cells, none failed" "$T/meshes.json" \
+    'length == 1 and .[0].id == 1 and .[0].status == "done" and .[0].cells == 12 and
+     .[0].failed == 0 and (.[0].plan | endswith("/plan.json"))'
+"$NETRIG" show mesh:1 --db "$DB" >"$T/show.txt" 2>"$T/show.err" || fail "show mesh:1: $(cat "$T/show.err")"
+check "show mesh:1 prints the rr matrix" grep -q '^rr (transactions/s), source down, destination across:' "$T/show.txt"
+check "show mesh:1: a row per source with 3 figures and itself" \
+    test "$(grep -cE '^h[1-4] +([0-9]+|-) +([0-9]+|-) +([0-9]+|-) +([0-9]+|-)$' "$T/show.txt")" -eq 4
+"$NETRIG" show mesh:1 --db "$DB" -J >"$T/show.json" 2>&1 || fail "show mesh:1 -J"
+check_jq "show mesh:1 -J: 12 complete cells with their runs and documents" "$T/show.json" \
+    '(.cells | length) == 12 and all(.cells[]; .status == "complete" and .run_id > 0 and
+     .result.summary.transactions_per_s > 0) and (.hosts | length) == 4'
+"$NETRIG" report mesh:1 --db "$DB" -o "$T/mesh.html" 2>"$T/report.err" ||
+    fail "report mesh:1: $(cat "$T/report.err")"
+cells() { grep -o "class=\"cell $1" "$T/$2" | wc -l; }
+check "report mesh:1: a 4x4 matrix ($(cells '' mesh.html) cells)" test "$(cells '' mesh.html)" -eq 16
+check "report mesh:1: 12 coloured cells and 4 on the diagonal" \
+    test "$(cells 'ok" style="background:hsl(' mesh.html)" -eq 12 -a "$(cells 'self' mesh.html)" -eq 4
+check "report mesh:1: 4 rows and 4 columns of hosts" \
+    test "$(grep -c '^<tr><th>h[1-4]</th><td class="cell' "$T/mesh.html")" -eq 4
+check "report mesh:1: loads nothing (no src= or external href)" \
+    bash -c "! grep -qiE '(src|href)=\"?(https?:|//)' '$T/mesh.html'"
 
 # ---- one daemon killed midway: its cells fail with a reason, the others complete
 sed 's/"duration_s":0.5/"duration_s":1/' "$T/plan.json" >"$T/plan2.json"
 ( sleep 2; kill -KILL "${PID[4]}" ) &
 track_pid $!
 rc=0
-ip netns exec "$CTL" "$NETRIG" mesh "$T/plan2.json" -J >"$T/mesh2.json" 2>"$T/mesh2.err" || rc=$?
+ip netns exec "$CTL" "$NETRIG" mesh "$T/plan2.json" -J --db "$DB" >"$T/mesh2.json" 2>"$T/mesh2.err" || rc=$?
 check "mesh with a dead host exits 1 (got $rc)" test "$rc" -eq 1
 check_jq "h4's cells after the kill failed with a reason" "$T/mesh2.json" \
     'any(.cells[]; (.source == "h4" or .destination == "h4") and .status != "complete" and (.error | length) > 0)'
 check_jq "no cell without h4 failed" "$T/mesh2.json" \
     'all(.cells[]; (.source == "h4" or .destination == "h4") or .status == "complete")'
 check_jq "all 12 cells reported" "$T/mesh2.json" '(.cells | length) == 12'
+# the failed cells are stored with their reasons; only the complete ones have runs
+"$NETRIG" show mesh:2 --db "$DB" -J >"$T/show2.json" 2>&1 || fail "show mesh:2 -J"
+check_jq "mesh 2 stored: h4's failed cells with reasons and no run, the others with runs" "$T/show2.json" \
+    '.mesh_id == 2 and any(.cells[]; .status == "failed") and
+     all(.cells[]; if .status == "failed" then (.error | length) > 0 and .run_id == null
+                   else .run_id > 0 end)'
+"$NETRIG" history --db "$DB" --meshes -J >"$T/meshes2.json" 2>&1 || fail "history --meshes (2)"
+check_jq "history --meshes counts mesh 2's failed cells" "$T/meshes2.json" \
+    '.[1].id == 2 and .[1].failed == ([$x[0].cells[] | select(.status == "failed")] | length)' \
+    --slurpfile x "$T/show2.json"
+"$NETRIG" show mesh:2 --db "$DB" >"$T/show2.txt" 2>&1 || fail "show mesh:2"
+check "show mesh:2 lists the failed cells with their reasons" \
+    grep -qE '^  (h4 -> h[1-3]|h[1-3] -> h4) rr: .{10,}' "$T/show2.txt"
+"$NETRIG" report mesh:2 --db "$DB" -o "$T/mesh2.html" 2>"$T/report2.err" ||
+    fail "report mesh:2: $(cat "$T/report2.err")"
+check "report mesh:2: 16 cells, failed ones marked with the reason on hover" \
+    test "$(cells '' mesh2.html)" -eq 16 -a "$(grep -cE 'class="cell failed" title="(h4 -&gt; h[1-3]|h[1-3] -&gt; h4) rr: failed: .{10,}"' "$T/mesh2.html")" -ge 1
 
 # ---- a daemon without --allow-third-party refuses
 ip netns exec "$(ns_of 1)" "$NETRIG" serve -p 5302 2>"$T/h1b.log" &

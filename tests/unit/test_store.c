@@ -1,6 +1,7 @@
-/* Unit tests for the history: schema creation, migration of a schema-1 database built here
- * by hand (with its backup), refusal of a newer schema and of foreign files, a run_result
- * built by hand stored and read back, run-set names, tags, and sweeps. */
+/* Unit tests for the history: schema creation, migration of schema-1 and schema-2 databases
+ * built here by hand (with their backups), refusal of a newer schema and of foreign files, a
+ * run_result built by hand stored and read back, the same run stored from its -J document
+ * (metrics equal to those of the run_result), run-set names, tags, sweeps and mesh plans. */
 #include "test_util.h"
 
 #include <errno.h>
@@ -8,7 +9,12 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include "histo.h"
+#include "metric.h"
+#include "report_json.h"
 #include "store.h"
+#include "store_doc.h"
+#include "store_mesh.h"
 #include "store_run.h"
 #include "store_sweep.h"
 
@@ -74,8 +80,8 @@ static void test_create(void **state)
     assert_int_equal(pragma(store_sqlite(st), "PRAGMA foreign_keys"), 1);
     text_pragma(store_sqlite(st), "PRAGMA journal_mode", mode, sizeof(mode));
     assert_string_equal(mode, "wal");
-    assert_int_equal(pragma(store_sqlite(st), "SELECT count(*) FROM sqlite_master WHERE "
-                                              "name IN ('runs','sweeps','sweep_points','tags')"), 4);
+    assert_int_equal(pragma(store_sqlite(st), "SELECT count(*) FROM sqlite_master WHERE name IN "
+                            "('runs','sweeps','sweep_points','tags','meshes','mesh_cells')"), 6);
     store_close(st);
     /* reopening changes nothing and makes no backup */
     st = store_open(path, false, err, sizeof(err));
@@ -399,6 +405,328 @@ static void test_sweep_store(void **state)
     store_close(st);
 }
 
+/* Builds a schema-2 database by hand, as netrig wrote it before mesh plans were stored: a
+ * tagged run in a sweep. */
+static void make_v2(const char *path)
+{
+    sqlite3 *db;
+
+    assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+    for (int v = 1; v <= 2; v++)
+        assert_int_equal(sqlite3_exec(db, store_migration_sql(v), NULL, NULL, NULL), SQLITE_OK);
+    assert_int_equal(sqlite3_exec(db,
+        "INSERT INTO sweeps (test, created_at, status, definition, metric, repeat_max, ci_level,"
+        " ci_pct) VALUES ('stream', '2025-06-01T00:00:00Z', 'done', '{}', 'throughput_bps', 1,"
+        " 0.95, 0);"
+        "INSERT INTO sweep_points (sweep_id, idx, settings, status, runs)"
+        " VALUES (1, 0, '{}', 'done', 1);"
+        "INSERT INTO runs (test, started_at, saved_at, params, document, sweep_point_id) VALUES"
+        " ('stream', '2025-06-01T00:00:00Z', '2025-06-01T00:00:10Z', '{}', '{}', 1);"
+        "INSERT INTO metrics VALUES (1, 'throughput_bps', 2e9);"
+        "INSERT INTO tags VALUES ('before', 1);"
+        "PRAGMA user_version = 2; PRAGMA application_id = 1314015060;", NULL, NULL, NULL),
+        SQLITE_OK);
+    sqlite3_close(db);
+}
+
+static void test_migrate_v2(void **state)
+{
+    char path[300], bak[320], err[512];
+    struct store_run sr;
+    struct store *st;
+    int64_t *ids;
+    size_t n;
+    sqlite3 *db;
+    double v;
+
+    (void)state;
+    assert_int_equal(STORE_SCHEMA_VERSION, 3);
+    db_path("v2.db", path, sizeof(path));
+    make_v2(path);
+    st = store_open(path, false, err, sizeof(err));
+    if (!st)
+        fail_msg("%s", err);
+    assert_int_equal(pragma(store_sqlite(st), "PRAGMA user_version"), 3);
+    /* the old run, its sweep and its tag survived; it is in no mesh */
+    assert_int_equal(store_run_get(st, 1, &sr, err, sizeof(err)), 0);
+    assert_int_equal(sr.sweep_point, 1);
+    assert_string_equal(sr.tags, "before");
+    assert_int_equal(sr.mesh, 0);
+    assert_string_equal(sr.mesh_source, "");
+    assert_int_equal(store_run_metric(st, 1, "throughput_bps", &v), 0);
+    assert_dbl_near(v, 2e9, 0);
+    assert_int_equal(store_run_resolve(st, "sweep:1", &ids, &n, err, sizeof(err)), 0);
+    assert_true(n == 1 && ids[0] == 1);
+    free(ids);
+    assert_int_equal(pragma(store_sqlite(st), "SELECT count(*) FROM meshes"), 0);
+    assert_int_equal(store_run_resolve(st, "mesh:1", &ids, &n, err, sizeof(err)), -ENOENT);
+    assert_contains(err, "mesh 1 has no runs");
+    assert_int_equal(pragma(store_sqlite(st), "PRAGMA foreign_key_check"), -1); /* no rows */
+    store_close(st);
+    /* the backup is the untouched schema-2 file */
+    snprintf(bak, sizeof(bak), "%s.schema-v2.bak", path);
+    assert_int_equal(sqlite3_open_v2(bak, &db, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+    assert_int_equal(pragma(db, "PRAGMA user_version"), 2);
+    assert_int_equal(pragma(db, "SELECT count(*) FROM runs"), 1);
+    assert_int_equal(pragma(db, "SELECT count(*) FROM sqlite_master WHERE name = 'meshes'"), 0);
+    sqlite3_close(db);
+    /* opening it again migrates nothing and makes no other backup */
+    st = store_open(path, false, err, sizeof(err));
+    assert_non_null(st);
+    store_close(st);
+    snprintf(bak, sizeof(bak), "%s.schema-v3.bak", path);
+    assert_int_not_equal(access(bak, F_OK), 0);
+}
+
+/* An rr run as the client would have measured it: 1 flow, 1000 transactions in 2 s. */
+static void make_rr(struct run_result *r)
+{
+    memset(r, 0, sizeof(*r));
+    snprintf(r->test, sizeof(r->test), "rr");
+    snprintf(r->server, sizeof(r->server), "192.0.2.8:5301");
+    snprintf(r->started_at, sizeof(r->started_at), "2026-01-02T03:04:05Z");
+    params_defaults(&r->params);
+    r->params.test = PARAMS_TEST_RR;
+    assert_int_equal(result_side_init(&r->local, 1, 2), 0);
+    assert_int_equal(result_side_init(&r->remote, 1, 2), 0);
+    r->local.valid = r->remote.valid = true;
+    r->local.seconds = r->remote.seconds = 2.0;
+    r->local.cpu = (struct cpu_usage){.busy_pct = 25, .busy_cores = 0.5, .ncpu = 2, .valid = 1};
+    r->remote.cpu = (struct cpu_usage){.busy_pct = 10, .busy_cores = 0.2, .ncpu = 2, .valid = 1};
+    r->local.flows[0].txns = r->remote.flows[0].txns = 1000;
+    r->local.flows[0].bytes = r->remote.flows[0].bytes = 1000;
+    r->local.flows[0].seconds = r->remote.flows[0].seconds = 2.0;
+    r->local.lat = calloc(1, sizeof(*r->local.lat));
+    assert_non_null(r->local.lat);
+    histo_init(r->local.lat);
+    for (uint64_t i = 0; i < 1000; i++)
+        histo_record(r->local.lat, 20000 + 37 * i);
+    for (uint32_t k = 0; k < 2; k++) {
+        struct interval *iv = result_side_next_interval(&r->local);
+        iv->start_s = k;
+        iv->end_s = k + 1;
+        iv->txns = 500;
+        iv->lat_sum_ns = 500 * 38000ULL;
+    }
+    assert_int_equal(result_merge(r), 0);
+}
+
+/* metric_from_doc over r's -J document gives exactly what metric_from_run gives over r. */
+static void same_metrics(const struct run_result *r, size_t expect_at_least)
+{
+    struct metric_value a[METRIC_MAX], b[METRIC_MAX];
+    cJSON *doc = report_json_run(r);
+    size_t na = metric_from_run(r, a, METRIC_MAX);
+    size_t nb = metric_from_doc(&r->params, doc, b, METRIC_MAX);
+
+    assert_true(na >= expect_at_least);
+    assert_int_equal(na, nb);
+    for (size_t i = 0; i < na; i++) {
+        assert_string_equal(a[i].def->name, b[i].def->name);
+        assert_dbl_near(b[i].value, a[i].value, 1e-12 * fabs(a[i].value));
+    }
+    cJSON_Delete(doc);
+}
+
+static int count_flow(const struct store_flow *f, void *arg)
+{
+    assert_true(f->bytes > 0);
+    (*(int *)arg)++;
+    return 0;
+}
+
+static void test_doc_run(void **state)
+{
+    char path[300], err[512], *text, *stored;
+    struct metric_value ma[METRIC_MAX], mb[METRIC_MAX];
+    struct run_result r, rr;
+    struct store_run a, b;
+    struct store *st;
+    cJSON *doc;
+    int64_t ia, ib;
+    int n = 0;
+    size_t na, nb;
+
+    (void)state;
+    make_run(&r);
+    make_rr(&rr);
+    same_metrics(&r, 8);
+    same_metrics(&rr, 14);
+    db_path("doc.db", path, sizeof(path));
+    st = store_open(path, true, err, sizeof(err));
+    assert_non_null(st);
+    ia = add(st, &r, NULL);
+    doc = report_json_run(&r);
+    assert_int_equal(store_begin(st, err, sizeof(err)), 0);
+    if (store_doc_add(st, doc, "from its document", &ib, err, sizeof(err)))
+        fail_msg("store_doc_add: %s", err);
+    assert_int_equal(store_commit(st, err, sizeof(err)), 0);
+    /* the same run as store_add_run keeps it, but for the title and the host snapshot */
+    assert_int_equal(store_run_get(st, ia, &a, err, sizeof(err)), 0);
+    assert_int_equal(store_run_get(st, ib, &b, err, sizeof(err)), 0);
+    assert_string_equal(b.title, "from its document");
+    assert_string_equal(b.test, a.test);
+    assert_string_equal(b.role, "client");
+    assert_string_equal(b.peer, a.peer);
+    assert_string_equal(b.started_at, a.started_at);
+    assert_string_equal(b.client_version, a.client_version);
+    assert_string_equal(b.server_version, a.server_version);
+    assert_int_equal(b.partial, a.partial);
+    na = store_run_metrics(st, ia, ma, METRIC_MAX);
+    nb = store_run_metrics(st, ib, mb, METRIC_MAX);
+    assert_int_equal(na, nb);
+    for (size_t i = 0; i < na; i++) {
+        assert_ptr_equal(ma[i].def, mb[i].def);
+        assert_dbl_near(mb[i].value, ma[i].value, 1e-12 * fabs(ma[i].value));
+    }
+    store_run_intervals(st, ib, "client", count_iv, &n);
+    assert_int_equal(n, 3);
+    n = 0;
+    store_run_intervals(st, ib, "server", count_iv, &n);
+    assert_int_equal(n, 2);
+    n = 0;
+    store_run_cells(st, ib, count_cell, &n);
+    assert_int_equal(n, 6);
+    n = 0;
+    store_run_flows(st, ib, count_flow, &n);
+    assert_int_equal(n, 2);
+    /* the document is kept as it came */
+    text = cJSON_PrintUnformatted(doc);
+    stored = store_run_document(st, ib);
+    assert_string_equal(stored, text);
+    free(text);
+    free(stored);
+    /* a document whose parameters a daemon would refuse is refused, nothing stored */
+    cJSON_ReplaceItemInObject(cJSON_GetObjectItem(doc, "params"), "flows",
+                              cJSON_CreateNumber(0));
+    assert_int_equal(store_begin(st, err, sizeof(err)), 0);
+    assert_int_equal(store_doc_add(st, doc, NULL, &ib, err, sizeof(err)), -EINVAL);
+    store_rollback(st);
+    assert_contains(err, "run document");
+    assert_contains(err, "flows");
+    assert_int_equal(pragma(store_sqlite(st), "SELECT count(*) FROM runs"), 2);
+    cJSON_Delete(doc);
+    result_fini(&r);
+    result_fini(&rr);
+    store_close(st);
+}
+
+static const char mesh_hosts[] = "[{\"name\":\"h1\",\"address\":\"198.51.100.1\",\"port\":5301},"
+                                 "{\"name\":\"h2\",\"address\":\"198.51.100.2\",\"port\":5301}]";
+
+static void mesh_cell(struct store_mesh_cell *c, uint32_t idx, const char *src, const char *dst)
+{
+    memset(c, 0, sizeof(*c));
+    c->idx = idx;
+    c->src = idx, c->dst = 1 - idx;
+    snprintf(c->test_name, sizeof(c->test_name), "stream");
+    snprintf(c->source, sizeof(c->source), "%s", src);
+    snprintf(c->destination, sizeof(c->destination), "%s", dst);
+}
+
+static int count_mesh(const struct store_mesh *m, void *arg)
+{
+    assert_null(m->hosts);
+    (*(int *)arg)++;
+    return 0;
+}
+
+static void test_mesh_store(void **state)
+{
+    char path[300], err[512];
+    struct store_mesh m = {0}, back;
+    struct store_mesh_cell cells[2], *got;
+    struct store_run sr;
+    struct run_result r;
+    struct store *st;
+    cJSON *doc;
+    int64_t id, run, none, *ids;
+    uint32_t n;
+    size_t nids;
+    int nm = 0;
+
+    (void)state;
+    db_path("mesh.db", path, sizeof(path));
+    st = store_open(path, true, err, sizeof(err));
+    assert_non_null(st);
+    snprintf(m.plan, sizeof(m.plan), "/etc/netrig/nightly.json");
+    m.hosts = (char *)mesh_hosts;
+    m.tests = "[{\"test\":\"stream\",\"flows\":2}]";
+    mesh_cell(&cells[0], 0, "h1", "h2");
+    mesh_cell(&cells[1], 1, "h2", "h1");
+    assert_int_equal(store_begin(st, err, sizeof(err)), 0);
+    assert_int_equal(store_mesh_create(st, &m, cells, 2, &id, err, sizeof(err)), 0);
+    assert_int_equal(store_commit(st, err, sizeof(err)), 0);
+    assert_int_equal(store_mesh_get(st, id, &back, err, sizeof(err)), 0);
+    assert_string_equal(back.status, "running");
+    assert_string_equal(back.plan, "/etc/netrig/nightly.json");
+    assert_string_equal(back.hosts, mesh_hosts);
+    assert_true(back.ncells == 2 && back.nfailed == 0 && back.finished_at[0] == '\0');
+    store_mesh_free(&back);
+    assert_int_equal(store_mesh_cells(st, id, &got, &n, err, sizeof(err)), 0);
+    assert_int_equal(n, 2);
+    assert_string_equal(got[1].status, "pending");
+    assert_true(got[1].src == 1 && got[1].dst == 0 && got[1].run_id == 0);
+    free(got);
+
+    /* h1 -> h2 completes: its run is stored from the document; h2 -> h1 fails */
+    make_run(&r);
+    doc = report_json_run(&r);
+    snprintf(cells[0].status, sizeof(cells[0].status), "complete");
+    snprintf(cells[1].status, sizeof(cells[1].status), "failed");
+    snprintf(cells[1].error, sizeof(cells[1].error), "connection refused by 198.51.100.1:5301");
+    assert_int_equal(store_begin(st, err, sizeof(err)), 0);
+    if (store_mesh_cell_done(st, id, &cells[0], doc, &run, err, sizeof(err)) ||
+        store_mesh_cell_done(st, id, &cells[1], NULL, &none, err, sizeof(err)))
+        fail_msg("store_mesh_cell_done: %s", err);
+    assert_int_equal(store_commit(st, err, sizeof(err)), 0);
+    assert_true(run > 0 && none == 0);
+    assert_int_equal(store_run_get(st, run, &sr, err, sizeof(err)), 0);
+    assert_string_equal(sr.title, "mesh 1: h1 -> h2 stream unit, \"quoted\"");
+    assert_int_equal(sr.mesh, id);
+    assert_string_equal(sr.mesh_source, "h1");
+    assert_string_equal(sr.mesh_destination, "h2");
+    assert_int_equal(store_mesh_cells(st, id, &got, &n, err, sizeof(err)), 0);
+    assert_string_equal(got[0].status, "complete");
+    assert_int_equal(got[0].run_id, run);
+    assert_string_equal(got[1].status, "failed");
+    assert_string_equal(got[1].error, "connection refused by 198.51.100.1:5301");
+    free(got);
+    assert_int_equal(store_run_resolve(st, "mesh:1", &ids, &nids, err, sizeof(err)), 0);
+    assert_true(nids == 1 && ids[0] == run);
+    free(ids);
+    assert_int_equal(store_mesh_set_status(st, id, "done", err, sizeof(err)), 0);
+    assert_int_equal(store_mesh_get(st, id, &back, err, sizeof(err)), 0);
+    assert_true(back.nfailed == 1 && !strcmp(back.status, "done") && back.finished_at[0]);
+    store_mesh_free(&back);
+    assert_int_equal(store_mesh_list(st, count_mesh, &nm), 0);
+    assert_int_equal(nm, 1);
+
+    /* a cell the mesh does not have; a mesh that does not exist */
+    cells[0].idx = 7;
+    assert_int_equal(store_mesh_cell_done(st, id, &cells[0], NULL, &none, err, sizeof(err)),
+                     -ENOENT);
+    assert_int_equal(store_mesh_get(st, 99, &back, err, sizeof(err)), -ENOENT);
+    assert_contains(err, "no mesh 99");
+    /* deleting the run unlinks its cell; deleting the mesh takes its cells, not the runs */
+    assert_int_equal(store_exec(st, err, sizeof(err), "DELETE FROM runs WHERE id = ?", "i", run),
+                     0);
+    assert_int_equal(pragma(store_sqlite(st), "SELECT count(*) FROM mesh_cells"
+                            " WHERE run_id IS NULL"), 2);
+    run = 0;
+    cells[0].idx = 0;
+    assert_int_equal(store_mesh_cell_done(st, id, &cells[0], doc, &run, err, sizeof(err)), 0);
+    assert_int_equal(store_exec(st, err, sizeof(err), "DELETE FROM meshes WHERE id = ?", "i", id),
+                     0);
+    assert_int_equal(pragma(store_sqlite(st), "SELECT count(*) FROM mesh_cells"), 0);
+    assert_int_equal(pragma(store_sqlite(st), "SELECT count(*) FROM runs"), 1);
+    assert_int_equal(store_run_get(st, run, &sr, err, sizeof(err)), 0);
+    assert_int_equal(sr.mesh, 0);
+    cJSON_Delete(doc);
+    result_fini(&r);
+    store_close(st);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -408,6 +736,9 @@ int main(void)
         cmocka_unit_test(test_migrate_v1),
         cmocka_unit_test(test_refuse_newer_and_foreign),
         cmocka_unit_test(test_sweep_store),
+        cmocka_unit_test(test_migrate_v2),
+        cmocka_unit_test(test_doc_run),
+        cmocka_unit_test(test_mesh_store),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
