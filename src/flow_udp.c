@@ -12,6 +12,7 @@
 
 #include <endian.h>
 #include <errno.h>
+#include <math.h>
 #include <netinet/in.h>
 #include <netinet/udp.h>
 #include <stdlib.h>
@@ -231,14 +232,16 @@ void flow_udp_account(struct flow_udp_rx *rx, uint64_t seq)
 
 void flow_udp_timing(struct flow_udp_rx *rx, uint64_t send_ns, uint64_t recv_ns)
 {
-    int64_t transit = (int64_t)(recv_ns - send_ns);
-    uint64_t owd = transit > 0 ? (uint64_t)transit : 0;
+    /* the send time comes from the peer: differences in double, so none can overflow */
+    double transit = (double)recv_ns - (double)send_ns;
+    uint64_t owd = recv_ns > send_ns ? recv_ns - send_ns : 0;
 
     if (rx->have_transit) {
-        int64_t d = transit - rx->last_transit_ns;
-        rx->jitter_ns += ((double)(d < 0 ? -d : d) - rx->jitter_ns) / 16.0;
+        double d = transit - (double)rx->last_transit_ns;
+        rx->jitter_ns += (fabs(d) - rx->jitter_ns) / 16.0;
     }
-    rx->last_transit_ns = transit;
+    rx->last_transit_ns = transit >= 9.2e18 ? INT64_MAX : transit <= -9.2e18 ? INT64_MIN
+                                                                            : (int64_t)transit;
     rx->have_transit = true;
     rx->owd_sum_ns += (double)owd;
     if (owd < rx->owd_min_ns)
