@@ -230,18 +230,26 @@ void flow_udp_account(struct flow_udp_rx *rx, uint64_t seq)
     rx->received++;
 }
 
+/* a - b for peer-chosen values, saturating instead of overflowing */
+static int64_t sat_diff(uint64_t a, uint64_t b)
+{
+    if (a >= b)
+        return a - b > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)(a - b);
+    return b - a > (uint64_t)INT64_MAX ? -INT64_MAX : -(int64_t)(b - a);
+}
+
 void flow_udp_timing(struct flow_udp_rx *rx, uint64_t send_ns, uint64_t recv_ns)
 {
-    /* the send time comes from the peer: differences in double, so none can overflow */
-    double transit = (double)recv_ns - (double)send_ns;
-    uint64_t owd = recv_ns > send_ns ? recv_ns - send_ns : 0;
+    /* the send time comes from the peer: no arithmetic here may overflow */
+    int64_t transit = sat_diff(recv_ns, send_ns), d;
+    uint64_t owd = transit > 0 ? (uint64_t)transit : 0;
 
     if (rx->have_transit) {
-        double d = transit - (double)rx->last_transit_ns;
-        rx->jitter_ns += (fabs(d) - rx->jitter_ns) / 16.0;
+        if (__builtin_sub_overflow(transit, rx->last_transit_ns, &d))
+            d = transit > 0 ? INT64_MAX : -INT64_MAX;
+        rx->jitter_ns += (fabs((double)d) - rx->jitter_ns) / 16.0;
     }
-    rx->last_transit_ns = transit >= 9.2e18 ? INT64_MAX : transit <= -9.2e18 ? INT64_MIN
-                                                                            : (int64_t)transit;
+    rx->last_transit_ns = transit;
     rx->have_transit = true;
     rx->owd_sum_ns += (double)owd;
     if (owd < rx->owd_min_ns)
