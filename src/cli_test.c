@@ -79,7 +79,7 @@ void cli_help_stream(FILE *out)
 "stream:\n"
 "  -R, --reverse           server sends, client receives\n"
 "      --bidir             both directions at once (-P flows each way)\n"
-"  -l, --length SIZE       bytes per write (default 128K; UDP: datagram, 1400)\n"
+"  -l, --length SIZE       bytes per write (default 1M; UDP: datagram, 1400)\n"
 "  -w, --window SIZE       socket buffer (SO_SNDBUF/SO_RCVBUF) on both ends\n"
 "  -C, --congestion ALGO   congestion control (e.g. bbr, cubic, reno)\n"
 "  -M, --mss BYTES         TCP maximum segment size\n"

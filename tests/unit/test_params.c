@@ -22,7 +22,7 @@ static void test_defaults(void **state)
     assert_int_equal(p.duration_ns, 10000000000ULL);
     assert_int_equal(p.omit_ns, 0);
     assert_int_equal(p.interval_ns, 1000000000ULL);
-    assert_int_equal(p.write_size, 131072);
+    assert_int_equal(p.write_size, 1048576);
     assert_int_equal(p.window, 0);
     assert_int_equal(p.mss, 0);
     assert_false(p.nodelay);
