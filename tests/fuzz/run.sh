@@ -7,6 +7,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
 secs=${FUZZ_SECONDS:-20}
 build=${FUZZ_BUILD_DIR:-$top/build-fuzz}
+case $build in /*) ;; *) build=$PWD/$build ;; esac # the targets run from a temp dir
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
