@@ -98,6 +98,9 @@ int flow_udp_init(struct flow *f, const struct params *p, bool is_client);
  * (received, duplicates, late ones within a 1024-datagram window), and RFC 3550 jitter with
  * one-way delay from the send time in the datagram. */
 void flow_udp_account(struct flow_udp_rx *rx, uint64_t seq);
+/* UDP senders of either datagram format: clear an ICMP error; stop at once. */
+int flow_udp_send_event(struct worker *w, struct flow *f, uint32_t events);
+int flow_udp_send_stop(struct worker *w, struct flow *f);
 void flow_udp_timing(struct flow_udp_rx *rx, uint64_t send_ns, uint64_t recv_ns);
 
 /* iperf3's UDP datagram format, for tests with an iperf3 peer (flow_iperf3_udp.c; chosen by

@@ -166,23 +166,6 @@ static int i3_send_timer(struct worker *w, struct flow *f, uint64_t now)
     return 0;
 }
 
-static int i3_send_event(struct worker *w, struct flow *f, uint32_t events)
-{
-    int soerr = 0;
-    socklen_t len = sizeof(soerr);
-
-    (void)w;
-    (void)events;
-    getsockopt(f->fd, SOL_SOCKET, SO_ERROR, &soerr, &len); /* clears an ICMP error */
-    return 0;
-}
-
-static int i3_send_stop(struct worker *w, struct flow *f)
-{
-    worker_flow_finish(w, f, 0);
-    return 1;
-}
-
 static int i3_recv_event(struct worker *w, struct flow *f, uint32_t events)
 {
     struct i3udp_rx *r = f->priv;
@@ -235,8 +218,8 @@ static int i3_recv_timer(struct worker *w, struct flow *f, uint64_t now)
 const struct flow_ops flow_iperf3_udp_send_ops = {
     .name = "iperf3-udp-send",
     .events = 0,
-    .on_event = i3_send_event,
-    .on_stop = i3_send_stop,
+    .on_event = flow_udp_send_event,
+    .on_stop = flow_udp_send_stop,
     .on_timer = i3_send_timer,
     .on_start = i3_send_start,
 };

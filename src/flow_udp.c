@@ -169,7 +169,7 @@ static int udp_send_timer(struct worker *w, struct flow *f, uint64_t now)
     return 0;
 }
 
-static int udp_send_event(struct worker *w, struct flow *f, uint32_t events)
+int flow_udp_send_event(struct worker *w, struct flow *f, uint32_t events)
 {
     int soerr = 0;
     socklen_t len = sizeof(soerr);
@@ -181,7 +181,7 @@ static int udp_send_event(struct worker *w, struct flow *f, uint32_t events)
     return 0;
 }
 
-static int udp_send_stop(struct worker *w, struct flow *f)
+int flow_udp_send_stop(struct worker *w, struct flow *f)
 {
     worker_flow_finish(w, f, 0);
     return 1;
@@ -307,8 +307,8 @@ static int udp_recv_timer(struct worker *w, struct flow *f, uint64_t now)
 const struct flow_ops flow_udp_send_ops = {
     .name = "udp-send",
     .events = 0, /* epoll reports errors always; the timer schedule drives sending */
-    .on_event = udp_send_event,
-    .on_stop = udp_send_stop,
+    .on_event = flow_udp_send_event,
+    .on_stop = flow_udp_send_stop,
     .on_timer = udp_send_timer,
     .on_start = udp_send_start,
 };
