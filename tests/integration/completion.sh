@@ -61,9 +61,9 @@ check_table() { # FILE OPTION_LIST
         fi
     done < <(table "$file")
 }
-check_table "$ROOT/src/cli_test.c" "$_netrig_opts_stream $_netrig_opts_rr $_netrig_opts_crr"
-check_table "$ROOT/src/cli_serve.c" "$_netrig_opts_serve"
-check_table "$ROOT/src/cli_exporter.c" "$_netrig_opts_exporter"
+check_table "$ROOT/src/cli/cli_test.c" "$_netrig_opts_stream $_netrig_opts_rr $_netrig_opts_crr"
+check_table "$ROOT/src/cli/cli_serve.c" "$_netrig_opts_serve"
+check_table "$ROOT/src/cli/cli_exporter.c" "$_netrig_opts_exporter"
 
 # ---- completing in bash
 complete_line() { # the words of a command line, the last one being completed
