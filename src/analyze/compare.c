@@ -172,7 +172,8 @@ cJSON *compare_json(const struct compare_result *c, const char *name_a, const ch
             cJSON_AddNumberToObject(m, "change_pct", r->change_pct);
         if (r->w.valid) {
             cJSON *t = cJSON_AddObjectToObject(m, "welch");
-            cJSON_AddNumberToObject(t, "t", isfinite(r->w.t) ? r->w.t : (r->w.t > 0 ? 1e308 : -1e308));
+            cJSON_AddNumberToObject(t, "t",
+                                    isfinite(r->w.t) ? r->w.t : (r->w.t > 0 ? 1e308 : -1e308));
             cJSON_AddNumberToObject(t, "df", r->w.df);
             cJSON_AddNumberToObject(t, "p", r->w.p);
         } else {
@@ -201,15 +202,13 @@ static void side_line(FILE *out, const char *tag, const char *name, const int64_
     fprintf(out, "%s)\n", n > 12 ? " ..." : "");
 }
 
-void compare_text(const struct compare_result *c, const char *name_a, const char *name_b,
-                  FILE *out)
+void compare_text(const struct compare_result *c, const char *name_a, const char *name_b, FILE *out)
 {
     char va[48], vb[48], chg[24], sig[48];
 
     side_line(out, "A", name_a, c->a, c->na);
     side_line(out, "B", name_b, c->b, c->nb);
-    fprintf(out, "%-20s %15s %15s %9s  %s\n", "metric", "A", "B", "change",
-            "Welch t-test, 95%");
+    fprintf(out, "%-20s %15s %15s %9s  %s\n", "metric", "A", "B", "change", "Welch t-test, 95%");
     for (size_t i = 0; i < c->nrows; i++) {
         const struct compare_row *r = &c->rows[i];
         metric_format(r->def, r->a.mean, va, sizeof(va));
@@ -221,8 +220,9 @@ void compare_text(const struct compare_result *c, const char *name_a, const char
         if (!r->w.valid)
             snprintf(sig, sizeof(sig), "- (one run each)");
         else
-            snprintf(sig, sizeof(sig), "%s (p=%.3g)%s%s", r->significant ? "significant" : "not significant",
-                     r->w.p, *compare_verdict(r) ? ", " : "", compare_verdict(r));
+            snprintf(sig, sizeof(sig), "%s (p=%.3g)%s%s",
+                     r->significant ? "significant" : "not significant", r->w.p,
+                     *compare_verdict(r) ? ", " : "", compare_verdict(r));
         fprintf(out, "%-20s %15s %15s %9s  %s\n", r->def->label, va, vb, chg, sig);
     }
     if (!c->nhost) {
@@ -231,6 +231,7 @@ void compare_text(const struct compare_result *c, const char *name_a, const char
     }
     fputs("host settings that differ (A -> B):\n", out);
     for (size_t i = 0; i < c->nhost; i++)
-        fprintf(out, "  %-40s %s -> %s\n", c->host[i].key, c->host[i].a[0] ? c->host[i].a : "(none)",
+        fprintf(out, "  %-40s %s -> %s\n", c->host[i].key,
+                c->host[i].a[0] ? c->host[i].a : "(none)",
                 c->host[i].b[0] ? c->host[i].b : "(none)");
 }

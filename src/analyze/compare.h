@@ -19,9 +19,9 @@
 struct compare_row {
     const struct metric_def *def;
     struct stats_sample a, b;
-    double change_pct;   /* (b - a) / |a| x 100; NAN when a's mean is 0 */
+    double change_pct; /* (b - a) / |a| x 100; NAN when a's mean is 0 */
     struct stats_welch w;
-    bool significant;    /* w.valid and p < 1 - COMPARE_LEVEL */
+    bool significant; /* w.valid and p < 1 - COMPARE_LEVEL */
 };
 
 struct compare_host {

@@ -15,16 +15,24 @@
 static const struct {
     const char *alias, *option;
 } aliases[] = {
-    {"flows", "parallel"},        {"write_size", "length"},     {"duration", "time"},
-    {"duration_s", "time"},       {"omit_s", "omit"},           {"interval_s", "interval"},
-    {"fq_rate_bps", "fq-rate"},   {"udp_rate_bps", "bitrate"},  {"udp_pps", "pps"},
-    {"rate_tps", "rate"},         {"cc", "congestion"},         {"req_size", "size"},
+    {"flows", "parallel"},
+    {"write_size", "length"},
+    {"duration", "time"},
+    {"duration_s", "time"},
+    {"omit_s", "omit"},
+    {"interval_s", "interval"},
+    {"fq_rate_bps", "fq-rate"},
+    {"udp_rate_bps", "bitrate"},
+    {"udp_pps", "pps"},
+    {"rate_tps", "rate"},
+    {"cc", "congestion"},
+    {"req_size", "size"},
     {"txn_timeout_s", "txn-timeout"},
 };
 
 static const char *const flags[] = {
-    "reverse", "bidir", "nodelay", "zerocopy", "udp", "busy-poll", "connect-only",
-    "R", "N", "Z", "u",
+    "reverse",      "bidir", "nodelay", "zerocopy", "udp", "busy-poll",
+    "connect-only", "R",     "N",       "Z",        "u",
 };
 
 static const char *const sweep_level[] = {
@@ -90,21 +98,25 @@ int sweep_parse_vary(const char *arg, struct sweep_vary *v, char *err, size_t er
     for (p = eq + 1; *p;) {
         size_t len = strcspn(p, ",");
         if (len == 0 || len >= sizeof(v->values[0]) || v->nvalues >= SWEEP_MAX_VALUES) {
-            snprintf(err, errlen, "invalid value list in --vary '%s': values are 1 to 63 "
-                     "characters, at most %d of them", arg, SWEEP_MAX_VALUES);
+            snprintf(err, errlen,
+                     "invalid value list in --vary '%s': values are 1 to 63 "
+                     "characters, at most %d of them",
+                     arg, SWEEP_MAX_VALUES);
             return -EINVAL;
         }
         memcpy(v->values[v->nvalues], p, len);
         v->values[v->nvalues][len] = '\0';
         if (v->flag && flag_value(v->values[v->nvalues]) < 0) {
-            snprintf(err, errlen, "value '%s' for --vary %s: use on or off",
-                     v->values[v->nvalues], v->name);
+            snprintf(err, errlen, "value '%s' for --vary %s: use on or off", v->values[v->nvalues],
+                     v->name);
             return -EINVAL;
         }
         if (v->direction && strcmp(v->values[v->nvalues], "forward") &&
             strcmp(v->values[v->nvalues], "reverse") && strcmp(v->values[v->nvalues], "bidir")) {
-            snprintf(err, errlen, "value '%s' for --vary direction: use forward, reverse or "
-                     "bidir", v->values[v->nvalues]);
+            snprintf(err, errlen,
+                     "value '%s' for --vary direction: use forward, reverse or "
+                     "bidir",
+                     v->values[v->nvalues]);
             return -EINVAL;
         }
         v->nvalues++;
@@ -131,8 +143,10 @@ int sweep_parse_ci(const char *arg, double *level, double *pct, char *err, size_
             end++;
     }
     if (!ok || *end || !(l >= 50 && l < 100) || !(w > 0 && w <= 100)) {
-        snprintf(err, errlen, "invalid --ci '%s': use LEVEL,WIDTH%% with LEVEL 50 to 99.9 and "
-                 "WIDTH above 0, e.g. 95,2%% (a 95%% interval within +-2%% of the mean)", arg);
+        snprintf(err, errlen,
+                 "invalid --ci '%s': use LEVEL,WIDTH%% with LEVEL 50 to 99.9 and "
+                 "WIDTH above 0, e.g. 95,2%% (a 95%% interval within +-2%% of the mean)",
+                 arg);
         return -EINVAL;
     }
     *level = l / 100;

@@ -12,16 +12,16 @@
 
 #include "params.h"
 
-#define SWEEP_MAX_VARY 8
+#define SWEEP_MAX_VARY   8
 #define SWEEP_MAX_VALUES 64
 #define SWEEP_MAX_POINTS 4096
-#define SWEEP_MAX_ARGS 128
+#define SWEEP_MAX_ARGS   128
 
 struct sweep_vary {
-    char name[48];                      /* as typed: flows, window, C, ... */
-    char option[64];                    /* what the test parser gets: --parallel, -C, ... */
-    bool flag;                          /* an on/off option (--nodelay, --reverse, ...) */
-    bool direction;                     /* "direction": forward, reverse, bidir */
+    char name[48];   /* as typed: flows, window, C, ... */
+    char option[64]; /* what the test parser gets: --parallel, -C, ... */
+    bool flag;       /* an on/off option (--nodelay, --reverse, ...) */
+    bool direction;  /* "direction": forward, reverse, bidir */
     uint32_t nvalues;
     char values[SWEEP_MAX_VALUES][64];
 };
@@ -29,12 +29,12 @@ struct sweep_vary {
 struct sweep_def {
     enum params_test kind;
     int nbase;
-    char base[SWEEP_MAX_ARGS][256];     /* the test's options as typed */
+    char base[SWEEP_MAX_ARGS][256]; /* the test's options as typed */
     uint32_t nvary;
     struct sweep_vary vary[SWEEP_MAX_VARY];
-    uint32_t repeat;                    /* repetitions at most (exactly, without a CI target) */
-    double ci_level;                    /* e.g. 0.95 */
-    double ci_pct;                      /* target half-width in % of the mean; 0 = none */
+    uint32_t repeat; /* repetitions at most (exactly, without a CI target) */
+    double ci_level; /* e.g. 0.95 */
+    double ci_pct;   /* target half-width in % of the mean; 0 = none */
     char metric[40];
 };
 

@@ -51,10 +51,7 @@ const char *audit_status_name(enum audit_status s)
     return s < AUDIT_STATUS_COUNT ? status_names[s] : "?";
 }
 
-const char *audit_group_key(enum audit_group g)
-{
-    return g < AUDIT_G_COUNT ? group_keys[g] : "?";
-}
+const char *audit_group_key(enum audit_group g) { return g < AUDIT_G_COUNT ? group_keys[g] : "?"; }
 
 const char *audit_group_title(enum audit_group g)
 {
@@ -183,35 +180,17 @@ const struct audit_finding *audit_findings(const struct audit_ctx *ctx, size_t *
     return ctx->findings;
 }
 
-const struct audit_target *audit_get_target(const struct audit_ctx *ctx)
-{
-    return &ctx->target;
-}
+const struct audit_target *audit_get_target(const struct audit_ctx *ctx) { return &ctx->target; }
 
-enum audit_profile audit_get_profile(const struct audit_ctx *ctx)
-{
-    return ctx->opts.profile;
-}
+enum audit_profile audit_get_profile(const struct audit_ctx *ctx) { return ctx->opts.profile; }
 
-const struct audit_host *audit_get_host(const struct audit_ctx *ctx)
-{
-    return &ctx->host;
-}
+const struct audit_host *audit_get_host(const struct audit_ctx *ctx) { return &ctx->host; }
 
-const char *audit_sysroot(const struct audit_ctx *ctx)
-{
-    return ctx->opts.sysroot;
-}
+const char *audit_sysroot(const struct audit_ctx *ctx) { return ctx->opts.sysroot; }
 
-bool audit_is_live(const struct audit_ctx *ctx)
-{
-    return ctx->opts.sysroot == NULL;
-}
+bool audit_is_live(const struct audit_ctx *ctx) { return ctx->opts.sysroot == NULL; }
 
-bool audit_recording(const struct audit_ctx *ctx)
-{
-    return ctx->opts.record_dir != NULL;
-}
+bool audit_recording(const struct audit_ctx *ctx) { return ctx->opts.record_dir != NULL; }
 
 struct audit_iface *audit_ifaces(struct audit_ctx *ctx, size_t *n)
 {
@@ -357,10 +336,7 @@ int audit_parse_u64s(const char *s, uint64_t *out, int n)
     return *p ? -EINVAL : 0;
 }
 
-int audit_parse_u64(const char *s, uint64_t *out)
-{
-    return audit_parse_u64s(s, out, 1);
-}
+int audit_parse_u64(const char *s, uint64_t *out) { return audit_parse_u64s(s, out, 1); }
 
 int audit_parse_i64(const char *s, int64_t *out)
 {

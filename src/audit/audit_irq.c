@@ -98,10 +98,7 @@ static int collect_irq(const char *name, void *arg)
     return 0;
 }
 
-static int cmp_int(const void *a, const void *b)
-{
-    return *(const int *)a - *(const int *)b;
-}
+static int cmp_int(const void *a, const void *b) { return *(const int *)a - *(const int *)b; }
 
 /* name occurs in text as its own token (not "eth3" inside "eth30") */
 static bool has_token(const char *text, const char *name)

@@ -20,10 +20,7 @@
 #define CFG_READ        256 /* the standard header and capability list */
 #define VENDOR_MELLANOX 0x15b3
 
-static uint16_t rd16(const uint8_t *c, int off)
-{
-    return (uint16_t)(c[off] | c[off + 1] << 8);
-}
+static uint16_t rd16(const uint8_t *c, int off) { return (uint16_t)(c[off] | c[off + 1] << 8); }
 
 static uint32_t rd32(const uint8_t *c, int off)
 {
@@ -61,10 +58,7 @@ int audit_pci_decode(const uint8_t *cfg, size_t len, struct audit_pci_info *out)
     return -ENOENT;
 }
 
-static int hexval(int c)
-{
-    return isdigit(c) ? c - '0' : isxdigit(c) ? tolower(c) - 'a' + 10 : -1;
-}
+static int hexval(int c) { return isdigit(c) ? c - '0' : isxdigit(c) ? tolower(c) - 'a' + 10 : -1; }
 
 /* "00: b3 15 ..." -> 16 bytes at cfg + off; the offset must be off. */
 static int parse_dump_line(const char *line, size_t off, uint8_t *cfg)
@@ -170,10 +164,7 @@ static void PCI_NONRET pci_fatal(char *msg, ...)
     exit(2);
 }
 
-static void pci_quiet(char *msg, ...)
-{
-    (void)msg;
-}
+static void pci_quiet(char *msg, ...) { (void)msg; }
 
 /* Live: libpci over /sys/bus/pci. Returns the bytes read (>= 64) or a negative errno;
  * *more_err says why the read stopped at 64 bytes. */

@@ -56,7 +56,8 @@ static void version(void)
 {
     printf("netrig %s\nfeatures: stream(tcp,udp) rr(tcp,udp) crr serve json json-stream tcp_info "
            "msg_zerocopy udp_gso latency-histogram cpu-affinity live-view metrics(prometheus) "
-           "exporter\n", NETRIG_VERSION);
+           "exporter\n",
+           NETRIG_VERSION);
 }
 
 void cli_error(const char *fmt, ...)
@@ -108,7 +109,8 @@ int cli_parse_size(const char *opt, const char *val, uint64_t hi, uint32_t *out)
 
     if (units_parse_size(val, &v) || v > hi) {
         cli_error("invalid size '%s' for %s: use bytes with an optional K, M or G suffix "
-                  "(at most %llu)", val, opt, (unsigned long long)hi);
+                  "(at most %llu)",
+                  val, opt, (unsigned long long)hi);
         return -1;
     }
     *out = (uint32_t)v;
@@ -119,7 +121,8 @@ int cli_parse_rate(const char *opt, const char *val, uint64_t *out)
 {
     if (units_parse_rate(val, out)) {
         cli_error("invalid rate '%s' for %s: use bits/s with an optional K, M or G suffix "
-                  "(e.g. 500M), or bytes/s as 60MB", val, opt);
+                  "(e.g. 500M), or bytes/s as 60MB",
+                  val, opt);
         return -1;
     }
     return 0;
@@ -160,8 +163,7 @@ int cli_main(int argc, char **argv, volatile sig_atomic_t *stop)
             cli_help_exporter(stdout);
         else if (cli_history_help(argv[2], stdout) == 0) {
             /* history, show, export, tag, compare, sweep, plot, report */
-        }
-        else {
+        } else {
             cli_error("no help for '%s': run 'netrig --help' for the list of commands", argv[2]);
             return CLI_EXIT_USAGE;
         }

@@ -12,8 +12,8 @@
 
 enum cli_exit {
     CLI_EXIT_OK = 0,
-    CLI_EXIT_FAIL = 1,     /* the test could not run, or its results are partial */
-    CLI_EXIT_USAGE = 2,    /* bad command line */
+    CLI_EXIT_FAIL = 1,  /* the test could not run, or its results are partial */
+    CLI_EXIT_USAGE = 2, /* bad command line */
     CLI_EXIT_INTERRUPTED = 130,
 };
 
@@ -33,7 +33,7 @@ void cli_help_mesh(FILE *out);
 struct store;
 int cli_mesh_show(struct store *st, long long id, bool json, FILE *out);
 int cli_mesh_list(struct store *st, bool json, FILE *out);
-int cli_audit(int argc, char **argv, volatile sig_atomic_t *stop); /* cli_audit.c */
+int cli_audit(int argc, char **argv, volatile sig_atomic_t *stop);    /* cli_audit.c */
 int cli_exporter(int argc, char **argv, volatile sig_atomic_t *stop); /* cli_exporter.c */
 void cli_help_exporter(FILE *out);
 void cli_help_audit(FILE *out);

@@ -14,50 +14,49 @@
 #include <unistd.h>
 
 static const char help_names[] =
-"RUN is an id (12), a range (10-14), a list (3,5,9), a tag, 'last', sweep:N or mesh:N.\n"
-"      --db PATH         history database (default ~/.local/share/netrig/history.db)\n";
+    "RUN is an id (12), a range (10-14), a list (3,5,9), a tag, 'last', sweep:N or mesh:N.\n"
+    "      --db PATH         history database (default ~/.local/share/netrig/history.db)\n";
 
 static void help_compare(FILE *out)
 {
     fprintf(out,
-"usage: netrig compare A B [-J] [--db PATH]\n"
-"\n"
-"Compares B against A, where each is a run or a set of runs (e.g. tags 'before' and\n"
-"'after'): every metric's mean side by side with the change in %%, Welch's t-test at\n"
-"95%% where a side has several runs (significant: p < 0.05; 'better' or 'worse' by\n"
-"the metric's direction), and the host settings that differ between the two sides.\n"
-"\n"
-"  -J, --json            the comparison as JSON\n");
+            "usage: netrig compare A B [-J] [--db PATH]\n"
+            "\n"
+            "Compares B against A, where each is a run or a set of runs (e.g. tags 'before' and\n"
+            "'after'): every metric's mean side by side with the change in %%, Welch's t-test at\n"
+            "95%% where a side has several runs (significant: p < 0.05; 'better' or 'worse' by\n"
+            "the metric's direction), and the host settings that differ between the two sides.\n"
+            "\n"
+            "  -J, --json            the comparison as JSON\n");
     fputs(help_names, out);
 }
 
 static void help_plot(FILE *out)
 {
     fprintf(out,
-"usage: netrig plot RUN|sweep:N -o FILE.svg|FILE.png [--db PATH]\n"
-"\n"
-"Draws a chart with gnuplot (Debian: apt-get install gnuplot-nox): for a stream run\n"
-"the total and per-flow throughput over time with retransmits; for rr and crr the\n"
-"transaction rate and mean latency over time and the latency CDF; for a sweep its\n"
-"metric against the first --vary, one line per combination of the others, with\n"
-"confidence-interval error bars.\n"
-"\n"
-"  -o, --output FILE     the chart; .svg or .png chooses the format\n");
+            "usage: netrig plot RUN|sweep:N -o FILE.svg|FILE.png [--db PATH]\n"
+            "\n"
+            "Draws a chart with gnuplot (Debian: apt-get install gnuplot-nox): for a stream run\n"
+            "the total and per-flow throughput over time with retransmits; for rr and crr the\n"
+            "transaction rate and mean latency over time and the latency CDF; for a sweep its\n"
+            "metric against the first --vary, one line per combination of the others, with\n"
+            "confidence-interval error bars.\n"
+            "\n"
+            "  -o, --output FILE     the chart; .svg or .png chooses the format\n");
     fputs(help_names, out);
 }
 
 static void help_report(FILE *out)
 {
-    fprintf(out,
-"usage: netrig report RUN|sweep:N|mesh:N|compare A B -o FILE.html [--db PATH]\n"
-"\n"
-"Writes one self-contained HTML page: charts as inline SVG, tables and the host\n"
-"snapshot; no scripts and nothing fetched from the network. Charts need gnuplot;\n"
-"without it the page says so and keeps the tables. mesh:N draws a mesh plan as a\n"
-"matrix per test (source rows, destination columns), each cell coloured by its\n"
-"throughput or latency, failed cells with their reason.\n"
-"\n"
-"  -o, --output FILE     the page to write\n");
+    fprintf(out, "usage: netrig report RUN|sweep:N|mesh:N|compare A B -o FILE.html [--db PATH]\n"
+                 "\n"
+                 "Writes one self-contained HTML page: charts as inline SVG, tables and the host\n"
+                 "snapshot; no scripts and nothing fetched from the network. Charts need gnuplot;\n"
+                 "without it the page says so and keeps the tables. mesh:N draws a mesh plan as a\n"
+                 "matrix per test (source rows, destination columns), each cell coloured by its\n"
+                 "throughput or latency, failed cells with their reason.\n"
+                 "\n"
+                 "  -o, --output FILE     the page to write\n");
     fputs(help_names, out);
 }
 
@@ -72,8 +71,10 @@ static int parse_an(const char *cmd, int argc, char **argv, void (*help)(FILE *)
                     const char *allowed, struct an_cli *ac)
 {
     static const struct option lo[] = {
-        {"db", required_argument, NULL, OPT_DB}, {"json", no_argument, NULL, 'J'},
-        {"output", required_argument, NULL, 'o'}, {"help", no_argument, NULL, 'h'},
+        {"db", required_argument, NULL, OPT_DB},
+        {"json", no_argument, NULL, 'J'},
+        {"output", required_argument, NULL, 'o'},
+        {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
     int c;
@@ -168,10 +169,7 @@ static long long unit_id(const char *s, const char *prefix)
     return *end || v <= 0 ? 0 : v;
 }
 
-static long long sweep_id(const char *s)
-{
-    return unit_id(s, "sweep:");
-}
+static long long sweep_id(const char *s) { return unit_id(s, "sweep:"); }
 
 static int cmd_plot(int argc, char **argv)
 {
@@ -191,8 +189,7 @@ static int cmd_plot(int argc, char **argv)
     }
     fmt = plot_format_of(ac.output);
     if (fmt < 0) {
-        cli_error("cannot tell the chart format of '%s': name it FILE.svg or FILE.png",
-                  ac.output);
+        cli_error("cannot tell the chart format of '%s': name it FILE.svg or FILE.png", ac.output);
         return CLI_EXIT_USAGE;
     }
     po.format = (enum plot_format)fmt;
@@ -209,8 +206,8 @@ static int cmd_plot(int argc, char **argv)
     if (rc && err[0])
         cli_error("%s", err);
     else if (!rc && n > 1)
-        fprintf(stderr, "netrig: '%s' names %zu runs; plotted the newest, %lld\n", argv[optind],
-                n, (long long)ids[n - 1]);
+        fprintf(stderr, "netrig: '%s' names %zu runs; plotted the newest, %lld\n", argv[optind], n,
+                (long long)ids[n - 1]);
     free(ids);
     store_close(st);
     return rc ? CLI_EXIT_FAIL : CLI_EXIT_OK;

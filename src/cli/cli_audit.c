@@ -12,31 +12,32 @@
 
 void cli_help_audit(FILE *out)
 {
-    fprintf(out,
-"usage: netrig audit [-I IFACE] [--rate RATE] [--rtt TIME] [--profile throughput|latency]\n"
-"                    [--sysroot DIR] [--record DIR] [-J]\n"
-"\n"
-"Reads this host's network tuning (sysctls, qdiscs, NIC offloads, rings, coalescing,\n"
-"queues, IRQs, PCIe, CPU) in one read-only pass and says, for the target rate and RTT,\n"
-"what is wrong, why, and the command that fixes it. Changes nothing. Runs as any user;\n"
-"checks that need root are reported as skipped.\n"
-"\n"
-"  -I, --interface IFACE  audit IFACE only (default: every physical interface that is up)\n"
-"      --rate RATE        target rate, e.g. 100G (default: the fastest audited link)\n"
-"      --rtt TIME         target round-trip time, e.g. 30ms (default 1ms)\n"
-"      --profile P        throughput (default) or latency\n"
-"      --sysroot DIR      read DIR/proc, DIR/sys and DIR/netrig (recorded ethtool and PCI\n"
-"                         answers) instead of this host\n"
-"      --record DIR       also copy every file the checks read into DIR (new or empty),\n"
-"                         to attach to a bug report; replay with --sysroot DIR\n"
-"  -J, --json             one JSON document: {target, verdict, findings: [...]}\n"
-"\n"
-"Exit status: 0 nothing at warn or bad, 1 findings at warn or bad, 2 the audit failed.\n"
-"\n"
-"Examples:\n"
-"  netrig audit --rate 100G --rtt 1ms          # a 100G data-centre host\n"
-"  netrig audit -I eth3 --rate 10G --rtt 30ms  # a WAN path\n"
-"  netrig audit --record /tmp/myhost           # capture this host for a bug report\n");
+    fprintf(
+        out,
+        "usage: netrig audit [-I IFACE] [--rate RATE] [--rtt TIME] [--profile throughput|latency]\n"
+        "                    [--sysroot DIR] [--record DIR] [-J]\n"
+        "\n"
+        "Reads this host's network tuning (sysctls, qdiscs, NIC offloads, rings, coalescing,\n"
+        "queues, IRQs, PCIe, CPU) in one read-only pass and says, for the target rate and RTT,\n"
+        "what is wrong, why, and the command that fixes it. Changes nothing. Runs as any user;\n"
+        "checks that need root are reported as skipped.\n"
+        "\n"
+        "  -I, --interface IFACE  audit IFACE only (default: every physical interface that is up)\n"
+        "      --rate RATE        target rate, e.g. 100G (default: the fastest audited link)\n"
+        "      --rtt TIME         target round-trip time, e.g. 30ms (default 1ms)\n"
+        "      --profile P        throughput (default) or latency\n"
+        "      --sysroot DIR      read DIR/proc, DIR/sys and DIR/netrig (recorded ethtool and PCI\n"
+        "                         answers) instead of this host\n"
+        "      --record DIR       also copy every file the checks read into DIR (new or empty),\n"
+        "                         to attach to a bug report; replay with --sysroot DIR\n"
+        "  -J, --json             one JSON document: {target, verdict, findings: [...]}\n"
+        "\n"
+        "Exit status: 0 nothing at warn or bad, 1 findings at warn or bad, 2 the audit failed.\n"
+        "\n"
+        "Examples:\n"
+        "  netrig audit --rate 100G --rtt 1ms          # a 100G data-centre host\n"
+        "  netrig audit -I eth3 --rate 10G --rtt 30ms  # a WAN path\n"
+        "  netrig audit --record /tmp/myhost           # capture this host for a bug report\n");
 }
 
 enum { OPT_RATE = 256, OPT_RTT, OPT_PROFILE, OPT_SYSROOT, OPT_RECORD };
@@ -160,7 +161,8 @@ int cli_audit(int argc, char **argv, volatile sig_atomic_t *stop)
     }
     if (ac.ao.record_dir)
         cli_error("recorded what the checks read into '%s': replay with 'netrig audit "
-                  "--sysroot %s'", ac.ao.record_dir, ac.ao.record_dir);
+                  "--sysroot %s'",
+                  ac.ao.record_dir, ac.ao.record_dir);
     status = audit_exit_status(ctx);
     audit_destroy(ctx);
     return fflush(stdout) ? 2 : status;

@@ -22,31 +22,31 @@
 void cli_help_diagnose(FILE *out)
 {
     fprintf(out,
-"usage: netrig diagnose [-c HOST] [-t TIME] [-P N] [-R] [--rate RATE]\n"
-"                       [--rtt TIME] [-J] [stream options]\n"
-"       netrig diagnose --during [-c HOST] [-p PORT] [-t TIME] [--rate RATE]\n"
-"                       [--rtt TIME] [-J]\n"
-"\n"
-"Why is this transfer as fast as it is? Runs a short TCP stream test (default\n"
-"5 s; no -c: a built-in loopback server), reads the sender's TCP_INFO (busy,\n"
-"receive-window and send-buffer limited time, retransmits, RTT, window) and this\n"
-"host's counters (TcpExt, softnet_stat, per-CPU softirq, NIC drops) and names\n"
-"the limit: rwnd_limited, sndbuf_limited, loss_limited, app_limited,\n"
-"rx_cpu_limited, link_capacity or ok, with the numbers behind it, the advice,\n"
-"and the 'netrig tune' change that fixes it when it is a host setting.\n"
-"\n"
-"  -c, -p, -t, -P, -T, -R, -w, -C, --fq-rate ...  as for 'netrig stream'\n"
-"  --rate RATE   the rate the path should carry (link or target): checks for\n"
-"                link capacity and sizes the BDP in the advice\n"
-"  --rtt TIME    the path's round-trip time for the BDP (default: min_rtt)\n"
-"  --during      run no test: watch the TCP connections with HOST:PORT (default\n"
-"                port %d) for -t seconds, e.g. a 'netrig stream' running now\n"
-"  -J, --json    one JSON document: {test, sender, host, verdict: {id,\n"
-"                evidence, advice, tune}, run}\n"
-"\n"
-"The counters are this host's: run diagnose on the receiver (-R) to see its\n"
-"drops. Exit status: 0 verdict printed, 1 the test failed, 2 bad usage, 130\n"
-"interrupted.\n",
+            "usage: netrig diagnose [-c HOST] [-t TIME] [-P N] [-R] [--rate RATE]\n"
+            "                       [--rtt TIME] [-J] [stream options]\n"
+            "       netrig diagnose --during [-c HOST] [-p PORT] [-t TIME] [--rate RATE]\n"
+            "                       [--rtt TIME] [-J]\n"
+            "\n"
+            "Why is this transfer as fast as it is? Runs a short TCP stream test (default\n"
+            "5 s; no -c: a built-in loopback server), reads the sender's TCP_INFO (busy,\n"
+            "receive-window and send-buffer limited time, retransmits, RTT, window) and this\n"
+            "host's counters (TcpExt, softnet_stat, per-CPU softirq, NIC drops) and names\n"
+            "the limit: rwnd_limited, sndbuf_limited, loss_limited, app_limited,\n"
+            "rx_cpu_limited, link_capacity or ok, with the numbers behind it, the advice,\n"
+            "and the 'netrig tune' change that fixes it when it is a host setting.\n"
+            "\n"
+            "  -c, -p, -t, -P, -T, -R, -w, -C, --fq-rate ...  as for 'netrig stream'\n"
+            "  --rate RATE   the rate the path should carry (link or target): checks for\n"
+            "                link capacity and sizes the BDP in the advice\n"
+            "  --rtt TIME    the path's round-trip time for the BDP (default: min_rtt)\n"
+            "  --during      run no test: watch the TCP connections with HOST:PORT (default\n"
+            "                port %d) for -t seconds, e.g. a 'netrig stream' running now\n"
+            "  -J, --json    one JSON document: {test, sender, host, verdict: {id,\n"
+            "                evidence, advice, tune}, run}\n"
+            "\n"
+            "The counters are this host's: run diagnose on the receiver (-R) to see its\n"
+            "drops. Exit status: 0 verdict printed, 1 the test failed, 2 bad usage, 130\n"
+            "interrupted.\n",
             SOCK_DEFAULT_PORT);
 }
 
@@ -101,7 +101,8 @@ static int own_opt(int *i, int argc, char **argv, struct diag_cli *dc)
         !strcmp(a, "--iperf3") || is_opt(a, "--from") || !strcmp(a, "--json-stream") ||
         !strcmp(a, "--live")) {
         cli_error("option %s does not apply to 'netrig diagnose': it runs one TCP stream in one "
-                  "direction (-R for the other)", a);
+                  "direction (-R for the other)",
+                  a);
         return -1;
     }
     return 0;
@@ -146,9 +147,8 @@ static int parse_diag(int argc, char **argv, struct diag_cli *dc)
     return 0;
 }
 
-
-static void judge_and_print(const struct diag_cli *dc, const char *what,
-                            struct diagnose_sample *s, const struct run_result *r)
+static void judge_and_print(const struct diag_cli *dc, const char *what, struct diagnose_sample *s,
+                            const struct run_result *r)
 {
     struct diagnose_verdict v;
 
@@ -220,8 +220,8 @@ static int run_test(struct diag_cli *dc, volatile sig_atomic_t *stop)
 /* --during: watch the sockets of a test that is already running. */
 static int run_during(struct diag_cli *dc, volatile sig_atomic_t *stop)
 {
-    struct diagnose_attach_opts ao = {.host = dc->o.host, .port = dc->o.port,
-                                      .duration_ns = dc->during_ns};
+    struct diagnose_attach_opts ao = {
+        .host = dc->o.host, .port = dc->o.port, .duration_ns = dc->during_ns};
     struct diagnose_sample s;
     char err[512], what[400];
 

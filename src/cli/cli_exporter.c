@@ -14,24 +14,24 @@
 
 void cli_help_exporter(FILE *out)
 {
-    fputs(
-"usage: netrig exporter --config FILE [--listen ADDR:PORT] [--check] [-v]\n"
-"\n"
-"Runs scheduled tests (stream, rr, crr) toward the targets in FILE, one at a time,\n"
-"each every its interval, and serves their latest results and run counts to\n"
-"Prometheus at http://ADDR:PORT/metrics. A target that cannot be reached shows as\n"
-"netrig_probe_success 0 with the reason in netrig_probe_failed{reason=...}; a scrape\n"
-"never waits for a running test. FILE is described in docs/exporter.md.\n"
-"\n"
-"      --config FILE       targets and limits; refused at start with the line and\n"
-"                          the problem when invalid\n"
-"      --listen ADDR:PORT  where to serve /metrics (default: the file's 'listen',\n"
-"                          else " EXPORTER_DEFAULT_LISTEN "); [IPV6]:PORT or :PORT\n"
-"      --check             check FILE, print the schedule and exit\n"
-"  -v, --verbose           log debug detail\n"
-"\n"
-"Exit status: 0 stopped by SIGTERM/SIGINT (or --check passed), 1 the endpoint could\n"
-"not start, 2 bad command line or configuration.\n", out);
+    fputs("usage: netrig exporter --config FILE [--listen ADDR:PORT] [--check] [-v]\n"
+          "\n"
+          "Runs scheduled tests (stream, rr, crr) toward the targets in FILE, one at a time,\n"
+          "each every its interval, and serves their latest results and run counts to\n"
+          "Prometheus at http://ADDR:PORT/metrics. A target that cannot be reached shows as\n"
+          "netrig_probe_success 0 with the reason in netrig_probe_failed{reason=...}; a scrape\n"
+          "never waits for a running test. FILE is described in docs/exporter.md.\n"
+          "\n"
+          "      --config FILE       targets and limits; refused at start with the line and\n"
+          "                          the problem when invalid\n"
+          "      --listen ADDR:PORT  where to serve /metrics (default: the file's 'listen',\n"
+          "                          else " EXPORTER_DEFAULT_LISTEN "); [IPV6]:PORT or :PORT\n"
+          "      --check             check FILE, print the schedule and exit\n"
+          "  -v, --verbose           log debug detail\n"
+          "\n"
+          "Exit status: 0 stopped by SIGTERM/SIGINT (or --check passed), 1 the endpoint could\n"
+          "not start, 2 bad command line or configuration.\n",
+          out);
 }
 
 enum { OPT_CONFIG = 256, OPT_LISTEN, OPT_CHECK };
@@ -80,7 +80,8 @@ static int parse(int argc, char **argv, struct exporter_cli *ec)
         uint16_t port;
         if (prom_parse_listen(ec->listen, host, sizeof(host), &port)) {
             cli_error("invalid address '%s' for --listen: use ADDR:PORT, [IPV6]:PORT or :PORT, "
-                      "e.g. 127.0.0.1:9465", ec->listen);
+                      "e.g. 127.0.0.1:9465",
+                      ec->listen);
             return -1;
         }
     }

@@ -17,40 +17,41 @@
 #include <time.h>
 
 static const char help_db[] =
-"      --db PATH         history database (default $XDG_DATA_HOME/netrig/history.db,\n"
-"                        else ~/.local/share/netrig/history.db)\n";
+    "      --db PATH         history database (default $XDG_DATA_HOME/netrig/history.db,\n"
+    "                        else ~/.local/share/netrig/history.db)\n";
 
 static const char help_runs[] =
-"RUN names one run or a set: an id (12), a range (10-14), a list (3,5,9), a tag\n"
-"('netrig tag'), 'last' (the newest run), sweep:N (every run of sweep N) or mesh:N\n"
-"(every run of mesh N).\n";
+    "RUN names one run or a set: an id (12), a range (10-14), a list (3,5,9), a tag\n"
+    "('netrig tag'), 'last' (the newest run), sweep:N (every run of sweep N) or mesh:N\n"
+    "(every run of mesh N).\n";
 
 static void help_history(FILE *out)
 {
-    fprintf(out,
-"usage: netrig history [--last N] [--title PATTERN] [--since DATE] [--sweeps|--meshes]\n"
-"                      [-J] [--db PATH]\n"
-"\n"
-"The stored runs, oldest first, with their main result.\n"
-"\n"
-"      --last N          the newest N runs (default 20; 0 = all)\n"
-"      --title PATTERN   titles matching a glob (bbr*), or containing PATTERN\n"
-"      --since DATE      runs started since DATE (UTC): 2026-11-30, 2026-11-30T15:00,\n"
-"                        or a time ago: 30m, 12h, 7d, 2w\n"
-"      --sweeps          list the stored sweeps instead\n"
-"      --meshes          list the stored mesh plans instead\n"
-"  -J, --json            a JSON array: id, test, title, started_at, summary, ...\n");
+    fprintf(
+        out,
+        "usage: netrig history [--last N] [--title PATTERN] [--since DATE] [--sweeps|--meshes]\n"
+        "                      [-J] [--db PATH]\n"
+        "\n"
+        "The stored runs, oldest first, with their main result.\n"
+        "\n"
+        "      --last N          the newest N runs (default 20; 0 = all)\n"
+        "      --title PATTERN   titles matching a glob (bbr*), or containing PATTERN\n"
+        "      --since DATE      runs started since DATE (UTC): 2026-11-30, 2026-11-30T15:00,\n"
+        "                        or a time ago: 30m, 12h, 7d, 2w\n"
+        "      --sweeps          list the stored sweeps instead\n"
+        "      --meshes          list the stored mesh plans instead\n"
+        "  -J, --json            a JSON array: id, test, title, started_at, summary, ...\n");
     fputs(help_db, out);
 }
 
 static void help_show(FILE *out)
 {
     fprintf(out,
-"usage: netrig show RUN|sweep:N|mesh:N [-J] [--db PATH]\n"
-"\n"
-"One stored run: parameters, summary, flows, tags and the host snapshot. -J prints\n"
-"the run's -J document with its id, tags, metrics and host snapshot added. sweep:N\n"
-"shows a sweep's points; mesh:N a mesh plan's matrix (-J: every cell).\n\n");
+            "usage: netrig show RUN|sweep:N|mesh:N [-J] [--db PATH]\n"
+            "\n"
+            "One stored run: parameters, summary, flows, tags and the host snapshot. -J prints\n"
+            "the run's -J document with its id, tags, metrics and host snapshot added. sweep:N\n"
+            "shows a sweep's points; mesh:N a mesh plan's matrix (-J: every cell).\n\n");
     fputs(help_db, out);
     fputs(help_runs, out);
 }
@@ -58,10 +59,10 @@ static void help_show(FILE *out)
 static void help_export(FILE *out)
 {
     fprintf(out,
-"usage: netrig export RUN... --csv|--json [--db PATH]\n"
-"\n"
-"Stored runs for other tools: --csv one line per run (identity, parameters, every\n"
-"metric), --json an array of the documents 'netrig show -J' prints.\n\n");
+            "usage: netrig export RUN... --csv|--json [--db PATH]\n"
+            "\n"
+            "Stored runs for other tools: --csv one line per run (identity, parameters, every\n"
+            "metric), --json an array of the documents 'netrig show -J' prints.\n\n");
     fputs(help_db, out);
     fputs(help_runs, out);
 }
@@ -69,13 +70,13 @@ static void help_export(FILE *out)
 static void help_tag(FILE *out)
 {
     fprintf(out,
-"usage: netrig tag [-d] RUN NAME [--db PATH]\n"
-"\n"
-"Names a run or a set of runs, e.g. 'netrig tag 10-14 before', so 'netrig compare\n"
-"before after' compares the sets. A name starts with a letter and holds letters,\n"
-"digits, '.', '_' and '-'.\n"
-"\n"
-"  -d, --delete          remove the tag from those runs instead\n");
+            "usage: netrig tag [-d] RUN NAME [--db PATH]\n"
+            "\n"
+            "Names a run or a set of runs, e.g. 'netrig tag 10-14 before', so 'netrig compare\n"
+            "before after' compares the sets. A name starts with a letter and holds letters,\n"
+            "digits, '.', '_' and '-'.\n"
+            "\n"
+            "  -d, --delete          remove the tag from those runs instead\n");
     fputs(help_db, out);
     fputs(help_runs, out);
 }
@@ -159,8 +160,11 @@ static int parse_since(const char *arg, char *out, size_t len)
 
     if (sscanf(arg, "%lld%c%n", &v, &unit, &n) == 2 && (size_t)n == l && v >= 0 &&
         isdigit((unsigned char)arg[0]) && strchr("smhdw", unit)) {
-        long long mult = unit == 's' ? 1 : unit == 'm' ? 60 : unit == 'h' ? 3600
-                       : unit == 'd' ? 86400 : 604800;
+        long long mult = unit == 's'   ? 1
+                         : unit == 'm' ? 60
+                         : unit == 'h' ? 3600
+                         : unit == 'd' ? 86400
+                                       : 604800;
         store_time_iso((long long)time(NULL) - v * mult, out, len);
         return 0;
     }
@@ -169,8 +173,9 @@ static int parse_since(const char *arg, char *out, size_t len)
     if (body == 10 && l != 10)
         goto bad;
     for (size_t i = 0; i < body; i++) {
-        bool ok = tmpl[i] == '0' ? isdigit((unsigned char)arg[i])
-                : tmpl[i] == 'T' ? (arg[i] == 'T' || arg[i] == ' ') : arg[i] == tmpl[i];
+        bool ok = tmpl[i] == '0'   ? isdigit((unsigned char)arg[i])
+                  : tmpl[i] == 'T' ? (arg[i] == 'T' || arg[i] == ' ')
+                                   : arg[i] == tmpl[i];
         if (!ok)
             goto bad;
     }
@@ -185,7 +190,8 @@ static int parse_since(const char *arg, char *out, size_t len)
     return 0;
 bad:
     cli_error("invalid date '%s' for --since: use 2026-11-30, 2026-11-30T15:00[:SS][Z] (UTC) "
-              "or a time ago such as 30m, 12h, 7d", arg);
+              "or a time ago such as 30m, 12h, 7d",
+              arg);
     return -1;
 }
 
@@ -216,11 +222,16 @@ static int hist_opt(int c, const char *arg, struct hist_cli *hc)
 }
 
 static const struct option hist_long[] = {
-    {"db", required_argument, NULL, OPT_DB},       {"json", no_argument, NULL, 'J'},
-    {"last", required_argument, NULL, OPT_LAST},   {"title", required_argument, NULL, OPT_TITLE},
-    {"since", required_argument, NULL, OPT_SINCE}, {"csv", no_argument, NULL, OPT_CSV},
-    {"delete", no_argument, NULL, 'd'},            {"sweeps", no_argument, NULL, OPT_SWEEPS},
-    {"meshes", no_argument, NULL, OPT_MESHES},     {"help", no_argument, NULL, 'h'},
+    {"db", required_argument, NULL, OPT_DB},
+    {"json", no_argument, NULL, 'J'},
+    {"last", required_argument, NULL, OPT_LAST},
+    {"title", required_argument, NULL, OPT_TITLE},
+    {"since", required_argument, NULL, OPT_SINCE},
+    {"csv", no_argument, NULL, OPT_CSV},
+    {"delete", no_argument, NULL, 'd'},
+    {"sweeps", no_argument, NULL, OPT_SWEEPS},
+    {"meshes", no_argument, NULL, OPT_MESHES},
+    {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };
 
@@ -337,10 +348,9 @@ static int list_one(const struct store_run *r, void *arg)
     primary(lc->st, r, res, sizeof(res));
     snprintf(kind, sizeof(kind), "%s%s%s", r->test, r->udp ? "/udp" : "",
              strcmp(r->role, "server") ? "" : " (served)");
-    fprintf(lc->out, "%6lld  %.10s %.8s  %-16s %-26s %s%s%s%s%s\n", (long long)r->id,
-            r->started_at, r->started_at[10] ? r->started_at + 11 : "", kind, res,
-            r->partial ? "(partial) " : "", r->title, r->tags[0] ? " [" : "", r->tags,
-            r->tags[0] ? "]" : "");
+    fprintf(lc->out, "%6lld  %.10s %.8s  %-16s %-26s %s%s%s%s%s\n", (long long)r->id, r->started_at,
+            r->started_at[10] ? r->started_at + 11 : "", kind, res, r->partial ? "(partial) " : "",
+            r->title, r->tags[0] ? " [" : "", r->tags, r->tags[0] ? "]" : "");
     return 0;
 }
 
@@ -365,7 +375,7 @@ static void print_json_doc(cJSON *doc)
 
 static int cmd_history(int argc, char **argv)
 {
-    static const int allowed[] = {OPT_DB,    'J',        OPT_LAST, OPT_TITLE,
+    static const int allowed[] = {OPT_DB,    'J',        OPT_LAST,   OPT_TITLE,
                                   OPT_SINCE, OPT_SWEEPS, OPT_MESHES, 0};
     struct hist_cli hc;
     struct list_ctx lc = {.out = stdout};
@@ -412,8 +422,7 @@ static int cmd_history(int argc, char **argv)
 /* ---- show ---- */
 
 /* Resolves the run-set arguments argv[from..argc-1]; prints the error. */
-static int resolve_args(struct store *st, int argc, char **argv, int from, int64_t **ids,
-                        size_t *n)
+static int resolve_args(struct store *st, int argc, char **argv, int from, int64_t **ids, size_t *n)
 {
     int64_t *all = NULL, *part;
     size_t total = 0, np;
@@ -487,7 +496,8 @@ static void show_params(struct store *st, int64_t id, FILE *out)
     free(text);
     p = cJSON_GetObjectItemCaseSensitive(doc, "params");
     fputs("parameters:\n ", out);
-    cJSON_ArrayForEach(v, p) {
+    cJSON_ArrayForEach(v, p)
+    {
         if (cJSON_IsString(v) && !v->valuestring[0])
             continue;
         if (cJSON_IsString(v))
@@ -539,7 +549,8 @@ static void show_text(struct store *st, const struct store_run *r, FILE *out)
     uint32_t nci = 0, nsi = 0;
     char v[64];
 
-    fprintf(out, "run %lld: %s%s%s, started %s\n", (long long)r->id, r->test, r->udp ? " (udp)" : "",
+    fprintf(out, "run %lld: %s%s%s, started %s\n", (long long)r->id, r->test,
+            r->udp ? " (udp)" : "",
             strcmp(r->role, "server") ? "" : ", served by this host's daemon", r->started_at);
     fprintf(out, "  %s %s, netrig %s / %s\n", strcmp(r->role, "server") ? "server" : "client",
             r->peer, r->client_version[0] ? r->client_version : "-",
@@ -561,8 +572,8 @@ static void show_text(struct store *st, const struct store_run *r, FILE *out)
         metric_format(m[i].def, m[i].value, v, sizeof(v));
         fprintf(out, "  %-24s %16s   (%s)\n", m[i].def->label, v, m[i].def->name);
     }
-    fprintf(out, "flows:\n  %5s %-17s %15s %14s %8s %8s %6s\n", "id", "direction", "bytes",
-            "rate", "retr", "rtt_us", "cwnd");
+    fprintf(out, "flows:\n  %5s %-17s %15s %14s %8s %8s %6s\n", "id", "direction", "bytes", "rate",
+            "retr", "rtt_us", "cwnd");
     store_run_flows(st, r->id, show_flow, out);
     store_run_intervals(st, r->id, "client", count_iv, &nci);
     store_run_intervals(st, r->id, "server", count_iv, &nsi);
@@ -609,8 +620,8 @@ static int cmd_show(int argc, char **argv)
     }
     rc = resolve_args(st, argc, argv, optind, &ids, &n);
     if (!rc && n > 1)
-        fprintf(stderr, "netrig: '%s' names %zu runs; showing the newest, %lld\n", argv[optind],
-                n, (long long)ids[n - 1]);
+        fprintf(stderr, "netrig: '%s' names %zu runs; showing the newest, %lld\n", argv[optind], n,
+                (long long)ids[n - 1]);
     if (!rc && (rc = store_run_get(st, ids[n - 1], &r, err, sizeof(err))) != 0)
         cli_error("%s", err);
     if (!rc) {
@@ -642,9 +653,9 @@ static void csv_field(FILE *out, const char *s)
 }
 
 static const char *const csv_params[] = {
-    "flows", "threads", "server_threads", "duration_s", "omit_s", "write_size", "window", "mss",
-    "nodelay", "zerocopy", "fq_rate_bps", "direction", "congestion", "req_size", "resp_size",
-    "depth", "rate_tps", "udp_rate_bps",
+    "flows",      "threads",  "server_threads", "duration_s", "omit_s",      "write_size",
+    "window",     "mss",      "nodelay",        "zerocopy",   "fq_rate_bps", "direction",
+    "congestion", "req_size", "resp_size",      "depth",      "rate_tps",    "udp_rate_bps",
 };
 
 static void csv_param(FILE *out, const cJSON *p, const char *key)
@@ -778,7 +789,8 @@ static int cmd_tag(int argc, char **argv)
     name = argv[optind + 1];
     if (!tag_name_ok(name)) {
         cli_error("invalid tag name '%s': start with a letter; use letters, digits, '.', '_', "
-                  "'-' (at most 64; not 'last')", name);
+                  "'-' (at most 64; not 'last')",
+                  name);
         return CLI_EXIT_USAGE;
     }
     st = cli_history_open(hc.db, false);

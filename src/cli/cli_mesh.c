@@ -17,32 +17,33 @@
 
 void cli_help_mesh(FILE *out)
 {
-    fprintf(out,
-"usage: netrig mesh PLAN [-J] [-o FILE] [--db PATH | --no-save]\n"
-"                   [--user NAME [--credentials FILE]]\n"
-"\n"
-"Runs every test of PLAN between its hosts: each cell is asked of the source host's\n"
-"daemon (started with --allow-third-party covering this host), one test per host at a\n"
-"time unless the plan says \"parallel\": true. Progress goes to stderr; a host that is\n"
-"down fails its cells with the reason and the rest of the plan runs. Every cell is saved\n"
-"in the history as it finishes, the plan as mesh N ('netrig show mesh:N', 'netrig report\n"
-"mesh:N -o FILE.html'). docs/mesh.md describes the plan file.\n"
-"\n"
-"  -J, --json           print every cell's results as one JSON document\n"
-"  -o, --output FILE    also write that JSON document to FILE\n"
-"      --db PATH        save in this history database (default\n"
-"                       ~/.local/share/netrig/history.db)\n"
-"      --no-save        do not save the results\n"
-"      --user NAME      authenticate to the daemons (secret: $NETRIG_SECRET)\n"
-"      --credentials F  secrets file of mode 0600 instead of $NETRIG_SECRET\n"
-"Exit status: 0 every cell complete, 1 some failed, 2 bad usage or plan.\n");
+    fprintf(
+        out,
+        "usage: netrig mesh PLAN [-J] [-o FILE] [--db PATH | --no-save]\n"
+        "                   [--user NAME [--credentials FILE]]\n"
+        "\n"
+        "Runs every test of PLAN between its hosts: each cell is asked of the source host's\n"
+        "daemon (started with --allow-third-party covering this host), one test per host at a\n"
+        "time unless the plan says \"parallel\": true. Progress goes to stderr; a host that is\n"
+        "down fails its cells with the reason and the rest of the plan runs. Every cell is saved\n"
+        "in the history as it finishes, the plan as mesh N ('netrig show mesh:N', 'netrig report\n"
+        "mesh:N -o FILE.html'). docs/mesh.md describes the plan file.\n"
+        "\n"
+        "  -J, --json           print every cell's results as one JSON document\n"
+        "  -o, --output FILE    also write that JSON document to FILE\n"
+        "      --db PATH        save in this history database (default\n"
+        "                       ~/.local/share/netrig/history.db)\n"
+        "      --no-save        do not save the results\n"
+        "      --user NAME      authenticate to the daemons (secret: $NETRIG_SECRET)\n"
+        "      --credentials F  secrets file of mode 0600 instead of $NETRIG_SECRET\n"
+        "Exit status: 0 every cell complete, 1 some failed, 2 bad usage or plan.\n");
 }
 
 static double cell_value(const struct mesh_plan *p, const struct mesh_cell *c)
 {
     const cJSON *sum = cJSON_GetObjectItemCaseSensitive(c->result, "summary");
-    const char *key = params_is_transactional(&p->tests[c->test]) ? "transactions_per_s"
-                                                                   : "throughput_bps";
+    const char *key =
+        params_is_transactional(&p->tests[c->test]) ? "transactions_per_s" : "throughput_bps";
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(sum, key);
 
     return cJSON_IsNumber(v) ? v->valuedouble : 0;
@@ -263,8 +264,8 @@ static void save_finish(struct mesh_save *sv, bool interrupted)
 {
     char err[512];
 
-    if (sv->st && store_mesh_set_status(sv->st, sv->id, interrupted ? "interrupted" : "done",
-                                        err, sizeof(err)))
+    if (sv->st && store_mesh_set_status(sv->st, sv->id, interrupted ? "interrupted" : "done", err,
+                                        sizeof(err)))
         cli_error("warning: mesh %lld: its end is not saved: %s", (long long)sv->id, err);
     store_close(sv->st);
     sv->st = NULL;
@@ -282,11 +283,14 @@ struct mesh_cli {
 static int parse_mesh(int argc, char **argv, struct mesh_cli *mc)
 {
     static const struct option opts[] = {
-        {"json", no_argument, NULL, 'J'},          {"output", required_argument, NULL, 'o'},
+        {"json", no_argument, NULL, 'J'},
+        {"output", required_argument, NULL, 'o'},
         {"user", required_argument, NULL, OPT_USER},
         {"credentials", required_argument, NULL, OPT_CREDENTIALS},
-        {"db", required_argument, NULL, OPT_DB},   {"no-save", no_argument, NULL, OPT_NO_SAVE},
-        {"help", no_argument, NULL, 'h'},          {NULL, 0, NULL, 0},
+        {"db", required_argument, NULL, OPT_DB},
+        {"no-save", no_argument, NULL, OPT_NO_SAVE},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
     };
     struct client_opts *b = &mc->base;
     int c;
@@ -317,8 +321,7 @@ static int parse_mesh(int argc, char **argv, struct mesh_cli *mc)
 
 int cli_mesh(int argc, char **argv, volatile sig_atomic_t *stop)
 {
-    struct mesh_cli mc = {.base = {.timeout_ms = 10000, .out = stderr,
-                                   .output = CLIENT_OUT_NONE}};
+    struct mesh_cli mc = {.base = {.timeout_ms = 10000, .out = stderr, .output = CLIENT_OUT_NONE}};
     struct mesh_save sv = {0};
     struct mesh_plan plan;
     char err[512];
@@ -364,7 +367,8 @@ static int stored_hosts(const cJSON *arr, struct mesh_plan *p)
 {
     const cJSON *h;
 
-    cJSON_ArrayForEach(h, arr) {
+    cJSON_ArrayForEach(h, arr)
+    {
         const cJSON *name = cJSON_GetObjectItemCaseSensitive(h, "name");
         const cJSON *addr = cJSON_GetObjectItemCaseSensitive(h, "address");
         const cJSON *port = cJSON_GetObjectItemCaseSensitive(h, "port");
@@ -375,8 +379,8 @@ static int stored_hosts(const cJSON *arr, struct mesh_plan *p)
             return -1;
         snprintf(mh->name, sizeof(mh->name), "%s", name->valuestring);
         snprintf(mh->address, sizeof(mh->address), "%s", addr->valuestring);
-        mh->port = port->valuedouble >= 1 && port->valuedouble <= 65535
-                       ? (uint16_t)port->valuedouble : 0;
+        mh->port =
+            port->valuedouble >= 1 && port->valuedouble <= 65535 ? (uint16_t)port->valuedouble : 0;
         p->nhosts++;
     }
     return p->nhosts ? 0 : -1;
@@ -387,9 +391,10 @@ static int stored_tests(const cJSON *arr, struct mesh_plan *p)
     const cJSON *t;
     char err[256];
 
-    cJSON_ArrayForEach(t, arr) {
-        if (p->ntests >= MESH_MAX_TESTS || params_from_json(t, &p->tests[p->ntests], err,
-                                                            sizeof(err)))
+    cJSON_ArrayForEach(t, arr)
+    {
+        if (p->ntests >= MESH_MAX_TESTS ||
+            params_from_json(t, &p->tests[p->ntests], err, sizeof(err)))
             return -1;
         p->ntests++;
     }
@@ -404,8 +409,10 @@ static int stored_cell(struct store *st, const struct store_mesh_cell *sc, struc
     if (sc->test >= p->ntests || sc->src >= p->nhosts || sc->dst >= p->nhosts)
         return -1;
     c->test = sc->test, c->src = sc->src, c->dst = sc->dst;
-    c->status = !strcmp(sc->status, "complete") ? 1 : !strcmp(sc->status, "partial") ? 2
-              : !strcmp(sc->status, "pending") ? 0 : -1;
+    c->status = !strcmp(sc->status, "complete")  ? 1
+                : !strcmp(sc->status, "partial") ? 2
+                : !strcmp(sc->status, "pending") ? 0
+                                                 : -1;
     snprintf(c->error, sizeof(c->error), "%s", sc->error);
     c->run_id = sc->run_id;
     text = sc->run_id ? store_run_document(st, sc->run_id) : NULL;
@@ -436,8 +443,10 @@ static int load_stored(struct store *st, int64_t id, struct store_mesh *m, struc
     for (uint32_t i = 0; !rc && i < n; i++)
         rc = stored_cell(st, &sc[i], p);
     if (rc)
-        snprintf(err, errlen, "mesh %lld in '%s' cannot be read back: its hosts, tests or cells "
-                 "are damaged", (long long)id, store_path(st));
+        snprintf(err, errlen,
+                 "mesh %lld in '%s' cannot be read back: its hosts, tests or cells "
+                 "are damaged",
+                 (long long)id, store_path(st));
     cJSON_Delete(hosts);
     cJSON_Delete(tests);
     free(sc);
@@ -465,8 +474,10 @@ static void show_text(const struct store_mesh *m, const struct mesh_plan *p, FIL
                 p->hosts[c->src].name, p->hosts[c->dst].name,
                 params_test_name(p->tests[c->test].test), c->error);
     }
-    fprintf(out, "\nthe runs: netrig export mesh:%lld --csv; the matrix as a page: netrig "
-            "report mesh:%lld -o mesh.html\n", (long long)m->id, (long long)m->id);
+    fprintf(out,
+            "\nthe runs: netrig export mesh:%lld --csv; the matrix as a page: netrig "
+            "report mesh:%lld -o mesh.html\n",
+            (long long)m->id, (long long)m->id);
 }
 
 int cli_mesh_show(struct store *st, long long id, bool json, FILE *out)
@@ -508,9 +519,9 @@ static int list_one(const struct store_mesh *m, void *arg)
     cJSON *o;
 
     if (!lc->arr) {
-        fprintf(lc->out, "%6lld  %.10s %.8s  %-12s %6u %6u  %s\n", (long long)m->id,
-                m->started_at, m->started_at[10] ? m->started_at + 11 : "", m->status,
-                m->ncells, m->nfailed, m->plan);
+        fprintf(lc->out, "%6lld  %.10s %.8s  %-12s %6u %6u  %s\n", (long long)m->id, m->started_at,
+                m->started_at[10] ? m->started_at + 11 : "", m->status, m->ncells, m->nfailed,
+                m->plan);
         return 0;
     }
     o = cJSON_CreateObject();
@@ -532,8 +543,8 @@ int cli_mesh_list(struct store *st, bool json, FILE *out)
     int rc;
 
     if (!json)
-        fprintf(out, "%6s  %-19s  %-12s %6s %6s  %s\n", "mesh", "started (UTC)", "status",
-                "cells", "failed", "plan");
+        fprintf(out, "%6s  %-19s  %-12s %6s %6s  %s\n", "mesh", "started (UTC)", "status", "cells",
+                "failed", "plan");
     rc = store_mesh_list(st, list_one, &lc);
     if (json && !rc)
         rc = print_doc(out, lc.arr);

@@ -24,55 +24,69 @@
 
 void cli_help_serve(FILE *out)
 {
-    fprintf(out,
-"usage: netrig serve [OPTIONS]\n"
-"\n"
-"The daemon that answers 'netrig stream -c THIS_HOST'. It serves several clients at\n"
-"once, each test on its own worker threads, and measures its own side too.\n"
-"\n"
-"  -p, --port PORT       listen port (default %d; 0 picks a free one and logs it)\n"
-"  -B, --bind ADDR       listen on one address only (default: all, IPv4 and IPv6)\n"
-"  -4, -6                IPv4 or IPv6 only\n"
-"      --max-tests N     tests at once (default 16); more are refused as busy\n"
-"      --exclusive       throughput tests wait their turn instead of sharing the host\n"
-"      --timeout TIME    limit for each control step and a new connection's hello\n"
-"                        (default 10s)\n"
-"limits and access:\n"
-"      --max-client-tests N  tests at once from one client address\n"
-"      --max-duration TIME   longest test accepted (omit included)\n"
-"      --max-flows N         most flows in one test\n"
-"      --max-rate RATE       most bits/s per test: TCP flows are paced to their share,\n"
-"                            UDP tests above it are refused, offenders are stopped\n"
-"      --allow CIDR          accept only these addresses (repeatable)\n"
-"      --deny CIDR           refuse these addresses (repeatable; wins over --allow)\n"
-"      --auth-file FILE      require HMAC challenge-response; FILE has 'user secret'\n"
-"                            lines and must be mode 0600\n"
-"      --allow-third-party CIDR  run tests from this host toward another daemon when\n"
-"                            a controller in CIDR asks (netrig stream --from, mesh)\n"
-"daemon:\n"
-"  -D, --daemon          detach and log to syslog\n"
-"      --pidfile FILE    write the daemon's pid here\n"
-"      --syslog          log to syslog even in the foreground\n"
-"      --metrics ADDR:PORT  Prometheus metrics at http://ADDR:PORT/metrics (tests\n"
-"                        running and served, bytes, refusals, last results per\n"
-"                        client); [IPV6]:PORT, or :PORT for all addresses\n"
-"      --db PATH         save the server's side of every test in this history\n"
-"                        database (see 'netrig help history')\n"
-"  -v, --verbose         log debug detail\n",
-            SOCK_DEFAULT_PORT);
+    fprintf(
+        out,
+        "usage: netrig serve [OPTIONS]\n"
+        "\n"
+        "The daemon that answers 'netrig stream -c THIS_HOST'. It serves several clients at\n"
+        "once, each test on its own worker threads, and measures its own side too.\n"
+        "\n"
+        "  -p, --port PORT       listen port (default %d; 0 picks a free one and logs it)\n"
+        "  -B, --bind ADDR       listen on one address only (default: all, IPv4 and IPv6)\n"
+        "  -4, -6                IPv4 or IPv6 only\n"
+        "      --max-tests N     tests at once (default 16); more are refused as busy\n"
+        "      --exclusive       throughput tests wait their turn instead of sharing the host\n"
+        "      --timeout TIME    limit for each control step and a new connection's hello\n"
+        "                        (default 10s)\n"
+        "limits and access:\n"
+        "      --max-client-tests N  tests at once from one client address\n"
+        "      --max-duration TIME   longest test accepted (omit included)\n"
+        "      --max-flows N         most flows in one test\n"
+        "      --max-rate RATE       most bits/s per test: TCP flows are paced to their share,\n"
+        "                            UDP tests above it are refused, offenders are stopped\n"
+        "      --allow CIDR          accept only these addresses (repeatable)\n"
+        "      --deny CIDR           refuse these addresses (repeatable; wins over --allow)\n"
+        "      --auth-file FILE      require HMAC challenge-response; FILE has 'user secret'\n"
+        "                            lines and must be mode 0600\n"
+        "      --allow-third-party CIDR  run tests from this host toward another daemon when\n"
+        "                            a controller in CIDR asks (netrig stream --from, mesh)\n"
+        "daemon:\n"
+        "  -D, --daemon          detach and log to syslog\n"
+        "      --pidfile FILE    write the daemon's pid here\n"
+        "      --syslog          log to syslog even in the foreground\n"
+        "      --metrics ADDR:PORT  Prometheus metrics at http://ADDR:PORT/metrics (tests\n"
+        "                        running and served, bytes, refusals, last results per\n"
+        "                        client); [IPV6]:PORT, or :PORT for all addresses\n"
+        "      --db PATH         save the server's side of every test in this history\n"
+        "                        database (see 'netrig help history')\n"
+        "  -v, --verbose         log debug detail\n",
+        SOCK_DEFAULT_PORT);
 }
 
 enum {
-    OPT_MAX_TESTS = 256, OPT_EXCLUSIVE, OPT_PIDFILE, OPT_SYSLOG, OPT_TIMEOUT, OPT_MAX_CLIENT,
-    OPT_MAX_DURATION, OPT_MAX_FLOWS, OPT_MAX_RATE, OPT_ALLOW, OPT_DENY, OPT_AUTH_FILE,
-    OPT_THIRD_PARTY, OPT_HISTORY_DB,
+    OPT_MAX_TESTS = 256,
+    OPT_EXCLUSIVE,
+    OPT_PIDFILE,
+    OPT_SYSLOG,
+    OPT_TIMEOUT,
+    OPT_MAX_CLIENT,
+    OPT_MAX_DURATION,
+    OPT_MAX_FLOWS,
+    OPT_MAX_RATE,
+    OPT_ALLOW,
+    OPT_DENY,
+    OPT_AUTH_FILE,
+    OPT_THIRD_PARTY,
+    OPT_HISTORY_DB,
 };
 
 enum { OPT_METRICS = 600 }; /* --metrics */
 
 static const struct option serve_long[] = {
-    {"port", required_argument, NULL, 'p'},   {"bind", required_argument, NULL, 'B'},
-    {"daemon", no_argument, NULL, 'D'},       {"verbose", no_argument, NULL, 'v'},
+    {"port", required_argument, NULL, 'p'},
+    {"bind", required_argument, NULL, 'B'},
+    {"daemon", no_argument, NULL, 'D'},
+    {"verbose", no_argument, NULL, 'v'},
     {"help", no_argument, NULL, 'h'},
     {"max-tests", required_argument, NULL, OPT_MAX_TESTS},
     {"exclusive", no_argument, NULL, OPT_EXCLUSIVE},
@@ -99,9 +113,9 @@ struct serve_cli {
     struct server_opts so;
     bool daemonize, use_syslog, verbose;
     const char *pidfile;
-    char db[4096];            /* --db, made absolute: the daemon changes to "/" */
+    char db[4096]; /* --db, made absolute: the daemon changes to "/" */
     const char *auth_file;
-    const char *metrics;      /* --metrics ADDR:PORT */
+    const char *metrics; /* --metrics ADDR:PORT */
     struct acl acl;
     struct acl third_party;
     struct auth auth;
@@ -149,7 +163,8 @@ static int limit_opt(int c, const char *arg, struct serve_cli *sc)
     case OPT_THIRD_PARTY:
         if (acl_add(&sc->third_party, arg, false)) {
             cli_error("invalid address '%s' for --allow-third-party: use CIDR such as "
-                      "192.0.2.0/24 (at most %d entries)", arg, ACL_MAX);
+                      "192.0.2.0/24 (at most %d entries)",
+                      arg, ACL_MAX);
             return -1;
         }
         sc->so.third_party = &sc->third_party;
@@ -185,7 +200,8 @@ static int serve_opt(int c, const char *arg, struct serve_cli *sc)
         if (prom_parse_listen(arg, host, sizeof(host), &port) == 0 && (sc->metrics = arg))
             return 0;
         cli_error("invalid address '%s' for --metrics: use ADDR:PORT, [IPV6]:PORT or :PORT, "
-                  "e.g. 127.0.0.1:9464", arg);
+                  "e.g. 127.0.0.1:9464",
+                  arg);
         return -1;
     }
     case OPT_HISTORY_DB: return history_db_opt(arg, sc);
@@ -344,8 +360,7 @@ static void report_ready(int *ready_fd, const char *msg)
 static struct prom_http *metrics_start(const struct serve_cli *sc, int *ready_fd, char *err,
                                        size_t errlen)
 {
-    struct prom_http *h = prom_http_start(sc->metrics, metrics_render, sc->so.metrics, err,
-                                          errlen);
+    struct prom_http *h = prom_http_start(sc->metrics, metrics_render, sc->so.metrics, err, errlen);
     char where[300];
 
     if (!h) {

@@ -23,32 +23,33 @@
 
 void cli_sweep_help(FILE *out)
 {
-    fprintf(out,
-"usage: netrig sweep stream|rr|crr [TEST OPTIONS] --vary NAME=V1,V2,... [--vary ...]\n"
-"                    [--repeat N] [--ci LEVEL,WIDTH%%] [--metric NAME] [--resume]\n"
-"                    [-J] [--db PATH]\n"
-"\n"
-"Runs the test at every combination of the --vary values, each point repeated until\n"
-"the confidence interval of its metric is within WIDTH %% of the mean or N runs are\n"
-"done, and stores the whole sweep in the history as one unit. Every finished run is\n"
-"kept if the sweep is interrupted (Ctrl-C, kill); --resume finishes it.\n"
-"\n"
-"  --vary NAME=V1,...    a test option by its long name (window, threads, length,\n"
-"                        congestion, ...) or parameter name (flows, write_size), a\n"
-"                        flag with on,off (nodelay=on,off), or direction=forward,\n"
-"                        reverse,bidir. Repeat --vary for more dimensions\n"
-"  --repeat N            runs per point at most (default 1; 10 with --ci); without\n"
-"                        --ci exactly N\n"
-"  --ci LEVEL,WIDTH%%     stop a point once its LEVEL %% interval is within +-WIDTH %%\n"
-"                        of the mean (after at least 3 runs), e.g. 95,2%%\n"
-"  --metric NAME         the figure judged (default throughput_bps for stream,\n"
-"                        transactions_per_s for rr and crr; see docs/history.md)\n"
-"  --resume              finish the unfinished sweep of exactly this command line\n"
-"  -J, --json            the sweep's summary as JSON (progress goes to stderr)\n"
-"      --db PATH         history database (default ~/.local/share/netrig/history.db)\n"
-"\n"
-"Example: netrig sweep stream -c HOST -t 5 --vary flows=1,2,4,8 --vary window=256K,4M\n"
-"         --repeat 5 --ci 95,2%%\n");
+    fprintf(
+        out,
+        "usage: netrig sweep stream|rr|crr [TEST OPTIONS] --vary NAME=V1,V2,... [--vary ...]\n"
+        "                    [--repeat N] [--ci LEVEL,WIDTH%%] [--metric NAME] [--resume]\n"
+        "                    [-J] [--db PATH]\n"
+        "\n"
+        "Runs the test at every combination of the --vary values, each point repeated until\n"
+        "the confidence interval of its metric is within WIDTH %% of the mean or N runs are\n"
+        "done, and stores the whole sweep in the history as one unit. Every finished run is\n"
+        "kept if the sweep is interrupted (Ctrl-C, kill); --resume finishes it.\n"
+        "\n"
+        "  --vary NAME=V1,...    a test option by its long name (window, threads, length,\n"
+        "                        congestion, ...) or parameter name (flows, write_size), a\n"
+        "                        flag with on,off (nodelay=on,off), or direction=forward,\n"
+        "                        reverse,bidir. Repeat --vary for more dimensions\n"
+        "  --repeat N            runs per point at most (default 1; 10 with --ci); without\n"
+        "                        --ci exactly N\n"
+        "  --ci LEVEL,WIDTH%%     stop a point once its LEVEL %% interval is within +-WIDTH %%\n"
+        "                        of the mean (after at least 3 runs), e.g. 95,2%%\n"
+        "  --metric NAME         the figure judged (default throughput_bps for stream,\n"
+        "                        transactions_per_s for rr and crr; see docs/history.md)\n"
+        "  --resume              finish the unfinished sweep of exactly this command line\n"
+        "  -J, --json            the sweep's summary as JSON (progress goes to stderr)\n"
+        "      --db PATH         history database (default ~/.local/share/netrig/history.db)\n"
+        "\n"
+        "Example: netrig sweep stream -c HOST -t 5 --vary flows=1,2,4,8 --vary window=256K,4M\n"
+        "         --repeat 5 --ci 95,2%%\n");
 }
 
 struct sweep_cli {
@@ -105,7 +106,8 @@ static int sweep_opt(struct sweep_cli *sc, int argc, char **argv, int *i)
         if (!*v || !metric_find(v)) {
             if (*v)
                 cli_error("unknown metric '%s' for --metric: e.g. throughput_bps, "
-                          "transactions_per_s, latency_p99_us (docs/history.md lists them)", v);
+                          "transactions_per_s, latency_p99_us (docs/history.md lists them)",
+                          v);
             return -1;
         }
         snprintf(d->metric, sizeof(d->metric), "%s", v);
@@ -168,8 +170,7 @@ static int parse_sweep(int argc, char **argv, struct sweep_cli *sc)
         if (rc == 0)
             continue;
         if (d->nbase >= SWEEP_MAX_ARGS || strlen(a) >= sizeof(d->base[0])) {
-            cli_error("too many or too long test options for a sweep (at most %d)",
-                      SWEEP_MAX_ARGS);
+            cli_error("too many or too long test options for a sweep (at most %d)", SWEEP_MAX_ARGS);
             return -1;
         }
         snprintf(d->base[d->nbase++], sizeof(d->base[0]), "%s", a);
@@ -179,8 +180,7 @@ static int parse_sweep(int argc, char **argv, struct sweep_cli *sc)
         return -1;
     }
     if (!sweep_npoints(d)) {
-        cli_error("the --vary lists make more than %d points: vary fewer values",
-                  SWEEP_MAX_POINTS);
+        cli_error("the --vary lists make more than %d points: vary fewer values", SWEEP_MAX_POINTS);
         return -1;
     }
     if (d->ci_pct > 0 && !sc->repeat_given)
@@ -230,7 +230,6 @@ static int check_points(const struct sweep_cli *sc, bool *need_server, uint32_t 
     return rc;
 }
 
-
 static void raise_fd_limit(uint32_t flows)
 {
     struct rlimit rl;
@@ -267,7 +266,8 @@ static void progress(struct sweep_run *sr, const struct store_sweep_point *pt, i
     fprintf(sr->sc->log, "[%u/%u %s] run %u (id %lld): %s; mean %s", pt->idx + 1, sr->npoints,
             label, pt->runs, (long long)run_id, val, mean);
     if (pt->runs > 1 && pt->mean != 0)
-        fprintf(sr->sc->log, " +-%.2f%%", 100 * pt->ci_half / (pt->mean < 0 ? -pt->mean : pt->mean));
+        fprintf(sr->sc->log, " +-%.2f%%",
+                100 * pt->ci_half / (pt->mean < 0 ? -pt->mean : pt->mean));
     fprintf(sr->sc->log, "%s\n", strcmp(pt->status, "done") ? "" : " (done)");
     fflush(sr->sc->log);
 }
@@ -340,8 +340,8 @@ static int run_once(struct sweep_run *sr, struct store_sweep_point *pt)
         cli_error("sweep point %u (%s): run %lld ended early (%s); it is kept but not counted",
                   pt->idx + 1, label, (long long)run_id, r.error);
     } else if (store_run_metric(sr->st, run_id, sr->sc->d.metric, &v)) {
-        cli_error("sweep point %u (%s): run %lld has no %s: choose another --metric",
-                  pt->idx + 1, label, (long long)run_id, sr->sc->d.metric);
+        cli_error("sweep point %u (%s): run %lld has no %s: choose another --metric", pt->idx + 1,
+                  label, (long long)run_id, sr->sc->d.metric);
         bad = true;
     } else {
         progress(sr, pt, run_id, v);
@@ -419,7 +419,8 @@ static int open_sweep(struct sweep_run *sr)
     if (sr->sc->resume) {
         if (store_sweep_find_unfinished(sr->st, def, &sr->id)) {
             cli_error("no unfinished sweep in '%s' matches this command line: run it without "
-                      "--resume to start one", store_path(sr->st));
+                      "--resume to start one",
+                      store_path(sr->st));
             rc = -1;
         } else {
             fprintf(sr->sc->log, "resuming sweep %lld\n", (long long)sr->id);
@@ -446,8 +447,8 @@ static int open_sweep(struct sweep_run *sr)
         cli_error("cannot store the sweep: %s", settings ? err : "out of memory");
         rc = -1;
     } else {
-        fprintf(sr->sc->log, "sweep %lld: %u points, metric %s\n", (long long)sr->id,
-                sr->npoints, d->metric);
+        fprintf(sr->sc->log, "sweep %lld: %u points, metric %s\n", (long long)sr->id, sr->npoints,
+                d->metric);
     }
     for (uint32_t i = 0; settings && i < sr->npoints; i++)
         free(settings[i]);
@@ -492,9 +493,10 @@ int cli_sweep(int argc, char **argv, volatile sig_atomic_t *stop)
         if (store_sweep_set_status(sr->st, sr->id, status, err, sizeof(err)))
             cli_error("%s", err);
         if (run)
-            fprintf(stderr, "netrig: sweep %lld %s: every finished run is stored; the same "
-                    "command with --resume finishes it\n", (long long)sr->id,
-                    run > 0 ? "interrupted" : "stopped");
+            fprintf(stderr,
+                    "netrig: sweep %lld %s: every finished run is stored; the same "
+                    "command with --resume finishes it\n",
+                    (long long)sr->id, run > 0 ? "interrupted" : "stopped");
         cli_sweep_show(sr->st, sr->id, sc->json, stdout);
         rc = run == 0 ? CLI_EXIT_OK : *stop ? CLI_EXIT_INTERRUPTED : CLI_EXIT_FAIL;
     }
@@ -514,7 +516,8 @@ static void settings_label(const char *json, char *buf, size_t len)
     size_t n = 0;
 
     buf[0] = '\0';
-    cJSON_ArrayForEach(v, o) {
+    cJSON_ArrayForEach(v, o)
+    {
         int w = snprintf(buf + n, len - n, "%s%s=%s", n ? " " : "", v->string,
                          cJSON_IsString(v) ? v->valuestring : "?");
         if (w < 0 || (size_t)w >= len - n)
@@ -551,8 +554,10 @@ static cJSON *sweep_json(struct store *st, const struct store_sweep *sw,
         cJSON_AddNumberToObject(p, "runs", pts[i].runs);
         cJSON_AddNumberToObject(p, "mean", pts[i].mean);
         cJSON_AddNumberToObject(p, "ci_half", pts[i].ci_half);
-        cJSON_AddNumberToObject(p, "ci_pct", pts[i].mean != 0 ? 100 * pts[i].ci_half /
-                                (pts[i].mean < 0 ? -pts[i].mean : pts[i].mean) : 0);
+        cJSON_AddNumberToObject(
+            p, "ci_pct",
+            pts[i].mean != 0 ? 100 * pts[i].ci_half / (pts[i].mean < 0 ? -pts[i].mean : pts[i].mean)
+                             : 0);
         if (!store_sweep_point_runs(st, pts[i].id, &runs, &nr))
             for (size_t k = 0; k < nr; k++)
                 cJSON_AddItemToArray(ids, cJSON_CreateNumber((double)runs[k]));
@@ -575,8 +580,8 @@ static void sweep_text(const struct store_sweep *sw, const struct store_sweep_po
         fprintf(out, "  target: %.4g%% confidence interval within +-%.4g%%, at most %u runs\n",
                 sw->ci_level * 100, sw->ci_pct, sw->repeat_max);
     else
-        fprintf(out, "  %u run%s per point; +- is the %.4g%% confidence interval\n",
-                sw->repeat_max, sw->repeat_max == 1 ? "" : "s", sw->ci_level * 100);
+        fprintf(out, "  %u run%s per point; +- is the %.4g%% confidence interval\n", sw->repeat_max,
+                sw->repeat_max == 1 ? "" : "s", sw->ci_level * 100);
     fprintf(out, "  %5s  %-30s %4s %16s %14s %7s\n", "point", "settings", "runs", "mean", "+-",
             "+-%");
     for (uint32_t i = 0; i < n; i++) {
@@ -587,8 +592,9 @@ static void sweep_text(const struct store_sweep *sw, const struct store_sweep_po
         }
         fprintf(out, "  %5u  %-30s %4u %16s %14s %6.2f%s\n", pts[i].idx + 1, label, pts[i].runs,
                 pts[i].runs ? mean : "-", pts[i].runs > 1 ? half : "-",
-                pts[i].mean != 0 ? 100 * pts[i].ci_half /
-                (pts[i].mean < 0 ? -pts[i].mean : pts[i].mean) : 0,
+                pts[i].mean != 0
+                    ? 100 * pts[i].ci_half / (pts[i].mean < 0 ? -pts[i].mean : pts[i].mean)
+                    : 0,
                 strcmp(pts[i].status, "done") ? " (unfinished)" : "");
     }
 }

@@ -27,139 +27,163 @@
 #include <sys/resource.h>
 
 static const char help_common[] =
-"connection:\n"
-"  -c, --client HOST       server to test against: HOST, HOST:PORT or [IPV6]:PORT;\n"
-"                          repeat -c to test several servers at once, started\n"
-"                          together; without -c a server runs inside this process\n"
-"  -p, --port PORT         server port (default %d)\n"
-"  -4, -6                  IPv4 or IPv6 only\n"
-"  -B, --bind ADDR         local address for every connection\n"
-"      --timeout TIME      connect and control-reply timeout (default 10s)\n"
-"      --from HOST[:PORT]  third party: the daemon at HOST runs the test toward -c\n"
-"                          (it must allow us with --allow-third-party)\n"
-"      --user NAME         authenticate as NAME (secret from $NETRIG_SECRET or\n"
-"      --credentials FILE  a 'user secret' file of mode 0600)\n"
-"timing and placement:\n"
-"  -t, --time TIME         duration, after the omitted warm-up (default 10s)\n"
-"  -O, --omit TIME         warm-up left out of the results (default 0)\n"
-"  -i, --interval TIME     interval reports (default 1s; 0 = none)\n"
-"  -P, --parallel N        flows (max %d)\n"
-"  -T, --threads N         client worker threads, each one epoll loop (default 1)\n"
-"      --server-threads N  server worker threads (default: as -T)\n"
-"  -A, --affinity CPUS     pin client workers round-robin to CPUS (0-3,8 or auto)\n"
-"      --server-cpus CPUS  pin server workers; auto = CPUs local to the NIC\n"
-"      --title TEXT        label stored with the results\n"
-"output:\n"
-"  -J, --json              one JSON document at the end (docs/json.md)\n"
-"      --json-stream       one JSON object per line per interval, then the document\n"
-"      --live              redraw one table in place every interval (default on a\n"
-"                          terminal for runs over 10 s, never when piped or -J)\n"
-"      --no-live           interval lines even on a terminal\n"
-"history:\n"
-"      --db PATH           save the run in this history database (default\n"
-"                          ~/.local/share/netrig/history.db; see 'netrig help history')\n"
-"      --no-save           do not save the run\n";
+    "connection:\n"
+    "  -c, --client HOST       server to test against: HOST, HOST:PORT or [IPV6]:PORT;\n"
+    "                          repeat -c to test several servers at once, started\n"
+    "                          together; without -c a server runs inside this process\n"
+    "  -p, --port PORT         server port (default %d)\n"
+    "  -4, -6                  IPv4 or IPv6 only\n"
+    "  -B, --bind ADDR         local address for every connection\n"
+    "      --timeout TIME      connect and control-reply timeout (default 10s)\n"
+    "      --from HOST[:PORT]  third party: the daemon at HOST runs the test toward -c\n"
+    "                          (it must allow us with --allow-third-party)\n"
+    "      --user NAME         authenticate as NAME (secret from $NETRIG_SECRET or\n"
+    "      --credentials FILE  a 'user secret' file of mode 0600)\n"
+    "timing and placement:\n"
+    "  -t, --time TIME         duration, after the omitted warm-up (default 10s)\n"
+    "  -O, --omit TIME         warm-up left out of the results (default 0)\n"
+    "  -i, --interval TIME     interval reports (default 1s; 0 = none)\n"
+    "  -P, --parallel N        flows (max %d)\n"
+    "  -T, --threads N         client worker threads, each one epoll loop (default 1)\n"
+    "      --server-threads N  server worker threads (default: as -T)\n"
+    "  -A, --affinity CPUS     pin client workers round-robin to CPUS (0-3,8 or auto)\n"
+    "      --server-cpus CPUS  pin server workers; auto = CPUs local to the NIC\n"
+    "      --title TEXT        label stored with the results\n"
+    "output:\n"
+    "  -J, --json              one JSON document at the end (docs/json.md)\n"
+    "      --json-stream       one JSON object per line per interval, then the document\n"
+    "      --live              redraw one table in place every interval (default on a\n"
+    "                          terminal for runs over 10 s, never when piped or -J)\n"
+    "      --no-live           interval lines even on a terminal\n"
+    "history:\n"
+    "      --db PATH           save the run in this history database (default\n"
+    "                          ~/.local/share/netrig/history.db; see 'netrig help history')\n"
+    "      --no-save           do not save the run\n";
 
 static const char help_units[] =
-"\nSizes take K, M, G, T (powers of 1024); rates take K, M, G, T bits/s (powers of\n"
-"1000) or a B suffix for bytes/s (100MB = 800 Mbit/s); times take s, ms, us, m, h.\n"
-"Exit status: 0 done, 1 failed or partial, 2 bad usage, 130 interrupted (partial\n"
-"results printed).\n";
+    "\nSizes take K, M, G, T (powers of 1024); rates take K, M, G, T bits/s (powers of\n"
+    "1000) or a B suffix for bytes/s (100MB = 800 Mbit/s); times take s, ms, us, m, h.\n"
+    "Exit status: 0 done, 1 failed or partial, 2 bad usage, 130 interrupted (partial\n"
+    "results printed).\n";
 
 void cli_help_stream(FILE *out)
 {
     fprintf(out,
-"usage: netrig stream [-c HOST] [OPTIONS]\n"
-"\n"
-"Throughput between this host and a 'netrig serve' daemon: TCP by default, or paced\n"
-"UDP with -u (loss, jitter, one-way delay).\n"
-"\n");
+            "usage: netrig stream [-c HOST] [OPTIONS]\n"
+            "\n"
+            "Throughput between this host and a 'netrig serve' daemon: TCP by default, or paced\n"
+            "UDP with -u (loss, jitter, one-way delay).\n"
+            "\n");
     fprintf(out, help_common, SOCK_DEFAULT_PORT, PARAMS_MAX_FLOWS);
     fprintf(out,
-"stream:\n"
-"  -R, --reverse           server sends, client receives\n"
-"      --bidir             both directions at once (-P flows each way)\n"
-"  -l, --length SIZE       bytes per write (default 1M, 128K with -Z; UDP: datagram,\n"
-"                          1400)\n"
-"  -w, --window SIZE       socket buffer (SO_SNDBUF/SO_RCVBUF) on both ends\n"
-"  -C, --congestion ALGO   congestion control (e.g. bbr, cubic, reno)\n"
-"  -M, --mss BYTES         TCP maximum segment size\n"
-"  -N, --nodelay           TCP_NODELAY on data flows\n"
-"      --fq-rate RATE      per-flow pacing (SO_MAX_PACING_RATE), bits/s: 500M, 2G\n"
-"  -Z, --zerocopy          MSG_ZEROCOPY sends; sendfile() when the kernel would copy\n"
-"UDP:\n"
-"  -u, --udp               paced UDP datagrams with sequence numbers and timestamps\n"
-"  -b, --bitrate RATE      per-flow rate (default 1M)\n"
-"      --pps N             per-flow datagrams per second (instead of -b)\n"
-"iperf3:\n"
-"      --iperf3            test against an iperf3 server ('iperf3 -s', default port\n"
-"                          5201): -P, -R, --bidir, -t, -O, -l, -w, -C; -u with -b\n");
+            "stream:\n"
+            "  -R, --reverse           server sends, client receives\n"
+            "      --bidir             both directions at once (-P flows each way)\n"
+            "  -l, --length SIZE       bytes per write (default 1M, 128K with -Z; UDP: datagram,\n"
+            "                          1400)\n"
+            "  -w, --window SIZE       socket buffer (SO_SNDBUF/SO_RCVBUF) on both ends\n"
+            "  -C, --congestion ALGO   congestion control (e.g. bbr, cubic, reno)\n"
+            "  -M, --mss BYTES         TCP maximum segment size\n"
+            "  -N, --nodelay           TCP_NODELAY on data flows\n"
+            "      --fq-rate RATE      per-flow pacing (SO_MAX_PACING_RATE), bits/s: 500M, 2G\n"
+            "  -Z, --zerocopy          MSG_ZEROCOPY sends; sendfile() when the kernel would copy\n"
+            "UDP:\n"
+            "  -u, --udp               paced UDP datagrams with sequence numbers and timestamps\n"
+            "  -b, --bitrate RATE      per-flow rate (default 1M)\n"
+            "      --pps N             per-flow datagrams per second (instead of -b)\n"
+            "iperf3:\n"
+            "      --iperf3            test against an iperf3 server ('iperf3 -s', default port\n"
+            "                          5201): -P, -R, --bidir, -t, -O, -l, -w, -C; -u with -b\n");
     fputs(help_units, out);
 }
 
 void cli_help_rr(FILE *out)
 {
     fprintf(out,
-"usage: netrig rr [-c HOST] [OPTIONS]\n"
-"\n"
-"Request/response latency and rate (netperf's TCP_RR): each flow sends a request and\n"
-"waits for the response; latency percentiles come from a log-linear histogram.\n"
-"\n");
+            "usage: netrig rr [-c HOST] [OPTIONS]\n"
+            "\n"
+            "Request/response latency and rate (netperf's TCP_RR): each flow sends a request and\n"
+            "waits for the response; latency percentiles come from a log-linear histogram.\n"
+            "\n");
     fprintf(out, help_common, SOCK_DEFAULT_PORT, PARAMS_MAX_FLOWS);
     fprintf(out,
-"request/response:\n"
-"  -r, --size REQ[,RESP]   request and response bytes (default 1,1)\n"
-"  -u, --udp               UDP request/response (a lost datagram counts as a timeout)\n"
-"      --depth N           transactions in flight per flow (default 1, closed loop)\n"
-"      --rate TPS          open loop: TPS transactions/s over all flows; latency\n"
-"                          counts from the intended send time\n"
-"      --txn-timeout TIME  give up on an unanswered transaction (default 2s)\n"
-"      --busy-poll         spin on the sockets instead of sleeping in epoll\n"
-"      --histogram FILE    write the full latency distribution to FILE\n"
-"  -w, --window SIZE       socket buffers; -C ALGO congestion control\n");
+            "request/response:\n"
+            "  -r, --size REQ[,RESP]   request and response bytes (default 1,1)\n"
+            "  -u, --udp               UDP request/response (a lost datagram counts as a timeout)\n"
+            "      --depth N           transactions in flight per flow (default 1, closed loop)\n"
+            "      --rate TPS          open loop: TPS transactions/s over all flows; latency\n"
+            "                          counts from the intended send time\n"
+            "      --txn-timeout TIME  give up on an unanswered transaction (default 2s)\n"
+            "      --busy-poll         spin on the sockets instead of sleeping in epoll\n"
+            "      --histogram FILE    write the full latency distribution to FILE\n"
+            "  -w, --window SIZE       socket buffers; -C ALGO congestion control\n");
     fputs(help_units, out);
 }
 
 void cli_help_crr(FILE *out)
 {
     fprintf(out,
-"usage: netrig crr [-c HOST] [OPTIONS]\n"
-"\n"
-"Connection rate (netperf's TCP_CRR): each transaction connects, sends a request,\n"
-"reads the response and closes. The server accepts on one SO_REUSEPORT listener per\n"
-"worker thread and closes first, so TIME_WAIT stays on the server.\n"
-"\n");
+            "usage: netrig crr [-c HOST] [OPTIONS]\n"
+            "\n"
+            "Connection rate (netperf's TCP_CRR): each transaction connects, sends a request,\n"
+            "reads the response and closes. The server accepts on one SO_REUSEPORT listener per\n"
+            "worker thread and closes first, so TIME_WAIT stays on the server.\n"
+            "\n");
     fprintf(out, help_common, SOCK_DEFAULT_PORT, PARAMS_MAX_FLOWS);
-    fprintf(out,
-"connect/request/response:\n"
-"  -r, --size REQ[,RESP]   request and response bytes (default 1,1)\n"
-"      --connect-only      connect and close only: pure connection rate\n"
-"      --txn-timeout TIME  give up on a transaction (default 2s)\n"
-"      --busy-poll         spin on the sockets instead of sleeping in epoll\n"
-"      --histogram FILE    write the full latency distribution to FILE\n"
-"  -C ALGO                 congestion control\n");
+    fprintf(out, "connect/request/response:\n"
+                 "  -r, --size REQ[,RESP]   request and response bytes (default 1,1)\n"
+                 "      --connect-only      connect and close only: pure connection rate\n"
+                 "      --txn-timeout TIME  give up on a transaction (default 2s)\n"
+                 "      --busy-poll         spin on the sockets instead of sleeping in epoll\n"
+                 "      --histogram FILE    write the full latency distribution to FILE\n"
+                 "  -C ALGO                 congestion control\n");
     fputs(help_units, out);
 }
 
 enum {
-    OPT_SERVER_THREADS = 256, OPT_BIDIR, OPT_FQ_RATE, OPT_SERVER_CPUS, OPT_TITLE,
-    OPT_JSON_STREAM, OPT_TIMEOUT, OPT_PPS, OPT_DEPTH, OPT_RATE, OPT_CONNECT_ONLY, OPT_BUSY_POLL,
-    OPT_HISTOGRAM, OPT_TXN_TIMEOUT, OPT_DB, OPT_NO_SAVE, OPT_USER, OPT_CREDENTIALS, OPT_FROM,
+    OPT_SERVER_THREADS = 256,
+    OPT_BIDIR,
+    OPT_FQ_RATE,
+    OPT_SERVER_CPUS,
+    OPT_TITLE,
+    OPT_JSON_STREAM,
+    OPT_TIMEOUT,
+    OPT_PPS,
+    OPT_DEPTH,
+    OPT_RATE,
+    OPT_CONNECT_ONLY,
+    OPT_BUSY_POLL,
+    OPT_HISTOGRAM,
+    OPT_TXN_TIMEOUT,
+    OPT_DB,
+    OPT_NO_SAVE,
+    OPT_USER,
+    OPT_CREDENTIALS,
+    OPT_FROM,
 };
 
-enum { OPT_IPERF3 = 512 }; /* --iperf3 */
+enum { OPT_IPERF3 = 512 };            /* --iperf3 */
 enum { OPT_LIVE = 600, OPT_NO_LIVE }; /* --live, --no-live */
 
 static const struct option test_long[] = {
-    {"client", required_argument, NULL, 'c'},      {"port", required_argument, NULL, 'p'},
-    {"bind", required_argument, NULL, 'B'},        {"time", required_argument, NULL, 't'},
-    {"omit", required_argument, NULL, 'O'},        {"interval", required_argument, NULL, 'i'},
-    {"parallel", required_argument, NULL, 'P'},    {"threads", required_argument, NULL, 'T'},
-    {"reverse", no_argument, NULL, 'R'},           {"length", required_argument, NULL, 'l'},
-    {"window", required_argument, NULL, 'w'},      {"congestion", required_argument, NULL, 'C'},
-    {"mss", required_argument, NULL, 'M'},         {"nodelay", no_argument, NULL, 'N'},
-    {"zerocopy", no_argument, NULL, 'Z'},          {"affinity", required_argument, NULL, 'A'},
-    {"json", no_argument, NULL, 'J'},              {"help", no_argument, NULL, 'h'},
+    {"client", required_argument, NULL, 'c'},
+    {"port", required_argument, NULL, 'p'},
+    {"bind", required_argument, NULL, 'B'},
+    {"time", required_argument, NULL, 't'},
+    {"omit", required_argument, NULL, 'O'},
+    {"interval", required_argument, NULL, 'i'},
+    {"parallel", required_argument, NULL, 'P'},
+    {"threads", required_argument, NULL, 'T'},
+    {"reverse", no_argument, NULL, 'R'},
+    {"length", required_argument, NULL, 'l'},
+    {"window", required_argument, NULL, 'w'},
+    {"congestion", required_argument, NULL, 'C'},
+    {"mss", required_argument, NULL, 'M'},
+    {"nodelay", no_argument, NULL, 'N'},
+    {"zerocopy", no_argument, NULL, 'Z'},
+    {"affinity", required_argument, NULL, 'A'},
+    {"json", no_argument, NULL, 'J'},
+    {"help", no_argument, NULL, 'h'},
     {"server-threads", required_argument, NULL, OPT_SERVER_THREADS},
     {"bidir", no_argument, NULL, OPT_BIDIR},
     {"fq-rate", required_argument, NULL, OPT_FQ_RATE},
@@ -209,14 +233,14 @@ struct test_cli {
     const char *db;        /* --db PATH: the history (NULL = default) */
     bool no_save;          /* --no-save */
     bool length_given;
-    bool iperf3, port_given; /* --iperf3: an iperf3 server, port 5201 unless -p */
+    bool iperf3, port_given;    /* --iperf3: an iperf3 server, port 5201 unless -p */
     enum report_live_mode live; /* --live / --no-live (default: auto) */
 };
 
 #define K_STREAM (1u << PARAMS_TEST_STREAM)
-#define K_RR (1u << PARAMS_TEST_RR)
-#define K_CRR (1u << PARAMS_TEST_CRR)
-#define K_TXN (K_RR | K_CRR)
+#define K_RR     (1u << PARAMS_TEST_RR)
+#define K_CRR    (1u << PARAMS_TEST_CRR)
+#define K_TXN    (K_RR | K_CRR)
 
 /* Options that only some test commands take. */
 static const struct {
@@ -224,15 +248,24 @@ static const struct {
     const char *name;
     unsigned kinds;
 } opt_kinds[] = {
-    {'R', "-R", K_STREAM},          {OPT_BIDIR, "--bidir", K_STREAM},
-    {'l', "-l", K_STREAM},          {'M', "--mss", K_STREAM | K_RR},
-    {'N', "-N", K_STREAM},          {'Z', "-Z", K_STREAM},
-    {OPT_FQ_RATE, "--fq-rate", K_STREAM}, {'b', "-b", K_STREAM},
-    {OPT_PPS, "--pps", K_STREAM},   {'u', "-u", K_STREAM | K_RR},
-    {'r', "-r", K_TXN},             {OPT_DEPTH, "--depth", K_RR},
-    {OPT_RATE, "--rate", K_RR},     {OPT_CONNECT_ONLY, "--connect-only", K_CRR},
-    {OPT_BUSY_POLL, "--busy-poll", K_TXN}, {OPT_HISTOGRAM, "--histogram", K_TXN},
-    {OPT_TXN_TIMEOUT, "--txn-timeout", K_TXN}, {'w', "-w", K_STREAM | K_RR},
+    {'R', "-R", K_STREAM},
+    {OPT_BIDIR, "--bidir", K_STREAM},
+    {'l', "-l", K_STREAM},
+    {'M', "--mss", K_STREAM | K_RR},
+    {'N', "-N", K_STREAM},
+    {'Z', "-Z", K_STREAM},
+    {OPT_FQ_RATE, "--fq-rate", K_STREAM},
+    {'b', "-b", K_STREAM},
+    {OPT_PPS, "--pps", K_STREAM},
+    {'u', "-u", K_STREAM | K_RR},
+    {'r', "-r", K_TXN},
+    {OPT_DEPTH, "--depth", K_RR},
+    {OPT_RATE, "--rate", K_RR},
+    {OPT_CONNECT_ONLY, "--connect-only", K_CRR},
+    {OPT_BUSY_POLL, "--busy-poll", K_TXN},
+    {OPT_HISTOGRAM, "--histogram", K_TXN},
+    {OPT_TXN_TIMEOUT, "--txn-timeout", K_TXN},
+    {'w', "-w", K_STREAM | K_RR},
     {OPT_IPERF3, "--iperf3", K_STREAM},
 };
 
@@ -317,7 +350,8 @@ static int txn_opt(int c, const char *arg, struct test_cli *tc)
     case OPT_CONNECT_ONLY: p->connect_only = true; return 0;
     case OPT_BUSY_POLL: p->busy_poll = true; return 0;
     case OPT_HISTOGRAM: tc->histogram = arg; return 0;
-    case OPT_TXN_TIMEOUT: return parse_timeout("--txn-timeout", arg, 1000000ULL, &p->txn_timeout_ns);
+    case OPT_TXN_TIMEOUT:
+        return parse_timeout("--txn-timeout", arg, 1000000ULL, &p->txn_timeout_ns);
     default: return -1;
     }
 }
@@ -371,7 +405,8 @@ static int test_opt(int c, const char *arg, struct test_cli *tc)
         p->fq_rate_bps = v;
         return 0;
     case 'A': return copy_str("-A", arg, o->cpus, sizeof(o->cpus));
-    case OPT_SERVER_CPUS: return copy_str("--server-cpus", arg, p->server_cpus, sizeof(p->server_cpus));
+    case OPT_SERVER_CPUS:
+        return copy_str("--server-cpus", arg, p->server_cpus, sizeof(p->server_cpus));
     case OPT_TITLE: return copy_str("--title", arg, p->title, sizeof(p->title));
     case OPT_USER: return copy_str("--user", arg, o->user, sizeof(o->user));
     case OPT_FROM: tc->from = arg; return 0;
@@ -423,8 +458,7 @@ static int parse_one_target(struct test_cli *tc)
     struct multi_target t;
 
     if (multi_parse_target(tc->targets[0], tc->o.port, &t)) {
-        cli_error("invalid server '%s' for -c: use HOST, HOST:PORT or [IPV6]:PORT",
-                  tc->targets[0]);
+        cli_error("invalid server '%s' for -c: use HOST, HOST:PORT or [IPV6]:PORT", tc->targets[0]);
         return -1;
     }
     snprintf(tc->o.host, sizeof(tc->o.host), "%s", t.host);
@@ -501,7 +535,6 @@ static void raise_fd_limit(uint32_t need)
         setrlimit(RLIMIT_NOFILE, &rl);
     }
 }
-
 
 /* -J prints the document indented; --json-stream keeps to one object per line. */
 static void print_json(FILE *out, cJSON *doc, bool one_line)
@@ -587,7 +620,8 @@ static void print_remote_summary(FILE *out, const char *from, const cJSON *doc)
     if (cJSON_IsNumber(tp))
         units_format_rate(tp->valuedouble, rate, sizeof(rate));
     fprintf(out, "third-party test from %s to %s: %s\n", from,
-            cJSON_IsString(srv) ? srv->valuestring : "?", cJSON_IsString(st) ? st->valuestring : "?");
+            cJSON_IsString(srv) ? srv->valuestring : "?",
+            cJSON_IsString(st) ? st->valuestring : "?");
     if (cJSON_IsNumber(tps) && tps->valuedouble > 0)
         fprintf(out, "Rate        %.1f transactions/s\n", tps->valuedouble);
     else

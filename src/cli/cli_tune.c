@@ -21,64 +21,75 @@
 
 void cli_help_tune(FILE *out)
 {
-    fprintf(out,
-"usage: netrig tune [--rate RATE] [--rtt TIME] [--profile throughput|latency]\n"
-"                   [-I IFACE] [--apply [--persist]] [--state-dir DIR]\n"
-"                   [--sysroot DIR] [-J]\n"
-"       netrig tune --revert [JOURNAL] [--state-dir DIR] [--sysroot DIR] [-J]\n"
-"       netrig tune --list [--state-dir DIR] [--sysroot DIR] [-J]\n"
-"\n"
-"Turns what 'netrig audit' finds at warn or bad into changes, each with its old\n"
-"value, new value, reason and command. Without --apply it is a dry run that\n"
-"changes nothing. netrig itself writes sysctls, txqueuelen, MTU, RPS masks, the\n"
-"CPU governor and NIC rings, coalescing, channels, pause and offloads (ethtool\n"
-"ioctls); tc, setpci, services and boot settings are manual steps, never run.\n"
-"\n"
-"  --rate, --rtt, --profile, -I  the target, as for 'netrig audit'\n"
-"  --apply            journal every old value (fsync'd), then apply, read back\n"
-"                     and report; a change the kernel refuses is reported and\n"
-"                     the rest go on (root)\n"
-"  --persist          with --apply: also write /etc/sysctl.d/90-netrig.conf and\n"
-"                     /etc/udev/rules.d/90-netrig.rules (journaled, undone by\n"
-"                     --revert); without --apply: show what they would hold\n"
-"  --revert [JOURNAL] restore every value of JOURNAL (default: the newest not\n"
-"                     reverted) in reverse order and verify it (root)\n"
-"  --list             the journals: time, changes, applied or reverted\n"
-"  --state-dir DIR    where journals live (default " TUNE_JOURNAL_DEFAULT_DIR ")\n"
-"  --sysroot DIR      read and write DIR/proc, DIR/sys and DIR/etc (a recorded\n"
-"                     tree) instead of this host; the state directory too\n"
-"  -J, --json         one JSON document\n"
-"\n"
-"Inside a network namespace only per-namespace settings change; global ones\n"
-"(such as net.core.rmem_max) are reported as not changeable there.\n"
-"Exit status: 0 done, 1 some change refused or not possible here, 2 nothing\n"
-"done.\n"
-"\n"
-"Examples:\n"
-"  netrig tune --rate 10G --rtt 30ms            # the plan, nothing changed\n"
-"  netrig tune --rate 10G --rtt 30ms --apply    # apply it, journaled\n"
-"  netrig tune --revert                         # undo the newest apply\n");
+    fprintf(out, "usage: netrig tune [--rate RATE] [--rtt TIME] [--profile throughput|latency]\n"
+                 "                   [-I IFACE] [--apply [--persist]] [--state-dir DIR]\n"
+                 "                   [--sysroot DIR] [-J]\n"
+                 "       netrig tune --revert [JOURNAL] [--state-dir DIR] [--sysroot DIR] [-J]\n"
+                 "       netrig tune --list [--state-dir DIR] [--sysroot DIR] [-J]\n"
+                 "\n"
+                 "Turns what 'netrig audit' finds at warn or bad into changes, each with its old\n"
+                 "value, new value, reason and command. Without --apply it is a dry run that\n"
+                 "changes nothing. netrig itself writes sysctls, txqueuelen, MTU, RPS masks, the\n"
+                 "CPU governor and NIC rings, coalescing, channels, pause and offloads (ethtool\n"
+                 "ioctls); tc, setpci, services and boot settings are manual steps, never run.\n"
+                 "\n"
+                 "  --rate, --rtt, --profile, -I  the target, as for 'netrig audit'\n"
+                 "  --apply            journal every old value (fsync'd), then apply, read back\n"
+                 "                     and report; a change the kernel refuses is reported and\n"
+                 "                     the rest go on (root)\n"
+                 "  --persist          with --apply: also write /etc/sysctl.d/90-netrig.conf and\n"
+                 "                     /etc/udev/rules.d/90-netrig.rules (journaled, undone by\n"
+                 "                     --revert); without --apply: show what they would hold\n"
+                 "  --revert [JOURNAL] restore every value of JOURNAL (default: the newest not\n"
+                 "                     reverted) in reverse order and verify it (root)\n"
+                 "  --list             the journals: time, changes, applied or reverted\n"
+                 "  --state-dir DIR    where journals live (default " TUNE_JOURNAL_DEFAULT_DIR ")\n"
+                 "  --sysroot DIR      read and write DIR/proc, DIR/sys and DIR/etc (a recorded\n"
+                 "                     tree) instead of this host; the state directory too\n"
+                 "  -J, --json         one JSON document\n"
+                 "\n"
+                 "Inside a network namespace only per-namespace settings change; global ones\n"
+                 "(such as net.core.rmem_max) are reported as not changeable there.\n"
+                 "Exit status: 0 done, 1 some change refused or not possible here, 2 nothing\n"
+                 "done.\n"
+                 "\n"
+                 "Examples:\n"
+                 "  netrig tune --rate 10G --rtt 30ms            # the plan, nothing changed\n"
+                 "  netrig tune --rate 10G --rtt 30ms --apply    # apply it, journaled\n"
+                 "  netrig tune --revert                         # undo the newest apply\n");
 }
 
 enum {
-    OPT_RATE = 256, OPT_RTT, OPT_PROFILE, OPT_SYSROOT, OPT_APPLY, OPT_PERSIST, OPT_REVERT,
-    OPT_LIST, OPT_STATE_DIR,
+    OPT_RATE = 256,
+    OPT_RTT,
+    OPT_PROFILE,
+    OPT_SYSROOT,
+    OPT_APPLY,
+    OPT_PERSIST,
+    OPT_REVERT,
+    OPT_LIST,
+    OPT_STATE_DIR,
 };
 
 static const struct option tune_long[] = {
-    {"interface", required_argument, NULL, 'I'}, {"json", no_argument, NULL, 'J'},
-    {"help", no_argument, NULL, 'h'},            {"rate", required_argument, NULL, OPT_RATE},
-    {"rtt", required_argument, NULL, OPT_RTT},   {"profile", required_argument, NULL, OPT_PROFILE},
+    {"interface", required_argument, NULL, 'I'},
+    {"json", no_argument, NULL, 'J'},
+    {"help", no_argument, NULL, 'h'},
+    {"rate", required_argument, NULL, OPT_RATE},
+    {"rtt", required_argument, NULL, OPT_RTT},
+    {"profile", required_argument, NULL, OPT_PROFILE},
     {"sysroot", required_argument, NULL, OPT_SYSROOT},
-    {"apply", no_argument, NULL, OPT_APPLY},     {"persist", no_argument, NULL, OPT_PERSIST},
-    {"revert", no_argument, NULL, OPT_REVERT},   {"list", no_argument, NULL, OPT_LIST},
+    {"apply", no_argument, NULL, OPT_APPLY},
+    {"persist", no_argument, NULL, OPT_PERSIST},
+    {"revert", no_argument, NULL, OPT_REVERT},
+    {"list", no_argument, NULL, OPT_LIST},
     {"state-dir", required_argument, NULL, OPT_STATE_DIR},
     {NULL, 0, NULL, 0},
 };
 
 struct tune_cli {
     struct audit_opts ao;
-    char sysroot[PATH_MAX]; /* canonical */
+    char sysroot[PATH_MAX];   /* canonical */
     char state_dir[PATH_MAX]; /* joined with the sysroot */
     const char *state_opt, *journal;
     bool json, apply, persist, revert, list;
@@ -120,11 +131,14 @@ static int tune_opt(int c, const char *arg, struct tune_cli *tc)
     switch (c) {
     case 'I': tc->ao.iface = arg; return 0;
     case 'J': tc->json = true; return 0;
-    case OPT_RATE: case OPT_RTT: case OPT_PROFILE: return target_opt(c, arg, tc);
+    case OPT_RATE:
+    case OPT_RTT:
+    case OPT_PROFILE: return target_opt(c, arg, tc);
     case OPT_SYSROOT:
         if (!realpath(arg, tc->sysroot)) {
             cli_error("--sysroot '%s' does not exist: give a tree written by 'netrig audit "
-                      "--record DIR'", arg);
+                      "--record DIR'",
+                      arg);
             return -1;
         }
         tc->ao.sysroot = strcmp(tc->sysroot, "/") ? tc->sysroot : NULL; /* "/" is this host */
@@ -155,19 +169,20 @@ static int tune_check(struct tune_cli *tc, int argc, char **argv)
                   argv[optind]);
         return -1;
     }
-    if ((tc->revert || tc->list) && (tc->persist || tc->ao.rate_bps || tc->ao.rtt_ns ||
-                                     tc->ao.iface)) {
+    if ((tc->revert || tc->list) &&
+        (tc->persist || tc->ao.rate_bps || tc->ao.rtt_ns || tc->ao.iface)) {
         cli_error("--revert and --list take no target or --persist: the journal holds what "
                   "was changed");
         return -1;
     }
     if (tc->ao.sysroot && dir[0] != '/') {
         cli_error("--state-dir '%s' must be an absolute path with --sysroot (it is taken "
-                  "under the sysroot)", dir);
+                  "under the sysroot)",
+                  dir);
         return -1;
     }
-    n = snprintf(tc->state_dir, sizeof(tc->state_dir), "%s%s",
-                 tc->ao.sysroot ? tc->ao.sysroot : "", dir);
+    n = snprintf(tc->state_dir, sizeof(tc->state_dir), "%s%s", tc->ao.sysroot ? tc->ao.sysroot : "",
+                 dir);
     if (n < 0 || (size_t)n >= sizeof(tc->state_dir)) {
         cli_error("--state-dir '%s' is too long", dir);
         return -1;
@@ -205,7 +220,8 @@ static int need_root(const struct tune_cli *tc, const char *what)
     if (geteuid() == 0 || tc->ao.sysroot)
         return 0;
     cli_error("netrig tune %s changes kernel settings and needs root: run it as root (sudo "
-              "netrig tune %s), or without it for the dry run", what, what);
+              "netrig tune %s), or without it for the dry run",
+              what, what);
     return -1;
 }
 
@@ -246,13 +262,12 @@ static int run_revert(const struct tune_cli *tc)
 
     if (need_root(tc, "--revert"))
         return 2;
-    if (tune_apply_pick_journal(tc->state_dir, tc->journal, path, sizeof(path), err,
-                                sizeof(err))) {
+    if (tune_apply_pick_journal(tc->state_dir, tc->journal, path, sizeof(path), err, sizeof(err))) {
         cli_error("%s", err);
         return 2;
     }
-    rc = tune_apply_revert(path, tc->ao.sysroot, tc->state_dir, tc->json ? NULL : stdout, &res,
-                           err, sizeof(err));
+    rc = tune_apply_revert(path, tc->ao.sysroot, tc->state_dir, tc->json ? NULL : stdout, &res, err,
+                           sizeof(err));
     if (rc < 0) {
         cli_error("%s", err);
         tune_apply_revert_free(&res);
@@ -280,15 +295,17 @@ static void describe(const struct tune_plan *plan, char *target, size_t len, cha
     audit_fmt_rate(plan->target.rate_bps, rate, sizeof(rate));
     snprintf(target, len, "%s x %g ms", rate, plan->target.rtt_s * 1e3);
     gmtime_r(&now, &tm);
-    snprintf(stamp, slen, "%04d-%02d-%02dT%02d:%02d:%02dZ for %s", tm.tm_year + 1900,
-             tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, target);
+    snprintf(stamp, slen, "%04d-%02d-%02dT%02d:%02d:%02dZ for %s", tm.tm_year + 1900, tm.tm_mon + 1,
+             tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, target);
 }
 
 static int run_apply(const struct tune_cli *tc, const struct tune_plan *plan)
 {
     char target[96], stamp[160], err[2 * PATH_MAX + 256], undo[3 * PATH_MAX];
-    struct tune_apply_opts o = {.sysroot = tc->ao.sysroot, .state_dir = tc->state_dir,
-                                .persist = tc->persist, .pause_ms = tc->pause_ms,
+    struct tune_apply_opts o = {.sysroot = tc->ao.sysroot,
+                                .state_dir = tc->state_dir,
+                                .persist = tc->persist,
+                                .pause_ms = tc->pause_ms,
                                 .profile = plan->profile == AUDIT_PROFILE_LATENCY ? "latency"
                                                                                   : "throughput"};
     struct tune_apply_result res;
@@ -309,8 +326,10 @@ static int run_apply(const struct tune_cli *tc, const struct tune_plan *plan)
             print_doc(tune_report_plan_json(plan, NULL, NULL, 0));
         else
             tune_report_plan_text(stdout, plan, NULL, NULL, 0, NULL);
-        cli_error("nothing to apply: %s", plan->nchanges ? "no planned change can be made "
-                  "here (see 'NOT HERE' above)" : "no finding at warn or bad that netrig applies");
+        cli_error("nothing to apply: %s", plan->nchanges
+                                              ? "no planned change can be made "
+                                                "here (see 'NOT HERE' above)"
+                                              : "no finding at warn or bad that netrig applies");
         return plan->nchanges ? 1 : 0;
     }
     describe(plan, target, sizeof(target), stamp, sizeof(stamp));
@@ -358,7 +377,8 @@ static int run_dry(const struct tune_cli *tc, const struct tune_plan *plan, int 
     snprintf(cmd + strlen(cmd), sizeof(cmd) - strlen(cmd), " netrig tune");
     for (int i = 1; i < argc; i++)
         snprintf(cmd + strlen(cmd), sizeof(cmd) - strlen(cmd), " %s", argv[i]);
-    snprintf(cmd + strlen(cmd), sizeof(cmd) - strlen(cmd), " --apply (as root; every old "
+    snprintf(cmd + strlen(cmd), sizeof(cmd) - strlen(cmd),
+             " --apply (as root; every old "
              "value is journaled first and 'netrig tune --revert' undoes it)");
     if (tc->json)
         print_doc(tune_report_plan_json(plan, NULL, files, nfiles));

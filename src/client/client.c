@@ -33,7 +33,7 @@ struct client_ctx {
     struct run_result *r;
     int ctl;
     char failure[256];
-    cJSON *early_result; /* the server ended the test itself (shutting down) */
+    cJSON *early_result;     /* the server ended the test itself (shutting down) */
     struct report_live live; /* --live: what the last frame drew */
 };
 
@@ -86,8 +86,7 @@ static int on_watch(void *arg)
         snprintf(c->failure, sizeof(c->failure), "server ended the test early (shutting down?)");
         c->early_result = m;
         return -1;
-    }
-    else
+    } else
         snprintf(c->failure, sizeof(c->failure), "server sent an unexpected '%s' message",
                  ctl_type(m));
     cJSON_Delete(m);
@@ -119,8 +118,7 @@ static int expect_auth(int ctl, const char *want, int timeout_ms, FILE *out,
             return 0;
         }
         if (!strcmp(ctl_type(m), "challenge") && auth) {
-            rc = policy_answer_challenge(ctl, m, auth->user, auth->secret, timeout_ms, err,
-                                         errlen);
+            rc = policy_answer_challenge(ctl, m, auth->user, auth->secret, timeout_ms, err, errlen);
             cJSON_Delete(m);
             if (rc)
                 return rc;
@@ -128,7 +126,8 @@ static int expect_auth(int ctl, const char *want, int timeout_ms, FILE *out,
         }
         if (!strcmp(ctl_type(m), "queued")) {
             const cJSON *ahead = cJSON_GetObjectItemCaseSensitive(m, "ahead");
-            fprintf(out == stdout ? stderr : out, "netrig: server is busy with %d exclusive test(s); waiting our turn\n",
+            fprintf(out == stdout ? stderr : out,
+                    "netrig: server is busy with %d exclusive test(s); waiting our turn\n",
                     cJSON_IsNumber(ahead) ? ahead->valueint : 1);
             cJSON_Delete(m);
             timeout_ms = CLIENT_QUEUE_WAIT_MS;
@@ -253,8 +252,10 @@ static int open_udp_flows(const struct client_opts *o, const struct sock_addr *t
         }
         waited += 100;
         if (waited >= o->timeout_ms) {
-            snprintf(err, errlen, "server did not confirm the UDP flows within %d ms "
-                     "(is UDP blocked on the path?)", o->timeout_ms);
+            snprintf(err, errlen,
+                     "server did not confirm the UDP flows within %d ms "
+                     "(is UDP blocked on the path?)",
+                     o->timeout_ms);
             rc = -ETIMEDOUT;
             break;
         }
@@ -265,8 +266,8 @@ out:
 }
 
 /* crr: every flow connects itself, once per transaction, to the server's crr port. */
-static int target_crr(const struct client_opts *o, const struct sock_addr *to,
-                      const cJSON *accept, struct engine *e, char *err, size_t errlen)
+static int target_crr(const struct client_opts *o, const struct sock_addr *to, const cJSON *accept,
+                      struct engine *e, char *err, size_t errlen)
 {
     struct sock_addr t = *to;
     uint16_t port;
@@ -368,11 +369,11 @@ static void conclude(struct client_ctx *c, struct engine *e, bool ctl_ok)
         return;
     }
     /* the server may drain its receivers for up to ENGINE_DRAIN_NS before it answers */
-    if ((!m && expect(c->ctl, "result", c->o->timeout_ms + ENGINE_DRAIN_NS / 1000000,
-                      c->o->out, &m, err, sizeof(err))) ||
+    if ((!m && expect(c->ctl, "result", c->o->timeout_ms + ENGINE_DRAIN_NS / 1000000, c->o->out, &m,
+                      err, sizeof(err))) ||
         report_json_side_parse(cJSON_GetObjectItemCaseSensitive(m, "side"),
-                               server_flow_count(&c->o->p), max_intervals(&c->o->p),
-                               &c->r->remote, err, sizeof(err))) {
+                               server_flow_count(&c->o->p), max_intervals(&c->o->p), &c->r->remote,
+                               err, sizeof(err))) {
         c->r->partial = true;
         snprintf(c->r->error, sizeof(c->r->error), "no results from the server: %s", err);
     }
@@ -411,8 +412,7 @@ static void ports_exhausted(char *msg, size_t len)
     const char *tw;
     unsigned long long n_tw = 0;
 
-    if (hostfs_read(NULL, "/proc/net/sockstat", buf, sizeof(buf)) > 0 &&
-        (tw = strstr(buf, " tw ")))
+    if (hostfs_read(NULL, "/proc/net/sockstat", buf, sizeof(buf)) > 0 && (tw = strstr(buf, " tw ")))
         n_tw = strtoull(tw + 4, NULL, 10);
     hostfs_read(NULL, "/proc/sys/net/ipv4/ip_local_port_range", range, sizeof(range));
     for (char *p = range; *p; p++)
@@ -421,7 +421,8 @@ static void ports_exhausted(char *msg, size_t len)
     snprintf(msg, len,
              "out of local ports (EADDRNOTAVAIL) with %llu sockets in TIME_WAIT: widen "
              "net.ipv4.ip_local_port_range (now %s), set net.ipv4.tcp_tw_reuse=1, or add "
-             "source addresses with -B", n_tw, range);
+             "source addresses with -B",
+             n_tw, range);
 }
 
 static int run_engine(struct client_ctx *c, struct engine *e, volatile sig_atomic_t *stop)
@@ -438,9 +439,7 @@ static int run_engine(struct client_ctx *c, struct engine *e, volatile sig_atomi
     int first_err = 0;
 
     switch (why) {
-    case ENGINE_END_TIME:
-        conclude(c, e, true);
-        break;
+    case ENGINE_END_TIME: conclude(c, e, true); break;
     case ENGINE_END_WATCH: /* the server ended the test and will send its results */
         c->r->partial = true;
         snprintf(c->r->error, sizeof(c->r->error), "%s", c->failure);
@@ -528,8 +527,8 @@ static int session_setup(struct client_session *s, char *err, size_t errlen)
     return rc;
 }
 
-int client_prepare(const struct client_opts *o, struct run_result *r,
-                   struct client_session **out, char *err, size_t errlen)
+int client_prepare(const struct client_opts *o, struct run_result *r, struct client_session **out,
+                   char *err, size_t errlen)
 {
     struct client_session *s = calloc(1, sizeof(*s));
     int rc;
@@ -636,8 +635,8 @@ int client_go(struct client_session *s, volatile sig_atomic_t *stop, uint64_t st
     return rc;
 }
 
-int client_run(const struct client_opts *o, volatile sig_atomic_t *stop,
-               struct run_result *r, char *err, size_t errlen)
+int client_run(const struct client_opts *o, volatile sig_atomic_t *stop, struct run_result *r,
+               char *err, size_t errlen)
 {
     struct client_session *s;
     int rc = client_prepare(o, r, &s, err, errlen);

@@ -1,4 +1,5 @@
-/* client: runs a test (stream, rr, crr; TCP or UDP) against a netrig server (or an in-process one) and fills a run_result. */
+/* client: runs a test (stream, rr, crr; TCP or UDP) against a netrig server (or an in-process one)
+ * and fills a run_result. */
 #ifndef NETRIG_CLIENT_H
 #define NETRIG_CLIENT_H
 
@@ -16,29 +17,29 @@ struct client_opts {
     struct params p;
     char host[256];
     uint16_t port;
-    int family;           /* 0, 4 or 6 */
-    char bind[256];       /* -B */
-    char cpus[256];       /* -A: cpulist, "auto" or "" */
+    int family;     /* 0, 4 or 6 */
+    char bind[256]; /* -B */
+    char cpus[256]; /* -A: cpulist, "auto" or "" */
     enum client_output output;
-    int timeout_ms;       /* connect and control replies */
+    int timeout_ms; /* connect and control replies */
     FILE *out;
-    char user[64];        /* --user: answer the server's challenge as this user */
+    char user[64];         /* --user: answer the server's challenge as this user */
     char credentials[256]; /* --credentials FILE (else $NETRIG_SECRET) */
-    bool live;            /* text output: redraw a table in place (report_live), not lines */
+    bool live;             /* text output: redraw a table in place (report_live), not lines */
 };
 
 /* Returns 0 on a complete test, 1 when results are partial (r->error says why), or a negative
  * errno when no result could be had (err says why). */
-int client_run(const struct client_opts *o, volatile sig_atomic_t *stop,
-               struct run_result *r, char *err, size_t errlen);
+int client_run(const struct client_opts *o, volatile sig_atomic_t *stop, struct run_result *r,
+               char *err, size_t errlen);
 
 /* The same in steps, for tests against several servers at once (multi.c): prepare sets up the
  * control exchange and the data paths; clock_offset measures the server's clock against ours
  * (server - client, from the fastest of five probes); go starts at start_at_ns on our
  * CLOCK_REALTIME (0 = now), telling the server its own start time, and runs to the end. */
 struct client_session;
-int client_prepare(const struct client_opts *o, struct run_result *r,
-                   struct client_session **out, char *err, size_t errlen);
+int client_prepare(const struct client_opts *o, struct run_result *r, struct client_session **out,
+                   char *err, size_t errlen);
 int client_clock_offset(struct client_session *s, int64_t *offset_ns, uint64_t *rtt_ns);
 int client_go(struct client_session *s, volatile sig_atomic_t *stop, uint64_t start_at_ns,
               int64_t server_offset_ns, char *err, size_t errlen);

@@ -25,7 +25,8 @@ static int load_hosts(const cJSON *arr, struct mesh_plan *p, const char *path, c
     if (!cJSON_IsArray(arr) || cJSON_GetArraySize(arr) < 2 ||
         cJSON_GetArraySize(arr) > MESH_MAX_HOSTS)
         return plan_error(err, errlen, path, "\"hosts\" must be an array of 2 to 64 hosts");
-    cJSON_ArrayForEach(h, arr) {
+    cJSON_ArrayForEach(h, arr)
+    {
         struct mesh_host *mh = &p->hosts[p->nhosts];
         const cJSON *name = cJSON_GetObjectItemCaseSensitive(h, "name");
         const cJSON *addr = cJSON_GetObjectItemCaseSensitive(h, "address");
@@ -33,9 +34,12 @@ static int load_hosts(const cJSON *arr, struct mesh_plan *p, const char *path, c
 
         if (!cJSON_IsString(name) || !*name->valuestring || strlen(name->valuestring) >= 64 ||
             !cJSON_IsString(addr) || !*addr->valuestring || strlen(addr->valuestring) >= 256 ||
-            (port && (!cJSON_IsNumber(port) || port->valuedouble < 1 || port->valuedouble > 65535))) {
-            snprintf(what, sizeof(what), "hosts[%u] needs \"name\", \"address\" and an optional "
-                     "\"port\" from 1 to 65535", p->nhosts);
+            (port &&
+             (!cJSON_IsNumber(port) || port->valuedouble < 1 || port->valuedouble > 65535))) {
+            snprintf(what, sizeof(what),
+                     "hosts[%u] needs \"name\", \"address\" and an optional "
+                     "\"port\" from 1 to 65535",
+                     p->nhosts);
             return plan_error(err, errlen, path, what);
         }
         for (uint32_t k = 0; k < p->nhosts; k++) {
@@ -62,7 +66,8 @@ static int load_tests(const cJSON *arr, struct mesh_plan *p, const char *path, c
     if (!cJSON_IsArray(arr) || cJSON_GetArraySize(arr) < 1 ||
         cJSON_GetArraySize(arr) > MESH_MAX_TESTS)
         return plan_error(err, errlen, path, "\"tests\" must be an array of 1 to 16 tests");
-    cJSON_ArrayForEach(t, arr) {
+    cJSON_ArrayForEach(t, arr)
+    {
         const cJSON *kind = cJSON_GetObjectItemCaseSensitive(t, "test");
         const cJSON *params = cJSON_GetObjectItemCaseSensitive(t, "params");
         cJSON *pj = params ? cJSON_Duplicate(params, 1) : cJSON_CreateObject();
@@ -70,8 +75,10 @@ static int load_tests(const cJSON *arr, struct mesh_plan *p, const char *path, c
 
         if (k < 0 || !cJSON_IsObject(pj)) {
             cJSON_Delete(pj);
-            snprintf(what, sizeof(what), "tests[%u] needs \"test\": stream, rr or crr, and an "
-                     "optional \"params\" object", p->ntests);
+            snprintf(what, sizeof(what),
+                     "tests[%u] needs \"test\": stream, rr or crr, and an "
+                     "optional \"params\" object",
+                     p->ntests);
             return plan_error(err, errlen, path, what);
         }
         cJSON_DeleteItemFromObjectCaseSensitive(pj, "test");
@@ -112,13 +119,16 @@ static int load_pairs(const cJSON *pairs, struct mesh_plan *p, const char *path,
                 if (a != b)
                     pr[npairs][0] = a, pr[npairs++][1] = b;
     } else if (cJSON_IsArray(pairs)) {
-        cJSON_ArrayForEach(pair, pairs) {
+        cJSON_ArrayForEach(pair, pairs)
+        {
             int a = host_index(p, cJSON_GetArrayItem(pair, 0));
             int b = host_index(p, cJSON_GetArrayItem(pair, 1));
-            if (!cJSON_IsArray(pair) || cJSON_GetArraySize(pair) != 2 || a < 0 || b < 0 ||
-                a == b || npairs >= MESH_MAX_HOSTS * MESH_MAX_HOSTS) {
-                snprintf(what, sizeof(what), "pairs[%u] must be [\"source\", \"destination\"], "
-                         "two different host names", npairs);
+            if (!cJSON_IsArray(pair) || cJSON_GetArraySize(pair) != 2 || a < 0 || b < 0 || a == b ||
+                npairs >= MESH_MAX_HOSTS * MESH_MAX_HOSTS) {
+                snprintf(what, sizeof(what),
+                         "pairs[%u] must be [\"source\", \"destination\"], "
+                         "two different host names",
+                         npairs);
                 free(pr);
                 return plan_error(err, errlen, path, what);
             }
@@ -188,7 +198,8 @@ int mesh_load(const char *path, struct mesh_plan *p, char *err, size_t errlen)
     to = cJSON_GetObjectItemCaseSensitive(doc, "timeout_s");
     p->parallel = cJSON_IsTrue(par);
     p->timeout_ms = cJSON_IsNumber(to) && to->valuedouble >= 0.1 && to->valuedouble <= 600
-                        ? (int)(to->valuedouble * 1000) : 10000;
+                        ? (int)(to->valuedouble * 1000)
+                        : 10000;
     cJSON_Delete(doc);
     return rc;
 }
@@ -219,10 +230,12 @@ static void *run_cell(void *arg)
     }
     st = cJSON_GetObjectItemCaseSensitive(doc, "status");
     msg = cJSON_GetObjectItemCaseSensitive(doc, "message");
-    c->status = cJSON_IsString(st) && !strcmp(st->valuestring, "complete") ? 1
-                : cJSON_IsString(st) && !strcmp(st->valuestring, "partial") ? 2 : -1;
+    c->status = cJSON_IsString(st) && !strcmp(st->valuestring, "complete")  ? 1
+                : cJSON_IsString(st) && !strcmp(st->valuestring, "partial") ? 2
+                                                                            : -1;
     if (c->status != 1)
-        snprintf(c->error, sizeof(c->error), "%s", cJSON_IsString(msg) ? msg->valuestring : "failed");
+        snprintf(c->error, sizeof(c->error), "%s",
+                 cJSON_IsString(msg) ? msg->valuestring : "failed");
     c->result = cJSON_DetachItemFromObjectCaseSensitive(doc, "result");
     cJSON_Delete(doc);
     return NULL;
@@ -244,7 +257,9 @@ static void progress_line(FILE *out, const struct mesh_plan *p, const struct mes
         units_format_rate(tp->valuedouble, val, sizeof(val));
     fprintf(out, "mesh [%u/%u] %s -> %s %s: %s%s%s\n", done, p->ncells, p->hosts[c->src].name,
             p->hosts[c->dst].name, params_test_name(p->tests[c->test].test),
-            c->status == 1 ? "ok " : c->status == 2 ? "partial " : "FAILED ",
+            c->status == 1   ? "ok "
+            : c->status == 2 ? "partial "
+                             : "FAILED ",
             c->status > 0 ? val : "", c->status != 1 ? c->error : "");
     fflush(out);
 }

@@ -25,10 +25,10 @@ struct mesh_host {
 
 struct mesh_cell {
     uint32_t test, src, dst;
-    int status;            /* 0 not run, 1 complete, 2 partial, -1 failed */
+    int status; /* 0 not run, 1 complete, 2 partial, -1 failed */
     char error[256];
-    cJSON *result;         /* the run document the source daemon sent back */
-    int64_t run_id;        /* the run it is stored as in the history; 0 = not stored */
+    cJSON *result;  /* the run document the source daemon sent back */
+    int64_t run_id; /* the run it is stored as in the history; 0 = not stored */
 };
 
 struct mesh_plan {
@@ -47,8 +47,8 @@ int mesh_load(const char *path, struct mesh_plan *plan, char *err, size_t errlen
  * this thread once for every cell: as it finishes, after its progress line, and at the end
  * for cells an interruption left unrun. Returns the failed cell count. */
 uint32_t mesh_run(struct mesh_plan *plan, const struct client_opts *base, FILE *progress,
-                  void (*done)(struct mesh_plan *plan, struct mesh_cell *c, void *arg),
-                  void *arg, volatile sig_atomic_t *stop);
+                  void (*done)(struct mesh_plan *plan, struct mesh_cell *c, void *arg), void *arg,
+                  volatile sig_atomic_t *stop);
 void mesh_free(struct mesh_plan *plan);
 
 #endif

@@ -101,7 +101,7 @@ static void aggregate(struct multi_result *m)
         m->retransmits += r->summary.retransmits;
         for (uint32_t i = 0; tp && i < r->nflows; i++)
             tp[k++] = params_is_transactional(&r->params) ? r->flows[i].transactions_per_s
-                                                           : r->flows[i].throughput_bps;
+                                                          : r->flows[i].throughput_bps;
         if (r->start_unix_ns < first)
             first = r->start_unix_ns;
         if (r->start_unix_ns > last)
@@ -141,8 +141,8 @@ static uint32_t prepare_all(const struct client_opts *base, struct multi_result 
     return ready;
 }
 
-int multi_run(const struct client_opts *base, struct multi_result *m,
-              volatile sig_atomic_t *stop, char *err, size_t errlen)
+int multi_run(const struct client_opts *base, struct multi_result *m, volatile sig_atomic_t *stop,
+              char *err, size_t errlen)
 {
     struct runner run[MULTI_MAX_TARGETS] = {0};
     pthread_t th[MULTI_MAX_TARGETS];

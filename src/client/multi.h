@@ -22,11 +22,11 @@ struct multi_result {
     uint32_t n;
     struct multi_target targets[MULTI_MAX_TARGETS];
     struct run_result runs[MULTI_MAX_TARGETS];
-    int rc[MULTI_MAX_TARGETS];              /* 0 complete, 1 partial, <0 failed */
-    char err[MULTI_MAX_TARGETS][256];       /* why a target failed */
-    int64_t offset_ns[MULTI_MAX_TARGETS];   /* server clock minus ours */
-    uint64_t rtt_ns[MULTI_MAX_TARGETS];     /* of the probe that set the offset */
-    uint64_t start_spread_ns;               /* latest minus earliest start */
+    int rc[MULTI_MAX_TARGETS];            /* 0 complete, 1 partial, <0 failed */
+    char err[MULTI_MAX_TARGETS][256];     /* why a target failed */
+    int64_t offset_ns[MULTI_MAX_TARGETS]; /* server clock minus ours */
+    uint64_t rtt_ns[MULTI_MAX_TARGETS];   /* of the probe that set the offset */
+    uint64_t start_spread_ns;             /* latest minus earliest start */
     /* totals over the targets that ran */
     uint32_t ok, flows;
     double throughput_bps, jain_index, transactions_per_s;
@@ -39,8 +39,8 @@ int multi_parse_target(const char *s, uint16_t default_port, struct multi_target
 
 /* Runs the test of base against every target. Returns 0 when all completed, 1 when some
  * failed or were partial (see rc/err), <0 when none could run (err filled). */
-int multi_run(const struct client_opts *base, struct multi_result *m,
-              volatile sig_atomic_t *stop, char *err, size_t errlen);
+int multi_run(const struct client_opts *base, struct multi_result *m, volatile sig_atomic_t *stop,
+              char *err, size_t errlen);
 void multi_result_fini(struct multi_result *m);
 
 #endif

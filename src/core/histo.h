@@ -9,8 +9,8 @@
 #include <stdio.h>
 
 #define HISTO_SUB_BITS 7
-#define HISTO_SUB (1u << HISTO_SUB_BITS)
-#define HISTO_MAX_BIT 40 /* values up to 2^40 ns (about 18 minutes); larger ones are clamped */
+#define HISTO_SUB      (1u << HISTO_SUB_BITS)
+#define HISTO_MAX_BIT  40 /* values up to 2^40 ns (about 18 minutes); larger ones are clamped */
 #define HISTO_NBUCKETS ((HISTO_MAX_BIT - HISTO_SUB_BITS + 2) * HISTO_SUB)
 
 struct histo {

@@ -12,9 +12,9 @@ void log_msg(enum log_level lvl, const char *fmt, ...) __attribute__((format(pri
 /* Re-open the syslog connection (after SIGHUP). */
 void log_reopen(void);
 
-#define LOG_ERR(...) log_msg(LOG_LVL_ERR, __VA_ARGS__)
+#define LOG_ERR(...)  log_msg(LOG_LVL_ERR, __VA_ARGS__)
 #define LOG_WARN(...) log_msg(LOG_LVL_WARN, __VA_ARGS__)
 #define LOG_INFO(...) log_msg(LOG_LVL_INFO, __VA_ARGS__)
-#define LOG_DBG(...) log_msg(LOG_LVL_DBG, __VA_ARGS__)
+#define LOG_DBG(...)  log_msg(LOG_LVL_DBG, __VA_ARGS__)
 
 #endif

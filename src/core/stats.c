@@ -6,8 +6,8 @@
 
 #include <math.h>
 
-#define STATS_EPS 1e-15
-#define STATS_TINY 1e-300
+#define STATS_EPS      1e-15
+#define STATS_TINY     1e-300
 #define STATS_MAX_ITER 500
 
 void stats_describe(const double *x, size_t n, struct stats_sample *out)

@@ -10,7 +10,7 @@
 struct stats_sample {
     size_t n;
     double mean;
-    double sd;   /* sample standard deviation (n - 1 in the denominator); 0 when n < 2 */
+    double sd; /* sample standard deviation (n - 1 in the denominator); 0 when n < 2 */
 };
 
 /* Mean and sample standard deviation of x[0..n-1] (two passes, so large means lose nothing). */
@@ -29,10 +29,10 @@ double stats_t_quantile(double p, double df);
 double stats_ci_half(const struct stats_sample *s, double level);
 
 struct stats_welch {
-    bool valid;  /* false when neither side has two values (no variance to test against) */
-    double t;    /* (mean_b - mean_a) / standard error */
-    double df;   /* Welch-Satterthwaite degrees of freedom */
-    double p;    /* two-sided p-value */
+    bool valid; /* false when neither side has two values (no variance to test against) */
+    double t;   /* (mean_b - mean_a) / standard error */
+    double df;  /* Welch-Satterthwaite degrees of freedom */
+    double p;   /* two-sided p-value */
 };
 
 /* Welch's unequal-variance t-test of b against a. A side with one value counts as a constant

@@ -11,7 +11,7 @@
 #define ACL_MAX 64
 
 struct acl_entry {
-    int family;        /* AF_INET or AF_INET6 */
+    int family; /* AF_INET or AF_INET6 */
     uint8_t addr[16];
     uint32_t prefix;
 };

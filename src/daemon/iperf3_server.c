@@ -176,16 +176,10 @@ static void udp_turn_give(struct iperf3_registry *r)
 
 /* ---------------------------------------------------------------- set-up */
 
-static int tmo(const struct i3s *ss)
-{
-    return server_opts(ss->srv)->timeout_ms;
-}
+static int tmo(const struct i3s *ss) { return server_opts(ss->srv)->timeout_ms; }
 
 /* --metrics: where events are counted (NULL: not counted) */
-static struct metrics *mx(const struct i3s *ss)
-{
-    return server_opts(ss->srv)->metrics;
-}
+static struct metrics *mx(const struct i3s *ss) { return server_opts(ss->srv)->metrics; }
 
 /* How a refusal is counted: a metrics_refusal, or a control error while setting up. */
 enum {

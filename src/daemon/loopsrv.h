@@ -14,8 +14,8 @@ struct loopsrv {
     struct server *srv;
     pthread_t th;
     volatile sig_atomic_t stop;
-    char host[64];  /* 127.0.0.1, or ::1 for family 6 */
-    uint16_t port;  /* ephemeral */
+    char host[64]; /* 127.0.0.1, or ::1 for family 6 */
+    uint16_t port; /* ephemeral */
 };
 
 /* Starts serving on loopback; one line in err on failure. */

@@ -136,8 +136,13 @@ void metrics_test_done(struct metrics *m, const struct params *p, const struct s
     s->bytes_tx[k] += tx;
     s->seconds[k] += secs;
     struct client_last *c = client_slot(s, host);
-    *c = (struct client_last){.seq = ++s->seq, .kind = k, .at = now_s(), .bytes = rx + tx,
-                              .seconds = secs, .retransmits = retr, .transactions = txns,
+    *c = (struct client_last){.seq = ++s->seq,
+                              .kind = k,
+                              .at = now_s(),
+                              .bytes = rx + tx,
+                              .seconds = secs,
+                              .retransmits = retr,
+                              .transactions = txns,
                               .complete = complete};
     snprintf(c->client, sizeof(c->client), "%s", host);
     pthread_mutex_unlock(&m->lock);
@@ -182,17 +187,21 @@ static void render_kinds(struct prom_buf *b, const struct metrics_state *s)
     double v[KINDS];
     char labels[80];
 
-#define KIND_FAMILY(name, type, help, expr)                                                  \
-    do {                                                                                     \
-        for (int k = 0; k < KINDS; k++)                                                      \
-            v[k] = (double)(expr);                                                           \
-        per_kind(b, name, type, help, v);                                                    \
+#define KIND_FAMILY(name, type, help, expr)                                                        \
+    do {                                                                                           \
+        for (int k = 0; k < KINDS; k++)                                                            \
+            v[k] = (double)(expr);                                                                 \
+        per_kind(b, name, type, help, v);                                                          \
     } while (0)
     KIND_FAMILY("netrig_tests_running", "gauge", "Tests running now.", s->running[k]);
-    KIND_FAMILY("netrig_tests_served_total", "counter", "Tests served (run to their end or "
-                "stopped early).", s->served[k]);
-    KIND_FAMILY("netrig_tests_partial_total", "counter", "Tests that ended early (client gone, "
-                "limit, shutdown).", s->partial[k]);
+    KIND_FAMILY("netrig_tests_served_total", "counter",
+                "Tests served (run to their end or "
+                "stopped early).",
+                s->served[k]);
+    KIND_FAMILY("netrig_tests_partial_total", "counter",
+                "Tests that ended early (client gone, "
+                "limit, shutdown).",
+                s->partial[k]);
     KIND_FAMILY("netrig_served_flows_total", "counter", "Flows of the tests served.", s->flows[k]);
     KIND_FAMILY("netrig_served_seconds_total", "counter", "Measured time of the tests served.",
                 s->seconds[k]);
@@ -223,10 +232,14 @@ static void render_clients(struct prom_buf *b, const struct metrics_state *s)
          offsetof(struct client_last, bytes)},
         {"netrig_client_last_duration_seconds", "Measured time of the client's last test.",
          offsetof(struct client_last, seconds)},
-        {"netrig_client_last_retransmits", "TCP retransmits of the daemon's sending flows in "
-         "the client's last test.", offsetof(struct client_last, retransmits)},
-        {"netrig_client_last_transactions", "Transactions the daemon answered in the client's "
-         "last rr/crr test.", offsetof(struct client_last, transactions)},
+        {"netrig_client_last_retransmits",
+         "TCP retransmits of the daemon's sending flows in "
+         "the client's last test.",
+         offsetof(struct client_last, retransmits)},
+        {"netrig_client_last_transactions",
+         "Transactions the daemon answered in the client's "
+         "last rr/crr test.",
+         offsetof(struct client_last, transactions)},
     };
     char labels[200], esc[140];
 

@@ -25,8 +25,10 @@ int policy_check_limits(const struct server_opts *o, struct params *p, uint64_t 
 
     *flow_rate_bps = 0;
     if (o->max_duration_ns && total_ns > o->max_duration_ns) {
-        snprintf(msg, len, "test of %.4gs (omit included) exceeds this server's --max-duration "
-                 "of %.4gs", total_ns / 1e9, o->max_duration_ns / 1e9);
+        snprintf(msg, len,
+                 "test of %.4gs (omit included) exceeds this server's --max-duration "
+                 "of %.4gs",
+                 total_ns / 1e9, o->max_duration_ns / 1e9);
         return -EPERM;
     }
     if (o->max_flows && params_total_flows(p) > o->max_flows) {
@@ -60,8 +62,8 @@ int policy_check_limits(const struct server_opts *o, struct params *p, uint64_t 
     return 0;
 }
 
-int policy_authenticate(int ctl, const struct auth *a, const char *user, int timeout_ms,
-                        char *err, size_t errlen)
+int policy_authenticate(int ctl, const struct auth *a, const char *user, int timeout_ms, char *err,
+                        size_t errlen)
 {
     uint8_t nonce[AUTH_NONCE_LEN];
     char hex[2 * AUTH_NONCE_LEN + 1];
@@ -70,7 +72,8 @@ int policy_authenticate(int ctl, const struct auth *a, const char *user, int tim
     int rc;
 
     if (!user || !*user) {
-        snprintf(err, errlen, "this server requires authentication: use --user NAME with "
+        snprintf(err, errlen,
+                 "this server requires authentication: use --user NAME with "
                  "NETRIG_SECRET or --credentials FILE");
         return -EACCES;
     }
@@ -112,7 +115,8 @@ int policy_answer_challenge(int ctl, const cJSON *challenge, const char *user, c
     int rc;
 
     if (!user || !*user || !secret) {
-        snprintf(err, errlen, "the server requires authentication: use --user NAME with "
+        snprintf(err, errlen,
+                 "the server requires authentication: use --user NAME with "
                  "NETRIG_SECRET or --credentials FILE");
         return -EACCES;
     }

@@ -20,8 +20,8 @@ int policy_check_limits(const struct server_opts *o, struct params *p, uint64_t 
                         char *msg, size_t len);
 
 /* Server: sends a challenge and checks the answer for user. 0, or -EACCES / -errno with err. */
-int policy_authenticate(int ctl, const struct auth *a, const char *user, int timeout_ms,
-                        char *err, size_t errlen);
+int policy_authenticate(int ctl, const struct auth *a, const char *user, int timeout_ms, char *err,
+                        size_t errlen);
 
 /* Client: answers a "challenge" message. */
 int policy_answer_challenge(int ctl, const cJSON *challenge, const char *user, const char *secret,

@@ -22,7 +22,7 @@
 #include <unistd.h>
 
 #define SERVER_MAX_PENDING 4096 /* connections that have not yet said what they are */
-#define SERVER_REG_CAP 1024
+#define SERVER_REG_CAP     1024
 
 struct pending {
     int fd;
@@ -49,8 +49,8 @@ struct server {
     volatile sig_atomic_t *stop;
     pthread_mutex_t lock;
     pthread_cond_t cond;
-    uint32_t sessions;  /* session threads alive */
-    uint32_t running;   /* admitted tests */
+    uint32_t sessions; /* session threads alive */
+    uint32_t running;  /* admitted tests */
     uint32_t excl_holders, excl_waiting;
     uint32_t npending;
     bool accept_paused; /* every pending slot taken: new connections wait in the backlog */
@@ -87,25 +87,13 @@ struct server *server_create(const struct server_opts *o, char *err, size_t errl
     return s;
 }
 
-struct iperf3_registry *server_iperf3(struct server *s)
-{
-    return s->i3;
-}
+struct iperf3_registry *server_iperf3(struct server *s) { return s->i3; }
 
-uint16_t server_port(const struct server *s)
-{
-    return sock_local_port(s->lfd);
-}
+uint16_t server_port(const struct server *s) { return sock_local_port(s->lfd); }
 
-const struct server_opts *server_opts(const struct server *s)
-{
-    return &s->o;
-}
+const struct server_opts *server_opts(const struct server *s) { return &s->o; }
 
-volatile sig_atomic_t *server_stop_flag(const struct server *s)
-{
-    return s->stop;
-}
+volatile sig_atomic_t *server_stop_flag(const struct server *s) { return s->stop; }
 
 /* A peer's address as a key (IPv4-mapped IPv6 folded to IPv4), ports ignored. */
 static void peer_key(const struct sockaddr *sa, uint8_t key[16])
@@ -390,8 +378,9 @@ static void classify(struct server *s, int epfd, struct pending *p)
         iperf3_server_take(s, fd, &p->peer);
         return;
     }
-    pending_drop(s, epfd, p, i3 == IPERF3_SNIFF_BAD ? "malformed iperf3 cookie"
-                                                    : "not a netrig client (unknown first bytes)");
+    pending_drop(s, epfd, p,
+                 i3 == IPERF3_SNIFF_BAD ? "malformed iperf3 cookie"
+                                        : "not a netrig client (unknown first bytes)");
 }
 
 static void expire_pending(struct server *s, int epfd)

@@ -16,18 +16,18 @@ struct server_opts {
     char bind[256];
     uint16_t port;
     int family;
-    uint32_t max_tests;   /* tests running at once */
-    bool exclusive;       /* throughput tests run one at a time; others queue */
-    int timeout_ms;       /* each control stage and each new connection's first bytes */
-    uint32_t max_client_tests; /* tests at once from one client address; 0 = no limit */
-    uint64_t max_duration_ns;  /* longest test (omit included); 0 = no limit */
-    uint32_t max_flows;        /* most flows in one test; 0 = no limit */
-    uint64_t max_rate_bps;     /* most bits/s one test may move; 0 = no limit */
-    const struct acl *acl;     /* --allow / --deny; NULL = everyone */
-    const struct auth *auth;   /* --auth-file; NULL = no authentication */
-    struct metrics *metrics;   /* --metrics: events are counted here; NULL = none */
+    uint32_t max_tests;            /* tests running at once */
+    bool exclusive;                /* throughput tests run one at a time; others queue */
+    int timeout_ms;                /* each control stage and each new connection's first bytes */
+    uint32_t max_client_tests;     /* tests at once from one client address; 0 = no limit */
+    uint64_t max_duration_ns;      /* longest test (omit included); 0 = no limit */
+    uint32_t max_flows;            /* most flows in one test; 0 = no limit */
+    uint64_t max_rate_bps;         /* most bits/s one test may move; 0 = no limit */
+    const struct acl *acl;         /* --allow / --deny; NULL = everyone */
+    const struct auth *auth;       /* --auth-file; NULL = no authentication */
+    struct metrics *metrics;       /* --metrics: events are counted here; NULL = none */
     const struct acl *third_party; /* --allow-third-party: controllers we run tests for */
-    const char *history_db;    /* --db: store the server's side of each test here; NULL = no */
+    const char *history_db;        /* --db: store the server's side of each test here; NULL = no */
 };
 
 struct server;

@@ -30,7 +30,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#define SESSION_WATCHDOG_NS (30ULL * 1000000000ULL) /* past duration + omit */
+#define SESSION_WATCHDOG_NS       (30ULL * 1000000000ULL) /* past duration + omit */
 #define SESSION_EXCLUSIVE_WAIT_MS (10 * 60 * 1000)
 
 struct session {
@@ -43,24 +43,18 @@ struct session {
     uint8_t id[CTL_TEST_ID_LEN];
     char idhex[2 * CTL_TEST_ID_LEN + 1];
     int pipe_rd, pipe_wr;
-    int *side_fds;       /* UDP sockets / crr listeners not yet handed to the engine */
+    int *side_fds; /* UDP sockets / crr listeners not yet handed to the engine */
     uint32_t n_side_fds;
     struct engine *e;
     bool admitted, exclusive, registered;
-    char user[AUTH_NAME_MAX];  /* from the hello, checked when the server has --auth-file */
-    uint64_t flow_rate_bps;    /* --max-rate: each flow's share, 0 = unlimited */
+    char user[AUTH_NAME_MAX]; /* from the hello, checked when the server has --auth-file */
+    uint64_t flow_rate_bps;   /* --max-rate: each flow's share, 0 = unlimited */
 };
 
 /* --metrics: where events are counted (NULL: not counted) */
-static struct metrics *mx(const struct session *ss)
-{
-    return server_opts(ss->srv)->metrics;
-}
+static struct metrics *mx(const struct session *ss) { return server_opts(ss->srv)->metrics; }
 
-static int timeout_ms(const struct session *ss)
-{
-    return server_opts(ss->srv)->timeout_ms;
-}
+static int timeout_ms(const struct session *ss) { return server_opts(ss->srv)->timeout_ms; }
 
 /* Reads and checks the client's hello. On failure the client has been told why. */
 static int read_hello(struct session *ss)
@@ -136,8 +130,8 @@ static int check_congestion(struct session *ss)
     if (!ss->p.congestion[0])
         return 0;
     fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (fd >= 0 && !setsockopt(fd, IPPROTO_TCP, TCP_CONGESTION, ss->p.congestion,
-                               strlen(ss->p.congestion))) {
+    if (fd >= 0 &&
+        !setsockopt(fd, IPPROTO_TCP, TCP_CONGESTION, ss->p.congestion, strlen(ss->p.congestion))) {
         close(fd);
         return 0;
     }
@@ -159,8 +153,8 @@ static int admit(struct session *ss)
     uint32_t running;
     int rc;
 
-    if (o->auth && policy_authenticate(ss->ctl, o->auth, ss->user, timeout_ms(ss), err,
-                                       sizeof(err))) {
+    if (o->auth &&
+        policy_authenticate(ss->ctl, o->auth, ss->user, timeout_ms(ss), err, sizeof(err))) {
         LOG_WARN("client %s: refused: %s", ss->who, err);
         ctl_send_error(ss->ctl, "auth_failed", "%s", err);
         metrics_refused(mx(ss), METRICS_REFUSED_AUTH_FAILED);
@@ -177,8 +171,8 @@ static int admit(struct session *ss)
         LOG_WARN("client %s: refused: %u tests from this address", ss->who, running);
         ctl_send_error(ss->ctl, "busy",
                        "server busy: this address already runs %u tests (its "
-                       "--max-client-tests is %u); try again later", running,
-                       o->max_client_tests);
+                       "--max-client-tests is %u); try again later",
+                       running, o->max_client_tests);
         metrics_refused(mx(ss), METRICS_REFUSED_BUSY);
         return -EBUSY;
     }
@@ -342,7 +336,8 @@ static int gather_flows(struct session *ss)
             return -ETIMEDOUT;
         }
         if (pf[1].revents) {
-            LOG_WARN("test %.8s: client %s left while opening data connections", ss->idhex, ss->who);
+            LOG_WARN("test %.8s: client %s left while opening data connections", ss->idhex,
+                     ss->who);
             metrics_control_error(mx(ss), METRICS_STAGE_SETUP);
             return -ECONNRESET;
         }
@@ -377,7 +372,8 @@ static void start_at(const cJSON *at)
     when = (uint64_t)at->valuedouble;
     while ((now = realtime_ns()) < when) {
         uint64_t left = when - now;
-        struct timespec ts = {.tv_sec = 0, .tv_nsec = (long)(left < 50000000ULL ? left : 50000000ULL)};
+        struct timespec ts = {.tv_sec = 0,
+                              .tv_nsec = (long)(left < 50000000ULL ? left : 50000000ULL)};
         nanosleep(&ts, NULL);
     }
 }
@@ -487,8 +483,7 @@ static void run_and_report(struct session *ss)
         cJSON_Delete(m);
     }
     engine_finish(ss->e, &side);
-    metrics_test_done(mx(ss), &ss->p, (struct sockaddr *)&ss->peer, &side,
-                      why == ENGINE_END_WATCH);
+    metrics_test_done(mx(ss), &ss->p, (struct sockaddr *)&ss->peer, &side, why == ENGINE_END_WATCH);
     for (uint32_t i = 0; i < side.nflows; i++) {
         bytes += (double)side.flows[i].bytes;
         if (side.flows[i].seconds > secs)
@@ -503,11 +498,11 @@ static void run_and_report(struct session *ss)
         units_format_rate(secs > 0 ? bytes * 8 / secs : 0, rate, sizeof(rate));
     }
     LOG_INFO("test %.8s from %s done: %s (%s)", ss->idhex, ss->who, rate,
-             why == ENGINE_END_WATCH ? "complete"
-             : why == ENGINE_END_LIMIT ? "stopped: over --max-rate"
+             why == ENGINE_END_WATCH    ? "complete"
+             : why == ENGINE_END_LIMIT  ? "stopped: over --max-rate"
              : why == ENGINE_END_SIGNAL ? "server shutting down"
-             : why == ENGINE_END_TIME ? "watchdog: client never said stop"
-                                      : "client gone");
+             : why == ENGINE_END_TIME   ? "watchdog: client never said stop"
+                                        : "client gone");
     if (why != ENGINE_END_ERROR && why != ENGINE_END_LIMIT) {
         m = ctl_msg_new("result");
         cJSON_AddItemToObject(m, "side", report_json_side(&side));
@@ -548,8 +543,7 @@ static void *session_main(void *arg)
     struct session *ss = arg;
     char err[256];
 
-    if (read_hello(ss) || admit(ss) || register_test(ss) || gather_flows(ss) ||
-        expect_start(ss))
+    if (read_hello(ss) || admit(ss) || register_test(ss) || gather_flows(ss) || expect_start(ss))
         goto done;
     LOG_INFO("test %.8s from %s: %s%s, %u flow(s) %s, %.4gs", ss->idhex, ss->who,
              params_test_name(ss->p.test), ss->p.udp ? " udp" : "", ss->p.flows,

@@ -33,7 +33,8 @@ static int parse_request(struct server *srv, const cJSON *msg, const struct sock
     strcpy(code, "bad_request");
     if (!so->third_party || !acl_permits(so->third_party, peer)) {
         strcpy(code, "third_party_refused");
-        snprintf(err, errlen, "this daemon runs no tests for other hosts' controllers: start it "
+        snprintf(err, errlen,
+                 "this daemon runs no tests for other hosts' controllers: start it "
                  "with --allow-third-party CIDR covering the controller");
         return -EPERM;
     }
@@ -131,8 +132,8 @@ static int await_result(int ctl, const struct client_opts *o, int timeout_ms, cJ
             return rc;
         msg = cJSON_GetObjectItemCaseSensitive(m, "message");
         if (!strcmp(ctl_type(m), "challenge")) {
-            rc = o->user[0] ? auth_client_secret(o->credentials[0] ? o->credentials : NULL,
-                                                 o->user, secret, sizeof(secret), err, errlen)
+            rc = o->user[0] ? auth_client_secret(o->credentials[0] ? o->credentials : NULL, o->user,
+                                                 secret, sizeof(secret), err, errlen)
                             : 0;
             if (!rc)
                 rc = policy_answer_challenge(ctl, m, o->user, o->user[0] ? secret : NULL,
@@ -183,8 +184,8 @@ int thirdparty_request(const char *from_host, uint16_t from_port, const struct c
         cJSON_AddStringToObject(m, "user", o->user);
     rc = ctl_send(ctl, m, o->timeout_ms);
     cJSON_Delete(m);
-    wait_ms = (int)((o->p.duration_ns + o->p.omit_ns) / 1000000) + o->timeout_ms +
-              THIRDPARTY_GRACE_MS;
+    wait_ms =
+        (int)((o->p.duration_ns + o->p.omit_ns) / 1000000) + o->timeout_ms + THIRDPARTY_GRACE_MS;
     if (rc)
         snprintf(err, errlen, "cannot send the run request: %s", strerror(-rc));
     else

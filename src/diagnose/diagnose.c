@@ -11,8 +11,8 @@
 #include <string.h>
 
 static const char *const id_names[DIAG_ID_COUNT] = {
-    "ok", "rwnd_limited", "sndbuf_limited", "loss_limited", "app_limited", "rx_cpu_limited",
-    "link_capacity",
+    "ok",          "rwnd_limited",   "sndbuf_limited", "loss_limited",
+    "app_limited", "rx_cpu_limited", "link_capacity",
 };
 
 const char *diagnose_id_name(enum diagnose_id id)
@@ -99,11 +99,13 @@ static void bdp_text(const struct diagnose_sample *s, const struct diagnose_verd
     char b[32], b2[32];
 
     if (v->bdp_bytes > 0)
-        snprintf(buf, len, "at least 2 x BDP = %s (BDP %s at the target)", bytes(2 * v->bdp_bytes, b),
-                 bytes(v->bdp_bytes, b2));
+        snprintf(buf, len, "at least 2 x BDP = %s (BDP %s at the target)",
+                 bytes(2 * v->bdp_bytes, b), bytes(v->bdp_bytes, b2));
     else
-        snprintf(buf, len, "at least 2 x the bandwidth-delay product of the rate you want "
-                 "(give --rate and --rtt for the figure; min_rtt was %s)", usec(s->min_rtt_us, b));
+        snprintf(buf, len,
+                 "at least 2 x the bandwidth-delay product of the rate you want "
+                 "(give --rate and --rtt for the figure; min_rtt was %s)",
+                 usec(s->min_rtt_us, b));
 }
 
 static bool rule_paced(const struct diagnose_sample *s, struct diagnose_verdict *v)
@@ -116,12 +118,17 @@ static bool rule_paced(const struct diagnose_sample *s, struct diagnose_verdict 
         return false;
     v->id = DIAG_APP_LIMITED;
     snprintf(v->title, sizeof(v->title), "application limited: the sender was paced");
-    evidence(v, "throughput %s = %.0f%% of the pacing asked for (%s per flow x %u flows, "
-             "--fq-rate)", rate(s->throughput_bps, a), 100 * s->throughput_bps / want,
+    evidence(v,
+             "throughput %s = %.0f%% of the pacing asked for (%s per flow x %u flows, "
+             "--fq-rate)",
+             rate(s->throughput_bps, a), 100 * s->throughput_bps / want,
              rate((double)s->pacing_bps, b), s->flows);
-    evidence(v, "the sender was busy %.0f%% of the time; its data waited for the pacing timer, "
-             "not for the network (send-buffer limited %.0f%%)", 100 * v->busy, 100 * v->f_sndbuf);
-    snprintf(v->advice, sizeof(v->advice), "The pacing rate the sender asked for is the limit: "
+    evidence(v,
+             "the sender was busy %.0f%% of the time; its data waited for the pacing timer, "
+             "not for the network (send-buffer limited %.0f%%)",
+             100 * v->busy, 100 * v->f_sndbuf);
+    snprintf(v->advice, sizeof(v->advice),
+             "The pacing rate the sender asked for is the limit: "
              "raise --fq-rate (SO_MAX_PACING_RATE) or leave it out to see what the path carries.");
     return true;
 }
@@ -134,10 +141,11 @@ static void receiver_counters(const struct diagnose_sample *s, struct diagnose_v
 
     if (!h->valid || !s->local_receives || !(zw || qd || pr))
         return;
-    evidence(v, "this host (the receiver) advertised a zero window %llu times "
+    evidence(v,
+             "this host (the receiver) advertised a zero window %llu times "
              "(TCPToZeroWindowAdv), pruned its queue %llu times (PruneCalled) and dropped %llu "
-             "segments for a full receive queue (TCPRcvQDrop)", (unsigned long long)zw,
-             (unsigned long long)pr, (unsigned long long)qd);
+             "segments for a full receive queue (TCPRcvQDrop)",
+             (unsigned long long)zw, (unsigned long long)pr, (unsigned long long)qd);
 }
 
 static bool rule_rwnd(const struct diagnose_sample *s, struct diagnose_verdict *v)
@@ -149,31 +157,37 @@ static bool rule_rwnd(const struct diagnose_sample *s, struct diagnose_verdict *
     bool small = !s->snd_wnd || win_rate < 2 * per_flow ||
                  (v->bdp_bytes > 0 && (double)s->snd_wnd < v->bdp_bytes);
 
-    if (v->f_rwnd < DIAG_PARTLY || v->f_rwnd < v->f_sndbuf ||
-        (v->f_rwnd < DIAG_DOMINANT && !small))
+    if (v->f_rwnd < DIAG_PARTLY || v->f_rwnd < v->f_sndbuf || (v->f_rwnd < DIAG_DOMINANT && !small))
         return false;
     v->id = DIAG_RWND_LIMITED;
     snprintf(v->title, sizeof(v->title), "receive-window limited%s",
              v->f_rwnd >= DIAG_DOMINANT ? "" : " (partly)");
-    evidence(v, "the receiver's window stopped the sender %.0f%% of its busy time "
-             "(rwnd_limited %s of %s busy)", 100 * v->f_rwnd, usec((double)s->rwnd_us, a),
-             usec((double)s->busy_us, b));
+    evidence(v,
+             "the receiver's window stopped the sender %.0f%% of its busy time "
+             "(rwnd_limited %s of %s busy)",
+             100 * v->f_rwnd, usec((double)s->rwnd_us, a), usec((double)s->busy_us, b));
     evidence(v, "peer's window at the end: snd_wnd %s; at srtt %s that allows %s per flow",
              bytes((double)s->snd_wnd, a), usec(s->srtt_us, b), rate(win_rate, c));
     if (v->bdp_bytes > 0)
-        evidence(v, "the window needs to reach the BDP, %s, for the target", bytes(v->bdp_bytes, a));
+        evidence(v, "the window needs to reach the BDP, %s, for the target",
+                 bytes(v->bdp_bytes, a));
     evidence(v, "throughput %s over %u flow(s)", rate(s->throughput_bps, a), s->flows);
     receiver_counters(s, v);
     bdp_text(s, v, bdp, sizeof(bdp));
-    snprintf(v->advice, sizeof(v->advice), "Raise the receiver's net.ipv4.tcp_rmem maximum (the "
+    snprintf(v->advice, sizeof(v->advice),
+             "Raise the receiver's net.ipv4.tcp_rmem maximum (the "
              "third value) to %s; if the receiving application sets SO_RCVBUF, raise "
-             "net.core.rmem_max too. Check that window scaling is on at both ends%s.", bdp,
+             "net.core.rmem_max too. Check that window scaling is on at both ends%s.",
+             bdp,
              s->local_receives && s->host.ctr[DIAG_C_ZERO_WINDOW_ADV]
                  ? "; the receiving application also falls behind (zero windows): read faster, "
-                   "pin it NUMA-local, or use more streams" : "");
+                   "pin it NUMA-local, or use more streams"
+                 : "");
     target_args(s, args, sizeof(args));
-    snprintf(v->tune, sizeof(v->tune), "on the receiver: netrig tune --apply %s (raises "
-             "net.ipv4.tcp_rmem; net.core.rmem_max on the host)", args);
+    snprintf(v->tune, sizeof(v->tune),
+             "on the receiver: netrig tune --apply %s (raises "
+             "net.ipv4.tcp_rmem; net.core.rmem_max on the host)",
+             args);
     return true;
 }
 
@@ -186,23 +200,27 @@ static bool rule_sndbuf(const struct diagnose_sample *s, struct diagnose_verdict
     v->id = DIAG_SNDBUF_LIMITED;
     snprintf(v->title, sizeof(v->title), "send-buffer limited%s",
              v->f_sndbuf >= DIAG_DOMINANT ? "" : " (partly)");
-    evidence(v, "the sender's socket buffer was the limit %.0f%% of its busy time "
-             "(sndbuf_limited %s of %s busy)", 100 * v->f_sndbuf, usec((double)s->sndbuf_us, a),
-             usec((double)s->busy_us, b));
-    evidence(v, "in flight at srtt %s: %s gives %s of data per round trip",
-             usec(s->srtt_us, a), rate(s->throughput_bps, b),
-             bytes(s->throughput_bps / 8 * s->srtt_us / 1e6, bdp));
+    evidence(v,
+             "the sender's socket buffer was the limit %.0f%% of its busy time "
+             "(sndbuf_limited %s of %s busy)",
+             100 * v->f_sndbuf, usec((double)s->sndbuf_us, a), usec((double)s->busy_us, b));
+    evidence(v, "in flight at srtt %s: %s gives %s of data per round trip", usec(s->srtt_us, a),
+             rate(s->throughput_bps, b), bytes(s->throughput_bps / 8 * s->srtt_us / 1e6, bdp));
     if (v->bdp_bytes > 0)
         evidence(v, "the target needs %s in flight (BDP)", bytes(v->bdp_bytes, a));
     evidence(v, "receive window limited only %.0f%%; busy %.0f%% of the time", 100 * v->f_rwnd,
              100 * v->busy);
     bdp_text(s, v, bdp, sizeof(bdp));
-    snprintf(v->advice, sizeof(v->advice), "Raise the sender's net.ipv4.tcp_wmem maximum (the "
+    snprintf(v->advice, sizeof(v->advice),
+             "Raise the sender's net.ipv4.tcp_wmem maximum (the "
              "third value) to %s; if the sending application sets SO_SNDBUF (-w), raise "
-             "net.core.wmem_max too.", bdp);
+             "net.core.wmem_max too.",
+             bdp);
     target_args(s, args, sizeof(args));
-    snprintf(v->tune, sizeof(v->tune), "on the sender: netrig tune --apply %s (raises "
-             "net.ipv4.tcp_wmem; net.core.wmem_max on the host)", args);
+    snprintf(v->tune, sizeof(v->tune),
+             "on the sender: netrig tune --apply %s (raises "
+             "net.ipv4.tcp_wmem; net.core.wmem_max on the host)",
+             args);
     return true;
 }
 
@@ -221,18 +239,22 @@ static bool rule_rx_cpu(const struct diagnose_sample *s, struct diagnose_verdict
         evidence(v, "CPU %d spent %.0f%% of its time in softirq (packet processing)",
                  h->softirq_cpu, 100 * h->softirq_max);
     if (h->have_softnet)
-        evidence(v, "softnet_stat: %llu backlog drops, %llu time squeezes (%.0f/s: the NAPI "
-                 "budget ran out with packets left)", (unsigned long long)h->softnet_dropped,
-                 (unsigned long long)h->softnet_squeeze, squeeze_rate);
+        evidence(v,
+                 "softnet_stat: %llu backlog drops, %llu time squeezes (%.0f/s: the NAPI "
+                 "budget ran out with packets left)",
+                 (unsigned long long)h->softnet_dropped, (unsigned long long)h->softnet_squeeze,
+                 squeeze_rate);
     if (h->nic_rx_missed || h->nic_rx_dropped)
         evidence(v, "NIC drops: rx_missed_errors %llu, rx_dropped %llu (most on %s)",
                  (unsigned long long)h->nic_rx_missed, (unsigned long long)h->nic_rx_dropped,
                  h->nic_worst);
     evidence(v, "the sender was busy %.0f%%, not window or buffer limited", 100 * v->busy);
-    snprintf(v->advice, sizeof(v->advice), "Spread the NIC's receive queue IRQs over NIC-local "
+    snprintf(v->advice, sizeof(v->advice),
+             "Spread the NIC's receive queue IRQs over NIC-local "
              "cores, use more queues or RPS, bigger rings, and adjust interrupt coalescing%s.",
              h->softnet_dropped ? "; raise net.core.netdev_max_backlog (softnet drops)" : "");
-    snprintf(v->tune, sizeof(v->tune), "netrig tune --apply sets net.core.netdev_max_backlog "
+    snprintf(v->tune, sizeof(v->tune),
+             "netrig tune --apply sets net.core.netdev_max_backlog "
              "and the rx-0 rps_cpus mask when the audit flags them; rings and channels are "
              "manual ethtool steps it lists");
     return true;
@@ -258,11 +280,14 @@ static bool rule_link(const struct diagnose_sample *s, struct diagnose_verdict *
                  usec(s->srtt_us, a), usec(s->min_rtt_us, b), usec(v->queue_us, c));
     else
         evidence(v, "srtt %s, min_rtt %s", usec(s->srtt_us, a), usec(s->min_rtt_us, b));
-    evidence(v, "the sender was busy %.0f%% of the time, window limited %.0f%%, buffer limited "
-             "%.0f%%", 100 * v->busy, 100 * v->f_rwnd, 100 * v->f_sndbuf);
+    evidence(v,
+             "the sender was busy %.0f%% of the time, window limited %.0f%%, buffer limited "
+             "%.0f%%",
+             100 * v->busy, 100 * v->f_rwnd, 100 * v->f_sndbuf);
     evidence(v, "retransmitted %.3f%% of segments (%llu of %llu)", 100 * v->loss,
              (unsigned long long)s->retrans, (unsigned long long)s->segs_out);
-    snprintf(v->advice, sizeof(v->advice), "The path is full: nothing on these hosts holds the "
+    snprintf(v->advice, sizeof(v->advice),
+             "The path is full: nothing on these hosts holds the "
              "transfer back. More throughput needs a faster bottleneck link, or less overhead "
              "(jumbo frames where the whole path carries them).");
     return true;
@@ -280,19 +305,25 @@ static bool rule_loss(const struct diagnose_sample *s, struct diagnose_verdict *
     evidence(v, "retransmitted %.3f%% of segments (%llu of %llu), above the %s threshold %g",
              100 * v->loss, (unsigned long long)s->retrans, (unsigned long long)s->segs_out,
              thr == DIAG_LOSS_WAN ? "WAN" : "LAN", thr);
-    evidence(v, "Mathis bound: MSS/RTT x 1.22/sqrt(p) = %u B / %s x 1.22 / sqrt(%.2g) = %s for "
-             "%u flow(s); measured %s", s->mss ? s->mss : 1448, usec(s->srtt_us, a), v->loss,
-             rate(v->mathis_bps, b), s->flows, rate(s->throughput_bps, a));
-    evidence(v, "the sender was busy %.0f%%, window limited %.0f%%, buffer limited %.0f%%; no "
-             "standing queue (srtt - min_rtt = %s)", 100 * v->busy, 100 * v->f_rwnd,
-             100 * v->f_sndbuf, usec(v->queue_us, b));
+    evidence(v,
+             "Mathis bound: MSS/RTT x 1.22/sqrt(p) = %u B / %s x 1.22 / sqrt(%.2g) = %s for "
+             "%u flow(s); measured %s",
+             s->mss ? s->mss : 1448, usec(s->srtt_us, a), v->loss, rate(v->mathis_bps, b), s->flows,
+             rate(s->throughput_bps, a));
+    evidence(v,
+             "the sender was busy %.0f%%, window limited %.0f%%, buffer limited %.0f%%; no "
+             "standing queue (srtt - min_rtt = %s)",
+             100 * v->busy, 100 * v->f_rwnd, 100 * v->f_sndbuf, usec(v->queue_us, b));
     if (s->host.valid && s->host.ctr[DIAG_C_TIMEOUTS])
         evidence(v, "%llu retransmission timeouts (TCPTimeouts) on this host",
                  (unsigned long long)s->host.ctr[DIAG_C_TIMEOUTS]);
-    snprintf(v->advice, sizeof(v->advice), "Check the NICs' drop counters first (rx_missed_errors "
+    snprintf(v->advice, sizeof(v->advice),
+             "Check the NICs' drop counters first (rx_missed_errors "
              "here: %llu); otherwise the path loses packets: use BBR (or H-TCP) with fq pacing, "
-             "or more parallel streams (-P).", (unsigned long long)s->host.nic_rx_missed);
-    snprintf(v->tune, sizeof(v->tune), "netrig tune --apply sets net.ipv4.tcp_congestion_control "
+             "or more parallel streams (-P).",
+             (unsigned long long)s->host.nic_rx_missed);
+    snprintf(v->tune, sizeof(v->tune),
+             "netrig tune --apply sets net.ipv4.tcp_congestion_control "
              "(bbr or htcp) when the audit flags it");
     return true;
 }
@@ -305,16 +336,19 @@ static bool rule_app(const struct diagnose_sample *s, struct diagnose_verdict *v
         return false;
     v->id = DIAG_APP_LIMITED;
     snprintf(v->title, sizeof(v->title), "application/CPU limited (sender)");
-    evidence(v, "the sender had data in flight only %.0f%% of the time (busy %s of %.2f s x %u "
-             "flows): it did not keep the socket fed", 100 * v->busy, usec((double)s->busy_us, a),
-             s->seconds, s->flows);
-    evidence(v, "window limited %.0f%%, buffer limited %.0f%% of the busy time",
-             100 * v->f_rwnd, 100 * v->f_sndbuf);
+    evidence(v,
+             "the sender had data in flight only %.0f%% of the time (busy %s of %.2f s x %u "
+             "flows): it did not keep the socket fed",
+             100 * v->busy, usec((double)s->busy_us, a), s->seconds, s->flows);
+    evidence(v, "window limited %.0f%%, buffer limited %.0f%% of the busy time", 100 * v->f_rwnd,
+             100 * v->f_sndbuf);
     evidence(v, "throughput %s", rate(s->throughput_bps, a));
-    snprintf(v->advice, sizeof(v->advice), "The sending application or its CPU cannot fill the "
+    snprintf(v->advice, sizeof(v->advice),
+             "The sending application or its CPU cannot fill the "
              "path: use more streams (-P) and threads (-T), pin them NUMA-local (-A auto), and "
              "run the CPU at full clock (ESnet: about 3 GHz per 30 Gbit/s flow).");
-    snprintf(v->tune, sizeof(v->tune), "netrig tune --apply sets the performance CPU governor "
+    snprintf(v->tune, sizeof(v->tune),
+             "netrig tune --apply sets the performance CPU governor "
              "when the audit flags it");
     return true;
 }
@@ -330,12 +364,14 @@ void diagnose_judge(const struct diagnose_sample *s, struct diagnose_verdict *v)
         return;
     v->id = DIAG_OK;
     snprintf(v->title, sizeof(v->title), "no limit found");
-    evidence(v, "throughput %s; the sender was busy %.0f%%, window limited %.0f%%, buffer "
-             "limited %.0f%%", rate(s->throughput_bps, a), 100 * v->busy, 100 * v->f_rwnd,
-             100 * v->f_sndbuf);
+    evidence(v,
+             "throughput %s; the sender was busy %.0f%%, window limited %.0f%%, buffer "
+             "limited %.0f%%",
+             rate(s->throughput_bps, a), 100 * v->busy, 100 * v->f_rwnd, 100 * v->f_sndbuf);
     evidence(v, "retransmitted %.3f%%, srtt %s, min_rtt %s", 100 * v->loss, usec(s->srtt_us, a),
              usec(s->min_rtt_us, b));
-    snprintf(v->advice, sizeof(v->advice), "Nothing in TCP or on this host held the transfer "
+    snprintf(v->advice, sizeof(v->advice),
+             "Nothing in TCP or on this host held the transfer "
              "back. Give --rate (the link or target rate) to check it against the line rate.");
 }
 
@@ -382,7 +418,8 @@ int diagnose_from_run(const struct run_result *r, struct diagnose_sample *s, cha
         s->local_receives |= !r->flows[i].client_sends;
     }
     if (!s->flows) {
-        snprintf(err, errlen, "the sender reported no TCP_INFO for any flow (a server too old "
+        snprintf(err, errlen,
+                 "the sender reported no TCP_INFO for any flow (a server too old "
                  "to send it, or every flow failed): nothing to diagnose");
         return -1;
     }

@@ -44,21 +44,21 @@ enum diagnose_id {
 
 struct diagnose_sample {
     /* the test */
-    uint32_t flows;         /* flows with the sender's TCP_INFO */
-    double seconds;         /* measured period, averaged over those flows */
-    double throughput_bps;  /* all flows, the receivers' view */
-    uint64_t pacing_bps;    /* --fq-rate per flow, 0 = unpaced */
-    uint64_t target_bps;    /* --rate, 0 = not given */
-    double target_rtt_s;    /* --rtt, 0 = not given */
-    bool local_receives;    /* this host received data (-R, or both ends here) */
+    uint32_t flows;        /* flows with the sender's TCP_INFO */
+    double seconds;        /* measured period, averaged over those flows */
+    double throughput_bps; /* all flows, the receivers' view */
+    uint64_t pacing_bps;   /* --fq-rate per flow, 0 = unpaced */
+    uint64_t target_bps;   /* --rate, 0 = not given */
+    double target_rtt_s;   /* --rtt, 0 = not given */
+    bool local_receives;   /* this host received data (-R, or both ends here) */
     /* the sender's TCP_INFO over the measured period, summed over flows */
     uint64_t busy_us, rwnd_us, sndbuf_us; /* busy_us includes the two limited times */
     uint64_t retrans, segs_out;
-    uint32_t mss;           /* bytes, 0 = unknown */
-    double srtt_us;         /* mean over flows at the end */
-    double min_rtt_us;      /* smallest over flows */
-    uint64_t snd_wnd;       /* smallest peer receive window seen at the end, bytes */
-    uint64_t cwnd;          /* mean congestion window, packets */
+    uint32_t mss;      /* bytes, 0 = unknown */
+    double srtt_us;    /* mean over flows at the end */
+    double min_rtt_us; /* smallest over flows */
+    uint64_t snd_wnd;  /* smallest peer receive window seen at the end, bytes */
+    uint64_t cwnd;     /* mean congestion window, packets */
     /* this host over the test */
     struct diagnose_host host;
 };

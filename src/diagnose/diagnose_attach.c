@@ -197,11 +197,14 @@ int diagnose_attach_run(const struct diagnose_attach_opts *o, volatile sig_atomi
     if (!watch(o, stop, c, s, &dt, err, errlen)) {
         rc = build(&c[0], &c[1], dt, s, &receivers);
         if (rc && receivers)
-            snprintf(err, errlen, "this host only receives on the %u busy connection(s) with %s "
+            snprintf(err, errlen,
+                     "this host only receives on the %u busy connection(s) with %s "
                      "port %u: run 'netrig diagnose --during' on the sender, whose TCP_INFO says "
-                     "why", receivers, host ? host : "any peer on", o->port);
+                     "why",
+                     receivers, host ? host : "any peer on", o->port);
         else if (rc)
-            snprintf(err, errlen, "no TCP connection with %s port %u moved data in %.1f s: start "
+            snprintf(err, errlen,
+                     "no TCP connection with %s port %u moved data in %.1f s: start "
                      "the test first, then run diagnose --during while it runs",
                      host ? host : "any peer on", o->port, dt);
         snprintf(what, whatlen, "attached to %u sending connection(s) with %s port %u for %.1f s",

@@ -30,7 +30,7 @@ static const char *word(const char *line, const char *end, int n, size_t *len)
 {
     const char *p = line;
 
-    for (int i = 0; ; i++) {
+    for (int i = 0;; i++) {
         while (p < end && (*p == ' ' || *p == '\t'))
             p++;
         if (p >= end)
@@ -55,7 +55,7 @@ static void parse_pair(const char *names, const char *nend, const char *vals, co
     for (int c = 0; c < DIAG_C_COUNT; c++) {
         if (strlen(ctr_names[c].table) != tlen || strncmp(table, ctr_names[c].table, tlen))
             continue;
-        for (int i = 1; ; i++) {
+        for (int i = 1;; i++) {
             const char *w = word(names, nend, i, &len), *v;
             if (!w)
                 break;
@@ -132,8 +132,8 @@ int diagnose_host_parse_stat(const char *text, struct diagnose_snap *s)
     s->ncpu = 0;
     while (p && *p) {
         unsigned long long v[8] = {0};
-        int id, n = sscanf(p, "cpu%d %llu %llu %llu %llu %llu %llu %llu %llu", &id, &v[0],
-                           &v[1], &v[2], &v[3], &v[4], &v[5], &v[6], &v[7]);
+        int id, n = sscanf(p, "cpu%d %llu %llu %llu %llu %llu %llu %llu %llu", &id, &v[0], &v[1],
+                           &v[2], &v[3], &v[4], &v[5], &v[6], &v[7]);
         if (n >= 8 && p[3] >= '0' && p[3] <= '9' && s->ncpu < DIAGNOSE_MAX_CPUS) {
             s->cpu_id[s->ncpu] = id;
             s->cpu_softirq[s->ncpu] = v[6];
@@ -194,16 +194,12 @@ void diagnose_host_sample(const char *sysroot, struct diagnose_snap *s)
     for (int i = 0; i < s->niface; i++) {
         snprintf(path, sizeof(path), "/sys/class/net/%s/statistics/rx_dropped", s->iface[i]);
         hostfs_read_u64(sysroot, path, &s->rx_dropped[i]);
-        snprintf(path, sizeof(path), "/sys/class/net/%s/statistics/rx_missed_errors",
-                 s->iface[i]);
+        snprintf(path, sizeof(path), "/sys/class/net/%s/statistics/rx_missed_errors", s->iface[i]);
         hostfs_read_u64(sysroot, path, &s->rx_missed[i]);
     }
 }
 
-static uint64_t sub(uint64_t a, uint64_t b)
-{
-    return a > b ? a - b : 0;
-}
+static uint64_t sub(uint64_t a, uint64_t b) { return a > b ? a - b : 0; }
 
 static void cpu_delta(const struct diagnose_snap *a, const struct diagnose_snap *b,
                       struct diagnose_host *out)

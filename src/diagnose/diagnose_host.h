@@ -34,7 +34,7 @@ struct diagnose_snap {
     uint64_t ctr[DIAG_C_COUNT];
     bool have_softnet;
     uint64_t softnet_dropped, softnet_squeeze; /* columns 2 and 3, summed over CPUs */
-    int ncpu;                                   /* per-CPU /proc/stat rows read */
+    int ncpu;                                  /* per-CPU /proc/stat rows read */
     int cpu_id[DIAGNOSE_MAX_CPUS];
     uint64_t cpu_softirq[DIAGNOSE_MAX_CPUS], cpu_total[DIAGNOSE_MAX_CPUS];
     int niface;

@@ -44,10 +44,12 @@ void diagnose_report_text(FILE *out, const char *what, const struct diagnose_sam
     audit_fmt_time(s->min_rtt_us / 1e6, b, sizeof(b));
     audit_fmt_bytes((double)s->snd_wnd, c, sizeof(c));
     wrap(out, "netrig diagnose: ", 2, what);
-    fprintf(out, "  throughput %s over %.1f s; retransmitted %.3f%% of segments\n", tp,
-            s->seconds, 100 * v->loss);
-    fprintf(out, "  sender busy %.0f%%; of that receive-window limited %.0f%%, send-buffer "
-            "limited %.0f%%\n", 100 * v->busy, 100 * v->f_rwnd, 100 * v->f_sndbuf);
+    fprintf(out, "  throughput %s over %.1f s; retransmitted %.3f%% of segments\n", tp, s->seconds,
+            100 * v->loss);
+    fprintf(out,
+            "  sender busy %.0f%%; of that receive-window limited %.0f%%, send-buffer "
+            "limited %.0f%%\n",
+            100 * v->busy, 100 * v->f_rwnd, 100 * v->f_sndbuf);
     fprintf(out, "  srtt %s, min_rtt %s, peer window %s\n", a, b, c);
     fprintf(out, "\nVerdict: %s  [%s]\n", v->title, diagnose_id_name(v->id));
     for (size_t i = 0; i < v->nevidence; i++)

@@ -19,7 +19,6 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-
 struct engine {
     struct params p;
     bool is_client;
@@ -27,20 +26,20 @@ struct engine {
     struct flow *flows;
     struct worker *workers;
     pid_t *tids;
-    uint64_t t0, t_meas, t_stop;   /* start, end of omit, stop (CLOCK_MONOTONIC ns) */
-    uint64_t t_end;                /* when engine_run returned */
+    uint64_t t0, t_meas, t_stop; /* start, end of omit, stop (CLOCK_MONOTONIC ns) */
+    uint64_t t_end;              /* when engine_run returned */
     bool omit_done, started, finished;
-    uint64_t *base;                /* per-flow bytes at the end of omit */
-    uint64_t *prev;                /* per-flow bytes at the previous interval */
+    uint64_t *base; /* per-flow bytes at the end of omit */
+    uint64_t *prev; /* per-flow bytes at the previous interval */
     uint32_t *prev_retrans;
     uint64_t *prev_txns, *prev_lat, *base_txns, *base_timeouts;
     uint64_t prev_t;
     struct cpu_sys_snap cpu_start, cpu_meas, cpu_prev;
-    struct tcpinfo *base_ti;       /* per-flow TCP_INFO at the end of omit (retransmits etc.) */
+    struct tcpinfo *base_ti; /* per-flow TCP_INFO at the end of omit (retransmits etc.) */
     struct cpu_thread_snap thr_meas, thr_prev;
     long clk_tck;
     uint64_t cpus_seen[CPULIST_MAX / 64]; /* CPUs the workers were seen running on */
-    struct side_result res;        /* intervals fill as the test runs */
+    struct side_result res;               /* intervals fill as the test runs */
 };
 
 static uint32_t min_u32(uint32_t a, uint32_t b) { return a < b ? a : b; }
@@ -66,8 +65,8 @@ struct engine *engine_create(const struct params *p, bool is_client, const struc
     e->p = *p;
     e->is_client = is_client;
     /* a crr server has a listener per thread; elsewhere threads never outnumber flows */
-    e->nworkers = p->test == PARAMS_TEST_CRR && !is_client ? want
-                                                           : min_u32(want, params_total_flows(p));
+    e->nworkers =
+        p->test == PARAMS_TEST_CRR && !is_client ? want : min_u32(want, params_total_flows(p));
     e->nflows = flow_count(p, is_client, e->nworkers);
     e->clk_tck = sysconf(_SC_CLK_TCK);
     e->flows = calloc(e->nflows, sizeof(*e->flows));
@@ -97,7 +96,8 @@ struct engine *engine_create(const struct params *p, bool is_client, const struc
         /* flows go round-robin, so a worker owns ceil(nflows / nworkers) at most */
         uint32_t cap = (e->nflows + e->nworkers - 1) / e->nworkers;
         if (worker_init(&e->workers[w], w, cpu, &e->p, cap, ENGINE_DRAIN_NS)) {
-            snprintf(err, errlen, "cannot set up worker thread %u: out of memory or file descriptors", w);
+            snprintf(err, errlen,
+                     "cannot set up worker thread %u: out of memory or file descriptors", w);
             engine_destroy(e);
             return NULL;
         }
@@ -120,10 +120,7 @@ nomem:
     return NULL;
 }
 
-uint32_t engine_flow_count(const struct engine *e)
-{
-    return e->nflows;
-}
+uint32_t engine_flow_count(const struct engine *e) { return e->nflows; }
 
 int engine_set_target(struct engine *e, const struct sockaddr *to, socklen_t len,
                       const char *bind_addr)
@@ -184,10 +181,7 @@ int engine_attach(struct engine *e, uint32_t id, int fd, char *err, size_t errle
     return 0;
 }
 
-bool engine_complete(const struct engine *e)
-{
-    return e->attached == e->nflows;
-}
+bool engine_complete(const struct engine *e) { return e->attached == e->nflows; }
 
 /* TCP_INFO means something on the flow's fd only for TCP flows that keep one connection. */
 static bool has_tcpinfo(const struct engine *e)
@@ -278,7 +272,8 @@ static int sample_interval(struct engine *e, uint64_t now, bool omitted,
         e->prev_txns[i] = tx;
         e->prev_lat[i] = ls;
         if (f->sender && ti.valid) {
-            dre = ti.total_retrans >= e->prev_retrans[i] ? ti.total_retrans - e->prev_retrans[i] : 0;
+            dre =
+                ti.total_retrans >= e->prev_retrans[i] ? ti.total_retrans - e->prev_retrans[i] : 0;
             e->prev_retrans[i] = ti.total_retrans;
         }
         if (f->sender)
@@ -415,7 +410,9 @@ static void set_send_method(struct engine *e)
         method = method < 0 || method == tx ? tx : 3;
     }
     snprintf(e->res.send_method, sizeof(e->res.send_method), "%s",
-             method < 0 ? "" : method == 3 ? "mixed" : names[method]);
+             method < 0    ? ""
+             : method == 3 ? "mixed"
+                           : names[method]);
 }
 
 /* Transaction and UDP counters of one flow, after the omit period. */

@@ -19,17 +19,17 @@ struct engine;
 #define ENGINE_DRAIN_NS (5ULL * 1000000000ULL)
 
 enum engine_end {
-    ENGINE_END_TIME,    /* the duration elapsed */
-    ENGINE_END_WATCH,   /* the watch hook asked to stop (control message) */
-    ENGINE_END_SIGNAL,  /* the stop flag was raised (Ctrl-C, SIGTERM) */
-    ENGINE_END_FLOWS,   /* every flow ended before time (peer gone) */
-    ENGINE_END_ERROR,   /* the watch hook reported a failure */
-    ENGINE_END_LIMIT,   /* the interval hook ended the run */
+    ENGINE_END_TIME,   /* the duration elapsed */
+    ENGINE_END_WATCH,  /* the watch hook asked to stop (control message) */
+    ENGINE_END_SIGNAL, /* the stop flag was raised (Ctrl-C, SIGTERM) */
+    ENGINE_END_FLOWS,  /* every flow ended before time (peer gone) */
+    ENGINE_END_ERROR,  /* the watch hook reported a failure */
+    ENGINE_END_LIMIT,  /* the interval hook ended the run */
 };
 
 struct engine_hooks {
-    uint64_t run_ns;   /* stop after this long (omit included); 0 = no limit */
-    int watch_fd;      /* -1: none */
+    uint64_t run_ns; /* stop after this long (omit included); 0 = no limit */
+    int watch_fd;    /* -1: none */
     /* watch_fd is readable: return 1 to stop, 0 to go on, <0 on failure */
     int (*on_watch)(void *ctx);
     /* an interval was sampled (on the engine's thread, outside the hot path); return

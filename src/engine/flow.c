@@ -11,10 +11,8 @@ int flow_init(struct flow *f, uint32_t id, const struct params *p, bool is_clien
     f->fd = -1;
     f->id = id;
     switch (p->test) {
-    case PARAMS_TEST_RR:
-        return flow_rr_init(f, p, is_client);
-    case PARAMS_TEST_CRR:
-        return flow_crr_init(f, p, is_client);
+    case PARAMS_TEST_RR: return flow_rr_init(f, p, is_client);
+    case PARAMS_TEST_CRR: return flow_crr_init(f, p, is_client);
     default:
         f->sender = params_flow_client_sends(p, id) == is_client;
         if (p->udp && p->iperf3_wire)

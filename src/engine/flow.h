@@ -46,37 +46,37 @@ struct flow_ops {
 /* UDP receive accounting (flow_udp.c). */
 struct flow_udp_rx {
     uint64_t received, duplicates, out_of_order;
-    uint64_t max_seq_plus1;      /* highest sequence number seen + 1 */
-    double jitter_ns;            /* RFC 3550 estimator */
+    uint64_t max_seq_plus1; /* highest sequence number seen + 1 */
+    double jitter_ns;       /* RFC 3550 estimator */
     int64_t last_transit_ns;
     bool have_transit;
-    double owd_sum_ns;           /* one-way delay (meaningful only with a shared clock) */
+    double owd_sum_ns; /* one-way delay (meaningful only with a shared clock) */
     uint64_t owd_min_ns, owd_max_ns;
-    uint64_t window_base;        /* bitmap of recent sequence numbers, for duplicates */
+    uint64_t window_base; /* bitmap of recent sequence numbers, for duplicates */
     uint64_t window[16];
 };
 
 struct flow {
     int fd;
     uint32_t id;
-    bool sender;              /* this side originates the data / the requests */
-    bool can_run_alone;       /* its kind may use run_alone when it has a worker to itself */
+    bool sender;        /* this side originates the data / the requests */
+    bool can_run_alone; /* its kind may use run_alone when it has a worker to itself */
     uint32_t worker;
     const struct flow_ops *ops;
-    void *priv;               /* kind-specific state, allocated by flow_init */
-    _Atomic int tx;           /* enum flow_tx; the worker may switch MSG_ZEROCOPY to sendfile */
-    _Atomic uint64_t bytes;   /* payload bytes moved */
-    _Atomic uint64_t last_ns; /* receiver: CLOCK_MONOTONIC time of the last byte */
-    _Atomic uint64_t txns;    /* transactions completed (rr, crr) */
+    void *priv;                  /* kind-specific state, allocated by flow_init */
+    _Atomic int tx;              /* enum flow_tx; the worker may switch MSG_ZEROCOPY to sendfile */
+    _Atomic uint64_t bytes;      /* payload bytes moved */
+    _Atomic uint64_t last_ns;    /* receiver: CLOCK_MONOTONIC time of the last byte */
+    _Atomic uint64_t txns;       /* transactions completed (rr, crr) */
     _Atomic uint64_t lat_sum_ns; /* their latencies summed (interval means) */
     _Atomic uint64_t timeouts;   /* transactions given up on */
     _Atomic uint64_t sent_pkts, send_drops; /* UDP sender: datagrams sent / not accepted */
     _Atomic int state;
-    _Atomic int err;          /* errno when the flow failed */
-    uint64_t due_ns;          /* next timer, 0 = none (worker-owned) */
+    _Atomic int err; /* errno when the flow failed */
+    uint64_t due_ns; /* next timer, 0 = none (worker-owned) */
     uint64_t zc_sent, zc_done;
-    _Atomic bool zc_copied;   /* the kernel copied MSG_ZEROCOPY sends (local receiver) */
-    struct flow_udp_rx *udp;  /* UDP receivers only; read by the engine after join */
+    _Atomic bool zc_copied;  /* the kernel copied MSG_ZEROCOPY sends (local receiver) */
+    struct flow_udp_rx *udp; /* UDP receivers only; read by the engine after join */
 };
 
 /* Picks the flow's kind from p and allocates its state. is_client: this is the client side.

@@ -41,13 +41,10 @@ static int make_memfd(const char *buf, size_t len)
     return fd;
 }
 
-static size_t max_sz(size_t a, size_t b)
-{
-    return a > b ? a : b;
-}
+static size_t max_sz(size_t a, size_t b) { return a > b ? a : b; }
 
-int worker_init(struct worker *w, uint32_t id, int cpu, const struct params *p,
-                uint32_t cap_flows, uint64_t drain_ns)
+int worker_init(struct worker *w, uint32_t id, int cpu, const struct params *p, uint32_t cap_flows,
+                uint64_t drain_ns)
 {
     struct epoll_event ev = {.events = EPOLLIN, .data.ptr = NULL};
     /* receives read in chunks of at least 128 KiB whatever -l is: fewer syscalls */
@@ -200,8 +197,7 @@ static void wait_time(const struct worker *w, uint64_t next_timer, uint64_t dead
 
 /* epoll_pwait2 has nanosecond timeouts (pacing needs them); kernels before 5.11 and tools
  * like valgrind lack it, so fall back to epoll_wait, rounding up to milliseconds. */
-static int wait_events(struct worker *w, struct epoll_event *ev, int max,
-                       const struct timespec *ts)
+static int wait_events(struct worker *w, struct epoll_event *ev, int max, const struct timespec *ts)
 {
     int n, ms;
 
@@ -244,8 +240,8 @@ static void run_evented(struct worker *w)
         for (int i = 0; i < n; i++) {
             struct flow *f = ev[i].data.ptr;
             /* with hundreds of ready flows the stop event may sit far down the list */
-            if (!w->stopping && (!f || atomic_load_explicit(&w->stop_requested,
-                                                             memory_order_relaxed))) {
+            if (!w->stopping &&
+                (!f || atomic_load_explicit(&w->stop_requested, memory_order_relaxed))) {
                 active -= stop_flows(w);
                 deadline = worker_now_ns() + w->drain_ns;
             }
@@ -279,8 +275,7 @@ int worker_start(struct worker *w)
 
     /* one flow and nothing to multiplex: blocking calls, no epoll round trips */
     w->alone = w->nflows == 1 && w->flows[0]->ops->run_alone && w->flows[0]->can_run_alone &&
-               !w->p->busy_poll &&
-               atomic_load(&w->flows[0]->tx) != FLOW_TX_MSG_ZEROCOPY;
+               !w->p->busy_poll && atomic_load(&w->flows[0]->tx) != FLOW_TX_MSG_ZEROCOPY;
     pthread_attr_init(&attr);
     if (w->cpu >= 0) {
         cpu_set_t set;

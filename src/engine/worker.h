@@ -19,7 +19,7 @@
 
 struct worker {
     uint32_t id;
-    int cpu;                  /* -1: not pinned */
+    int cpu; /* -1: not pinned */
     int epfd, stopfd;
     pthread_t thread;
     bool running;
@@ -28,23 +28,23 @@ struct worker {
     struct flow **flows;
     uint32_t nflows, cap;
     char *buf;
-    int memfd;                /* -Z: the send buffer as a memory file for sendfile(), else -1 */
-    size_t buflen;            /* buffer size: the most one recv takes */
-    size_t send_len;          /* bytes per send (-l) */
-    uint64_t drain_ns;        /* how long receivers wait for EOF after stop */
+    int memfd;         /* -Z: the send buffer as a memory file for sendfile(), else -1 */
+    size_t buflen;     /* buffer size: the most one recv takes */
+    size_t send_len;   /* bytes per send (-l) */
+    uint64_t drain_ns; /* how long receivers wait for EOF after stop */
     bool stopping;
     _Atomic bool stop_requested; /* checked between events: a busy loop sees stop at once */
-    bool has_timers;          /* some flow uses due_ns */
-    bool no_pwait2;           /* epoll_pwait2 is missing here: epoll_wait instead */
-    bool alone;               /* one flow, run with blocking calls (flow_ops.run_alone) */
+    bool has_timers;             /* some flow uses due_ns */
+    bool no_pwait2;              /* epoll_pwait2 is missing here: epoll_wait instead */
+    bool alone;                  /* one flow, run with blocking calls (flow_ops.run_alone) */
     int err;
-    struct histo *lat;        /* transactional tests: this thread's latencies */
-    _Atomic bool measuring;   /* past the omit period: latencies count */
+    struct histo *lat;                  /* transactional tests: this thread's latencies */
+    _Atomic bool measuring;             /* past the omit period: latencies count */
     struct cpu_thread_snap cpu_at_exit; /* the thread's own CPU time, taken as it ends */
 };
 
-int worker_init(struct worker *w, uint32_t id, int cpu, const struct params *p,
-                uint32_t cap_flows, uint64_t drain_ns);
+int worker_init(struct worker *w, uint32_t id, int cpu, const struct params *p, uint32_t cap_flows,
+                uint64_t drain_ns);
 int worker_add_flow(struct worker *w, struct flow *f);
 int worker_start(struct worker *w);
 /* Asks the thread to stop: each flow's on_stop decides (senders half-close, receivers drain

@@ -30,9 +30,9 @@ struct probe {
 
 struct exporter {
     const struct exporter_config *c;
-    FILE *devnull;                 /* where the client's own messages go */
+    FILE *devnull;                       /* where the client's own messages go */
     uint64_t next[EXPORTER_MAX_TARGETS]; /* the scheduler's own: monotonic due times */
-    pthread_mutex_t lock;          /* guards probes */
+    pthread_mutex_t lock;                /* guards probes */
     struct probe probes[EXPORTER_MAX_TARGETS];
 };
 
@@ -139,8 +139,8 @@ static void log_run(const struct exporter_target *t, int rc, const char *err,
                  r->summary.latency.p99_us);
     } else {
         units_format_rate(r->summary.throughput_bps, rate, sizeof(rate));
-        LOG_INFO("target %s: stream%s %s, %u retransmits", t->name, t->o.p.udp ? " udp" : "",
-                 rate, r->summary.retransmits);
+        LOG_INFO("target %s: stream%s %s, %u retransmits", t->name, t->o.p.udp ? " udp" : "", rate,
+                 r->summary.retransmits);
     }
 }
 
@@ -222,8 +222,8 @@ static void labels_of(const struct exporter_target *t, char *buf, size_t len)
  * want() picks the targets that have the figure. */
 static void family(struct prom_buf *b, const struct exporter *x, const struct probe *pr,
                    const char *name, const char *type, const char *help,
-                   double (*get)(const struct probe *), bool (*want)(const struct probe *,
-                                                                    const struct params *))
+                   double (*get)(const struct probe *),
+                   bool (*want)(const struct probe *, const struct params *))
 {
     char labels[256];
 
@@ -250,7 +250,11 @@ static double g_tps(const struct probe *p) { return p->tps; }
 static double g_loss(const struct probe *p) { return p->loss_ratio; }
 static double g_jitter(const struct probe *p) { return p->jitter_s; }
 
-static bool w_have(const struct probe *p, const struct params *q) { (void)q; return p->have; }
+static bool w_have(const struct probe *p, const struct params *q)
+{
+    (void)q;
+    return p->have;
+}
 static bool w_stream(const struct probe *p, const struct params *q)
 {
     return p->have && q->test == PARAMS_TEST_STREAM;
@@ -324,10 +328,10 @@ void exporter_render(void *ctx, struct prom_buf *b)
     prom_sample(b, "netrig_exporter_build_info", "version=\"" NETRIG_VERSION "\"", 1);
     prom_family(b, "netrig_exporter_targets", "gauge", "Targets in the configuration.");
     prom_sample(b, "netrig_exporter_targets", NULL, x->c->ntargets);
-    family(b, x, pr, "netrig_probe_running", "gauge", "1 while the target's test runs.",
-           g_running, NULL);
-    family(b, x, pr, "netrig_probe_runs_total", "counter", "Probes run (ended or failed).",
-           g_runs, NULL);
+    family(b, x, pr, "netrig_probe_running", "gauge", "1 while the target's test runs.", g_running,
+           NULL);
+    family(b, x, pr, "netrig_probe_runs_total", "counter", "Probes run (ended or failed).", g_runs,
+           NULL);
     family(b, x, pr, "netrig_probe_success", "gauge",
            "1 when the last probe completed, 0 when it failed or none has ended yet.", g_success,
            NULL);
@@ -340,8 +344,8 @@ void exporter_render(void *ctx, struct prom_buf *b)
     render_labelled(b, x, pr);
     family(b, x, pr, "netrig_probe_measured_seconds", "gauge",
            "Measured time of the last successful probe.", g_seconds, w_have);
-    family(b, x, pr, "netrig_probe_bytes", "gauge",
-           "Bytes received in the last successful probe.", g_bytes, w_have);
+    family(b, x, pr, "netrig_probe_bytes", "gauge", "Bytes received in the last successful probe.",
+           g_bytes, w_have);
     family(b, x, pr, "netrig_probe_throughput_bytes_per_second", "gauge",
            "Throughput of the last successful stream probe (receivers' view).", g_rate, w_stream);
     family(b, x, pr, "netrig_probe_retransmits", "gauge",

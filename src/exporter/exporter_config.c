@@ -13,18 +13,34 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define LINE_MAX_LEN 1024
+#define LINE_MAX_LEN        1024
 #define DEFAULT_DURATION_NS (5ULL * 1000000000ULL)
 
 /* The keys of a [target] section; each may be given once. */
 enum key {
-    K_HOST, K_PORT, K_TEST, K_PROTOCOL, K_INTERVAL, K_DURATION, K_OMIT, K_PARALLEL, K_THREADS,
-    K_DIRECTION, K_BITRATE, K_SIZE, K_WINDOW, K_CONGESTION, K_TIMEOUT, K_USER, K_CREDENTIALS,
+    K_HOST,
+    K_PORT,
+    K_TEST,
+    K_PROTOCOL,
+    K_INTERVAL,
+    K_DURATION,
+    K_OMIT,
+    K_PARALLEL,
+    K_THREADS,
+    K_DIRECTION,
+    K_BITRATE,
+    K_SIZE,
+    K_WINDOW,
+    K_CONGESTION,
+    K_TIMEOUT,
+    K_USER,
+    K_CREDENTIALS,
     K_N
 };
 static const char *const key_name[K_N] = {
-    "host", "port", "test", "protocol", "interval", "duration", "omit", "parallel", "threads",
-    "direction", "bitrate", "size", "window", "congestion", "timeout", "user", "credentials",
+    "host",   "port",       "test",    "protocol",  "interval",    "duration",
+    "omit",   "parallel",   "threads", "direction", "bitrate",     "size",
+    "window", "congestion", "timeout", "user",      "credentials",
 };
 
 struct parser {
@@ -58,8 +74,10 @@ static int duration(struct parser *ps, const char *key, const char *v, uint64_t 
                     uint64_t *ns)
 {
     if (units_parse_duration(v, ns) || *ns < lo || *ns > hi)
-        return fail_at(ps, ps->line, "invalid %s '%s': use a time from %gs to %gs, e.g. 30s, "
-                       "500ms or 5m", key, v, lo / 1e9, hi / 1e9);
+        return fail_at(ps, ps->line,
+                       "invalid %s '%s': use a time from %gs to %gs, e.g. 30s, "
+                       "500ms or 5m",
+                       key, v, lo / 1e9, hi / 1e9);
     return 0;
 }
 
@@ -69,8 +87,8 @@ static int count(struct parser *ps, const char *key, const char *v, uint64_t lo,
     uint64_t n;
 
     if (units_parse_count(v, &n) || n < lo || n > hi)
-        return fail_at(ps, ps->line, "invalid %s '%s': use a whole number from %llu to %llu",
-                       key, v, (unsigned long long)lo, (unsigned long long)hi);
+        return fail_at(ps, ps->line, "invalid %s '%s': use a whole number from %llu to %llu", key,
+                       v, (unsigned long long)lo, (unsigned long long)hi);
     *out = (uint32_t)n;
     return 0;
 }
@@ -78,8 +96,7 @@ static int count(struct parser *ps, const char *key, const char *v, uint64_t lo,
 static int text(struct parser *ps, const char *key, const char *v, char *dst, size_t len)
 {
     if (!*v || strlen(v) >= len)
-        return fail_at(ps, ps->line, "invalid %s '%s': give 1 to %zu characters", key, v,
-                       len - 1);
+        return fail_at(ps, ps->line, "invalid %s '%s': give 1 to %zu characters", key, v, len - 1);
     memcpy(dst, v, strlen(v) + 1);
     return 0;
 }
@@ -107,8 +124,10 @@ static int sizes(struct parser *ps, const char *v, struct params *p)
     req[n] = '\0';
     if (units_parse_size(req, &a) || a < 1 || a > PARAMS_MAX_WRITE ||
         units_parse_size(comma ? comma + 1 : req, &b) || b < 1 || b > PARAMS_MAX_WRITE)
-        return fail_at(ps, ps->line, "invalid size '%s': use REQ or REQ,RESP bytes from 1 to "
-                       "%u, e.g. 64,1K", v, PARAMS_MAX_WRITE);
+        return fail_at(ps, ps->line,
+                       "invalid size '%s': use REQ or REQ,RESP bytes from 1 to "
+                       "%u, e.g. 64,1K",
+                       v, PARAMS_MAX_WRITE);
     p->req_size = (uint32_t)a;
     p->resp_size = (uint32_t)b;
     return 0;
@@ -159,15 +178,19 @@ static int target_key(struct parser *ps, enum key k, const char *v)
         return 0;
     case K_BITRATE:
         if (units_parse_rate(v, &v64) || v64 == 0 || v64 > 1000000000000000ULL)
-            return fail_at(ps, ps->line, "invalid bitrate '%s': use bits/s above 0 with an "
-                           "optional K, M or G suffix, e.g. 100M", v);
+            return fail_at(ps, ps->line,
+                           "invalid bitrate '%s': use bits/s above 0 with an "
+                           "optional K, M or G suffix, e.g. 100M",
+                           v);
         p->udp_rate_bps = v64;
         return 0;
     case K_SIZE: return sizes(ps, v, p);
     case K_WINDOW:
         if (units_parse_size(v, &v64) || v64 > PARAMS_MAX_WINDOW)
-            return fail_at(ps, ps->line, "invalid window '%s': use bytes with an optional K, M "
-                           "or G suffix (at most 1G)", v);
+            return fail_at(ps, ps->line,
+                           "invalid window '%s': use bytes with an optional K, M "
+                           "or G suffix (at most 1G)",
+                           v);
         p->window = (uint32_t)v64;
         return 0;
     case K_CONGESTION: return text(ps, "congestion", v, p->congestion, sizeof(p->congestion));
@@ -177,7 +200,8 @@ static int target_key(struct parser *ps, enum key k, const char *v)
         t->o.timeout_ms = (int)(v64 / 1000000);
         return 0;
     case K_USER: return text(ps, "user", v, t->o.user, sizeof(t->o.user));
-    case K_CREDENTIALS: return text(ps, "credentials", v, t->o.credentials, sizeof(t->o.credentials));
+    case K_CREDENTIALS:
+        return text(ps, "credentials", v, t->o.credentials, sizeof(t->o.credentials));
     default: return -1;
     }
 }
@@ -190,22 +214,26 @@ static int global_key(struct parser *ps, const char *k, const char *v)
 
     if (!strcmp(k, "listen")) {
         if (prom_parse_listen(v, host, sizeof(host), &port) || strlen(v) >= sizeof(c->listen))
-            return fail_at(ps, ps->line, "invalid listen '%s': use ADDR:PORT, [IPV6]:PORT or "
-                           ":PORT, e.g. 127.0.0.1:9465", v);
+            return fail_at(ps, ps->line,
+                           "invalid listen '%s': use ADDR:PORT, [IPV6]:PORT or "
+                           ":PORT, e.g. 127.0.0.1:9465",
+                           v);
         snprintf(c->listen, sizeof(c->listen), "%s", v);
         return 0;
     }
     if (!strcmp(k, "min_interval"))
-        return duration(ps, "min_interval", v, EXPORTER_FLOOR_INTERVAL_NS,
-                        86400ULL * 1000000000ULL, &c->min_interval_ns);
+        return duration(ps, "min_interval", v, EXPORTER_FLOOR_INTERVAL_NS, 86400ULL * 1000000000ULL,
+                        &c->min_interval_ns);
     if (!strcmp(k, "max_duration"))
         return duration(ps, "max_duration", v, 100000000ULL, EXPORTER_CEIL_DURATION_NS,
                         &c->max_duration_ns);
     for (int i = 0; i < K_N; i++)
         if (!strcmp(k, key_name[i]))
             return fail_at(ps, ps->line, "'%s' belongs in a [target NAME] section", k);
-    return fail_at(ps, ps->line, "unknown key '%s': before the first [target] use listen, "
-                   "min_interval or max_duration", k);
+    return fail_at(ps, ps->line,
+                   "unknown key '%s': before the first [target] use listen, "
+                   "min_interval or max_duration",
+                   k);
 }
 
 static int key_line(const struct parser *ps, enum key k)
@@ -230,27 +258,36 @@ static int target_done(struct parser *ps)
     if (!t->interval_ns)
         t->interval_ns = ps->c->min_interval_ns;
     if (p->udp && p->test == PARAMS_TEST_CRR)
-        return fail_at(ps, key_line(ps, K_PROTOCOL), "target '%s': crr runs over TCP only", t->name);
+        return fail_at(ps, key_line(ps, K_PROTOCOL), "target '%s': crr runs over TCP only",
+                       t->name);
     if (ps->key_line[K_BITRATE] && !(p->udp && p->test == PARAMS_TEST_STREAM))
-        return fail_at(ps, ps->key_line[K_BITRATE], "target '%s': bitrate applies to "
-                       "'test = stream' with 'protocol = udp' only", t->name);
+        return fail_at(ps, ps->key_line[K_BITRATE],
+                       "target '%s': bitrate applies to "
+                       "'test = stream' with 'protocol = udp' only",
+                       t->name);
     if (ps->key_line[K_SIZE] && p->test == PARAMS_TEST_STREAM)
         return fail_at(ps, ps->key_line[K_SIZE], "target '%s': size applies to rr and crr only",
                        t->name);
     if (ps->key_line[K_DIRECTION] && p->test != PARAMS_TEST_STREAM)
-        return fail_at(ps, ps->key_line[K_DIRECTION], "target '%s': direction applies to stream "
-                       "only", t->name);
+        return fail_at(ps, ps->key_line[K_DIRECTION],
+                       "target '%s': direction applies to stream "
+                       "only",
+                       t->name);
     if (run > ps->c->max_duration_ns)
-        return fail_at(ps, key_line(ps, K_DURATION), "target '%s': a test of %gs (omit included) "
-                       "exceeds max_duration %gs", t->name, run / 1e9, ps->c->max_duration_ns / 1e9);
+        return fail_at(ps, key_line(ps, K_DURATION),
+                       "target '%s': a test of %gs (omit included) "
+                       "exceeds max_duration %gs",
+                       t->name, run / 1e9, ps->c->max_duration_ns / 1e9);
     if (t->interval_ns < ps->c->min_interval_ns)
-        return fail_at(ps, key_line(ps, K_INTERVAL), "target '%s': interval %gs is below "
-                       "min_interval %gs", t->name, t->interval_ns / 1e9,
-                       ps->c->min_interval_ns / 1e9);
+        return fail_at(ps, key_line(ps, K_INTERVAL),
+                       "target '%s': interval %gs is below "
+                       "min_interval %gs",
+                       t->name, t->interval_ns / 1e9, ps->c->min_interval_ns / 1e9);
     if (t->interval_ns <= run)
-        return fail_at(ps, key_line(ps, K_INTERVAL), "target '%s': interval %gs leaves no time "
-                       "between tests of %gs: make it longer", t->name, t->interval_ns / 1e9,
-                       run / 1e9);
+        return fail_at(ps, key_line(ps, K_INTERVAL),
+                       "target '%s': interval %gs leaves no time "
+                       "between tests of %gs: make it longer",
+                       t->name, t->interval_ns / 1e9, run / 1e9);
     if (p->udp && p->test == PARAMS_TEST_STREAM && p->write_size > 1400)
         t->o.p.write_size = 1400; /* a datagram that fits a 1500-byte MTU */
     if (params_validate(p, err, sizeof(err)))
@@ -273,10 +310,13 @@ static int section(struct parser *ps, char *s)
     n = strlen(name);
     while (n && isspace((unsigned char)name[n - 1]))
         name[--n] = '\0';
-    if (!n || n >= EXPORTER_NAME_LEN || strspn(name, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNO"
-                                               "PQRSTUVWXYZ0123456789_.:-") != n)
-        return fail_at(ps, ps->line, "invalid target name '%s': use 1 to %d letters, digits, "
-                       "'_', '.', ':' or '-'", name, EXPORTER_NAME_LEN - 1);
+    if (!n || n >= EXPORTER_NAME_LEN ||
+        strspn(name, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNO"
+                     "PQRSTUVWXYZ0123456789_.:-") != n)
+        return fail_at(ps, ps->line,
+                       "invalid target name '%s': use 1 to %d letters, digits, "
+                       "'_', '.', ':' or '-'",
+                       name, EXPORTER_NAME_LEN - 1);
     if (target_done(ps))
         return -1;
     for (uint32_t i = 0; i < ps->c->ntargets; i++)
@@ -325,8 +365,8 @@ static int line(struct parser *ps, char *s)
         if (strcmp(k, key_name[i]))
             continue;
         if (ps->key_line[i])
-            return fail_at(ps, ps->line, "'%s' is given twice in target '%s' (first on line %d)",
-                           k, ps->cur->name, ps->key_line[i]);
+            return fail_at(ps, ps->line, "'%s' is given twice in target '%s' (first on line %d)", k,
+                           ps->cur->name, ps->key_line[i]);
         ps->key_line[i] = ps->line;
         return target_key(ps, (enum key)i, v);
     }
@@ -363,7 +403,8 @@ static int duty_check(struct parser *ps)
         busy += (double)(t->o.p.duration_ns + t->o.p.omit_ns) / (double)t->interval_ns;
     }
     if (busy > 1.0)
-        return fail_at(ps, 0, "the targets need %.0f%% of the time for testing, and tests run "
+        return fail_at(ps, 0,
+                       "the targets need %.0f%% of the time for testing, and tests run "
                        "one at a time: lengthen their intervals or shorten their durations",
                        busy * 100);
     return 0;
@@ -432,8 +473,9 @@ int exporter_config_load(const char *path, struct exporter_config *c, char *err,
             line += *p == '\n';
         snprintf(err, errlen, "%s:%d: a NUL byte: this is not a text file", path, line);
     }
-    rc = n > EXPORTER_MAX_FILE || strlen(buf) != n ? -1
-                                                   : exporter_config_parse(buf, path, c, err, errlen);
+    rc = n > EXPORTER_MAX_FILE || strlen(buf) != n
+             ? -1
+             : exporter_config_parse(buf, path, c, err, errlen);
     free(buf);
     return rc;
 }

@@ -16,10 +16,7 @@ static socklen_t addr_len(const struct sockaddr_storage *a)
     return a->ss_family == AF_INET6 ? sizeof(struct sockaddr_in6) : sizeof(struct sockaddr_in);
 }
 
-static uint16_t port_of(int fd)
-{
-    return sock_local_port(fd);
-}
+static uint16_t port_of(int fd) { return sock_local_port(fd); }
 
 int dataconn_local_addr(int fd, struct sockaddr_storage *out)
 {
@@ -34,8 +31,8 @@ int dataconn_local_addr(int fd, struct sockaddr_storage *out)
     return 0;
 }
 
-int dataconn_udp_open(const struct sockaddr_storage *local, uint32_t n, int *fds,
-                      uint16_t *ports, char *err, size_t errlen)
+int dataconn_udp_open(const struct sockaddr_storage *local, uint32_t n, int *fds, uint16_t *ports,
+                      char *err, size_t errlen)
 {
     for (uint32_t i = 0; i < n; i++)
         fds[i] = -1;
@@ -119,8 +116,7 @@ int dataconn_udp_connect(const struct sock_addr *server, uint16_t port, const ch
         return -errno;
     }
     if (bind_addr && *bind_addr) {
-        if (sock_resolve(bind_addr, 0, to.ss.ss_family == AF_INET6 ? 6 : 4, &local, err,
-                         errlen) ||
+        if (sock_resolve(bind_addr, 0, to.ss.ss_family == AF_INET6 ? 6 : 4, &local, err, errlen) ||
             bind(fd, (struct sockaddr *)&local.ss, local.len)) {
             if (!err[0])
                 snprintf(err, errlen, "cannot bind to '%s': %s", bind_addr, strerror(errno));
@@ -147,8 +143,8 @@ void dataconn_udp_hello(int fd, const uint8_t id[CTL_TEST_ID_LEN], uint32_t flow
     }
 }
 
-int dataconn_crr_listen(const struct sockaddr_storage *local, uint32_t n, int *fds,
-                        uint16_t *port, char *err, size_t errlen)
+int dataconn_crr_listen(const struct sockaddr_storage *local, uint32_t n, int *fds, uint16_t *port,
+                        char *err, size_t errlen)
 {
     struct sockaddr_storage a = *local;
     int one = 1;

@@ -14,8 +14,8 @@
 struct engine;
 
 /* Server: n UDP sockets on the control connection's local address, ephemeral ports. */
-int dataconn_udp_open(const struct sockaddr_storage *local, uint32_t n, int *fds,
-                      uint16_t *ports, char *err, size_t errlen);
+int dataconn_udp_open(const struct sockaddr_storage *local, uint32_t n, int *fds, uint16_t *ports,
+                      char *err, size_t errlen);
 /* Server: waits for each socket's hello (test id and flow number must match), connects the
  * socket to the sender and attaches it to the engine. Watches ctl for the client leaving. */
 int dataconn_udp_gather(int ctl, int *fds, uint32_t n, const uint8_t id[CTL_TEST_ID_LEN],
@@ -27,8 +27,8 @@ int dataconn_udp_connect(const struct sock_addr *server, uint16_t port, const ch
 void dataconn_udp_hello(int fd, const uint8_t id[CTL_TEST_ID_LEN], uint32_t flow);
 
 /* Server: n listeners sharing one port (SO_REUSEPORT) on the control connection's address. */
-int dataconn_crr_listen(const struct sockaddr_storage *local, uint32_t n, int *fds,
-                        uint16_t *port, char *err, size_t errlen);
+int dataconn_crr_listen(const struct sockaddr_storage *local, uint32_t n, int *fds, uint16_t *port,
+                        char *err, size_t errlen);
 
 /* The local address of a connected socket, with port 0. */
 int dataconn_local_addr(int fd, struct sockaddr_storage *out);

@@ -97,8 +97,7 @@ int flow_crr_set_target(struct flow *f, const struct sockaddr *to, socklen_t len
     memcpy(&c->to, to, len);
     c->tolen = len;
     if (bind_addr && *bind_addr) {
-        if (sock_resolve(bind_addr, 0, to->sa_family == AF_INET6 ? 6 : 4, &local, err,
-                         sizeof(err)))
+        if (sock_resolve(bind_addr, 0, to->sa_family == AF_INET6 ? 6 : 4, &local, err, sizeof(err)))
             return -EINVAL;
         memcpy(&c->local, &local.ss, local.len);
         c->locallen = local.len;
@@ -216,10 +215,7 @@ static int crr_client_timer(struct worker *w, struct flow *f, uint64_t now)
     return client_fail(w, f, ETIMEDOUT);
 }
 
-static int crr_client_stop(struct worker *w, struct flow *f)
-{
-    return client_fail(w, f, 0);
-}
+static int crr_client_stop(struct worker *w, struct flow *f) { return client_fail(w, f, 0); }
 
 /* ---- server ---- */
 

@@ -22,14 +22,14 @@ struct rr_state {
     uint32_t req, resp;
     bool udp, open_loop;
     uint64_t timeout_ns;
-    uint64_t period_ns;      /* open loop: time between requests of this flow */
-    uint64_t next_intended;  /* open loop: when the next request is due */
-    uint64_t *sent_at;       /* ring of send (or intended) times of requests in flight */
+    uint64_t period_ns;     /* open loop: time between requests of this flow */
+    uint64_t next_intended; /* open loop: when the next request is due */
+    uint64_t *sent_at;      /* ring of send (or intended) times of requests in flight */
     uint32_t ring_cap, head, inflight;
-    uint64_t pending_write;  /* TCP: request/response bytes not yet written */
-    uint64_t partial;        /* TCP: bytes of the current response/request received */
-    uint64_t seq;            /* UDP: request number, echoed in the response when it fits */
-    bool out_armed;          /* TCP: EPOLLOUT is in the flow's epoll interest */
+    uint64_t pending_write; /* TCP: request/response bytes not yet written */
+    uint64_t partial;       /* TCP: bytes of the current response/request received */
+    uint64_t seq;           /* UDP: request number, echoed in the response when it fits */
+    bool out_armed;         /* TCP: EPOLLOUT is in the flow's epoll interest */
 };
 
 int flow_rr_init(struct flow *f, const struct params *p, bool is_client)
@@ -71,10 +71,7 @@ static void rr_fini(struct flow *f)
         free(s->sent_at);
 }
 
-static uint64_t oldest(const struct rr_state *s)
-{
-    return s->sent_at[s->head];
-}
+static uint64_t oldest(const struct rr_state *s) { return s->sent_at[s->head]; }
 
 /* Completes the oldest request in flight. */
 static void complete_one(struct worker *w, struct flow *f, struct rr_state *s, uint64_t now)

@@ -25,17 +25,17 @@
 #define UDP_SEGMENT 103
 #endif
 
-#define UDP_BATCH 32           /* datagrams per send call at most */
+#define UDP_BATCH       32           /* datagrams per send call at most */
 #define UDP_RX_DRAIN_NS 300000000ULL /* receivers listen this long after stop */
-#define UDP_HDR 16             /* sequence number and send time */
+#define UDP_HDR         16           /* sequence number and send time */
 #define UDP_WINDOW_BITS 1024
 
 struct udp_tx {
     uint32_t len;
-    uint64_t period_ns;  /* time between datagrams */
-    uint64_t next_ns;    /* when the next datagram is due */
+    uint64_t period_ns; /* time between datagrams */
+    uint64_t next_ns;   /* when the next datagram is due */
     uint64_t seq;
-    bool gso;            /* UDP_SEGMENT works on this socket */
+    bool gso; /* UDP_SEGMENT works on this socket */
 };
 
 struct udp_hdr {

@@ -14,31 +14,59 @@
 /* sysctls by their dotted names; the file is /proc/sys/ with dots turned into slashes */
 static const char *const sysctls[] = {
     "kernel.osrelease",
-    "net.core.rmem_max", "net.core.wmem_max", "net.core.rmem_default", "net.core.wmem_default",
-    "net.core.optmem_max", "net.core.netdev_max_backlog", "net.core.netdev_budget",
-    "net.core.netdev_budget_usecs", "net.core.somaxconn", "net.core.default_qdisc",
-    "net.core.busy_poll", "net.core.busy_read", "net.core.rps_sock_flow_entries",
-    "net.ipv4.tcp_rmem", "net.ipv4.tcp_wmem", "net.ipv4.tcp_mem",
-    "net.ipv4.tcp_congestion_control", "net.ipv4.tcp_available_congestion_control",
-    "net.ipv4.tcp_window_scaling", "net.ipv4.tcp_timestamps", "net.ipv4.tcp_sack",
-    "net.ipv4.tcp_mtu_probing", "net.ipv4.tcp_slow_start_after_idle",
-    "net.ipv4.tcp_no_metrics_save", "net.ipv4.tcp_notsent_lowat", "net.ipv4.tcp_ecn",
-    "net.ipv4.tcp_autocorking", "net.ipv4.tcp_limit_output_bytes", "net.ipv4.tcp_adv_win_scale",
-    "net.ipv4.tcp_moderate_rcvbuf", "net.ipv4.tcp_tw_reuse", "net.ipv4.tcp_fin_timeout",
-    "net.ipv4.tcp_max_syn_backlog", "net.ipv4.ip_local_port_range", "net.ipv4.udp_mem",
-    "net.ipv4.udp_rmem_min", "net.ipv4.udp_wmem_min", "net.ipv4.tcp_fastopen",
+    "net.core.rmem_max",
+    "net.core.wmem_max",
+    "net.core.rmem_default",
+    "net.core.wmem_default",
+    "net.core.optmem_max",
+    "net.core.netdev_max_backlog",
+    "net.core.netdev_budget",
+    "net.core.netdev_budget_usecs",
+    "net.core.somaxconn",
+    "net.core.default_qdisc",
+    "net.core.busy_poll",
+    "net.core.busy_read",
+    "net.core.rps_sock_flow_entries",
+    "net.ipv4.tcp_rmem",
+    "net.ipv4.tcp_wmem",
+    "net.ipv4.tcp_mem",
+    "net.ipv4.tcp_congestion_control",
+    "net.ipv4.tcp_available_congestion_control",
+    "net.ipv4.tcp_window_scaling",
+    "net.ipv4.tcp_timestamps",
+    "net.ipv4.tcp_sack",
+    "net.ipv4.tcp_mtu_probing",
+    "net.ipv4.tcp_slow_start_after_idle",
+    "net.ipv4.tcp_no_metrics_save",
+    "net.ipv4.tcp_notsent_lowat",
+    "net.ipv4.tcp_ecn",
+    "net.ipv4.tcp_autocorking",
+    "net.ipv4.tcp_limit_output_bytes",
+    "net.ipv4.tcp_adv_win_scale",
+    "net.ipv4.tcp_moderate_rcvbuf",
+    "net.ipv4.tcp_tw_reuse",
+    "net.ipv4.tcp_fin_timeout",
+    "net.ipv4.tcp_max_syn_backlog",
+    "net.ipv4.ip_local_port_range",
+    "net.ipv4.udp_mem",
+    "net.ipv4.udp_rmem_min",
+    "net.ipv4.udp_wmem_min",
+    "net.ipv4.tcp_fastopen",
 };
 
 /* per-interface files under /sys/class/net/NAME/ */
 static const char *const iface_files[] = {
-    "mtu", "tx_queue_len", "speed", "duplex", "operstate", "gro_flush_timeout",
-    "napi_defer_hard_irqs", "device/numa_node",
+    "mtu",
+    "tx_queue_len",
+    "speed",
+    "duplex",
+    "operstate",
+    "gro_flush_timeout",
+    "napi_defer_hard_irqs",
+    "device/numa_node",
 };
 
-void hostsnap_clear(struct hostsnap *hs)
-{
-    hs->n = 0;
-}
+void hostsnap_clear(struct hostsnap *hs) { hs->n = 0; }
 
 static void normalize(const char *in, char *out, size_t len)
 {
@@ -178,10 +206,7 @@ static int count_queue(const char *name, void *arg)
     return 0;
 }
 
-static int cmp_name(const void *a, const void *b)
-{
-    return strcmp(a, b);
-}
+static int cmp_name(const void *a, const void *b) { return strcmp(a, b); }
 
 static void take_ifaces(const char *sysroot, struct hostsnap *hs)
 {

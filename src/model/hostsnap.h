@@ -7,9 +7,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define HOSTSNAP_MAX 320
-#define HOSTSNAP_KEY_LEN 80
-#define HOSTSNAP_VAL_LEN 160
+#define HOSTSNAP_MAX        320
+#define HOSTSNAP_KEY_LEN    80
+#define HOSTSNAP_VAL_LEN    160
 #define HOSTSNAP_MAX_IFACES 32
 
 struct hostsnap_entry {

@@ -231,7 +231,8 @@ static void doc_stream(struct mlist *l, const struct params *p, const cJSON *doc
     if (!p->udp) {
         put_doc(l, "retransmits", s, "retransmits");
         /* flows without the sender's TCP_INFO say retransmits -1 */
-        cJSON_ArrayForEach(f, doc_at(doc, "flows")) {
+        cJSON_ArrayForEach(f, doc_at(doc, "flows"))
+        {
             if (doc_num(f, "retransmits", &v) && v >= 0 && doc_num(f, "rtt_us", &v)) {
                 rtt += v;
                 nrtt++;
@@ -254,8 +255,8 @@ static void doc_stream(struct mlist *l, const struct params *p, const cJSON *doc
 static void doc_txn(struct mlist *l, const cJSON *s)
 {
     static const char *const lat[][2] = {
-        {"latency_min_us", "min"},   {"latency_mean_us", "mean"},   {"latency_p50_us", "p50"},
-        {"latency_p90_us", "p90"},   {"latency_p99_us", "p99"},     {"latency_p999_us", "p999"},
+        {"latency_min_us", "min"},     {"latency_mean_us", "mean"}, {"latency_p50_us", "p50"},
+        {"latency_p90_us", "p90"},     {"latency_p99_us", "p99"},   {"latency_p999_us", "p999"},
         {"latency_p9999_us", "p9999"}, {"latency_max_us", "max"},
     };
     const cJSON *l_us = doc_at(s, "latency_us");

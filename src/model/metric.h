@@ -15,7 +15,7 @@ enum metric_unit { METRIC_BPS, METRIC_US, METRIC_PCT, METRIC_COUNT, METRIC_RATIO
 
 struct metric_def {
     const char *name;
-    const char *label;        /* a few words for tables and axes */
+    const char *label; /* a few words for tables and axes */
     enum metric_unit unit;
     bool higher_is_better;
 };

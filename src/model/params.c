@@ -48,10 +48,7 @@ int params_test_from_name(const char *s)
     return -1;
 }
 
-bool params_is_transactional(const struct params *p)
-{
-    return p->test != PARAMS_TEST_STREAM;
-}
+bool params_is_transactional(const struct params *p) { return p->test != PARAMS_TEST_STREAM; }
 
 const char *params_dir_name(enum params_dir d)
 {
@@ -94,7 +91,11 @@ static bool cc_name_ok(const char *s)
 
 int params_validate(const struct params *p, char *err, size_t errlen)
 {
-#define FAIL(...) do { snprintf(err, errlen, __VA_ARGS__); return -EINVAL; } while (0)
+#define FAIL(...)                                                                                  \
+    do {                                                                                           \
+        snprintf(err, errlen, __VA_ARGS__);                                                        \
+        return -EINVAL;                                                                            \
+    } while (0)
     if (p->flows < 1 || p->flows > PARAMS_MAX_FLOWS)
         FAIL("flows (-P) %u is out of range: use 1 to %u", p->flows, PARAMS_MAX_FLOWS);
     if (p->threads < 1 || p->threads > PARAMS_MAX_THREADS)
@@ -130,7 +131,8 @@ int params_validate(const struct params *p, char *err, size_t errlen)
     if (p->udp && p->test == PARAMS_TEST_STREAM &&
         (p->write_size < 16 || p->write_size > PARAMS_MAX_UDP_DATAGRAM))
         FAIL("UDP datagram size (-l) %u is out of range: use 16 to %u (sequence number and "
-             "timestamp take 16 bytes)", p->write_size, PARAMS_MAX_UDP_DATAGRAM);
+             "timestamp take 16 bytes)",
+             p->write_size, PARAMS_MAX_UDP_DATAGRAM);
     if (p->udp && p->test == PARAMS_TEST_STREAM && p->udp_rate_bps == 0 && p->udp_pps == 0)
         FAIL("UDP rate (-b) of 0 sends nothing: give a rate such as 100M, or --pps");
     if (p->udp && p->test == PARAMS_TEST_STREAM && p->zerocopy)
@@ -162,7 +164,8 @@ cJSON *params_to_json(const struct params *p)
 
     cJSON_AddNumberToObject(o, "flows", p->flows);
     cJSON_AddNumberToObject(o, "threads", p->threads);
-    cJSON_AddNumberToObject(o, "server_threads", p->server_threads ? p->server_threads : p->threads);
+    cJSON_AddNumberToObject(o, "server_threads",
+                            p->server_threads ? p->server_threads : p->threads);
     cJSON_AddNumberToObject(o, "duration_s", p->duration_ns / 1e9);
     cJSON_AddNumberToObject(o, "omit_s", p->omit_ns / 1e9);
     cJSON_AddNumberToObject(o, "interval_s", p->interval_ns / 1e9);
@@ -191,8 +194,8 @@ cJSON *params_to_json(const struct params *p)
 }
 
 /* A number field: absent keeps the default; present must be a finite number in [lo, hi]. */
-static int get_num(const cJSON *o, const char *key, double lo, double hi, double *out,
-                   char *err, size_t errlen)
+static int get_num(const cJSON *o, const char *key, double lo, double hi, double *out, char *err,
+                   size_t errlen)
 {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
 
@@ -256,13 +259,13 @@ int params_from_json(const cJSON *o, struct params *p, char *err, size_t errlen)
         snprintf(err, errlen, "parameters must be a JSON object");
         return -EINVAL;
     }
-#define NUM(key, lo, hi, stmt)                                                                    \
-    do {                                                                                          \
-        rc = get_num(o, key, lo, hi, &v, err, errlen);                                            \
-        if (rc < 0)                                                                               \
-            return rc;                                                                            \
-        if (rc == 0)                                                                              \
-            stmt;                                                                                 \
+#define NUM(key, lo, hi, stmt)                                                                     \
+    do {                                                                                           \
+        rc = get_num(o, key, lo, hi, &v, err, errlen);                                             \
+        if (rc < 0)                                                                                \
+            return rc;                                                                             \
+        if (rc == 0)                                                                               \
+            stmt;                                                                                  \
     } while (0)
     NUM("flows", 1, PARAMS_MAX_FLOWS, p->flows = (uint32_t)v);
     NUM("threads", 1, PARAMS_MAX_THREADS, p->threads = (uint32_t)v);

@@ -7,17 +7,17 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define PARAMS_MAX_FLOWS 8192
-#define PARAMS_MAX_THREADS 256
+#define PARAMS_MAX_FLOWS       8192
+#define PARAMS_MAX_THREADS     256
 #define PARAMS_MAX_DURATION_NS (86400ULL * 1000000000ULL)
 #define PARAMS_MIN_INTERVAL_NS (100ULL * 1000000ULL)
-#define PARAMS_MAX_WRITE (16U << 20)
-#define PARAMS_MAX_WINDOW (1U << 30)
-#define PARAMS_CC_LEN 16
+#define PARAMS_MAX_WRITE       (16U << 20)
+#define PARAMS_MAX_WINDOW      (1U << 30)
+#define PARAMS_CC_LEN          16
 
 #define PARAMS_MAX_UDP_DATAGRAM 65507
-#define PARAMS_MAX_DEPTH 1024
-#define PARAMS_MAX_TPS 100000000ULL
+#define PARAMS_MAX_DEPTH        1024
+#define PARAMS_MAX_TPS          100000000ULL
 
 enum params_dir { PARAMS_DIR_FORWARD, PARAMS_DIR_REVERSE, PARAMS_DIR_BIDIR };
 enum params_test { PARAMS_TEST_STREAM, PARAMS_TEST_RR, PARAMS_TEST_CRR };
@@ -33,15 +33,15 @@ struct params {
     uint32_t window;         /* -w; 0 = kernel autotuning */
     uint32_t mss;            /* --mss; 0 = default */
     bool nodelay;
-    bool zerocopy;           /* -Z */
-    uint64_t fq_rate_bps;    /* --fq-rate; 0 = unpaced */
+    bool zerocopy;        /* -Z */
+    uint64_t fq_rate_bps; /* --fq-rate; 0 = unpaced */
     enum params_dir dir;
     char congestion[PARAMS_CC_LEN]; /* -C; "" = system default */
-    char server_cpus[256];   /* --server-cpus: cpulist, "auto" or "" */
+    char server_cpus[256];          /* --server-cpus: cpulist, "auto" or "" */
     char title[128];
     enum params_test test;
-    bool udp;                /* -u: UDP stream or UDP request/response */
-    uint32_t req_size;       /* rr/crr -r REQ[,RESP] */
+    bool udp;          /* -u: UDP stream or UDP request/response */
+    uint32_t req_size; /* rr/crr -r REQ[,RESP] */
     uint32_t resp_size;
     uint32_t depth;          /* --depth: transactions in flight per flow (closed loop) */
     uint64_t rate_tps;       /* --rate: transactions/s over all flows (open loop); 0 = closed */

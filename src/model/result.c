@@ -119,10 +119,7 @@ static double ns_per_byte(const struct cpu_usage *c, double bps)
     return c->valid && bps > 0 ? c->busy_cores * 1e9 / (bps / 8.0) : 0.0;
 }
 
-static double us(uint64_t ns)
-{
-    return (double)ns / 1e3;
-}
+static double us(uint64_t ns) { return (double)ns / 1e3; }
 
 /* rr/crr: the client counted every transaction and holds the latency histogram. */
 static void merge_transactions(struct run_result *r)
@@ -149,8 +146,8 @@ static void merge_transactions(struct run_result *r)
     s->bytes = 0;
     s->sent_bytes = 0;
     for (uint32_t i = 0; i < r->nflows; i++) {
-        const struct side_flow *rf = r->params.test == PARAMS_TEST_RR && r->remote.valid
-                                         ? find_flow(&r->remote, i) : NULL;
+        const struct side_flow *rf =
+            r->params.test == PARAMS_TEST_RR && r->remote.valid ? find_flow(&r->remote, i) : NULL;
         r->flows[i].sent_bytes = rf ? rf->bytes : 0;
         s->bytes += r->flows[i].bytes;
     }

@@ -26,12 +26,12 @@ struct result_udp_rx {
 
 struct side_flow {
     uint32_t id;
-    bool sender;      /* this side wrote the flow's data */
-    uint64_t bytes;   /* moved after the omit period */
-    double seconds;   /* sender: omit end to stop; receiver: omit end to last byte */
-    int cpu;          /* CPU the worker was pinned to, -1 when unpinned */
+    bool sender;    /* this side wrote the flow's data */
+    uint64_t bytes; /* moved after the omit period */
+    double seconds; /* sender: omit end to stop; receiver: omit end to last byte */
+    int cpu;        /* CPU the worker was pinned to, -1 when unpinned */
     int worker;
-    int err;          /* errno if the flow failed, else 0 */
+    int err; /* errno if the flow failed, else 0 */
     struct tcpinfo ti;
     uint64_t txns;     /* rr/crr: transactions completed (client) or answered (server) */
     uint64_t timeouts; /* rr/crr: transactions given up on */
@@ -52,7 +52,7 @@ struct interval {
     bool omitted;
     uint64_t sent_bytes, recv_bytes;
     uint32_t retrans;
-    uint64_t txns;      /* rr/crr transactions completed in the interval */
+    uint64_t txns;       /* rr/crr transactions completed in the interval */
     uint64_t lat_sum_ns; /* and their latencies summed */
     struct cpu_usage cpu;
     struct interval_flow *flows; /* nflows cells, or NULL when not kept */
@@ -69,21 +69,21 @@ struct side_result {
     struct cpu_usage cpu;        /* over the measured period (after omit) */
     double seconds;              /* measured period */
     uint32_t threads;
-    char cpus[256];              /* CPUs the workers were pinned to; "" = unpinned */
-    char cpus_seen[256];         /* CPUs the workers were seen running on */
+    char cpus[256];      /* CPUs the workers were pinned to; "" = unpinned */
+    char cpus_seen[256]; /* CPUs the workers were seen running on */
     char congestion[PARAMS_CC_LEN];
-    char send_method[16];        /* copy, msg_zerocopy, sendfile, mixed; "" = sent nothing */
+    char send_method[16]; /* copy, msg_zerocopy, sendfile, mixed; "" = sent nothing */
     char warning[256];
-    char boot_id[40];            /* the kernel's boot id: equal on both ends = one clock */
-    struct histo *lat;           /* rr/crr client: latencies of every transaction */
+    char boot_id[40];  /* the kernel's boot id: equal on both ends = one clock */
+    struct histo *lat; /* rr/crr client: latencies of every transaction */
 };
 
 struct flow_summary {
     uint32_t id;
     bool client_sends;
-    uint64_t bytes;          /* received */
+    uint64_t bytes; /* received */
     uint64_t sent_bytes;
-    double throughput_bps;   /* receiver's view */
+    double throughput_bps; /* receiver's view */
     double sender_bps;
     double recv_seconds, send_seconds;
     uint32_t retransmits;
@@ -91,7 +91,7 @@ struct flow_summary {
     uint64_t delivery_rate_bps, busy_us, rwnd_limited_us, sndbuf_limited_us;
     bool has_sender_tcpinfo;
     int client_cpu, server_cpu;
-    uint64_t txns, timeouts;        /* rr/crr (client's count) */
+    uint64_t txns, timeouts; /* rr/crr (client's count) */
     double transactions_per_s;
     uint64_t udp_sent, udp_received, udp_lost; /* UDP streams */
     double udp_jitter_us;
@@ -131,7 +131,7 @@ struct run_summary {
 struct run_result {
     char test[16];
     char server[280];
-    char started_at[32]; /* ISO 8601 UTC */
+    char started_at[32];    /* ISO 8601 UTC */
     uint64_t start_unix_ns; /* when this side's engine started (CLOCK_REALTIME) */
     struct params params;
     struct side_result local, remote;

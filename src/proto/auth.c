@@ -44,8 +44,10 @@ static int check_private(const char *path, FILE *f, char *err, size_t errlen)
         return -errno;
     }
     if (st.st_mode & 077) {
-        snprintf(err, errlen, "secrets file '%s' is readable by others (mode %04o): run "
-                 "chmod 600 '%s'", path, (unsigned)(st.st_mode & 07777), path);
+        snprintf(err, errlen,
+                 "secrets file '%s' is readable by others (mode %04o): run "
+                 "chmod 600 '%s'",
+                 path, (unsigned)(st.st_mode & 07777), path);
         return -EPERM;
     }
     return 0;
@@ -128,8 +130,7 @@ int auth_mac(const char *secret, const char *user, const uint8_t nonce[AUTH_NONC
     mlen += ulen + 1;
     memcpy(msg + mlen, nonce, AUTH_NONCE_LEN);
     mlen += AUTH_NONCE_LEN;
-    if (!HMAC(EVP_sha256(), secret, (int)strlen(secret), msg, mlen, mac, &maclen) ||
-        maclen != 32)
+    if (!HMAC(EVP_sha256(), secret, (int)strlen(secret), msg, mlen, mac, &maclen) || maclen != 32)
         return -EIO;
     auth_hex(mac, 32, hex);
     return 0;
@@ -154,8 +155,8 @@ bool auth_verify(const struct auth *a, const char *user, const uint8_t nonce[AUT
     return CRYPTO_memcmp(expect, mac_hex, AUTH_MAC_HEX - 1) == 0 && known;
 }
 
-int auth_client_secret(const char *cred_file, const char *user, char *secret, size_t len,
-                       char *err, size_t errlen)
+int auth_client_secret(const char *cred_file, const char *user, char *secret, size_t len, char *err,
+                       size_t errlen)
 {
     const char *env = getenv("NETRIG_SECRET");
     struct auth a;
@@ -167,8 +168,10 @@ int auth_client_secret(const char *cred_file, const char *user, char *secret, si
         return 0;
     }
     if (!cred_file) {
-        snprintf(err, errlen, "--user '%s' needs a secret: set NETRIG_SECRET or give "
-                 "--credentials FILE", user);
+        snprintf(err, errlen,
+                 "--user '%s' needs a secret: set NETRIG_SECRET or give "
+                 "--credentials FILE",
+                 user);
         return -EINVAL;
     }
     rc = auth_load(cred_file, &a, err, errlen);

@@ -9,10 +9,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define AUTH_NONCE_LEN 32
-#define AUTH_MAC_HEX 65 /* 64 hex digits + NUL */
-#define AUTH_MAX_USERS 256
-#define AUTH_NAME_MAX 64
+#define AUTH_NONCE_LEN  32
+#define AUTH_MAC_HEX    65 /* 64 hex digits + NUL */
+#define AUTH_MAX_USERS  256
+#define AUTH_NAME_MAX   64
 #define AUTH_SECRET_MAX 256
 
 struct auth_user {
@@ -35,8 +35,8 @@ bool auth_verify(const struct auth *a, const char *user, const uint8_t nonce[AUT
                  const char *mac_hex);
 /* The client's secret: $NETRIG_SECRET, else the user's line in cred_file (mode 0600 or
  * stricter). */
-int auth_client_secret(const char *cred_file, const char *user, char *secret, size_t len,
-                       char *err, size_t errlen);
+int auth_client_secret(const char *cred_file, const char *user, char *secret, size_t len, char *err,
+                       size_t errlen);
 void auth_hex(const uint8_t *bytes, size_t n, char *hex);
 int auth_unhex(const char *hex, uint8_t *bytes, size_t n);
 

@@ -28,25 +28,27 @@ static uint32_t get_be32(const uint8_t *p)
 
 static void put_be32(uint8_t *p, uint32_t v)
 {
-    p[0] = (uint8_t)(v >> 24), p[1] = (uint8_t)(v >> 16), p[2] = (uint8_t)(v >> 8), p[3] = (uint8_t)v;
+    p[0] = (uint8_t)(v >> 24), p[1] = (uint8_t)(v >> 16), p[2] = (uint8_t)(v >> 8),
+    p[3] = (uint8_t)v;
 }
 
-static int check_header(const uint8_t *hdr, size_t maxlen, uint32_t *len, char *err,
-                        size_t errlen)
+static int check_header(const uint8_t *hdr, size_t maxlen, uint32_t *len, char *err, size_t errlen)
 {
     if (memcmp(hdr, ctl_magic, 3)) {
         snprintf(err, errlen, "not a netrig control message (bad magic)");
         return -EPROTO;
     }
     if (hdr[3] != CTL_PROTO_VERSION) {
-        snprintf(err, errlen, "peer speaks control protocol version %u, this netrig speaks %u: "
-                 "use the same netrig version on both ends", hdr[3], CTL_PROTO_VERSION);
+        snprintf(err, errlen,
+                 "peer speaks control protocol version %u, this netrig speaks %u: "
+                 "use the same netrig version on both ends",
+                 hdr[3], CTL_PROTO_VERSION);
         return -EPROTO;
     }
     *len = get_be32(hdr + 4);
     if (*len == 0 || *len > maxlen) {
-        snprintf(err, errlen, "control message of %u bytes is outside the limit of 1 to %zu",
-                 *len, maxlen);
+        snprintf(err, errlen, "control message of %u bytes is outside the limit of 1 to %zu", *len,
+                 maxlen);
         return -EMSGSIZE;
     }
     return 0;
@@ -80,8 +82,7 @@ static int parse_payload(const char *payload, size_t len, cJSON **out, char *err
     return 0;
 }
 
-int ctl_decode(const uint8_t *buf, size_t len, size_t maxlen, cJSON **out, char *err,
-               size_t errlen)
+int ctl_decode(const uint8_t *buf, size_t len, size_t maxlen, cJSON **out, char *err, size_t errlen)
 {
     uint32_t plen;
     int rc;
@@ -95,8 +96,8 @@ int ctl_decode(const uint8_t *buf, size_t len, size_t maxlen, cJSON **out, char 
     if (rc)
         return rc;
     if (len - CTL_HDR_LEN != plen) {
-        snprintf(err, errlen, "control message length %u does not match the %zu bytes sent",
-                 plen, len - CTL_HDR_LEN);
+        snprintf(err, errlen, "control message length %u does not match the %zu bytes sent", plen,
+                 len - CTL_HDR_LEN);
         return -EPROTO;
     }
     return parse_payload((const char *)buf + CTL_HDR_LEN, plen, out, err, errlen);

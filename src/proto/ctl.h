@@ -9,15 +9,15 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define CTL_PROTO_VERSION 1
-#define CTL_HDR_LEN 8
-#define CTL_MAX_REQUEST (64 * 1024)     /* client → server messages */
-#define CTL_MAX_RESPONSE (32 << 20)     /* server → client (results of many flows) */
-#define CTL_TYPE_MAX 32
-#define CTL_TEST_ID_LEN 16
+#define CTL_PROTO_VERSION  1
+#define CTL_HDR_LEN        8
+#define CTL_MAX_REQUEST    (64 * 1024) /* client → server messages */
+#define CTL_MAX_RESPONSE   (32 << 20)  /* server → client (results of many flows) */
+#define CTL_TYPE_MAX       32
+#define CTL_TEST_ID_LEN    16
 #define CTL_DATA_HELLO_LEN 28
 
-extern const unsigned char ctl_magic[4];  /* "NRG\1" */
+extern const unsigned char ctl_magic[4];      /* "NRG\1" */
 extern const unsigned char ctl_data_magic[4]; /* "NRDT" */
 
 /* Decodes one complete frame held in buf. Checks magic, version, length (<= maxlen),

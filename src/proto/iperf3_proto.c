@@ -28,10 +28,7 @@
 
 static const char cookie_chars[] = "abcdefghijklmnopqrstuvwxyz234567";
 
-static bool cookie_char(uint8_t c)
-{
-    return (c >= 'a' && c <= 'z') || (c >= '2' && c <= '7');
-}
+static bool cookie_char(uint8_t c) { return (c >= 'a' && c <= 'z') || (c >= '2' && c <= '7'); }
 
 int iperf3_proto_cookie_make(char cookie[IPERF3_COOKIE_LEN])
 {
@@ -607,10 +604,7 @@ cJSON *iperf3_proto_params_encode(const struct params *p, const char *client_ver
 
 /* ---------------------------------------------------------------- results */
 
-int32_t iperf3_proto_stream_id(uint32_t flow)
-{
-    return flow == 0 ? 1 : (int32_t)flow + 2;
-}
+int32_t iperf3_proto_stream_id(uint32_t flow) { return flow == 0 ? 1 : (int32_t)flow + 2; }
 
 int64_t iperf3_proto_stream_flow(int32_t id, uint32_t n)
 {

@@ -21,8 +21,8 @@
 
 struct job {
     char dir[512];
-    char out[600];   /* the chart gnuplot writes */
-    FILE *gp;        /* the script */
+    char out[600]; /* the chart gnuplot writes */
+    FILE *gp;      /* the script */
 };
 
 int plot_format_of(const char *path)
@@ -75,8 +75,10 @@ static int job_open(struct job *j, enum plot_format f, int height, char *err, si
         return -EIO;
     }
     if (f == PLOT_SVG)
-        fprintf(j->gp, "set terminal svg size 900,%d noenhanced font 'sans,11' "
-                "background rgb 'white'\n", height);
+        fprintf(j->gp,
+                "set terminal svg size 900,%d noenhanced font 'sans,11' "
+                "background rgb 'white'\n",
+                height);
     else
         fprintf(j->gp, "set terminal pngcairo size 900,%d noenhanced font 'sans,10'\n", height);
     fputs("set output ", j->gp);
@@ -193,15 +195,16 @@ static int job_gnuplot(struct job *j, char *err, size_t errlen)
     while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
         ;
     if (WIFEXITED(status) && WEXITSTATUS(status) == 127) {
-        snprintf(err, errlen, "gnuplot is not installed: install it (Debian: apt-get install "
+        snprintf(err, errlen,
+                 "gnuplot is not installed: install it (Debian: apt-get install "
                  "gnuplot-nox) to draw charts");
         return -1;
     }
     if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || access(j->out, R_OK)) {
         first_line(errpath, line, sizeof(line));
-        snprintf(err, errlen, "gnuplot failed (%s %d)%s%s", WIFEXITED(status) ? "exit status"
-                 : "signal", WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status),
-                 line[0] ? ": " : "", line);
+        snprintf(
+            err, errlen, "gnuplot failed (%s %d)%s%s", WIFEXITED(status) ? "exit status" : "signal",
+            WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status), line[0] ? ": " : "", line);
         return -1;
     }
     return 0;
@@ -332,8 +335,8 @@ static int count_flows(const struct store_flow *f, void *arg)
 }
 
 /* Throughput per flow and in total over time, retransmits on the right axis. */
-static int stream_script(struct job *j, struct store *st, const struct store_run *r,
-                         struct ivs *s, const char *side)
+static int stream_script(struct job *j, struct store *st, const struct store_run *r, struct ivs *s,
+                         const char *side)
 {
     char agg[600], fl[600];
     FILE *a = job_data(j, "total.dat", agg, sizeof(agg)), *f;
@@ -362,7 +365,8 @@ static int stream_script(struct job *j, struct store *st, const struct store_run
         store_run_cells(st, r->id, add_cell, s);
     else
         s->nflows = 0;
-    fprintf(j->gp, "set xlabel 'time (s)'\nset ylabel 'throughput (%s)'\nset y2label "
+    fprintf(j->gp,
+            "set xlabel 'time (s)'\nset ylabel 'throughput (%s)'\nset y2label "
             "'retransmits'\nset y2tics\nset xrange [0:*]\nset yrange [0:*]\nset y2range [0:*]\n",
             unit);
     fputs("plot ", j->gp);
@@ -427,7 +431,8 @@ static int txn_script(struct job *j, struct store *st, const struct store_run *r
     fputs("set multiplot layout 2,1\nset xlabel 'time (s)'\nset ylabel 'transactions/s'\n"
           "set y2label 'mean latency (us)'\nset y2tics\nset xrange [0:*]\nset yrange [0:*]\n"
           "set y2range [0:*]\n"
-          "plot ", j->gp);
+          "plot ",
+          j->gp);
     gp_str(j->gp, rate);
     fputs(" using 1:2 with linespoints lw 2 pt 7 ps 0.6 title 'transactions/s', ", j->gp);
     gp_str(j->gp, rate);
@@ -437,12 +442,14 @@ static int txn_script(struct job *j, struct store *st, const struct store_run *r
         store_run_latency(st, r->id, cdf_bucket, &c);
         fclose(c.f);
         fputs("set logscale x\nset xlabel 'latency (us)'\nset ylabel 'fraction of transactions'\n"
-              "set yrange [0:1]\nplot ", j->gp);
+              "set yrange [0:1]\nplot ",
+              j->gp);
         gp_str(j->gp, cdfp);
         fputs(" using 1:2 with steps lw 2 title 'latency CDF'\n", j->gp);
     } else {
         fputs("set label 1 'no latency histogram stored' at graph 0.5,0.5 center\n"
-              "plot 2 notitle lc rgb 'white'\n", j->gp);
+              "plot 2 notitle lc rgb 'white'\n",
+              j->gp);
     }
     fputs("unset multiplot\n", j->gp);
     return 0;
@@ -490,10 +497,10 @@ int plot_run(struct store *st, int64_t id, struct plot_out *o, char *err, size_t
 /* ---- a sweep ---- */
 
 struct sweep_axes {
-    cJSON *def;          /* the sweep definition */
-    const cJSON *vary;   /* its "vary" array */
-    uint32_t nx;         /* values of the first --vary: the x axis */
-    uint32_t nseries;    /* combinations of the others: one line each */
+    cJSON *def;        /* the sweep definition */
+    const cJSON *vary; /* its "vary" array */
+    uint32_t nx;       /* values of the first --vary: the x axis */
+    uint32_t nseries;  /* combinations of the others: one line each */
 };
 
 static int sweep_axes(const char *definition, struct sweep_axes *ax)
@@ -515,7 +522,8 @@ static void series_label(const cJSON *settings, char *buf, size_t len)
     bool first = true;
 
     buf[0] = '\0';
-    cJSON_ArrayForEach(v, settings) {
+    cJSON_ArrayForEach(v, settings)
+    {
         if (first) {
             first = false;
             continue;
@@ -534,8 +542,8 @@ static int sweep_data(struct job *j, const struct store_sweep *sw, const struct 
 {
     char path[600], label[300];
     FILE *f = job_data(j, "sweep.dat", path, sizeof(path));
-    const char *xname = cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(ax->vary, 0),
-                                                         "name")->valuestring;
+    const char *xname =
+        cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(ax->vary, 0), "name")->valuestring;
 
     if (!f)
         return -EIO;
@@ -548,8 +556,8 @@ static int sweep_data(struct job *j, const struct store_sweep *sw, const struct 
         fputs("\n\n", f);
     }
     fclose(f);
-    fprintf(j->gp, "set xlabel '%s'\nset xrange [-0.5:%u.5]\nset offsets 0,0,graph 0.05,0\n",
-            xname, ax->nx - 1);
+    fprintf(j->gp, "set xlabel '%s'\nset xrange [-0.5:%u.5]\nset offsets 0,0,graph 0.05,0\n", xname,
+            ax->nx - 1);
     /* one tick per value of the first --vary, in the order given */
     fputs("set xtics (", j->gp);
     for (uint32_t x = 0; x < ax->nx; x++) {
@@ -568,8 +576,8 @@ static int sweep_data(struct job *j, const struct store_sweep *sw, const struct 
         fprintf(j->gp, "%s", s ? ", " : "");
         gp_str(j->gp, path);
         /* series side by side around each tick so their error bars do not hide each other */
-        fprintf(j->gp, " index %u using ($1%+.3f):2:3 with yerrorlines lw 2 pt 7 title ",
-                s, 0.05 * ((double)s - (ax->nseries - 1) / 2.0));
+        fprintf(j->gp, " index %u using ($1%+.3f):2:3 with yerrorlines lw 2 pt 7 title ", s,
+                0.05 * ((double)s - (ax->nseries - 1) / 2.0));
         gp_str(j->gp, label);
     }
     fputc('\n', j->gp);
@@ -693,8 +701,10 @@ int plot_compare(struct store *st, const int64_t *a, size_t na, const int64_t *b
         return -1;
     fputs("set ylabel ", j.gp);
     gp_str(j.gp, ylabel);
-    fprintf(j.gp, "\nset title '%s: A against B'\nset xrange [0.4:2.7]\nset yrange [0:*]\n"
-            "set xtics ('A' 1, 'B' 2)\n", d->label);
+    fprintf(j.gp,
+            "\nset title '%s: A against B'\nset xrange [0.4:2.7]\nset yrange [0:*]\n"
+            "set xtics ('A' 1, 'B' 2)\n",
+            d->label);
     m = job_data(&j, "means.dat", mpath, sizeof(mpath));
     if (!m || compare_data(&j, st, a, na, 1, metric, scale, m) ||
         compare_data(&j, st, b, nb, 2, metric, scale, m)) {
@@ -708,6 +718,7 @@ int plot_compare(struct store *st, const int64_t *a, size_t na, const int64_t *b
     fputs(", ", j.gp);
     gp_str(j.gp, mpath);
     fputs(" using 1:2:3 with yerrorbars lw 2 pt 5 ps 1.5 lc rgb 'black' "
-          "title 'mean and 95% interval'\n", j.gp);
+          "title 'mean and 95% interval'\n",
+          j.gp);
     return job_finish(&j, o, err, errlen);
 }

@@ -13,9 +13,9 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#define PROM_MAX_CONNECTIONS 32   /* scrapers at once; more wait in the backlog */
-#define PROM_CONN_TIMEOUT_S 10    /* an idle or slow scraper is dropped after this */
-#define PROM_CONTENT_TYPE "text/plain; version=0.0.4; charset=utf-8"
+#define PROM_MAX_CONNECTIONS 32 /* scrapers at once; more wait in the backlog */
+#define PROM_CONN_TIMEOUT_S  10 /* an idle or slow scraper is dropped after this */
+#define PROM_CONTENT_TYPE    "text/plain; version=0.0.4; charset=utf-8"
 
 void prom_buf_free(struct prom_buf *b)
 {
@@ -161,9 +161,8 @@ static enum MHD_Result reply(struct MHD_Connection *c, unsigned status, const ch
 }
 
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url,
-                                  const char *method, const char *version,
-                                  const char *upload_data, size_t *upload_data_size,
-                                  void **con_cls)
+                                  const char *method, const char *version, const char *upload_data,
+                                  size_t *upload_data_size, void **con_cls)
 {
     static char not_found[] = "not found: metrics are at /metrics\n";
     static char not_allowed[] = "only GET and HEAD are served\n";
@@ -185,14 +184,12 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
     if (!strcmp(url, "/"))
         return reply(c, MHD_HTTP_OK, "text/html", home, sizeof(home) - 1, false);
     if (strcmp(url, "/metrics"))
-        return reply(c, MHD_HTTP_NOT_FOUND, "text/plain", not_found, sizeof(not_found) - 1,
-                     false);
+        return reply(c, MHD_HTTP_NOT_FOUND, "text/plain", not_found, sizeof(not_found) - 1, false);
     h->fn(h->ctx, &b);
     if (b.oom) {
         static char oom[] = "out of memory\n";
         prom_buf_free(&b);
-        return reply(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "text/plain", oom, sizeof(oom) - 1,
-                     false);
+        return reply(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "text/plain", oom, sizeof(oom) - 1, false);
     }
     return reply(c, MHD_HTTP_OK, PROM_CONTENT_TYPE, b.data ? b.data : strdup(""), b.len, true);
 }
@@ -206,8 +203,10 @@ struct prom_http *prom_http_start(const char *spec, prom_render_fn fn, void *ctx
     int fd;
 
     if (prom_parse_listen(spec, host, sizeof(host), &port)) {
-        snprintf(err, errlen, "invalid listen address '%s': use ADDR:PORT, [IPV6]:PORT or "
-                 ":PORT, e.g. 127.0.0.1:9464", spec);
+        snprintf(err, errlen,
+                 "invalid listen address '%s': use ADDR:PORT, [IPV6]:PORT or "
+                 ":PORT, e.g. 127.0.0.1:9464",
+                 spec);
         return NULL;
     }
     fd = sock_listen(host[0] ? host : NULL, port, 0, err, errlen);
@@ -232,11 +231,10 @@ struct prom_http *prom_http_start(const char *spec, prom_render_fn fn, void *ctx
         if (getsockname(fd, (struct sockaddr *)&ss, &len) == 0)
             sock_addr_str((struct sockaddr *)&ss, h->where, sizeof(h->where));
     }
-    h->d = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL, 0, NULL, NULL,
-                            on_request, h, MHD_OPTION_LISTEN_SOCKET, fd,
-                            MHD_OPTION_CONNECTION_LIMIT, (unsigned)PROM_MAX_CONNECTIONS,
-                            MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)PROM_CONN_TIMEOUT_S,
-                            MHD_OPTION_END);
+    h->d = MHD_start_daemon(
+        MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL, 0, NULL, NULL, on_request, h,
+        MHD_OPTION_LISTEN_SOCKET, fd, MHD_OPTION_CONNECTION_LIMIT, (unsigned)PROM_MAX_CONNECTIONS,
+        MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)PROM_CONN_TIMEOUT_S, MHD_OPTION_END);
     if (!h->d) {
         snprintf(err, errlen, "cannot start the HTTP endpoint on %s", spec);
         close(fd);

@@ -62,10 +62,7 @@ static void head(FILE *out, const char *title, struct store *st)
     fputs("</p>\n", out);
 }
 
-static void foot(FILE *out)
-{
-    fputs("</body>\n</html>\n", out);
-}
+static void foot(FILE *out) { fputs("</body>\n</html>\n", out); }
 
 /* A gnuplot SVG without its XML prologue, or a note saying why there is none. */
 static void chart(FILE *out, struct plot_out *po, int rc, const char *err, char *note,
@@ -109,7 +106,8 @@ static void host_table(FILE *out, struct store *st, int64_t id)
         fputs("<p class=\"note\">no host snapshot stored</p>\n", out);
     else
         fputs("<details open><summary>kernel, sysctls, CPU and interfaces</summary>\n"
-              "<table>\n<tr><th>setting</th><th>value</th></tr>\n", out);
+              "<table>\n<tr><th>setting</th><th>value</th></tr>\n",
+              out);
     for (uint32_t i = 0; i < hs->n; i++)
         row2(out, hs->e[i].key, hs->e[i].value);
     if (hs->n)
@@ -140,8 +138,10 @@ static int flow_row(const struct store_flow *f, void *arg)
     char rt[32];
 
     units_format_rate(f->throughput_bps, rt, sizeof(rt));
-    fprintf(out, "<tr><td class=\"n\">%u</td><td>%s</td><td class=\"n\">%llu</td>"
-            "<td class=\"n\">%s</td>", f->flow, f->direction, (unsigned long long)f->bytes, rt);
+    fprintf(out,
+            "<tr><td class=\"n\">%u</td><td>%s</td><td class=\"n\">%llu</td>"
+            "<td class=\"n\">%s</td>",
+            f->flow, f->direction, (unsigned long long)f->bytes, rt);
     if (f->retransmits >= 0)
         fprintf(out, "<td class=\"n\">%lld</td><td class=\"n\">%lld</td><td class=\"n\">%lld</td>",
                 (long long)f->retransmits, (long long)f->rtt_us, (long long)f->cwnd);
@@ -162,7 +162,8 @@ static void params_rows(FILE *out, const cJSON *p)
     const cJSON *x;
 
     fputs("<details><summary>parameters</summary>\n<table>\n", out);
-    cJSON_ArrayForEach(x, p) {
+    cJSON_ArrayForEach(x, p)
+    {
         if (cJSON_IsString(x))
             snprintf(v, sizeof(v), "%s", x->valuestring);
         else if (cJSON_IsBool(x))
@@ -184,8 +185,8 @@ static void params_table(FILE *out, struct store *st, int64_t id)
     cJSON_Delete(doc);
 }
 
-int report_html_run(struct store *st, int64_t id, FILE *out, char *note, size_t notelen,
-                    char *err, size_t errlen)
+int report_html_run(struct store *st, int64_t id, FILE *out, char *note, size_t notelen, char *err,
+                    size_t errlen)
 {
     struct store_run r;
     struct plot_out po = {PLOT_SVG, NULL, NULL};
@@ -216,7 +217,8 @@ int report_html_run(struct store *st, int64_t id, FILE *out, char *note, size_t 
     metrics_table(out, st, id);
     fputs("<h2>Flows</h2>\n<table>\n<tr><th>flow</th><th>direction</th><th>bytes</th>"
           "<th>rate</th><th>retransmits</th><th>RTT (us)</th><th>cwnd</th>"
-          "<th>transactions</th></tr>\n", out);
+          "<th>transactions</th></tr>\n",
+          out);
     store_run_flows(st, id, flow_row, out);
     fputs("</table>\n", out);
     host_table(out, st, id);
@@ -230,7 +232,8 @@ static void settings_text(const char *json, char *buf, size_t len)
     size_t n = 0;
 
     buf[0] = '\0';
-    cJSON_ArrayForEach(v, o) {
+    cJSON_ArrayForEach(v, o)
+    {
         if (cJSON_IsString(v) && n < len)
             n += (size_t)snprintf(buf + n, len - n, "%s%s=%s", n ? " " : "", v->string,
                                   v->valuestring);
@@ -250,9 +253,10 @@ static void point_row(FILE *out, struct store *st, const struct metric_def *d,
     metric_format(d, p->ci_half, half, sizeof(half));
     fprintf(out, "<tr><td class=\"n\">%u</td><td>", p->idx + 1);
     esc(out, label);
-    fprintf(out, "</td><td>%s</td><td class=\"n\">%u</td><td class=\"n\">%s</td>"
-            "<td class=\"n\">%s</td><td class=\"n\">%.2f</td><td>", p->status, p->runs,
-            p->runs ? mean : "-", p->runs > 1 ? half : "-",
+    fprintf(out,
+            "</td><td>%s</td><td class=\"n\">%u</td><td class=\"n\">%s</td>"
+            "<td class=\"n\">%s</td><td class=\"n\">%.2f</td><td>",
+            p->status, p->runs, p->runs ? mean : "-", p->runs > 1 ? half : "-",
             p->mean != 0 ? 100 * p->ci_half / fabs(p->mean) : 0);
     if (!store_sweep_point_runs(st, p->id, &ids, &n))
         for (size_t i = 0; i < n; i++)
@@ -300,9 +304,11 @@ int report_html_sweep(struct store *st, int64_t id, FILE *out, char *note, size_
     fputs("</table>\n<h2>Chart</h2>\n", out);
     rc = plot_sweep(st, id, NULL, &po, perr, sizeof(perr));
     chart(out, &po, rc, perr, note, notelen);
-    fprintf(out, "<h2>Points</h2>\n<table>\n<tr><th>point</th><th>settings</th><th>status</th>"
+    fprintf(out,
+            "<h2>Points</h2>\n<table>\n<tr><th>point</th><th>settings</th><th>status</th>"
             "<th>runs</th><th>mean</th><th>+- (%.4g%% CI)</th><th>+- %%</th><th>run ids</th>"
-            "</tr>\n", sw.ci_level * 100);
+            "</tr>\n",
+            sw.ci_level * 100);
     for (uint32_t i = 0; i < n; i++)
         point_row(out, st, d, &pts[i]);
     fputs("</table>\n", out);
@@ -325,7 +331,8 @@ static void compare_rows(FILE *out, const struct compare_result *c)
     char va[48], vb[48];
 
     fputs("<h2>Metrics</h2>\n<table>\n<tr><th>metric</th><th>A (mean)</th><th>B (mean)</th>"
-          "<th>change</th><th>Welch p</th><th>95% verdict</th></tr>\n", out);
+          "<th>change</th><th>Welch p</th><th>95% verdict</th></tr>\n",
+          out);
     for (size_t i = 0; i < c->nrows; i++) {
         const struct compare_row *r = &c->rows[i];
         const char *v = compare_verdict(r);
@@ -343,8 +350,10 @@ static void compare_rows(FILE *out, const struct compare_result *c)
             fprintf(out, "<td class=\"n\">%.3g</td>", r->w.p);
         else
             fputs("<td>one run each</td>", out);
-        fprintf(out, "<td class=\"%s\">%s</td></tr>\n", v, *v ? v
-                : r->w.valid ? "no significant change" : "-");
+        fprintf(out, "<td class=\"%s\">%s</td></tr>\n", v,
+                *v           ? v
+                : r->w.valid ? "no significant change"
+                             : "-");
     }
     fputs("</table>\n<h2>Host settings that differ</h2>\n", out);
     if (!c->nhost) {
@@ -385,8 +394,7 @@ int report_html_compare(struct store *st, const int64_t *a, size_t na, const cha
     int rc;
 
     note[0] = '\0';
-    if (store_run_get(st, a[0], &r, err, errlen) ||
-        compare_sets(st, a, na, b, nb, &c, err, errlen))
+    if (store_run_get(st, a[0], &r, err, errlen) || compare_sets(st, a, na, b, nb, &c, err, errlen))
         return -1;
     snprintf(title, sizeof(title), "netrig comparison: %s against %s", name_b, name_a);
     head(out, title, st);
@@ -413,10 +421,7 @@ struct cell_fig {
     char text[48], sub[48];
 };
 
-static bool is_txn(const struct store_mesh_cell *c)
-{
-    return strcmp(c->test_name, "stream") != 0;
-}
+static bool is_txn(const struct store_mesh_cell *c) { return strcmp(c->test_name, "stream") != 0; }
 
 static void cell_fig(struct store *st, const struct store_mesh_cell *c, struct cell_fig *f)
 {
@@ -450,8 +455,8 @@ static double fig_hue(double v, double lo, double hi, bool lower_better)
     return 120 * fmax(0, fmin(1, (r - 0.5) / 0.5));
 }
 
-static void mesh_td(FILE *out, const struct store_mesh_cell *c, const struct cell_fig *f,
-                    double lo, double hi, bool self)
+static void mesh_td(FILE *out, const struct store_mesh_cell *c, const struct cell_fig *f, double lo,
+                    double hi, bool self)
 {
     char title[512];
 
@@ -463,11 +468,13 @@ static void mesh_td(FILE *out, const struct store_mesh_cell *c, const struct cel
     if (!f->has) {
         snprintf(title, sizeof(title), "%s -> %s %s: %s%s%s", c->source, c->destination,
                  c->test_name, c->status, c->error[0] ? ": " : "", c->error);
-        fprintf(out, "<td class=\"cell %s\" title=\"", strcmp(c->status, "pending")
-                ? "failed" : "pending");
+        fprintf(out, "<td class=\"cell %s\" title=\"",
+                strcmp(c->status, "pending") ? "failed" : "pending");
         esc(out, title);
-        fprintf(out, "\">%s</td>", !strcmp(c->status, "pending") ? "not run"
-                : !strcmp(c->status, "failed") ? "failed" : "no results");
+        fprintf(out, "\">%s</td>",
+                !strcmp(c->status, "pending")  ? "not run"
+                : !strcmp(c->status, "failed") ? "failed"
+                                               : "no results");
         return;
     }
     snprintf(title, sizeof(title), "%s -> %s %s: %s; %s%s%s; run %lld%s%s", c->source,
@@ -503,9 +510,13 @@ static void mesh_legend(FILE *out, bool txn, double lo, double hi)
             snprintf(v, sizeof(v), "p50 %.1f us", lo / ratio[i]);
         else
             units_format_rate(hi * ratio[i], v, sizeof(v));
-        fprintf(out, " %s <span class=\"swatch\" style=\"background:hsl(%.0f,70%%,78%%)\">%s"
-                "%s</span>", words[i], 120 * (ratio[i] - 0.5) / 0.5, v,
-                i < 2 ? "" : txn ? " or more" : " or less");
+        fprintf(out,
+                " %s <span class=\"swatch\" style=\"background:hsl(%.0f,70%%,78%%)\">%s"
+                "%s</span>",
+                words[i], 120 * (ratio[i] - 0.5) / 0.5, v,
+                i < 2 ? ""
+                : txn ? " or more"
+                      : " or less");
     }
     fputs("; failed cells are grey, with the reason in their tooltip.</p>\n", out);
 }
@@ -519,8 +530,8 @@ struct mesh_page {
 
 static const char *host_name(const struct mesh_page *pg, uint32_t i)
 {
-    const cJSON *n = cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(pg->hosts, (int)i),
-                                                      "name");
+    const cJSON *n =
+        cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(pg->hosts, (int)i), "name");
 
     return cJSON_IsString(n) ? n->valuestring : "?";
 }
@@ -574,7 +585,8 @@ static void mesh_cells_table(FILE *out, const struct mesh_page *pg, const struct
 {
     fputs("<h2>Cells</h2>\n<details><summary>every cell with its run</summary>\n<table>\n"
           "<tr><th>cell</th><th>test</th><th>source</th><th>destination</th><th>status</th>"
-          "<th>result</th><th>run</th><th>error</th></tr>\n", out);
+          "<th>result</th><th>run</th><th>error</th></tr>\n",
+          out);
     for (uint32_t i = 0; i < pg->ncells; i++) {
         const struct store_mesh_cell *c = &pg->cells[i];
         fprintf(out, "<tr><td class=\"n\">%u</td><td>%u: %s</td><td>", c->idx + 1, c->test + 1,
@@ -594,7 +606,8 @@ static void mesh_cells_table(FILE *out, const struct mesh_page *pg, const struct
         fputs("</td></tr>\n", out);
     }
     fputs("</table>\n</details>\n<h2>Hosts</h2>\n<table>\n<tr><th>name</th><th>address</th>"
-          "<th>port</th></tr>\n", out);
+          "<th>port</th></tr>\n",
+          out);
     for (uint32_t h = 0; h < pg->nhosts; h++) {
         const cJSON *o = cJSON_GetArrayItem(pg->hosts, (int)h);
         const cJSON *a = cJSON_GetObjectItemCaseSensitive(o, "address");
@@ -603,8 +616,8 @@ static void mesh_cells_table(FILE *out, const struct mesh_page *pg, const struct
         esc(out, host_name(pg, h));
         fputs("</td><td>", out);
         esc(out, cJSON_IsString(a) ? a->valuestring : "");
-        fprintf(out, "</td><td class=\"n\">%.0f</td></tr>\n", cJSON_IsNumber(p) ? p->valuedouble
-                                                                                : 0);
+        fprintf(out, "</td><td class=\"n\">%.0f</td></tr>\n",
+                cJSON_IsNumber(p) ? p->valuedouble : 0);
     }
     fputs("</table>\n", out);
 }
@@ -619,15 +632,15 @@ static void mesh_summary(FILE *out, const struct store_mesh *m)
     row2(out, "status", m->status);
     if (m->finished_at[0])
         row2(out, "finished (UTC)", m->finished_at);
-    row2(out, "schedule", m->parallel ? "every pair of a test at once (parallel)"
-                                      : "no host in two tests at once");
+    row2(out, "schedule",
+         m->parallel ? "every pair of a test at once (parallel)" : "no host in two tests at once");
     snprintf(buf, sizeof(buf), "%u, %u failed", m->ncells, m->nfailed);
     row2(out, "cells", buf);
     fputs("</table>\n", out);
 }
 
-int report_html_mesh(struct store *st, int64_t id, FILE *out, char *note, size_t notelen,
-                     char *err, size_t errlen)
+int report_html_mesh(struct store *st, int64_t id, FILE *out, char *note, size_t notelen, char *err,
+                     size_t errlen)
 {
     struct store_mesh m;
     struct store_mesh_cell *cells = NULL;

@@ -13,14 +13,14 @@
 
 /* Each writes a whole page to out. A chart that cannot be drawn (no gnuplot) becomes a note
  * in the page and in note (else note is ""); err is set only when nothing could be written. */
-int report_html_run(struct store *st, int64_t id, FILE *out, char *note, size_t notelen,
-                    char *err, size_t errlen);
+int report_html_run(struct store *st, int64_t id, FILE *out, char *note, size_t notelen, char *err,
+                    size_t errlen);
 int report_html_sweep(struct store *st, int64_t id, FILE *out, char *note, size_t notelen,
                       char *err, size_t errlen);
 /* A mesh plan's run: a matrix per test (source rows, destination columns), each cell
  * coloured by throughput (stream) or latency p50 (rr, crr), failed cells with their reason. */
-int report_html_mesh(struct store *st, int64_t id, FILE *out, char *note, size_t notelen,
-                     char *err, size_t errlen);
+int report_html_mesh(struct store *st, int64_t id, FILE *out, char *note, size_t notelen, char *err,
+                     size_t errlen);
 int report_html_compare(struct store *st, const int64_t *a, size_t na, const char *name_a,
                         const int64_t *b, size_t nb, const char *name_b, FILE *out, char *note,
                         size_t notelen, char *err, size_t errlen);

@@ -8,10 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
-static double rate(uint64_t bytes, double s)
-{
-    return s > 0 ? (double)bytes * 8.0 / s : 0.0;
-}
+static double rate(uint64_t bytes, double s) { return s > 0 ? (double)bytes * 8.0 / s : 0.0; }
 
 cJSON *report_json_cpu(const struct cpu_usage *c)
 {
@@ -469,7 +466,8 @@ static int parse_flows(const cJSON *arr, struct side_result *out, char *err, siz
 {
     const cJSON *fo;
 
-    cJSON_ArrayForEach(fo, arr) {
+    cJSON_ArrayForEach(fo, arr)
+    {
         double id, v;
         struct side_flow *f;
         int bad;
@@ -515,7 +513,8 @@ static int parse_intervals(const cJSON *arr, struct side_result *out)
 {
     const cJSON *io;
 
-    cJSON_ArrayForEach(io, arr) {
+    cJSON_ArrayForEach(io, arr)
+    {
         struct interval *iv = result_side_next_interval(out);
         double v;
         int bad;

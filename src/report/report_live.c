@@ -9,9 +9,9 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
-#define LIVE_MAX_ROWS 64      /* flow rows drawn at most, however tall the terminal */
-#define LIVE_FIXED_LINES 5    /* title, column heads, "more", total, CPU */
-#define LIVE_BUF (16 * 1024)  /* one frame: LIVE_MAX_ROWS + fixed lines of <= 160 bytes */
+#define LIVE_MAX_ROWS    64          /* flow rows drawn at most, however tall the terminal */
+#define LIVE_FIXED_LINES 5           /* title, column heads, "more", total, CPU */
+#define LIVE_BUF         (16 * 1024) /* one frame: LIVE_MAX_ROWS + fixed lines of <= 160 bytes */
 
 bool report_live_capable(FILE *out)
 {
@@ -59,10 +59,7 @@ static void line(struct frame *f, const char *fmt, ...)
     f->lines++;
 }
 
-static double per_s(double v, double seconds)
-{
-    return seconds > 0 ? v / seconds : 0;
-}
+static double per_s(double v, double seconds) { return seconds > 0 ? v / seconds : 0; }
 
 static void title(struct frame *f, const struct run_result *r, const struct interval *iv)
 {
@@ -132,7 +129,8 @@ static void cpu(struct frame *f, const struct cpu_usage *c)
         line(f, "CPU client not sampled yet; server CPU comes with the final report");
         return;
     }
-    line(f, "CPU client %5.1f%% busy (usr %.1f, sys %.1f, softirq %.1f, irq %.1f); server: at the end",
+    line(f,
+         "CPU client %5.1f%% busy (usr %.1f, sys %.1f, softirq %.1f, irq %.1f); server: at the end",
          c->busy_pct, c->user_pct, c->system_pct, c->softirq_pct, c->irq_pct);
 }
 

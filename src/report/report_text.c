@@ -7,10 +7,7 @@
 
 #include <string.h>
 
-static double rate(uint64_t bytes, double s)
-{
-    return s > 0 ? (double)bytes * 8.0 / s : 0.0;
-}
+static double rate(uint64_t bytes, double s) { return s > 0 ? (double)bytes * 8.0 / s : 0.0; }
 
 static void header_txn(FILE *out, const struct run_result *r)
 {
@@ -21,9 +18,9 @@ static void header_txn(FILE *out, const struct run_result *r)
         snprintf(mode, sizeof(mode), "open loop at %llu/s", (unsigned long long)p->rate_tps);
     else
         snprintf(mode, sizeof(mode), "closed loop, depth %u", p->depth);
-    fprintf(out, "netrig %s%s to %s: %u flow%s, %u thread%s, %u,%u bytes, %s, %.4gs%s\n",
-            r->test, p->udp ? " (udp)" : "", r->server, p->flows, p->flows == 1 ? "" : "s",
-            p->threads, p->threads == 1 ? "" : "s", p->req_size, p->resp_size,
+    fprintf(out, "netrig %s%s to %s: %u flow%s, %u thread%s, %u,%u bytes, %s, %.4gs%s\n", r->test,
+            p->udp ? " (udp)" : "", r->server, p->flows, p->flows == 1 ? "" : "s", p->threads,
+            p->threads == 1 ? "" : "s", p->req_size, p->resp_size,
             p->test == PARAMS_TEST_CRR ? (p->connect_only ? "connect only" : "connect per request")
                                        : mode,
             p->duration_ns / 1e9, p->busy_poll ? ", busy-poll" : "");
@@ -89,14 +86,14 @@ static void cpu_line(FILE *out, const char *who, const struct cpu_usage *c, doub
     fprintf(out, "CPU %-7s %5.1f%% busy of %d CPUs: user %.1f, sys %.1f, softirq %.1f, irq %.1f\n",
             who, c->busy_pct, c->ncpu, c->user_pct, c->system_pct, c->softirq_pct, c->irq_pct);
     fprintf(out, "            threads %.1f%% (usr %.1f, sys %.1f), %.0f intr/s, %.2f %s\n",
-            c->threads_user_pct + c->threads_system_pct, c->threads_user_pct,
-            c->threads_system_pct, c->intr_per_s, cost, per_txn ? "CPU us/trans" : "cores/10Gbit/s");
+            c->threads_user_pct + c->threads_system_pct, c->threads_user_pct, c->threads_system_pct,
+            c->intr_per_s, cost, per_txn ? "CPU us/trans" : "cores/10Gbit/s");
 }
 
 static void flow_table(FILE *out, const struct run_result *r)
 {
-    fprintf(out, "%4s %-4s %10s %10s %14s %6s %8s %6s %4s %4s\n", "flow", "dir", "sent",
-            "received", "throughput", "retr", "rtt", "cwnd", "ccpu", "scpu");
+    fprintf(out, "%4s %-4s %10s %10s %14s %6s %8s %6s %4s %4s\n", "flow", "dir", "sent", "received",
+            "throughput", "retr", "rtt", "cwnd", "ccpu", "scpu");
     for (uint32_t i = 0; i < r->nflows; i++) {
         const struct flow_summary *f = &r->flows[i];
         char sb[32], rb[32], tp[32], rtt[16] = "-", retr[16] = "-", cc[8] = "-", sc[8] = "-";
@@ -167,11 +164,13 @@ static void txn_summary(FILE *out, const struct run_result *r)
     fputc('\n', out);
     if (r->nflows <= 64)
         txn_table(out, r);
-    fprintf(out, "\nRate        %.1f transactions/s; %llu in %.2f s; server answered %llu; "
-            "%llu timeouts\n", s->transactions_per_s, (unsigned long long)s->transactions,
-            r->local.seconds, (unsigned long long)s->server_transactions,
-            (unsigned long long)s->timeouts);
-    fprintf(out, "Latency us  min %.1f  p50 %.1f  p90 %.1f  p99 %.1f  p99.9 %.1f  p99.99 %.1f\n"
+    fprintf(out,
+            "\nRate        %.1f transactions/s; %llu in %.2f s; server answered %llu; "
+            "%llu timeouts\n",
+            s->transactions_per_s, (unsigned long long)s->transactions, r->local.seconds,
+            (unsigned long long)s->server_transactions, (unsigned long long)s->timeouts);
+    fprintf(out,
+            "Latency us  min %.1f  p50 %.1f  p90 %.1f  p99 %.1f  p99.9 %.1f  p99.99 %.1f\n"
             "            max %.1f  mean %.1f\n",
             l->min_us, l->p50_us, l->p90_us, l->p99_us, l->p999_us, l->p9999_us, l->max_us,
             l->mean_us);
@@ -181,12 +180,14 @@ static void udp_summary(FILE *out, const struct run_result *r)
 {
     const struct run_udp *u = &r->summary.u;
 
-    fprintf(out, "UDP         %llu sent, %llu received, %llu lost (%.3f%%), %llu duplicate, "
-            "%llu late\n", (unsigned long long)u->sent, (unsigned long long)u->received,
+    fprintf(out,
+            "UDP         %llu sent, %llu received, %llu lost (%.3f%%), %llu duplicate, "
+            "%llu late\n",
+            (unsigned long long)u->sent, (unsigned long long)u->received,
             (unsigned long long)u->lost, u->loss_pct, (unsigned long long)u->duplicates,
             (unsigned long long)u->out_of_order);
-    fprintf(out, "            %.0f datagrams/s sent, %.0f received; jitter %.1f us\n",
-            u->sent_pps, u->received_pps, u->jitter_us);
+    fprintf(out, "            %.0f datagrams/s sent, %.0f received; jitter %.1f us\n", u->sent_pps,
+            u->received_pps, u->jitter_us);
     if (u->shared_clock)
         fprintf(out, "            one-way delay mean %.1f us (min %.1f, max %.1f)\n",
                 u->owd_mean_us, u->owd_min_us, u->owd_max_us);
@@ -224,8 +225,10 @@ void report_text_summary(FILE *out, const struct run_result *r)
         fprintf(out, "\nThroughput  %s received, %s sent; %s in %.2f s\n", tp, sp, b,
                 r->local.seconds);
     else
-        fprintf(out, "\nThroughput  %s sent (the server reported no receive figures); "
-                "%s in %.2f s\n", sp, b, r->local.seconds);
+        fprintf(out,
+                "\nThroughput  %s sent (the server reported no receive figures); "
+                "%s in %.2f s\n",
+                sp, b, r->local.seconds);
     if (r->params.dir == PARAMS_DIR_BIDIR) {
         units_format_rate(s->up_bps, up, sizeof(up));
         units_format_rate(s->down_bps, down, sizeof(down));
@@ -267,8 +270,11 @@ void report_text_multi(FILE *out, const struct multi_result *m)
                 units_format_rate(r->summary.throughput_bps, val, sizeof(val));
         }
         fprintf(out, "%-28.28s %-8s %16s %5u %7.4f %6u %9.1fus\n", where,
-                m->rc[t] == 0 ? "ok" : m->rc[t] > 0 ? "partial" : "failed", val, r->nflows,
-                r->summary.jain_index, r->summary.retransmits, m->offset_ns[t] / 1e3);
+                m->rc[t] == 0  ? "ok"
+                : m->rc[t] > 0 ? "partial"
+                               : "failed",
+                val, r->nflows, r->summary.jain_index, r->summary.retransmits,
+                m->offset_ns[t] / 1e3);
         if (m->rc[t] != 0)
             fprintf(out, "    %s\n", m->err[t]);
     }
@@ -278,7 +284,6 @@ void report_text_multi(FILE *out, const struct multi_result *m)
         units_format_rate(m->throughput_bps, rate, sizeof(rate));
     fprintf(out, "\nTotal       %s over %u of %u targets, %u flows; Jain's index %.4f\n", rate,
             m->ok, m->n, m->flows, m->jain_index);
-    fprintf(out, "            started within %.1f us of each other\n",
-            m->start_spread_ns / 1e3);
+    fprintf(out, "            started within %.1f us of each other\n", m->start_spread_ns / 1e3);
     fflush(out);
 }

@@ -152,7 +152,8 @@ int store_default_path(char *out, size_t len, bool mkdirs, char *err, size_t err
     else if (home && home[0] == '/')
         n = snprintf(dir, sizeof(dir), "%s/.local/share/netrig", home);
     else {
-        snprintf(err, errlen, "no place for the history: HOME and XDG_DATA_HOME are unset; "
+        snprintf(err, errlen,
+                 "no place for the history: HOME and XDG_DATA_HOME are unset; "
                  "give --db PATH");
         return -ENOENT;
     }
@@ -169,15 +170,9 @@ int store_default_path(char *out, size_t len, bool mkdirs, char *err, size_t err
     return 0;
 }
 
-sqlite3 *store_sqlite(struct store *st)
-{
-    return st->db;
-}
+sqlite3 *store_sqlite(struct store *st) { return st->db; }
 
-const char *store_path(const struct store *st)
-{
-    return st->path;
-}
+const char *store_path(const struct store *st) { return st->path; }
 
 static int fail(struct store *st, char *err, size_t errlen, const char *what)
 {
@@ -288,7 +283,8 @@ static int backup(struct store *st, int version, char *err, size_t errlen)
 
     snprintf(path, sizeof(path), "%s.schema-v%d.bak", st->path, version);
     unlink(path);
-    if (sqlite3_open_v2(path, &dst, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) != SQLITE_OK) {
+    if (sqlite3_open_v2(path, &dst, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) !=
+        SQLITE_OK) {
         snprintf(err, errlen, "cannot create backup '%s' before migrating the history: %s", path,
                  dst ? sqlite3_errmsg(dst) : "out of memory");
         sqlite3_close(dst);
@@ -349,12 +345,15 @@ static int check_schema(struct store *st, char *err, size_t errlen)
         query_int(st, "SELECT count(*) FROM sqlite_master", &tables))
         return fail(st, err, errlen, "cannot read it (is it an SQLite file?)");
     if ((app && app != STORE_APPLICATION_ID) || (!app && tables > 0)) {
-        snprintf(err, errlen, "'%s' is an SQLite database but not a netrig history: give "
-                 "another --db PATH", st->path);
+        snprintf(err, errlen,
+                 "'%s' is an SQLite database but not a netrig history: give "
+                 "another --db PATH",
+                 st->path);
         return -EINVAL;
     }
     if (v > STORE_SCHEMA_VERSION) {
-        snprintf(err, errlen, "history database '%s' has schema version %lld, newer than this "
+        snprintf(err, errlen,
+                 "history database '%s' has schema version %lld, newer than this "
                  "netrig %s understands (%d): upgrade netrig, or give another --db PATH",
                  st->path, (long long)v, NETRIG_VERSION, STORE_SCHEMA_VERSION);
         return -EPROTO;
@@ -385,8 +384,8 @@ struct store *store_open(const char *path, bool create, char *err, size_t errlen
         return NULL;
     }
     if (sqlite3_open_v2(path, &st->db, flags, NULL) != SQLITE_OK) {
-        snprintf(err, errlen, "cannot open history database '%s': %s; give another --db PATH",
-                 path, st->db ? sqlite3_errmsg(st->db) : "out of memory");
+        snprintf(err, errlen, "cannot open history database '%s': %s; give another --db PATH", path,
+                 st->db ? sqlite3_errmsg(st->db) : "out of memory");
         store_close(st);
         return NULL;
     }
@@ -456,8 +455,8 @@ static int add_host(struct store *st, int64_t id, const struct hostsnap *hs, cha
 static int add_intervals(struct store *st, int64_t id, const char *side,
                          const struct side_result *sr, char *err, size_t errlen)
 {
-    sqlite3_stmt *s = store_prepare(st, "INSERT INTO intervals VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
-                                    err, errlen);
+    sqlite3_stmt *s =
+        store_prepare(st, "INSERT INTO intervals VALUES (?,?,?,?,?,?,?,?,?,?,?,?)", err, errlen);
     int rc = s ? 0 : -EIO;
 
     for (uint32_t i = 0; !rc && i < sr->nintervals; i++) {
@@ -601,10 +600,10 @@ static int add_run_row(struct store *st, const struct run_result *r, int64_t swe
                     "INSERT INTO runs (test, udp, role, title, started_at, saved_at, peer,"
                     " client_version, server_version, partial, error, params, document,"
                     " sweep_point_id) VALUES (?,?,'client',?,?,?,?,?,?,?,?,?,?,?)",
-                    sweep_point ? "tittttttittti" : "tittttttittt", r->test,
-                    (int64_t)r->params.udp, r->params.title,
-                    r->started_at[0] ? r->started_at : now, now, r->server, NETRIG_VERSION,
-                    r->remote.version, (int64_t)r->partial, r->error, params, doc, sweep_point);
+                    sweep_point ? "tittttttittti" : "tittttttittt", r->test, (int64_t)r->params.udp,
+                    r->params.title, r->started_at[0] ? r->started_at : now, now, r->server,
+                    NETRIG_VERSION, r->remote.version, (int64_t)r->partial, r->error, params, doc,
+                    sweep_point);
     free(params);
     free(doc);
     *id = sqlite3_last_insert_rowid(st->db);
@@ -688,8 +687,8 @@ int store_add_server_run(struct store *st, const struct params *p, const struct 
                         "INSERT INTO runs (test, udp, role, title, started_at, saved_at, peer,"
                         " server_version, params, document) VALUES (?,?,'server',?,?,?,?,?,?,?)",
                         "tittttttt", params_test_name(p->test), (int64_t)p->udp, p->title,
-                        started_at && *started_at ? started_at : now, now, client,
-                        NETRIG_VERSION, params, doc);
+                        started_at && *started_at ? started_at : now, now, client, NETRIG_VERSION,
+                        params, doc);
     else
         snprintf(err, errlen, "out of memory storing a run");
     free(params);
@@ -726,8 +725,8 @@ int store_save_served(const char *path, const struct params *p, const struct sid
         snprintf(err, errlen, "out of memory saving a served run");
     if (st) {
         /* the measured period ended just now; the warm-up came before it */
-        store_time_iso((long long)time(NULL) - (long long)(s->seconds + p->omit_ns / 1e9),
-                       started, sizeof(started));
+        store_time_iso((long long)time(NULL) - (long long)(s->seconds + p->omit_ns / 1e9), started,
+                       sizeof(started));
         hostsnap_take(NULL, hs);
         rc = store_begin(st, err, errlen);
         if (!rc && (rc = store_add_server_run(st, p, s, client, started, hs, id, err, errlen)) == 0)

@@ -16,7 +16,7 @@
 
 #define STORE_SCHEMA_VERSION 3
 #define STORE_APPLICATION_ID 0x4e524754 /* "NRGT" */
-#define STORE_BUSY_MS 15000
+#define STORE_BUSY_MS        15000
 
 struct store;
 

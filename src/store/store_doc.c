@@ -46,8 +46,7 @@ static int fail(struct store *st, char *err, size_t errlen, const char *what)
 }
 
 /* Binds types (store_bindv) to s and steps it once, then resets it for the next row. */
-static int row(struct store *st, sqlite3_stmt *s, char *err, size_t errlen, const char *types,
-               ...)
+static int row(struct store *st, sqlite3_stmt *s, char *err, size_t errlen, const char *types, ...)
 {
     va_list ap;
     int rc;
@@ -95,9 +94,9 @@ static int add_run_row(struct store *st, const cJSON *doc, const struct params *
                         " VALUES (?,?,'client',?,?,?,?,?,?,?,?,?,?)",
                         "tittttttittt", params_test_name(p->test), (int64_t)p->udp,
                         title ? title : p->title, iso_time(started) ? started : now, now,
-                        str(doc, "server"), str(doc, "netrig_version"),
-                        str(doc, "server_version"), (int64_t)cJSON_IsTrue(item(doc, "partial")),
-                        str(doc, "error"), params, text);
+                        str(doc, "server"), str(doc, "netrig_version"), str(doc, "server_version"),
+                        (int64_t)cJSON_IsTrue(item(doc, "partial")), str(doc, "error"), params,
+                        text);
         *id = sqlite3_last_insert_rowid(store_sqlite(st));
     }
     free(params);
@@ -157,13 +156,15 @@ static int add_flow(struct store *st, sqlite3_stmt *s, int64_t id, const struct 
 static int add_flows(struct store *st, int64_t id, const struct params *p, const cJSON *doc,
                      char *err, size_t errlen)
 {
-    sqlite3_stmt *s = store_prepare(st, "INSERT INTO flows VALUES"
+    sqlite3_stmt *s = store_prepare(st,
+                                    "INSERT INTO flows VALUES"
                                     " (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                                     err, errlen);
     const cJSON *f;
     int rc = s ? 0 : -EIO;
 
-    cJSON_ArrayForEach(f, item(doc, "flows")) {
+    cJSON_ArrayForEach(f, item(doc, "flows"))
+    {
         if (rc)
             break;
         rc = add_flow(st, s, id, p, f, err, errlen);
@@ -173,13 +174,14 @@ static int add_flows(struct store *st, int64_t id, const struct params *p, const
 }
 
 /* The client's per-flow cells of interval seq. */
-static int add_cells(struct store *st, sqlite3_stmt *s, int64_t id, uint32_t seq,
-                     const cJSON *iv, char *err, size_t errlen)
+static int add_cells(struct store *st, sqlite3_stmt *s, int64_t id, uint32_t seq, const cJSON *iv,
+                     char *err, size_t errlen)
 {
     const cJSON *c;
     int rc = 0;
 
-    cJSON_ArrayForEach(c, item(iv, "flows")) {
+    cJSON_ArrayForEach(c, item(iv, "flows"))
+    {
         if (rc)
             break;
         rc = row(st, s, err, errlen, "iuiiiii", id, seq, whole(c, "id"), whole(c, "bytes"),
@@ -192,15 +194,16 @@ static int add_cells(struct store *st, sqlite3_stmt *s, int64_t id, uint32_t seq
 static int add_intervals(struct store *st, int64_t id, const char *side, const cJSON *arr,
                          char *err, size_t errlen)
 {
-    sqlite3_stmt *s = store_prepare(st, "INSERT INTO intervals VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
-                                    err, errlen);
-    sqlite3_stmt *cs = store_prepare(st, "INSERT INTO interval_flows VALUES (?,?,?,?,?,?,?)", err,
-                                     errlen);
+    sqlite3_stmt *s =
+        store_prepare(st, "INSERT INTO intervals VALUES (?,?,?,?,?,?,?,?,?,?,?,?)", err, errlen);
+    sqlite3_stmt *cs =
+        store_prepare(st, "INSERT INTO interval_flows VALUES (?,?,?,?,?,?,?)", err, errlen);
     const cJSON *iv;
     uint32_t seq = 0;
     int rc = s && cs ? 0 : -EIO;
 
-    cJSON_ArrayForEach(iv, arr) {
+    cJSON_ArrayForEach(iv, arr)
+    {
         const cJSON *cpu = item(iv, "cpu");
         double txns = num(iv, "transactions");
         int64_t lat = llround(fmax(0, fmin(num(iv, "latency_mean_us") * 1e3 * txns, 9e18)));
@@ -209,14 +212,13 @@ static int add_intervals(struct store *st, int64_t id, const char *side, const c
         if (cJSON_IsTrue(item(cpu, "valid")))
             rc = row(st, s, err, errlen, "ituddiiiiiid", id, side, seq, num(iv, "start_s"),
                      num(iv, "end_s"), (int64_t)cJSON_IsTrue(item(iv, "omitted")),
-                     whole(iv, "sent_bytes"), whole(iv, "received_bytes"),
-                     whole(iv, "retransmits"), whole(iv, "transactions"), lat,
-                     num(cpu, "busy_pct"));
+                     whole(iv, "sent_bytes"), whole(iv, "received_bytes"), whole(iv, "retransmits"),
+                     whole(iv, "transactions"), lat, num(cpu, "busy_pct"));
         else
             rc = row(st, s, err, errlen, "ituddiiiiiin", id, side, seq, num(iv, "start_s"),
                      num(iv, "end_s"), (int64_t)cJSON_IsTrue(item(iv, "omitted")),
-                     whole(iv, "sent_bytes"), whole(iv, "received_bytes"),
-                     whole(iv, "retransmits"), whole(iv, "transactions"), lat);
+                     whole(iv, "sent_bytes"), whole(iv, "received_bytes"), whole(iv, "retransmits"),
+                     whole(iv, "transactions"), lat);
         if (!rc && !strcmp(side, "client"))
             rc = add_cells(st, cs, id, seq, iv, err, errlen);
         seq++;

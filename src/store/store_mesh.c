@@ -18,17 +18,17 @@ int store_mesh_create(struct store *st, const struct store_mesh *m,
     store_time_iso(time(NULL), now, sizeof(now));
     if (store_exec(st, err, errlen,
                    "INSERT INTO meshes (plan, started_at, status, parallel, hosts, tests)"
-                   " VALUES (?,?,'running',?,?,?)", "ttitt", m->plan,
-                   m->started_at[0] ? m->started_at : now, (int64_t)m->parallel, m->hosts,
-                   m->tests))
+                   " VALUES (?,?,'running',?,?,?)",
+                   "ttitt", m->plan, m->started_at[0] ? m->started_at : now, (int64_t)m->parallel,
+                   m->hosts, m->tests))
         return -EIO;
     *id = sqlite3_last_insert_rowid(store_sqlite(st));
     for (uint32_t i = 0; i < n; i++) {
         const struct store_mesh_cell *c = &cells[i];
         if (store_exec(st, err, errlen,
                        "INSERT INTO mesh_cells (mesh_id, idx, test_idx, src, dst, test, source,"
-                       " destination, status) VALUES (?,?,?,?,?,?,?,?,'pending')", "iuuuuttt",
-                       *id, c->idx, c->test, c->src, c->dst, c->test_name, c->source,
+                       " destination, status) VALUES (?,?,?,?,?,?,?,?,'pending')",
+                       "iuuuuttt", *id, c->idx, c->test, c->src, c->dst, c->test_name, c->source,
                        c->destination))
             return -EIO;
     }
@@ -43,9 +43,8 @@ int store_mesh_cell_done(struct store *st, int64_t mesh, const struct store_mesh
 
     *run_id = 0;
     if (doc) {
-        snprintf(title, sizeof(title), "mesh %lld: %s -> %s %s%s%.100s", (long long)mesh,
-                 c->source, c->destination, c->test_name,
-                 cJSON_IsString(t) && *t->valuestring ? " " : "",
+        snprintf(title, sizeof(title), "mesh %lld: %s -> %s %s%s%.100s", (long long)mesh, c->source,
+                 c->destination, c->test_name, cJSON_IsString(t) && *t->valuestring ? " " : "",
                  cJSON_IsString(t) ? t->valuestring : "");
         if (store_doc_add(st, doc, title, run_id, err, errlen))
             return -EIO;
@@ -53,8 +52,8 @@ int store_mesh_cell_done(struct store *st, int64_t mesh, const struct store_mesh
     /* run_id 0 binds NULL: no run */
     if (store_exec(st, err, errlen,
                    "UPDATE mesh_cells SET status = ?, error = ?, run_id = nullif(?, 0)"
-                   " WHERE mesh_id = ? AND idx = ?", "ttiiu", c->status, c->error, *run_id,
-                   mesh, c->idx))
+                   " WHERE mesh_id = ? AND idx = ?",
+                   "ttiiu", c->status, c->error, *run_id, mesh, c->idx))
         return -EIO;
     if (sqlite3_changes(store_sqlite(st)) != 1) {
         snprintf(err, errlen, "mesh %lld has no cell %u in '%s'", (long long)mesh, c->idx,
@@ -81,9 +80,9 @@ static void col_str(sqlite3_stmt *s, int c, char *dst, size_t len)
     snprintf(dst, len, "%s", t ? (const char *)t : "");
 }
 
-#define MESH_COLS                                                                                 \
-    "m.id, m.plan, m.started_at, coalesce(m.finished_at, ''), m.status, m.parallel,"              \
-    " (SELECT count(*) FROM mesh_cells c WHERE c.mesh_id = m.id),"                                \
+#define MESH_COLS                                                                                  \
+    "m.id, m.plan, m.started_at, coalesce(m.finished_at, ''), m.status, m.parallel,"               \
+    " (SELECT count(*) FROM mesh_cells c WHERE c.mesh_id = m.id),"                                 \
     " (SELECT count(*) FROM mesh_cells c WHERE c.mesh_id = m.id AND c.status = 'failed')"
 
 static void read_mesh(sqlite3_stmt *s, struct store_mesh *m)
@@ -101,8 +100,10 @@ static void read_mesh(sqlite3_stmt *s, struct store_mesh *m)
 
 int store_mesh_get(struct store *st, int64_t id, struct store_mesh *m, char *err, size_t errlen)
 {
-    sqlite3_stmt *s = store_prepare(st, "SELECT " MESH_COLS ", m.hosts, m.tests FROM meshes m"
-                                    " WHERE m.id = ?", err, errlen);
+    sqlite3_stmt *s = store_prepare(st,
+                                    "SELECT " MESH_COLS ", m.hosts, m.tests FROM meshes m"
+                                    " WHERE m.id = ?",
+                                    err, errlen);
     int rc = -ENOENT;
 
     memset(m, 0, sizeof(*m));
@@ -119,8 +120,8 @@ int store_mesh_get(struct store *st, int64_t id, struct store_mesh *m, char *err
             snprintf(err, errlen, "out of memory reading mesh %lld", (long long)id);
         }
     } else {
-        snprintf(err, errlen, "no mesh %lld in '%s': see 'netrig history --meshes'",
-                 (long long)id, store_path(st));
+        snprintf(err, errlen, "no mesh %lld in '%s': see 'netrig history --meshes'", (long long)id,
+                 store_path(st));
     }
     sqlite3_finalize(s);
     return rc;
@@ -136,9 +137,11 @@ void store_mesh_free(struct store_mesh *m)
 int store_mesh_cells(struct store *st, int64_t id, struct store_mesh_cell **cells, uint32_t *n,
                      char *err, size_t errlen)
 {
-    sqlite3_stmt *s = store_prepare(st,
-        "SELECT idx, test_idx, src, dst, test, source, destination, status, error,"
-        " coalesce(run_id, 0) FROM mesh_cells WHERE mesh_id = ? ORDER BY idx", err, errlen);
+    sqlite3_stmt *s =
+        store_prepare(st,
+                      "SELECT idx, test_idx, src, dst, test, source, destination, status, error,"
+                      " coalesce(run_id, 0) FROM mesh_cells WHERE mesh_id = ? ORDER BY idx",
+                      err, errlen);
     struct store_mesh_cell *v = NULL, *nv, *c;
     uint32_t cnt = 0;
 
@@ -174,12 +177,11 @@ int store_mesh_cells(struct store *st, int64_t id, struct store_mesh_cell **cell
     return 0;
 }
 
-int store_mesh_list(struct store *st, int (*fn)(const struct store_mesh *m, void *arg),
-                    void *arg)
+int store_mesh_list(struct store *st, int (*fn)(const struct store_mesh *m, void *arg), void *arg)
 {
     char err[256];
-    sqlite3_stmt *s = store_prepare(st, "SELECT " MESH_COLS " FROM meshes m ORDER BY m.id", err,
-                                    sizeof(err));
+    sqlite3_stmt *s =
+        store_prepare(st, "SELECT " MESH_COLS " FROM meshes m ORDER BY m.id", err, sizeof(err));
     struct store_mesh m;
     int rc = 0;
 

@@ -15,9 +15,9 @@
 
 struct store_mesh {
     int64_t id;
-    char plan[1024];          /* the plan file */
+    char plan[1024]; /* the plan file */
     char started_at[32], finished_at[32];
-    char status[16];          /* running, interrupted, done */
+    char status[16]; /* running, interrupted, done */
     bool parallel;
     uint32_t ncells, nfailed; /* read back: cells, and those failed */
     char *hosts;              /* JSON array of {"name", "address", "port"}, in plan order */
@@ -25,13 +25,13 @@ struct store_mesh {
 };
 
 struct store_mesh_cell {
-    uint32_t idx;             /* position in the plan's cell list */
-    uint32_t test, src, dst;  /* indexes into the tests and hosts arrays */
-    char test_name[16];       /* stream, rr, crr */
+    uint32_t idx;            /* position in the plan's cell list */
+    uint32_t test, src, dst; /* indexes into the tests and hosts arrays */
+    char test_name[16];      /* stream, rr, crr */
     char source[64], destination[64];
-    char status[16];          /* pending, complete, partial, failed */
+    char status[16]; /* pending, complete, partial, failed */
     char error[256];
-    int64_t run_id;           /* the cell's run; 0 when none is stored */
+    int64_t run_id; /* the cell's run; 0 when none is stored */
 };
 
 /* Creates a mesh (status running; m->hosts and m->tests as JSON text) and its n cells (status
@@ -54,7 +54,6 @@ void store_mesh_free(struct store_mesh *m);
 int store_mesh_cells(struct store *st, int64_t id, struct store_mesh_cell **cells, uint32_t *n,
                      char *err, size_t errlen);
 /* Every mesh, oldest first (hosts and tests left NULL); fn's non-zero return stops. */
-int store_mesh_list(struct store *st, int (*fn)(const struct store_mesh *m, void *arg),
-                    void *arg);
+int store_mesh_list(struct store *st, int (*fn)(const struct store_mesh *m, void *arg), void *arg);
 
 #endif

@@ -7,10 +7,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define RUN_COLS                                                                                  \
-    "r.id, r.test, r.udp, r.role, r.title, r.started_at, r.peer, r.client_version,"              \
-    " r.server_version, r.partial, r.error, coalesce(r.sweep_point_id, 0),"                      \
-    " coalesce((SELECT group_concat(name, ',') FROM tags t WHERE t.run_id = r.id), ''),"         \
+#define RUN_COLS                                                                                   \
+    "r.id, r.test, r.udp, r.role, r.title, r.started_at, r.peer, r.client_version,"                \
+    " r.server_version, r.partial, r.error, coalesce(r.sweep_point_id, 0),"                        \
+    " coalesce((SELECT group_concat(name, ',') FROM tags t WHERE t.run_id = r.id), ''),"           \
     " coalesce(mc.mesh_id, 0), coalesce(mc.source, ''), coalesce(mc.destination, '')"
 /* a run is the cell of at most one mesh */
 #define RUN_FROM " FROM runs r LEFT JOIN mesh_cells mc ON mc.run_id = r.id"
@@ -43,10 +43,7 @@ static void read_run(sqlite3_stmt *s, struct store_run *r)
     col_str(s, 15, r->mesh_destination, sizeof(r->mesh_destination));
 }
 
-static bool has_wildcard(const char *s)
-{
-    return strpbrk(s, "*?[") != NULL;
-}
+static bool has_wildcard(const char *s) { return strpbrk(s, "*?[") != NULL; }
 
 int store_run_list(struct store *st, const struct store_run_filter *f,
                    int (*fn)(const struct store_run *r, void *arg), void *arg, char *err,
@@ -60,8 +57,9 @@ int store_run_list(struct store *st, const struct store_run_filter *f,
     snprintf(sql, sizeof(sql),
              "SELECT * FROM (SELECT " RUN_COLS RUN_FROM " WHERE 1 %s %s"
              " ORDER BY r.id DESC LIMIT ?) ORDER BY 1",
-             !f->title ? "" : has_wildcard(f->title) ? "AND r.title GLOB ?"
-                                                     : "AND instr(lower(r.title), lower(?)) > 0",
+             !f->title                ? ""
+             : has_wildcard(f->title) ? "AND r.title GLOB ?"
+                                      : "AND instr(lower(r.title), lower(?)) > 0",
              f->since ? "AND r.started_at >= ?" : "");
     s = store_prepare(st, sql, err, errlen);
     if (!s)
@@ -85,8 +83,7 @@ int store_run_list(struct store *st, const struct store_run_filter *f,
 
 int store_run_get(struct store *st, int64_t id, struct store_run *out, char *err, size_t errlen)
 {
-    sqlite3_stmt *s = store_prepare(st, "SELECT " RUN_COLS RUN_FROM " WHERE r.id = ?", err,
-                                    errlen);
+    sqlite3_stmt *s = store_prepare(st, "SELECT " RUN_COLS RUN_FROM " WHERE r.id = ?", err, errlen);
     int rc = -ENOENT;
 
     if (!s)
@@ -147,8 +144,8 @@ int store_run_metric(struct store *st, int64_t id, const char *name, double *out
 void store_run_host(struct store *st, int64_t id, struct hostsnap *hs)
 {
     char err[256];
-    sqlite3_stmt *s = store_prepare(st, "SELECT key, value FROM host WHERE run_id = ?", err,
-                                    sizeof(err));
+    sqlite3_stmt *s =
+        store_prepare(st, "SELECT key, value FROM host WHERE run_id = ?", err, sizeof(err));
 
     hostsnap_clear(hs);
     if (!s)
@@ -178,10 +175,12 @@ int store_run_intervals(struct store *st, int64_t id, const char *side,
                         int (*fn)(const struct store_interval *iv, void *arg), void *arg)
 {
     char err[256];
-    sqlite3_stmt *s = store_prepare(st,
+    sqlite3_stmt *s = store_prepare(
+        st,
         "SELECT seq, start_s, end_s, omitted, sent_bytes, received_bytes, retransmits,"
         " transactions, latency_sum_ns, coalesce(cpu_busy_pct, -1) FROM intervals"
-        " WHERE run_id = ? AND side = ? ORDER BY seq", err, sizeof(err));
+        " WHERE run_id = ? AND side = ? ORDER BY seq",
+        err, sizeof(err));
     struct store_interval iv;
     int rc = 0;
 
@@ -212,8 +211,10 @@ int store_run_cells(struct store *st, int64_t id,
                     void *arg)
 {
     char err[256];
-    sqlite3_stmt *s = store_prepare(st, "SELECT seq, flow, bytes, retransmits FROM interval_flows"
-                                    " WHERE run_id = ? ORDER BY seq, flow", err, sizeof(err));
+    sqlite3_stmt *s = store_prepare(st,
+                                    "SELECT seq, flow, bytes, retransmits FROM interval_flows"
+                                    " WHERE run_id = ? ORDER BY seq, flow",
+                                    err, sizeof(err));
     int rc = 0;
 
     if (!s)
@@ -231,8 +232,10 @@ int store_run_latency(struct store *st, int64_t id,
                       void *arg)
 {
     char err[256];
-    sqlite3_stmt *s = store_prepare(st, "SELECT lo_ns, hi_ns, count FROM latency"
-                                    " WHERE run_id = ? ORDER BY lo_ns", err, sizeof(err));
+    sqlite3_stmt *s = store_prepare(st,
+                                    "SELECT lo_ns, hi_ns, count FROM latency"
+                                    " WHERE run_id = ? ORDER BY lo_ns",
+                                    err, sizeof(err));
     int rc = 0;
 
     if (!s)
@@ -250,14 +253,16 @@ static int64_t col_opt(sqlite3_stmt *s, int c)
     return sqlite3_column_type(s, c) == SQLITE_NULL ? -1 : sqlite3_column_int64(s, c);
 }
 
-int store_run_flows(struct store *st, int64_t id,
-                    int (*fn)(const struct store_flow *f, void *arg), void *arg)
+int store_run_flows(struct store *st, int64_t id, int (*fn)(const struct store_flow *f, void *arg),
+                    void *arg)
 {
     char err[256];
-    sqlite3_stmt *s = store_prepare(st,
-        "SELECT flow, direction, max(bytes, sender_bytes), max(throughput_bps,"
-        " sender_throughput_bps), retransmits, rtt_us, cwnd, transactions FROM flows"
-        " WHERE run_id = ? ORDER BY flow", err, sizeof(err));
+    sqlite3_stmt *s =
+        store_prepare(st,
+                      "SELECT flow, direction, max(bytes, sender_bytes), max(throughput_bps,"
+                      " sender_throughput_bps), retransmits, rtt_us, cwnd, transactions FROM flows"
+                      " WHERE run_id = ? ORDER BY flow",
+                      err, sizeof(err));
     struct store_flow f;
     int rc = 0;
 
@@ -304,8 +309,7 @@ static int idset_add(struct idset *s, int64_t id)
 }
 
 /* Adds the ids a query returns; -ENOENT when it returns none. */
-static int add_query(struct store *st, struct idset *set, const char *sql, const char *types,
-                     ...)
+static int add_query(struct store *st, struct idset *set, const char *sql, const char *types, ...)
 {
     char err[256];
     sqlite3_stmt *s = store_prepare(st, sql, err, sizeof(err));
@@ -360,23 +364,27 @@ static int resolve_item(struct store *st, const char *item, struct idset *set, c
         if (rc == -ENOENT)
             snprintf(err, errlen, "the history '%s' holds no runs yet", store_path(st));
     } else if (!strncmp(item, "sweep:", 6) && all_digits(item + 6, strlen(item + 6))) {
-        rc = add_query(st, set, "SELECT r.id FROM runs r JOIN sweep_points p"
-                       " ON r.sweep_point_id = p.id WHERE p.sweep_id = ? ORDER BY r.id", "i",
-                       (int64_t)strtoll(item + 6, NULL, 10));
+        rc = add_query(st, set,
+                       "SELECT r.id FROM runs r JOIN sweep_points p"
+                       " ON r.sweep_point_id = p.id WHERE p.sweep_id = ? ORDER BY r.id",
+                       "i", (int64_t)strtoll(item + 6, NULL, 10));
         if (rc == -ENOENT)
             snprintf(err, errlen, "sweep %s has no runs: see 'netrig history'", item + 6);
     } else if (!strncmp(item, "mesh:", 5) && all_digits(item + 5, strlen(item + 5))) {
-        rc = add_query(st, set, "SELECT run_id FROM mesh_cells WHERE mesh_id = ?"
-                       " AND run_id IS NOT NULL ORDER BY run_id", "i",
-                       (int64_t)strtoll(item + 5, NULL, 10));
+        rc = add_query(st, set,
+                       "SELECT run_id FROM mesh_cells WHERE mesh_id = ?"
+                       " AND run_id IS NOT NULL ORDER BY run_id",
+                       "i", (int64_t)strtoll(item + 5, NULL, 10));
         if (rc == -ENOENT)
             snprintf(err, errlen, "mesh %s has no runs: see 'netrig history --meshes'", item + 5);
     } else {
-        rc = add_query(st, set, "SELECT run_id FROM tags WHERE name = ? ORDER BY run_id", "t",
-                       item);
+        rc =
+            add_query(st, set, "SELECT run_id FROM tags WHERE name = ? ORDER BY run_id", "t", item);
         if (rc == -ENOENT)
-            snprintf(err, errlen, "'%s' is neither a run id, a range A-B, 'last', sweep:N, "
-                     "mesh:N nor a tag of any run: see 'netrig history'", item);
+            snprintf(err, errlen,
+                     "'%s' is neither a run id, a range A-B, 'last', sweep:N, "
+                     "mesh:N nor a tag of any run: see 'netrig history'",
+                     item);
     }
     if (rc && rc != -ENOENT)
         snprintf(err, errlen, "cannot read the history '%s'", store_path(st));

@@ -16,23 +16,23 @@ struct store_run {
     int64_t id;
     char test[16];
     bool udp;
-    char role[8];          /* "client" or "server" (a run a daemon served) */
+    char role[8]; /* "client" or "server" (a run a daemon served) */
     char title[128];
     char started_at[32];
-    char peer[280];        /* server address, or the client's for a daemon's run */
+    char peer[280]; /* server address, or the client's for a daemon's run */
     char client_version[32], server_version[32];
     bool partial;
     char error[256];
-    int64_t sweep_point;   /* 0 = not part of a sweep */
-    char tags[256];        /* comma-separated */
-    int64_t mesh;          /* the mesh whose cell this run is; 0 = none */
+    int64_t sweep_point;                        /* 0 = not part of a sweep */
+    char tags[256];                             /* comma-separated */
+    int64_t mesh;                               /* the mesh whose cell this run is; 0 = none */
     char mesh_source[64], mesh_destination[64]; /* that cell's hosts (plan names) */
 };
 
 struct store_run_filter {
-    uint32_t last;          /* the newest N runs; 0 = all */
-    const char *title;      /* glob (* ? [..]) or, without wildcards, a case-blind substring */
-    const char *since;      /* "YYYY-MM-DDTHH:MM:SSZ": runs started at or after it */
+    uint32_t last;     /* the newest N runs; 0 = all */
+    const char *title; /* glob (* ? [..]) or, without wildcards, a case-blind substring */
+    const char *since; /* "YYYY-MM-DDTHH:MM:SSZ": runs started at or after it */
 };
 
 /* Calls fn for each matching run, oldest first; a non-zero return of fn stops and is returned. */
@@ -82,8 +82,8 @@ struct store_flow {
     int64_t retransmits, rtt_us, cwnd; /* -1 when unknown */
     int64_t transactions;              /* -1 when not a transactional test */
 };
-int store_run_flows(struct store *st, int64_t id,
-                    int (*fn)(const struct store_flow *f, void *arg), void *arg);
+int store_run_flows(struct store *st, int64_t id, int (*fn)(const struct store_flow *f, void *arg),
+                    void *arg);
 
 /* Resolves a run set (comma-separated ids, ranges A-B, tag names, "last", "sweep:N",
  * "mesh:N") into *ids (malloc'd, in order, no repeats). Returns 0, or a negative errno with err. */

@@ -16,14 +16,15 @@ int store_sweep_create(struct store *st, const struct store_sweep *sw, const cha
     if (store_exec(st, err, errlen,
                    "INSERT INTO sweeps (test, title, created_at, status, definition, metric,"
                    " repeat_max, ci_level, ci_pct) VALUES (?,?,?,'running',?,?,?,?,?)",
-                   "tttttudd", sw->test, sw->title, now, sw->definition, sw->metric,
-                   sw->repeat_max, sw->ci_level, sw->ci_pct))
+                   "tttttudd", sw->test, sw->title, now, sw->definition, sw->metric, sw->repeat_max,
+                   sw->ci_level, sw->ci_pct))
         return -EIO;
     *id = sqlite3_last_insert_rowid(store_sqlite(st));
     for (uint32_t i = 0; i < npoints; i++)
         if (store_exec(st, err, errlen,
                        "INSERT INTO sweep_points (sweep_id, idx, settings, status)"
-                       " VALUES (?,?,?,'pending')", "iut", *id, i, settings[i]))
+                       " VALUES (?,?,?,'pending')",
+                       "iut", *id, i, settings[i]))
             return -EIO;
     return 0;
 }
@@ -31,8 +32,10 @@ int store_sweep_create(struct store *st, const struct store_sweep *sw, const cha
 int store_sweep_find_unfinished(struct store *st, const char *def, int64_t *id)
 {
     char err[256];
-    sqlite3_stmt *s = store_prepare(st, "SELECT id FROM sweeps WHERE status != 'done' AND"
-                                    " definition = ? ORDER BY id DESC LIMIT 1", err, sizeof(err));
+    sqlite3_stmt *s = store_prepare(st,
+                                    "SELECT id FROM sweeps WHERE status != 'done' AND"
+                                    " definition = ? ORDER BY id DESC LIMIT 1",
+                                    err, sizeof(err));
     int rc = -ENOENT;
 
     if (!s)
@@ -53,8 +56,9 @@ static void col_str(sqlite3_stmt *s, int c, char *dst, size_t len)
     snprintf(dst, len, "%s", t ? (const char *)t : "");
 }
 
-#define SWEEP_COLS "id, test, title, created_at, coalesce(finished_at, ''), status, metric," \
-                   " repeat_max, ci_level, ci_pct"
+#define SWEEP_COLS                                                                                 \
+    "id, test, title, created_at, coalesce(finished_at, ''), status, metric,"                      \
+    " repeat_max, ci_level, ci_pct"
 
 static void read_sweep(sqlite3_stmt *s, struct store_sweep *sw)
 {
@@ -71,11 +75,12 @@ static void read_sweep(sqlite3_stmt *s, struct store_sweep *sw)
     sw->ci_pct = sqlite3_column_double(s, 9);
 }
 
-int store_sweep_get(struct store *st, int64_t id, struct store_sweep *sw, char *err,
-                    size_t errlen)
+int store_sweep_get(struct store *st, int64_t id, struct store_sweep *sw, char *err, size_t errlen)
 {
-    sqlite3_stmt *s = store_prepare(st, "SELECT " SWEEP_COLS ", definition FROM sweeps"
-                                    " WHERE id = ?", err, errlen);
+    sqlite3_stmt *s = store_prepare(st,
+                                    "SELECT " SWEEP_COLS ", definition FROM sweeps"
+                                    " WHERE id = ?",
+                                    err, errlen);
     int rc = -ENOENT;
 
     if (!s)
@@ -102,7 +107,8 @@ void store_sweep_free(struct store_sweep *sw)
 int store_sweep_points(struct store *st, int64_t id, struct store_sweep_point **pts, uint32_t *n,
                        char *err, size_t errlen)
 {
-    sqlite3_stmt *s = store_prepare(st,
+    sqlite3_stmt *s = store_prepare(
+        st,
         "SELECT p.id, p.idx, p.settings, p.status, (SELECT count(*) FROM runs r"
         " WHERE r.sweep_point_id = p.id AND r.partial = 0), coalesce(p.mean, 0),"
         " coalesce(p.ci_half, 0) FROM sweep_points p WHERE p.sweep_id = ? ORDER BY p.idx",
@@ -141,9 +147,11 @@ int store_sweep_point_values(struct store *st, int64_t point, const char *metric
                              size_t *n)
 {
     char err[256];
-    sqlite3_stmt *s = store_prepare(st,
-        "SELECT m.value FROM runs r JOIN metrics m ON m.run_id = r.id AND m.name = ?"
-        " WHERE r.sweep_point_id = ? AND r.partial = 0 ORDER BY r.id", err, sizeof(err));
+    sqlite3_stmt *s =
+        store_prepare(st,
+                      "SELECT m.value FROM runs r JOIN metrics m ON m.run_id = r.id AND m.name = ?"
+                      " WHERE r.sweep_point_id = ? AND r.partial = 0 ORDER BY r.id",
+                      err, sizeof(err));
     double *v = NULL, *nv;
     size_t cnt = 0;
 
@@ -172,7 +180,8 @@ int store_sweep_point_update(struct store *st, const struct store_sweep_point *p
 {
     return store_exec(st, err, errlen,
                       "UPDATE sweep_points SET status = ?, runs = ?, mean = ?, ci_half = ?"
-                      " WHERE id = ?", "tuddi", p->status, p->runs, p->mean, p->ci_half, p->id);
+                      " WHERE id = ?",
+                      "tuddi", p->status, p->runs, p->mean, p->ci_half, p->id);
 }
 
 int store_sweep_set_status(struct store *st, int64_t id, const char *status, char *err,
@@ -189,8 +198,8 @@ int store_sweep_list(struct store *st, int (*fn)(const struct store_sweep *sw, v
                      void *arg)
 {
     char err[256];
-    sqlite3_stmt *s = store_prepare(st, "SELECT " SWEEP_COLS " FROM sweeps ORDER BY id", err,
-                                    sizeof(err));
+    sqlite3_stmt *s =
+        store_prepare(st, "SELECT " SWEEP_COLS " FROM sweeps ORDER BY id", err, sizeof(err));
     struct store_sweep sw;
     int rc = 0;
 
@@ -207,8 +216,10 @@ int store_sweep_list(struct store *st, int (*fn)(const struct store_sweep *sw, v
 int store_sweep_point_runs(struct store *st, int64_t point, int64_t **ids, size_t *n)
 {
     char err[256];
-    sqlite3_stmt *s = store_prepare(st, "SELECT id FROM runs WHERE sweep_point_id = ?"
-                                    " ORDER BY id", err, sizeof(err));
+    sqlite3_stmt *s = store_prepare(st,
+                                    "SELECT id FROM runs WHERE sweep_point_id = ?"
+                                    " ORDER BY id",
+                                    err, sizeof(err));
     int64_t *v = NULL, *nv;
     size_t cnt = 0;
 

@@ -14,18 +14,18 @@ struct store_sweep {
     char test[16];
     char title[128];
     char created_at[32], finished_at[32];
-    char status[16];        /* running, interrupted, done */
+    char status[16]; /* running, interrupted, done */
     char metric[40];
     uint32_t repeat_max;
     double ci_level, ci_pct; /* ci_pct 0: no CI target, exactly repeat_max runs */
-    char *definition;       /* JSON (malloc'd) */
+    char *definition;        /* JSON (malloc'd) */
 };
 
 struct store_sweep_point {
     int64_t id;
     uint32_t idx;
-    char settings[512];     /* JSON object: varied name -> value as typed */
-    char status[16];        /* pending, done */
+    char settings[512]; /* JSON object: varied name -> value as typed */
+    char status[16];    /* pending, done */
     uint32_t runs;
     double mean, ci_half;
 };
@@ -36,8 +36,7 @@ int store_sweep_create(struct store *st, const struct store_sweep *sw, const cha
 /* The newest sweep that is not done whose definition is exactly def; -ENOENT when none. */
 int store_sweep_find_unfinished(struct store *st, const char *def, int64_t *id);
 /* Fills sw (free with store_sweep_free); -ENOENT with err when there is no such sweep. */
-int store_sweep_get(struct store *st, int64_t id, struct store_sweep *sw, char *err,
-                    size_t errlen);
+int store_sweep_get(struct store *st, int64_t id, struct store_sweep *sw, char *err, size_t errlen);
 void store_sweep_free(struct store_sweep *sw);
 /* The points of a sweep by idx (malloc'd array). */
 int store_sweep_points(struct store *st, int64_t id, struct store_sweep_point **pts, uint32_t *n,

@@ -21,8 +21,8 @@ int cpu_parse_stat(const char *text, struct cpu_sys_snap *out)
     while (line && *line) {
         if (!strncmp(line, "cpu ", 4)) {
             unsigned long long v[8] = {0};
-            int n = sscanf(line + 4, "%llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1],
-                           &v[2], &v[3], &v[4], &v[5], &v[6], &v[7]);
+            int n = sscanf(line + 4, "%llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2],
+                           &v[3], &v[4], &v[5], &v[6], &v[7]);
             if (n < 4)
                 return -EINVAL;
             out->user = v[0], out->nice = v[1], out->system = v[2], out->idle = v[3];
@@ -166,8 +166,10 @@ void cpu_usage_between(const struct cpu_sys_snap *a, const struct cpu_sys_snap *
         out->intr_per_s = (double)delta(a->intr, b->intr) / seconds;
         if (ta && tb && out->ncpu > 0) {
             double cap = seconds * 1e6 * out->ncpu;
-            out->threads_user_pct = tb->user_us > ta->user_us ? 100.0 * (double)(tb->user_us - ta->user_us) / cap : 0;
-            out->threads_system_pct = tb->sys_us > ta->sys_us ? 100.0 * (double)(tb->sys_us - ta->sys_us) / cap : 0;
+            out->threads_user_pct =
+                tb->user_us > ta->user_us ? 100.0 * (double)(tb->user_us - ta->user_us) / cap : 0;
+            out->threads_system_pct =
+                tb->sys_us > ta->sys_us ? 100.0 * (double)(tb->sys_us - ta->sys_us) / cap : 0;
         }
     }
     out->valid = total > 0;

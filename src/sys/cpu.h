@@ -8,7 +8,7 @@
 
 struct cpu_sys_snap {
     uint64_t user, nice, system, idle, iowait, irq, softirq, steal; /* ticks, all CPUs */
-    uint64_t intr;                                                   /* interrupts since boot */
+    uint64_t intr;                                                  /* interrupts since boot */
     int ncpu;
 };
 
@@ -19,12 +19,12 @@ struct cpu_thread_snap {
 /* What a report shows: percentages of the whole machine (100 = all CPUs busy). */
 struct cpu_usage {
     double user_pct, system_pct, softirq_pct, irq_pct, iowait_pct, steal_pct, idle_pct;
-    double busy_pct;          /* 100 - idle */
+    double busy_pct; /* 100 - idle */
     double intr_per_s;
     int ncpu;
-    double threads_user_pct;   /* the test's own threads, as % of the whole machine */
+    double threads_user_pct; /* the test's own threads, as % of the whole machine */
     double threads_system_pct;
-    double busy_cores;         /* busy_pct * ncpu / 100 */
+    double busy_cores; /* busy_pct * ncpu / 100 */
     int valid;
 };
 

@@ -86,7 +86,8 @@ void cpulist_format(const struct cpulist *cl, char *buf, size_t len)
         while (j + 1 < cl->n && cl->cpu[j + 1] == cl->cpu[j] + 1)
             j++;
         if (j > i)
-            n = snprintf(buf + used, len - used, "%s%d-%d", used ? "," : "", cl->cpu[i], cl->cpu[j]);
+            n = snprintf(buf + used, len - used, "%s%d-%d", used ? "," : "", cl->cpu[i],
+                         cl->cpu[j]);
         else
             n = snprintf(buf + used, len - used, "%s%d", used ? "," : "", cl->cpu[i]);
         if (n < 0)
@@ -164,8 +165,8 @@ static int iface_of(const struct sockaddr_storage *src, char *ifname, size_t ifl
     return rc;
 }
 
-int cpulist_for_peer(const char *sysroot, const char *peer_addr, struct cpulist *out,
-                     char *ifname, size_t iflen, char *why, size_t whylen)
+int cpulist_for_peer(const char *sysroot, const char *peer_addr, struct cpulist *out, char *ifname,
+                     size_t iflen, char *why, size_t whylen)
 {
     struct sockaddr_storage src;
     char path[256], buf[4096];
@@ -208,8 +209,8 @@ int cpulist_resolve(const char *sysroot, const char *spec, const char *peer, str
         if (cpulist_for_peer(sysroot, peer, out, ifname, sizeof(ifname), why, sizeof(why))) {
             out->n = 0;
             if (note)
-                snprintf(note, notelen, "CPU pinning 'auto' found no NIC-local CPUs (%s): not pinned",
-                         why);
+                snprintf(note, notelen,
+                         "CPU pinning 'auto' found no NIC-local CPUs (%s): not pinned", why);
             return 0;
         }
         if (note)

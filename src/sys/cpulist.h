@@ -20,8 +20,8 @@ void cpulist_format(const struct cpulist *cl, char *buf, size_t len);
 /* CPUs local to the network interface that routes to host (a numeric address):
  * sysroot/sys/class/net/IF/device/local_cpulist. On failure (loopback, virtual NIC)
  * returns a negative errno and writes the reason into why. ifname receives the interface. */
-int cpulist_for_peer(const char *sysroot, const char *peer_addr, struct cpulist *out,
-                     char *ifname, size_t iflen, char *why, size_t whylen);
+int cpulist_for_peer(const char *sysroot, const char *peer_addr, struct cpulist *out, char *ifname,
+                     size_t iflen, char *why, size_t whylen);
 
 /* Resolves a -A / --server-cpus value: "" = no pinning (empty list), "auto" = the CPUs local
  * to the NIC that routes to peer (falls back to no pinning, with the reason in note), or an

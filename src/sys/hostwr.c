@@ -100,7 +100,7 @@ int hostwr_mkdirs(const char *sysroot, const char *dir, mode_t mode)
     if (rc)
         return rc;
     /* create each component after the sysroot, which must exist already */
-    for (char *p = full + skip + 1; ; p++) {
+    for (char *p = full + skip + 1;; p++) {
         if (*p != '/' && *p != '\0')
             continue;
         char c = *p;

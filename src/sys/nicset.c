@@ -54,12 +54,16 @@ static const struct {
     {NICSET_RING, "rx-mini", offsetof(struct ethtool_ringparam, rx_mini_pending), false},
     {NICSET_RING, "rx-jumbo", offsetof(struct ethtool_ringparam, rx_jumbo_pending), false},
     {NICSET_RING, "tx", offsetof(struct ethtool_ringparam, tx_pending), false},
-    {NICSET_COALESCE, "adaptive-rx", offsetof(struct ethtool_coalesce, use_adaptive_rx_coalesce), true},
-    {NICSET_COALESCE, "adaptive-tx", offsetof(struct ethtool_coalesce, use_adaptive_tx_coalesce), true},
+    {NICSET_COALESCE, "adaptive-rx", offsetof(struct ethtool_coalesce, use_adaptive_rx_coalesce),
+     true},
+    {NICSET_COALESCE, "adaptive-tx", offsetof(struct ethtool_coalesce, use_adaptive_tx_coalesce),
+     true},
     {NICSET_COALESCE, "rx-usecs", offsetof(struct ethtool_coalesce, rx_coalesce_usecs), false},
-    {NICSET_COALESCE, "rx-frames", offsetof(struct ethtool_coalesce, rx_max_coalesced_frames), false},
+    {NICSET_COALESCE, "rx-frames", offsetof(struct ethtool_coalesce, rx_max_coalesced_frames),
+     false},
     {NICSET_COALESCE, "tx-usecs", offsetof(struct ethtool_coalesce, tx_coalesce_usecs), false},
-    {NICSET_COALESCE, "tx-frames", offsetof(struct ethtool_coalesce, tx_max_coalesced_frames), false},
+    {NICSET_COALESCE, "tx-frames", offsetof(struct ethtool_coalesce, tx_max_coalesced_frames),
+     false},
     {NICSET_CHANNELS, "rx", offsetof(struct ethtool_channels, rx_count), false},
     {NICSET_CHANNELS, "tx", offsetof(struct ethtool_channels, tx_count), false},
     {NICSET_CHANNELS, "other", offsetof(struct ethtool_channels, other_count), false},
@@ -82,9 +86,15 @@ static const struct {
 static const struct {
     const char *alias, *name;
 } aliases[] = {
-    {"rx", "rx-checksum"},   {"sg", "tx-scatter-gather"},   {"tso", "tx-tcp-segmentation"},
-    {"gso", "tx-generic-segmentation"}, {"gro", "rx-gro"},  {"lro", "rx-lro"},
-    {"rxhash", "rx-hashing"}, {"ntuple", "rx-ntuple-filter"}, {"rxvlan", "rx-vlan-hw-parse"},
+    {"rx", "rx-checksum"},
+    {"sg", "tx-scatter-gather"},
+    {"tso", "tx-tcp-segmentation"},
+    {"gso", "tx-generic-segmentation"},
+    {"gro", "rx-gro"},
+    {"lro", "rx-lro"},
+    {"rxhash", "rx-hashing"},
+    {"ntuple", "rx-ntuple-filter"},
+    {"rxvlan", "rx-vlan-hw-parse"},
     {"txvlan", "tx-vlan-hw-insert"},
 };
 
@@ -267,8 +277,8 @@ static int features_get(const char *ifname, char k[][WORD_LEN], int n, char *out
         if (bit < 0)
             rc = -EOPNOTSUPP;
         else
-            append(out, len, k[i], f.cur->features[bit / 32].active & (1u << (bit % 32)) ? "on"
-                                                                                          : "off");
+            append(out, len, k[i],
+                   f.cur->features[bit / 32].active & (1u << (bit % 32)) ? "on" : "off");
     }
     features_free(&f);
     return rc;

@@ -64,8 +64,9 @@ void sock_addr_host(const struct sockaddr *sa, char *buf, size_t len)
         inet_ntop(AF_INET, &s6->sin6_addr.s6_addr[12], buf, (socklen_t)len);
         return;
     }
-    if (getnameinfo(sa, sa->sa_family == AF_INET6 ? sizeof(struct sockaddr_in6)
-                                                  : sizeof(struct sockaddr_in),
+    if (getnameinfo(sa,
+                    sa->sa_family == AF_INET6 ? sizeof(struct sockaddr_in6)
+                                              : sizeof(struct sockaddr_in),
                     buf, (socklen_t)len, NULL, 0, NI_NUMERICHOST))
         snprintf(buf, len, "?");
 }
@@ -176,8 +177,8 @@ int sock_connect(const struct sock_addr *to, const char *bind_addr, const struct
     return fd;
 fail:
     if (rc == -ECONNREFUSED)
-        snprintf(err, errlen, "connection refused by %s: is 'netrig serve' running there, on that port?",
-                 where);
+        snprintf(err, errlen,
+                 "connection refused by %s: is 'netrig serve' running there, on that port?", where);
     else if (rc == -ETIMEDOUT)
         snprintf(err, errlen, "no answer from %s within %d ms: check the host, port and firewall",
                  where, timeout_ms);
@@ -269,7 +270,8 @@ int sock_apply_flow_opts(int fd, const struct params *p, bool sender, char *err,
         int e = errno;
         char avail[256] = "unknown";
         sock_cc_available(NULL, avail, sizeof(avail));
-        snprintf(err, errlen, "congestion control '%s' is not available here (%s): choose one of: %s",
+        snprintf(err, errlen,
+                 "congestion control '%s' is not available here (%s): choose one of: %s",
                  p->congestion, strerror(e), avail);
         return -e;
     }

@@ -54,8 +54,8 @@ static int one_msg(const struct nlmsghdr *h, int (*fn)(const struct sockdiag_tcp
     memcpy(&s.src, m->id.idiag_src, sizeof(s.src));
     memcpy(&s.dst, m->id.idiag_dst, sizeof(s.dst));
     s.cookie = (uint64_t)m->id.idiag_cookie[0] | (uint64_t)m->id.idiag_cookie[1] << 32;
-    for (a = (const struct nlattr *)(m + 1); len >= (int)sizeof(*a) && a->nla_len >= sizeof(*a) &&
-                                             (int)a->nla_len <= len;) {
+    for (a = (const struct nlattr *)(m + 1);
+         len >= (int)sizeof(*a) && a->nla_len >= sizeof(*a) && (int)a->nla_len <= len;) {
         if ((a->nla_type & NLA_TYPE_MASK) == INET_DIAG_INFO)
             tcpinfo_from_raw((const char *)a + NLA_HDRLEN, a->nla_len - NLA_HDRLEN, &s.ti);
         len -= NLA_ALIGN(a->nla_len);

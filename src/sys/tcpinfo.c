@@ -75,10 +75,7 @@ int tcpinfo_from_raw(const void *buf, size_t len, struct tcpinfo *out)
     return 0;
 }
 
-static uint64_t sub64(uint64_t a, uint64_t b)
-{
-    return a > b ? a - b : 0;
-}
+static uint64_t sub64(uint64_t a, uint64_t b) { return a > b ? a - b : 0; }
 
 void tcpinfo_since(struct tcpinfo *now, const struct tcpinfo *before)
 {

@@ -9,10 +9,10 @@
 struct tcpinfo {
     bool valid;
     uint32_t rtt_us, rttvar_us, min_rtt_us;
-    uint32_t snd_cwnd;        /* packets */
+    uint32_t snd_cwnd; /* packets */
     uint32_t snd_mss, pmtu;
-    uint32_t snd_wnd;         /* bytes, peer's advertised window (0 if kernel < 5.4) */
-    uint32_t total_retrans;   /* segments retransmitted over the connection's life */
+    uint32_t snd_wnd;       /* bytes, peer's advertised window (0 if kernel < 5.4) */
+    uint32_t total_retrans; /* segments retransmitted over the connection's life */
     uint32_t notsent_bytes;
     uint64_t delivery_rate_bps; /* bits/s (the kernel gives bytes/s) */
     uint64_t pacing_rate_bps;

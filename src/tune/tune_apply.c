@@ -118,8 +118,8 @@ static int apply_one(const struct tune_plan *plan, const struct tune_apply_opts 
         return 0;
     }
     (*seq)++;
-    if (tune_journal_change(w, *seq, tune_plan_kind_name(c->kind), c->name, c->path, old, c->new_value,
-                            err, errlen))
+    if (tune_journal_change(w, *seq, tune_plan_kind_name(c->kind), c->name, c->path, old,
+                            c->new_value, err, errlen))
         return -1;
     rc = tune_plan_write(o->sysroot, c->kind, c->path, c->new_value);
     verify(plan, o->sysroot, c, old, rc, d);
@@ -145,16 +145,15 @@ static int dir_of(const char *path, char *out, size_t len)
 }
 
 /* One persistent file, journaled like a value: the old content (or absent) first. */
-static int apply_file(const struct tune_apply_opts *o, struct tune_journal_writer *w,
-                      unsigned *seq, const struct tune_file *f, struct tune_done *d, char *err,
-                      size_t errlen)
+static int apply_file(const struct tune_apply_opts *o, struct tune_journal_writer *w, unsigned *seq,
+                      const struct tune_file *f, struct tune_done *d, char *err, size_t errlen)
 {
     char dir[TUNE_PATH_LEN], *now = NULL;
     int rc;
 
     (*seq)++;
-    if (tune_journal_change(w, *seq, "file", f->path, f->path, f->old_content, f->new_content,
-                            err, errlen))
+    if (tune_journal_change(w, *seq, "file", f->path, f->path, f->old_content, f->new_content, err,
+                            errlen))
         return -1;
     rc = dir_of(f->path, dir, sizeof(dir)) ? -EINVAL : hostwr_mkdirs(o->sysroot, dir, 0755);
     if (!rc)
@@ -193,14 +192,16 @@ static int persist(const struct tune_plan *plan, const struct tune_apply_opts *o
     for (size_t i = 0; i < plan->nchanges; i++)
         want[i] = res->done[i].outcome == TUNE_O_APPLIED;
     rc = tune_persist_build(o->sysroot, plan, want, o->stamp ? o->stamp : "", res->files,
-                            &res->nfiles, res->persist_skipped, sizeof(res->persist_skipped),
-                            err, errlen);
+                            &res->nfiles, res->persist_skipped, sizeof(res->persist_skipped), err,
+                            errlen);
     free(want);
     for (size_t i = 0; !rc && i < res->nfiles; i++)
         rc = apply_file(o, w, seq, &res->files[i], &res->file_done[i], err, errlen);
     if (!rc && res->persist_skipped[0])
-        line(o->progress, "not kept", "%s: no file netrig writes holds them (use tuned, a "
-             "systemd .link file or a oneshot unit)", res->persist_skipped);
+        line(o->progress, "not kept",
+             "%s: no file netrig writes holds them (use tuned, a "
+             "systemd .link file or a oneshot unit)",
+             res->persist_skipped);
     return rc;
 }
 
@@ -246,8 +247,8 @@ static int apply_all(const struct tune_plan *plan, const struct tune_apply_opts 
 int tune_apply_run(const struct tune_plan *plan, const struct tune_apply_opts *o,
                    struct tune_apply_result *res, char *err, size_t errlen)
 {
-    struct tune_journal_header h = {.target = o->target, .profile = o->profile,
-                                    .sysroot = o->sysroot};
+    struct tune_journal_header h = {
+        .target = o->target, .profile = o->profile, .sysroot = o->sysroot};
     struct tune_journal_writer w = {.fd = -1};
     int lock, rc;
 
@@ -312,9 +313,11 @@ int tune_apply_pick_journal(const char *state_dir, const char *path, char *out, 
     }
     if (tune_journal_list(state_dir, &names, &n, err, errlen))
         return -1;
-    snprintf(err, errlen, n ? "every journal in '%s' is reverted already: nothing to do"
-                            : "no journal in '%s': nothing to revert (netrig tune --apply writes "
-                              "one there; --state-dir names another directory)", state_dir);
+    snprintf(err, errlen,
+             n ? "every journal in '%s' is reverted already: nothing to do"
+               : "no journal in '%s': nothing to revert (netrig tune --apply writes "
+                 "one there; --state-dir names another directory)",
+             state_dir);
     for (size_t i = n; i-- > 0;) {
         struct tune_journal j;
         snprintf(full, sizeof(full), "%s/%s", state_dir, names[i]);
@@ -359,9 +362,11 @@ static void undo_one(const char *sysroot, const struct tune_journal_entry *e, st
     }
     if (rc) {
         u->outcome = -1;
-        snprintf(u->error, sizeof(u->error), rc == -EIO ? "%s does not read back as what was "
-                 "restored: check it by hand" : "cannot restore %s: %s", e->name,
-                 strerror(-rc));
+        snprintf(u->error, sizeof(u->error),
+                 rc == -EIO ? "%s does not read back as what was "
+                              "restored: check it by hand"
+                            : "cannot restore %s: %s",
+                 e->name, strerror(-rc));
     }
 }
 
@@ -409,9 +414,10 @@ int tune_apply_revert(const char *journal, const char *sysroot, const char *stat
     if (tune_journal_load(journal, &j, err, errlen))
         return -1;
     if (!same_root(j.sysroot, sysroot)) {
-        snprintf(err, errlen, "journal '%s' was applied to %s%s, not to %s%s: nothing was "
-                 "changed; run the revert with the same --sysroot", journal,
-                 j.sysroot[0] ? "--sysroot " : "this host", j.sysroot,
+        snprintf(err, errlen,
+                 "journal '%s' was applied to %s%s, not to %s%s: nothing was "
+                 "changed; run the revert with the same --sysroot",
+                 journal, j.sysroot[0] ? "--sysroot " : "this host", j.sysroot,
                  sysroot && *sysroot ? "--sysroot " : "this host", sysroot ? sysroot : "");
     } else if (j.reverted && !j.revert_failed) {
         snprintf(err, errlen, "journal '%s' was reverted already (%s): nothing to do", journal,

@@ -27,21 +27,21 @@ struct tune_apply_opts {
     const char *stamp;     /* time and target, for the header comment of persisted files */
     const char *profile;
     bool persist;
-    unsigned pause_ms;     /* test hook: sleep this long before each change but the first */
-    FILE *progress;        /* one line per change as it happens; NULL = quiet */
+    unsigned pause_ms; /* test hook: sleep this long before each change but the first */
+    FILE *progress;    /* one line per change as it happens; NULL = quiet */
 };
 
 struct tune_done {
     enum tune_outcome outcome;
-    char now[TUNE_VALUE_LEN];       /* read back after the write */
-    char error[AUDIT_TEXT_LEN];     /* why it was refused, blocked or unverified */
+    char now[TUNE_VALUE_LEN];   /* read back after the write */
+    char error[AUDIT_TEXT_LEN]; /* why it was refused, blocked or unverified */
 };
 
 struct tune_apply_result {
     char journal[PATH_MAX];
-    size_t n;                /* = plan->nchanges */
-    struct tune_done *done;  /* per plan change */
-    size_t nfiles;           /* --persist */
+    size_t n;               /* = plan->nchanges */
+    struct tune_done *done; /* per plan change */
+    size_t nfiles;          /* --persist */
     struct tune_file files[TUNE_PERSIST_MAX];
     struct tune_done file_done[TUNE_PERSIST_MAX];
     char persist_skipped[AUDIT_TEXT_LEN]; /* findings no file can keep */
@@ -59,7 +59,7 @@ struct tune_undo {
     unsigned seq;
     char kind[8], name[TUNE_NAME_LEN], path[TUNE_PATH_LEN];
     char to[TUNE_VALUE_LEN]; /* the value put back ("(removed)" for a file that was absent) */
-    int outcome;             /* 1 restored, 0 skipped (refused at apply: nothing changed), -1 failed */
+    int outcome; /* 1 restored, 0 skipped (refused at apply: nothing changed), -1 failed */
     char error[AUDIT_TEXT_LEN];
 };
 

@@ -52,8 +52,10 @@ static int append(struct tune_journal_writer *w, cJSON *o, char *err, size_t err
 
     cJSON_Delete(o);
     if (!text) {
-        snprintf(err, errlen, "out of memory writing the journal '%s': free some memory and "
-                 "retry", w->path);
+        snprintf(err, errlen,
+                 "out of memory writing the journal '%s': free some memory and "
+                 "retry",
+                 w->path);
         return -1;
     }
     n = strlen(text);
@@ -71,7 +73,8 @@ static int append(struct tune_journal_writer *w, cJSON *o, char *err, size_t err
     }
     free(text);
     if (e) {
-        snprintf(err, errlen, "cannot write the journal '%s': %s: nothing more is changed; "
+        snprintf(err, errlen,
+                 "cannot write the journal '%s': %s: nothing more is changed; "
                  "free space or fix the state directory, then run netrig tune --revert",
                  w->path, strerror(e));
         return -1;
@@ -91,8 +94,10 @@ int tune_journal_create(const char *dir, const struct tune_journal_header *h,
 
     w->fd = -1;
     if (rc) {
-        snprintf(err, errlen, "cannot create the state directory '%s': %s: pass --state-dir DIR "
-                 "with a writable directory", dir, strerror(-rc));
+        snprintf(err, errlen,
+                 "cannot create the state directory '%s': %s: pass --state-dir DIR "
+                 "with a writable directory",
+                 dir, strerror(-rc));
         return -1;
     }
     utc_now(now, sizeof(now), &unix_s);
@@ -104,8 +109,10 @@ int tune_journal_create(const char *dir, const struct tune_journal_header *h,
     snprintf(w->path, sizeof(w->path), "%s/%s", dir, name);
     w->fd = open(w->path, O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_CLOEXEC, 0600);
     if (w->fd < 0) {
-        snprintf(err, errlen, "cannot create the journal '%s': %s: nothing was changed; pass "
-                 "--state-dir DIR with a writable directory", w->path, strerror(errno));
+        snprintf(err, errlen,
+                 "cannot create the journal '%s': %s: nothing was changed; pass "
+                 "--state-dir DIR with a writable directory",
+                 w->path, strerror(errno));
         return -1;
     }
     o = cJSON_CreateObject();
@@ -127,8 +134,8 @@ int tune_journal_create(const char *dir, const struct tune_journal_header *h,
     }
     rc = hostwr_sync_dir(NULL, dir);
     if (rc) {
-        snprintf(err, errlen, "cannot sync the state directory '%s': %s: nothing was changed",
-                 dir, strerror(-rc));
+        snprintf(err, errlen, "cannot sync the state directory '%s': %s: nothing was changed", dir,
+                 strerror(-rc));
         tune_journal_close(w);
         return -1;
     }
@@ -292,7 +299,7 @@ static int load_header(struct load_ctx *lc, const cJSON *o)
         return bad(lc, "is not a netrig tune journal header");
     if (v->valuedouble != TUNE_JOURNAL_VERSION)
         return bad(lc, "has a journal version this netrig does not know (a newer netrig wrote "
-                   "it: revert with that one)");
+                       "it: revert with that one)");
     if (copy_field(j->created, sizeof(j->created), get_str(o, "created")) ||
         copy_field(j->target, sizeof(j->target), get_str(o, "target")) ||
         copy_field(j->profile, sizeof(j->profile), get_str(o, "profile")) ||
@@ -452,14 +459,20 @@ static int load_line(struct load_ctx *lc, const char *text)
 static void read_error(const char *path, int rc, char *err, size_t errlen)
 {
     if (rc == -ENOENT)
-        snprintf(err, errlen, "journal '%s' does not exist: run 'netrig tune --list' to see the "
-                 "journals", path);
+        snprintf(err, errlen,
+                 "journal '%s' does not exist: run 'netrig tune --list' to see the "
+                 "journals",
+                 path);
     else if (rc == -EFBIG)
-        snprintf(err, errlen, "journal '%s' is larger than %u MiB: not a netrig tune journal; "
-                 "nothing was changed", path, TUNE_JOURNAL_MAX_BYTES >> 20);
+        snprintf(err, errlen,
+                 "journal '%s' is larger than %u MiB: not a netrig tune journal; "
+                 "nothing was changed",
+                 path, TUNE_JOURNAL_MAX_BYTES >> 20);
     else if (rc == -EINVAL)
-        snprintf(err, errlen, "journal '%s' is not a text file: not a netrig tune journal; "
-                 "nothing was changed", path);
+        snprintf(err, errlen,
+                 "journal '%s' is not a text file: not a netrig tune journal; "
+                 "nothing was changed",
+                 path);
     else
         snprintf(err, errlen, "cannot read journal '%s': %s", path, strerror(-rc));
 }
@@ -478,17 +491,19 @@ int tune_journal_load(const char *path, struct tune_journal *j, char *err, size_
         return -1;
     }
     if (!*buf) {
-        snprintf(err, errlen, "journal '%s' is empty: its apply stopped before writing anything, "
-                 "so nothing was changed; remove the file", path);
+        snprintf(err, errlen,
+                 "journal '%s' is empty: its apply stopped before writing anything, "
+                 "so nothing was changed; remove the file",
+                 path);
         free(buf);
         return -1;
     }
-    for (p = buf; *p && !rc; ) {
+    for (p = buf; *p && !rc;) {
         char *nl = strchr(p, '\n');
         lc.line++;
         if (!nl) {
             rc = bad(&lc, "is truncated (no newline at its end: the apply was cut off while "
-                     "writing it)");
+                          "writing it)");
             break;
         }
         *nl = '\0';
@@ -579,8 +594,10 @@ int tune_journal_lock(const char *dir, char *err, size_t errlen)
     int fd, rc = hostwr_mkdirs(NULL, dir, 0700);
 
     if (rc) {
-        snprintf(err, errlen, "cannot create the state directory '%s': %s: pass --state-dir DIR "
-                 "with a writable directory", dir, strerror(-rc));
+        snprintf(err, errlen,
+                 "cannot create the state directory '%s': %s: pass --state-dir DIR "
+                 "with a writable directory",
+                 dir, strerror(-rc));
         return -1;
     }
     snprintf(path, sizeof(path), "%s/.lock", dir);
@@ -590,8 +607,10 @@ int tune_journal_lock(const char *dir, char *err, size_t errlen)
         return -1;
     }
     if (flock(fd, LOCK_EX | LOCK_NB)) {
-        snprintf(err, errlen, "another netrig tune is applying or reverting (it holds '%s'): "
-                 "wait for it to finish", path);
+        snprintf(err, errlen,
+                 "another netrig tune is applying or reverting (it holds '%s'): "
+                 "wait for it to finish",
+                 path);
         close(fd);
         return -1;
     }

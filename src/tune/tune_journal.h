@@ -21,13 +21,13 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#define TUNE_JOURNAL_VERSION 1
+#define TUNE_JOURNAL_VERSION     1
 #define TUNE_JOURNAL_DEFAULT_DIR "/var/lib/netrig/tune"
-#define TUNE_JOURNAL_MAX_BYTES (16u << 20)
-#define TUNE_FILE_MAX (256u << 10) /* a configuration file netrig replaces */
+#define TUNE_JOURNAL_MAX_BYTES   (16u << 20)
+#define TUNE_FILE_MAX            (256u << 10) /* a configuration file netrig replaces */
 
 enum tune_journal_state {
-    TUNE_J_PENDING,    /* the change record is there, its result is not (killed in between) */
+    TUNE_J_PENDING, /* the change record is there, its result is not (killed in between) */
     TUNE_J_APPLIED,
     TUNE_J_REFUSED,    /* the kernel refused it: nothing changed */
     TUNE_J_UNVERIFIED, /* written, but reading it back gave another value */

@@ -122,12 +122,15 @@ static void udev_rule(const struct tune_change *c, char *rule, size_t len, char 
         return; /* ethtool settings: a .link file or a oneshot unit, not a udev ATTR */
     if (sscanf(c->path, "/sys/class/net/%31[^/]/%31[a-z_]%n", ifname, attr, &used) == 2 &&
         !c->path[used] && (!strcmp(attr, "tx_queue_len") || !strcmp(attr, "mtu"))) {
-        snprintf(key, klen, "ACTION==\"add\", SUBSYSTEM==\"net\", KERNEL==\"%s\", ATTR{%s}",
-                 ifname, attr);
+        snprintf(key, klen, "ACTION==\"add\", SUBSYSTEM==\"net\", KERNEL==\"%s\", ATTR{%s}", ifname,
+                 attr);
     } else if (sscanf(c->path, "/sys/class/net/%31[^/]/queues/rx-%u/rps_cpus%n", ifname, &q,
-                      &used) == 2 && !c->path[used]) {
-        snprintf(key, klen, "ACTION==\"add\", SUBSYSTEM==\"queues\", KERNEL==\"rx-%u\", "
-                 "DEVPATH==\"*/net/%s/queues/rx-%u\", ATTR{rps_cpus}", q, ifname, q);
+                      &used) == 2 &&
+               !c->path[used]) {
+        snprintf(key, klen,
+                 "ACTION==\"add\", SUBSYSTEM==\"queues\", KERNEL==\"rx-%u\", "
+                 "DEVPATH==\"*/net/%s/queues/rx-%u\", ATTR{rps_cpus}",
+                 q, ifname, q);
     } else {
         return;
     }
@@ -158,8 +161,8 @@ static int read_old(const char *sysroot, const char *path, char **out, char *err
         return 0;
     }
     if (rc) {
-        snprintf(err, errlen, "cannot read %s to update it: %s: fix or remove it, then retry",
-                 path, strerror(-rc));
+        snprintf(err, errlen, "cannot read %s to update it: %s: fix or remove it, then retry", path,
+                 strerror(-rc));
         return -1;
     }
     return 0;
@@ -169,7 +172,7 @@ static int build_sysctl(const char *sysroot, const struct tune_plan *plan, const
                         const char *stamp, struct tune_file *f, bool *made, char *err,
                         size_t errlen)
 {
-    char (*keys)[160] = calloc(plan->nchanges + 1, 160);
+    char(*keys)[160] = calloc(plan->nchanges + 1, 160);
     struct sbuf b = {0};
     size_t nk = 0;
 
@@ -185,8 +188,10 @@ static int build_sysctl(const char *sysroot, const struct tune_plan *plan, const
         free(keys);
         return nk ? -1 : 0;
     }
-    sb_printf(&b, "%s (%s).\n# 'netrig tune --revert' puts back this file as it was (or "
-              "removes it).\n", HEADER_MARK, stamp);
+    sb_printf(&b,
+              "%s (%s).\n# 'netrig tune --revert' puts back this file as it was (or "
+              "removes it).\n",
+              HEADER_MARK, stamp);
     keep_old_lines(&b, f->old_content, keys, nk, conf_key);
     for (size_t i = 0; i < plan->nchanges; i++)
         if (wanted(plan, want, i) && plan->changes[i].kind == TUNE_SYSCTL)
@@ -200,7 +205,7 @@ static int build_udev(const char *sysroot, const struct tune_plan *plan, const b
                       const char *stamp, struct tune_file *f, bool *made, char *skipped,
                       size_t skippedlen, char *err, size_t errlen)
 {
-    char (*keys)[160] = calloc(plan->nchanges + 1, 160), rule[512];
+    char(*keys)[160] = calloc(plan->nchanges + 1, 160), rule[512];
     struct sbuf b = {0};
     size_t nk = 0;
 
@@ -224,8 +229,10 @@ static int build_udev(const char *sysroot, const struct tune_plan *plan, const b
         free(keys);
         return nk ? -1 : 0;
     }
-    sb_printf(&b, "%s (%s).\n# 'netrig tune --revert' puts back this file as it was (or "
-              "removes it).\n", HEADER_MARK, stamp);
+    sb_printf(&b,
+              "%s (%s).\n# 'netrig tune --revert' puts back this file as it was (or "
+              "removes it).\n",
+              HEADER_MARK, stamp);
     keep_old_lines(&b, f->old_content, keys, nk, rule_key);
     for (size_t i = 0; i < plan->nchanges; i++) {
         char key[160];

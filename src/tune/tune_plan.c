@@ -123,14 +123,11 @@ static int split_words(const char *s, char words[][TOKEN_LEN], int max)
     }
 }
 
-static bool all_of(const char *s, const char *set)
-{
-    return *s && strspn(s, set) == strlen(s);
-}
+static bool all_of(const char *s, const char *set) { return *s && strspn(s, set) == strlen(s); }
 
-#define DIGITS   "0123456789"
-#define IFCHARS  "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.:@-"
-#define SYSCHARS "abcdefghijklmnopqrstuvwxyz0123456789_./-"
+#define DIGITS    "0123456789"
+#define IFCHARS   "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.:@-"
+#define SYSCHARS  "abcdefghijklmnopqrstuvwxyz0123456789_./-"
 #define MASKCHARS "0123456789abcdefABCDEF,-"
 
 static bool printable_value(const char *s)
@@ -162,8 +159,7 @@ static struct tune_step *next_step(struct tune_step *steps, size_t max, size_t *
 }
 
 /* sysctl -w a=b c="d e" */
-static int parse_sysctl(char w[][TOKEN_LEN], int nw, struct tune_step *steps, size_t max,
-                        size_t *n)
+static int parse_sysctl(char w[][TOKEN_LEN], int nw, struct tune_step *steps, size_t max, size_t *n)
 {
     size_t start = *n;
 
@@ -175,8 +171,8 @@ static int parse_sysctl(char w[][TOKEN_LEN], int nw, struct tune_step *steps, si
         if (!eq || eq == w[i])
             goto bad;
         *eq = '\0';
-        if (!all_of(w[i], SYSCHARS) || strstr(w[i], "..") || !printable_value(eq + 1) ||
-            !eq[1] || !(s = next_step(steps, max, n)))
+        if (!all_of(w[i], SYSCHARS) || strstr(w[i], "..") || !printable_value(eq + 1) || !eq[1] ||
+            !(s = next_step(steps, max, n)))
             goto bad;
         s->kind = TUNE_STEP_SYSCTL;
         snprintf(s->name, sizeof(s->name), "%s", w[i]);
@@ -221,8 +217,7 @@ static int parse_ip_link(char w[][TOKEN_LEN], int nw, struct tune_step *steps, s
 }
 
 /* echo MASK > /sys/class/net/IF/queues/rx-N/rps_cpus, or > /proc/irq/N/smp_affinity_list */
-static int parse_echo(char w[][TOKEN_LEN], int nw, struct tune_step *steps, size_t max,
-                      size_t *n)
+static int parse_echo(char w[][TOKEN_LEN], int nw, struct tune_step *steps, size_t max, size_t *n)
 {
     const char *p;
     struct tune_step *s;
@@ -234,12 +229,12 @@ static int parse_echo(char w[][TOKEN_LEN], int nw, struct tune_step *steps, size
         return -1;
     p = w[3];
     if (sscanf(p, "/sys/class/net/%16[^/]/queues/rx-%u/rps_cpus%n", ifname, &q, &used) == 2 &&
-        p[used] == '\0' && all_of(ifname, IFCHARS) && strlen(ifname) < IF_NAMESIZE && !strchr(w[1], '-')) {
+        p[used] == '\0' && all_of(ifname, IFCHARS) && strlen(ifname) < IF_NAMESIZE &&
+        !strchr(w[1], '-')) {
         if (!(s = next_step(steps, max, n)))
             return -1;
         snprintf(s->name, sizeof(s->name), "%s rx-%u rps_cpus", ifname, q);
-    } else if (sscanf(p, "/proc/irq/%u/smp_affinity_list%n", &irq, &used) == 1 &&
-               p[used] == '\0') {
+    } else if (sscanf(p, "/proc/irq/%u/smp_affinity_list%n", &irq, &used) == 1 && p[used] == '\0') {
         if (!(s = next_step(steps, max, n)))
             return -1;
         snprintf(s->name, sizeof(s->name), "irq %u affinity", irq);
@@ -284,7 +279,8 @@ static int parse_ethtool(char w[][TOKEN_LEN], int nw, struct tune_step *steps, s
         return -1;
     s->kind = TUNE_STEP_ETHTOOL;
     snprintf(s->name, sizeof(s->name), "%s %s", w[2], nicset_group_name((enum nicset_group)g));
-    snprintf(s->path, sizeof(s->path), "ethtool:%s:%s", w[2], nicset_group_name((enum nicset_group)g));
+    snprintf(s->path, sizeof(s->path), "ethtool:%s:%s", w[2],
+             nicset_group_name((enum nicset_group)g));
     snprintf(s->value, sizeof(s->value), "%s", value);
     return 0;
 }
@@ -293,7 +289,7 @@ static int parse_ethtool(char w[][TOKEN_LEN], int nw, struct tune_step *steps, s
  * (modprobe: writing the sysctl as root loads the module), -1 not something netrig applies. */
 static int parse_segment(const char *seg, struct tune_step *steps, size_t max, size_t *n)
 {
-    char (*words)[TOKEN_LEN] = calloc(MAX_TOKENS, TOKEN_LEN);
+    char(*words)[TOKEN_LEN] = calloc(MAX_TOKENS, TOKEN_LEN);
     int nw, rc = -1;
 
     if (!words)
@@ -431,10 +427,20 @@ int tune_plan_write(const char *sysroot, enum tune_kind kind, const char *path, 
 
 /* Global sysctls: one value for the whole host, absent or read-only in a child namespace. */
 static const char *const global_sysctls[] = {
-    "net.core.rmem_max", "net.core.wmem_max", "net.core.rmem_default", "net.core.wmem_default",
-    "net.core.netdev_max_backlog", "net.core.netdev_budget", "net.core.netdev_budget_usecs",
-    "net.core.default_qdisc", "net.core.busy_read", "net.core.busy_poll",
-    "net.core.rps_sock_flow_entries", "net.ipv4.tcp_mem", "net.ipv4.udp_mem", NULL,
+    "net.core.rmem_max",
+    "net.core.wmem_max",
+    "net.core.rmem_default",
+    "net.core.wmem_default",
+    "net.core.netdev_max_backlog",
+    "net.core.netdev_budget",
+    "net.core.netdev_budget_usecs",
+    "net.core.default_qdisc",
+    "net.core.busy_read",
+    "net.core.busy_poll",
+    "net.core.rps_sock_flow_entries",
+    "net.ipv4.tcp_mem",
+    "net.ipv4.udp_mem",
+    NULL,
 };
 
 bool tune_plan_is_global(const char *name)
@@ -479,16 +485,18 @@ static void explain_absent(int child, const struct tune_change *c, char *buf, si
 static void explain_ethtool(const struct tune_change *c, int err, char *buf, size_t len)
 {
     if (err == -EXDEV)
-        snprintf(buf, len, "NIC driver settings change through ethtool ioctls on the live host "
+        snprintf(buf, len,
+                 "NIC driver settings change through ethtool ioctls on the live host "
                  "only, not under --sysroot");
     else if (err == -ENODEV)
         snprintf(buf, len, "%s is not an interface in this network namespace", c->iface);
     else if (err == -EOPNOTSUPP)
-        snprintf(buf, len, "the driver of %s does not let ethtool read or set that: run '%s' "
-                 "to see what it says", c->iface, c->command);
+        snprintf(buf, len,
+                 "the driver of %s does not let ethtool read or set that: run '%s' "
+                 "to see what it says",
+                 c->iface, c->command);
     else if (err == -EINVAL)
-        snprintf(buf, len, "the driver of %s refused '%s' for %s", c->iface, c->new_value,
-                 c->name);
+        snprintf(buf, len, "the driver of %s refused '%s' for %s", c->iface, c->new_value, c->name);
     else if (err == -EPERM || err == -EACCES)
         snprintf(buf, len, "not allowed to change %s: run netrig tune --apply as root", c->name);
     else if (err == -EBUSY)
@@ -501,33 +509,39 @@ void tune_plan_explain(const char *sysroot, int child, const struct tune_change 
                        char *buf, size_t len)
 {
     mode_t mode = 0644;
-    bool ro = c->kind != TUNE_ETHTOOL && hostwr_mode(sysroot, c->path, &mode) == 0 &&
-              !(mode & 0222);
+    bool ro =
+        c->kind != TUNE_ETHTOOL && hostwr_mode(sysroot, c->path, &mode) == 0 && !(mode & 0222);
 
     if (c->kind == TUNE_ETHTOOL) {
         explain_ethtool(c, err, buf, len);
         return;
     }
     if (err == -ENOENT && !strcmp(c->name, CC_NAME) && child != 1)
-        snprintf(buf, len, "congestion control %s is not available: this kernel has no "
-                 "tcp_%s module", c->new_value, c->new_value);
+        snprintf(buf, len,
+                 "congestion control %s is not available: this kernel has no "
+                 "tcp_%s module",
+                 c->new_value, c->new_value);
     else if (err == -ENOENT)
         explain_absent(child, c, buf, len);
     else if (!strcmp(c->name, CC_NAME) && (err == -EPERM || err == -EACCES) && child != 0)
         explain_cc(sysroot, c, buf, len);
     else if ((err == -EACCES || err == -EPERM || err == -EROFS) && c->kind == TUNE_SYSCTL &&
              tune_plan_is_global(c->name) && (ro || child == 1))
-        snprintf(buf, len, "%s is global and read-only inside this network namespace: set it "
-                 "on the host", c->name);
+        snprintf(buf, len,
+                 "%s is global and read-only inside this network namespace: set it "
+                 "on the host",
+                 c->name);
     else if ((err == -EACCES || err == -EPERM) && ro)
         snprintf(buf, len, "%s is read-only here (mode %04o): change it where it is writable",
                  c->name, (unsigned)mode);
     else if (err == -EACCES || err == -EPERM)
-        snprintf(buf, len, "not allowed to write %s (%s): run netrig tune --apply as root",
-                 c->path, strerror(-err));
+        snprintf(buf, len, "not allowed to write %s (%s): run netrig tune --apply as root", c->path,
+                 strerror(-err));
     else if (err == -EROFS)
-        snprintf(buf, len, "%s is on a read-only file system here (a container?): change it "
-                 "on the host", c->path);
+        snprintf(buf, len,
+                 "%s is on a read-only file system here (a container?): change it "
+                 "on the host",
+                 c->path);
     else if (err == -EINVAL)
         snprintf(buf, len, "the kernel refused %s for %s (invalid value)", c->new_value, c->name);
     else if (err == -EBUSY)
@@ -559,8 +573,10 @@ static void check_here(const char *sysroot, int child, struct tune_change *c, lo
     if (read_rc == -ENOENT)
         tune_plan_explain(sysroot, child, c, -ENOENT, c->blocked, sizeof(c->blocked));
     else if (c->kind == TUNE_SYSFS && child == 1 && strncmp(c->path, "/sys/class/net/", 15))
-        snprintf(c->blocked, sizeof(c->blocked), "%s is host-wide: netrig does not change it "
-                 "from inside a network namespace; run netrig tune on the host", c->name);
+        snprintf(c->blocked, sizeof(c->blocked),
+                 "%s is host-wide: netrig does not change it "
+                 "from inside a network namespace; run netrig tune on the host",
+                 c->name);
     else if (hostwr_mode(sysroot, c->path, &mode) == 0 && !(mode & 0222))
         tune_plan_explain(sysroot, child, c, -EACCES, c->blocked, sizeof(c->blocked));
     else if (child == 1 && !strcmp(c->name, CC_NAME) && !cc_allowed(sysroot, c->new_value))
@@ -675,8 +691,9 @@ static bool classify_manual(const char *cmd, char *why, size_t len)
             snprintf(why, len, "%s", manual_why[i].why);
             return true;
         }
-    snprintf(why, len, "%s", *cmd ? "a hardware, firmware, boot or site decision: do it yourself"
-                                   : "the audit names no command: see the reason");
+    snprintf(why, len, "%s",
+             *cmd ? "a hardware, firmware, boot or site decision: do it yourself"
+                  : "the audit names no command: see the reason");
     return false;
 }
 
@@ -738,7 +755,8 @@ int tune_plan_build(const struct audit_ctx *ctx, struct tune_plan *plan, char *e
         if (f[i].status != AUDIT_WARN && f[i].status != AUDIT_BAD)
             continue;
         if (add_finding(plan, sysroot, &f[i])) {
-            snprintf(err, errlen, "out of memory building the tuning plan: free some memory "
+            snprintf(err, errlen,
+                     "out of memory building the tuning plan: free some memory "
                      "and retry");
             tune_plan_free(plan);
             return -1;

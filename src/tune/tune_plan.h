@@ -31,11 +31,11 @@ struct tune_change {
     char old_value[TUNE_VALUE_LEN]; /* as read now (newline stripped); "" when unreadable */
     bool old_known;
     char new_value[TUNE_VALUE_LEN];
-    char finding[AUDIT_ID_LEN];     /* the audit finding it comes from */
+    char finding[AUDIT_ID_LEN]; /* the audit finding it comes from */
     char iface[IF_NAMESIZE];
-    enum audit_status status;       /* warn or bad */
+    enum audit_status status; /* warn or bad */
     char reason[AUDIT_TEXT_LEN];
-    char command[AUDIT_TEXT_LEN];   /* the finding's fix */
+    char command[AUDIT_TEXT_LEN]; /* the finding's fix */
     bool per_netns;
     /* non-empty: netrig cannot change it where it runs, and says why (global and read-only
      * inside this network namespace, host-wide setting seen from a namespace, absent...);
@@ -67,8 +67,8 @@ struct tune_plan {
 enum tune_step_kind { TUNE_STEP_SYSCTL, TUNE_STEP_SYSFS, TUNE_STEP_GOVERNOR, TUNE_STEP_ETHTOOL };
 struct tune_step {
     enum tune_step_kind kind;
-    char name[TUNE_NAME_LEN];  /* sysctl name, "IF txqueuelen", "governor" */
-    char path[TUNE_PATH_LEN];  /* "" for TUNE_STEP_GOVERNOR (one file per CPU) */
+    char name[TUNE_NAME_LEN]; /* sysctl name, "IF txqueuelen", "governor" */
+    char path[TUNE_PATH_LEN]; /* "" for TUNE_STEP_GOVERNOR (one file per CPU) */
     char value[TUNE_VALUE_LEN];
 };
 
@@ -83,8 +83,7 @@ int tune_plan_parse_fix(const char *fix, struct tune_step *steps, size_t max, ch
 
 /* Builds the plan from an audit that has run: every finding at warn or bad. Reads the current
  * values under the audit's sysroot. Returns 0, or -1 with err (out of memory). */
-int tune_plan_build(const struct audit_ctx *ctx, struct tune_plan *plan, char *err,
-                    size_t errlen);
+int tune_plan_build(const struct audit_ctx *ctx, struct tune_plan *plan, char *err, size_t errlen);
 void tune_plan_free(struct tune_plan *plan);
 
 /* True for sysctls with one value for the whole host (absent or read-only in a child network

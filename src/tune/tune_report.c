@@ -74,8 +74,10 @@ static void change_text(FILE *out, const struct tune_change *c, size_t more)
         fprintf(out, "  %s  [%s %s%s%s]\n", c->name, audit_status_name(c->status), c->finding,
                 c->iface[0] ? " " : "", c->iface);
     snprintf(line, sizeof(line), "%s -> %s",
-             c->old_known ? old : (c->kind == TUNE_ETHTOOL ? "(asked of the NIC when applied)"
-                                                           : "(unreadable)"), nv);
+             c->old_known
+                 ? old
+                 : (c->kind == TUNE_ETHTOOL ? "(asked of the NIC when applied)" : "(unreadable)"),
+             nv);
     wrap(out, 4, line);
     wrap(out, 4, c->reason);
     snprintf(line, sizeof(line), "$ %s", c->command);
@@ -124,8 +126,8 @@ static void preview_text(FILE *out, const struct tune_file *f, size_t n)
 
 static void apply_summary(FILE *out, const struct tune_apply_result *res, const char *undo)
 {
-    fprintf(out, "\nApplied %u, refused %u, not changeable here %u, unverified %u.\n",
-            res->applied, res->refused, res->blocked, res->unverified);
+    fprintf(out, "\nApplied %u, refused %u, not changeable here %u, unverified %u.\n", res->applied,
+            res->refused, res->blocked, res->unverified);
     for (size_t i = 0; i < res->nfiles; i++)
         fprintf(out, "Persisted in %s (%s).\n", res->files[i].path,
                 outcome_name(res->file_done[i].outcome));
@@ -150,7 +152,7 @@ void tune_report_plan_text(FILE *out, const struct tune_plan *plan,
         here += !plan->changes[i].blocked[0];
     if (!plan->nchanges)
         fprintf(out, "\nNothing for netrig to change: no finding at warn or bad that it "
-                "applies.\n");
+                     "applies.\n");
     else
         fprintf(out, "\nChanges (%zu, %zu of them possible here):\n", plan->nchanges, here);
     for (size_t i = 0; i < plan->nchanges; i++) {
@@ -178,8 +180,8 @@ static cJSON *change_json(const struct tune_change *c, const struct tune_done *d
     cJSON_AddStringToObject(o, "setting", c->name);
     cJSON_AddStringToObject(o, "kind", tune_plan_kind_name(c->kind));
     cJSON_AddStringToObject(o, "path", c->path);
-    cJSON_AddItemToObject(o, "old", c->old_known ? cJSON_CreateString(c->old_value)
-                                                 : cJSON_CreateNull());
+    cJSON_AddItemToObject(o, "old",
+                          c->old_known ? cJSON_CreateString(c->old_value) : cJSON_CreateNull());
     cJSON_AddStringToObject(o, "new", c->new_value);
     cJSON_AddStringToObject(o, "finding", c->finding);
     cJSON_AddItemToObject(o, "iface", str_or_null(c->iface));
@@ -191,8 +193,10 @@ static cJSON *change_json(const struct tune_change *c, const struct tune_done *d
     cJSON_AddItemToObject(o, "not_here", str_or_null(c->blocked));
     if (d) {
         cJSON_AddStringToObject(o, "result", outcome_name(d->outcome));
-        cJSON_AddItemToObject(o, "now", d->outcome == TUNE_O_BLOCKED || d->outcome == TUNE_O_NOT_RUN
-                                            ? cJSON_CreateNull() : cJSON_CreateString(d->now));
+        cJSON_AddItemToObject(o, "now",
+                              d->outcome == TUNE_O_BLOCKED || d->outcome == TUNE_O_NOT_RUN
+                                  ? cJSON_CreateNull()
+                                  : cJSON_CreateString(d->now));
         cJSON_AddItemToObject(o, "error", str_or_null(d->error));
     }
     return o;
@@ -218,8 +222,8 @@ static cJSON *files_json(const struct tune_file *f, const struct tune_done *d, s
     for (size_t i = 0; i < n; i++) {
         cJSON *o = cJSON_CreateObject();
         cJSON_AddStringToObject(o, "path", f[i].path);
-        cJSON_AddItemToObject(o, "old", f[i].old_content ? cJSON_CreateString(f[i].old_content)
-                                                         : cJSON_CreateNull());
+        cJSON_AddItemToObject(
+            o, "old", f[i].old_content ? cJSON_CreateString(f[i].old_content) : cJSON_CreateNull());
         cJSON_AddStringToObject(o, "new", f[i].new_content ? f[i].new_content : "");
         if (d)
             cJSON_AddStringToObject(o, "result", outcome_name(d[i].outcome));
@@ -251,8 +255,9 @@ cJSON *tune_report_plan_json(const struct tune_plan *plan, const struct tune_app
 
     cJSON_AddStringToObject(o, "mode", res ? "apply" : "dry_run");
     cJSON_AddItemToObject(o, "target", target_json(plan));
-    cJSON_AddStringToObject(o, "netns", plan->netns_child == 1 ? "child"
-                                        : (plan->netns_child == 0 ? "host" : "unknown"));
+    cJSON_AddStringToObject(o, "netns",
+                            plan->netns_child == 1 ? "child"
+                                                   : (plan->netns_child == 0 ? "host" : "unknown"));
     for (size_t i = 0; i < plan->nchanges; i++) {
         cJSON_AddItemToArray(ch, change_json(&plan->changes[i], res ? &res->done[i] : NULL));
         here += !plan->changes[i].blocked[0];
@@ -261,8 +266,9 @@ cJSON *tune_report_plan_json(const struct tune_plan *plan, const struct tune_app
     for (size_t i = 0; i < plan->nmanual; i++)
         cJSON_AddItemToArray(man, manual_json(&plan->manual[i]));
     cJSON_AddItemToObject(o, "manual", man);
-    cJSON_AddItemToObject(o, "persist", res ? files_json(res->files, res->file_done, res->nfiles)
-                                            : files_json(preview, NULL, npreview));
+    cJSON_AddItemToObject(o, "persist",
+                          res ? files_json(res->files, res->file_done, res->nfiles)
+                              : files_json(preview, NULL, npreview));
     cJSON_AddItemToObject(o, "journal", str_or_null(res ? res->journal : NULL));
     cJSON_AddNumberToObject(sum, "planned", (double)plan->nchanges);
     cJSON_AddNumberToObject(sum, "settable_here", (double)here);
@@ -299,8 +305,8 @@ cJSON *tune_report_revert_json(const struct tune_revert_result *res)
         cJSON_AddStringToObject(e, "kind", u->kind);
         cJSON_AddStringToObject(e, "path", u->path);
         cJSON_AddStringToObject(e, "value", u->to);
-        cJSON_AddStringToObject(e, "result", u->outcome > 0 ? "restored"
-                                             : (u->outcome == 0 ? "unchanged" : "failed"));
+        cJSON_AddStringToObject(
+            e, "result", u->outcome > 0 ? "restored" : (u->outcome == 0 ? "unchanged" : "failed"));
         cJSON_AddItemToObject(e, "error", str_or_null(u->outcome < 0 ? u->error : NULL));
         cJSON_AddItemToArray(arr, e);
     }
@@ -350,10 +356,12 @@ void tune_report_list_text(FILE *out, const char *dir, char **names, size_t n)
             continue;
         }
         journal_counts(&j, c);
-        fprintf(out, "  %.19sZ  %zu changes (%u applied, %u refused, %u unverified, %u "
-                "unfinished)  %s%s%s\n    %s  [%s]\n", j.created, j.n, c[TUNE_J_APPLIED],
-                c[TUNE_J_REFUSED], c[TUNE_J_UNVERIFIED], c[TUNE_J_PENDING], journal_state(&j),
-                j.reverted ? " " : "", j.reverted ? j.reverted_at : "", path, j.target);
+        fprintf(out,
+                "  %.19sZ  %zu changes (%u applied, %u refused, %u unverified, %u "
+                "unfinished)  %s%s%s\n    %s  [%s]\n",
+                j.created, j.n, c[TUNE_J_APPLIED], c[TUNE_J_REFUSED], c[TUNE_J_UNVERIFIED],
+                c[TUNE_J_PENDING], journal_state(&j), j.reverted ? " " : "",
+                j.reverted ? j.reverted_at : "", path, j.target);
         tune_journal_free(&j);
     }
 }

@@ -37,9 +37,8 @@ static void parse_objects(const cJSON *j)
                 a->duration_ns != b->duration_ns || a->omit_ns != b->omit_ns ||
                 a->write_size != b->write_size || a->window != b->window || a->mss != b->mss ||
                 a->nodelay != b->nodelay || (a->udp && a->iperf3_udp64 != b->iperf3_udp64) ||
-                a->udp_rate_bps != b->udp_rate_bps ||
-                a->fq_rate_bps != b->fq_rate_bps || strcmp(a->congestion, b->congestion) ||
-                strcmp(a->title, b->title))
+                a->udp_rate_bps != b->udp_rate_bps || a->fq_rate_bps != b->fq_rate_bps ||
+                strcmp(a->congestion, b->congestion) || strcmp(a->title, b->title))
                 abort(); /* netrig's own client would send what its server refuses or misreads */
             cJSON_Delete(enc);
         }

@@ -86,8 +86,8 @@ static void test_acl_allow_and_deny(void **state)
     assert_int_equal(acl_add(&a, "2001:db8::/32", false), 0);
     assert_int_equal(acl_add(&a, "10.9.0.0/16", true), 0);
     assert_true(permits(&a, v4("10.1.2.3")));
-    assert_false(permits(&a, v4("10.9.1.1")));   /* deny wins over allow */
-    assert_false(permits(&a, v4("11.0.0.1")));   /* not in any allow */
+    assert_false(permits(&a, v4("10.9.1.1"))); /* deny wins over allow */
+    assert_false(permits(&a, v4("11.0.0.1"))); /* not in any allow */
     assert_true(permits(&a, v6("2001:db8:ffff::1")));
     assert_false(permits(&a, v6("2001:db9::1")));
     /* an IPv4 peer seen through a dual-stack socket */
@@ -226,8 +226,8 @@ static void test_auth_client_secret(void **state)
     assert_int_equal(auth_client_secret(p, "bob", secret, sizeof(secret), err, sizeof(err)),
                      -ENOENT);
     assert_non_null(strstr(err, "bob"));
-    assert_int_equal(auth_client_secret(open_file, "alice", secret, sizeof(secret), err,
-                                        sizeof(err)), -EPERM);
+    assert_int_equal(
+        auth_client_secret(open_file, "alice", secret, sizeof(secret), err, sizeof(err)), -EPERM);
     assert_int_equal(auth_client_secret(NULL, "alice", secret, sizeof(secret), err, sizeof(err)),
                      -EINVAL);
     assert_non_null(strstr(err, "NETRIG_SECRET"));

@@ -66,11 +66,11 @@ static void test_parse_stat_rejects(void **state)
         "",
         "garbage\n",
         "hello world",
-        "cpu0 1 2 3 4\ncpu1 1 2 3 4\n",             /* no total line */
-        "cpu 1 2 3\ncpu0 1 2 3\n",                   /* too few fields */
-        "cpu  a b c d\ncpu0 1 2 3 4\n",              /* not numbers */
-        "cpu  1 2 3 4\nintr 5\n",                    /* no per-CPU lines */
-        "cpufreq 1 2 3 4\ncpu0 1 2 3 4\n",           /* "cpu" without the space */
+        "cpu0 1 2 3 4\ncpu1 1 2 3 4\n",    /* no total line */
+        "cpu 1 2 3\ncpu0 1 2 3\n",         /* too few fields */
+        "cpu  a b c d\ncpu0 1 2 3 4\n",    /* not numbers */
+        "cpu  1 2 3 4\nintr 5\n",          /* no per-CPU lines */
+        "cpufreq 1 2 3 4\ncpu0 1 2 3 4\n", /* "cpu" without the space */
         "intr 1\nctxt 2\n",
     };
     struct cpu_sys_snap s;
@@ -165,7 +165,7 @@ static void test_thread_stat_rejects(void **state)
 {
     static const char *const bad[] = {
         "",
-        "1234 a S 1 2 3",                         /* no parentheses */
+        "1234 a S 1 2 3",                          /* no parentheses */
         "1234 (x) S 1 1234 1234 0 -1 4194560 100", /* truncated before utime */
         "1234 (x) S 1 1234 1234 0 -1 4194560 100 0 0 0 abc def",
     };
@@ -202,12 +202,26 @@ static void test_usage_between_exact(void **state)
 {
     /* deltas: user 300 + nice 100, system 200, idle 1200, iowait 50, irq 50, softirq 80,
      * steal 20: 2000 ticks in all */
-    struct cpu_sys_snap a = {.user = 1000, .nice = 10, .system = 500, .idle = 9000,
-                             .iowait = 5, .irq = 1, .softirq = 2, .steal = 0, .intr = 1000,
+    struct cpu_sys_snap a = {.user = 1000,
+                             .nice = 10,
+                             .system = 500,
+                             .idle = 9000,
+                             .iowait = 5,
+                             .irq = 1,
+                             .softirq = 2,
+                             .steal = 0,
+                             .intr = 1000,
                              .ncpu = 2};
-    struct cpu_sys_snap b = {.user = 1300, .nice = 110, .system = 700, .idle = 10200,
-                             .iowait = 55, .irq = 51, .softirq = 82, .steal = 20,
-                             .intr = 21000, .ncpu = 2};
+    struct cpu_sys_snap b = {.user = 1300,
+                             .nice = 110,
+                             .system = 700,
+                             .idle = 10200,
+                             .iowait = 55,
+                             .irq = 51,
+                             .softirq = 82,
+                             .steal = 20,
+                             .intr = 21000,
+                             .ncpu = 2};
     struct cpu_thread_snap ta = {.user_us = 500000, .sys_us = 100000};
     struct cpu_thread_snap tb = {.user_us = 1500000, .sys_us = 500000};
     struct cpu_usage u;

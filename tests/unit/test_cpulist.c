@@ -58,8 +58,10 @@ static void test_parse_single_and_spaces(void **state)
 
 static void test_parse_rejects(void **state)
 {
-    static const char *const bad[] = {"3-1", "2-1", "a", "", "1,,2", " ", "\n", "-1", "1-", "1-a",
-                                      "1;2", "0x3", "65536", "99999999999999999999", "0-65535"};
+    static const char *const bad[] = {
+        "3-1",    "2-1", "a",   "",    "1,,2", " ",     "\n",
+        "-1",     "1-",  "1-a", "1;2", "0x3",  "65536", "99999999999999999999",
+        "0-65535"};
     struct cpulist cl;
 
     (void)state;
@@ -137,15 +139,13 @@ static void test_resolve_empty(void **state)
     char err[256] = "", note[256] = "stale";
 
     (void)state;
-    assert_int_equal(cpulist_resolve(NULL, "", "127.0.0.1", &cl, err, sizeof(err), note,
-                                     sizeof(note)),
-                     0);
+    assert_int_equal(
+        cpulist_resolve(NULL, "", "127.0.0.1", &cl, err, sizeof(err), note, sizeof(note)), 0);
     assert_int_equal(cl.n, 0);
     assert_string_equal(note, "");
     cl.n = 3;
-    assert_int_equal(cpulist_resolve(NULL, NULL, "127.0.0.1", &cl, err, sizeof(err), note,
-                                     sizeof(note)),
-                     0);
+    assert_int_equal(
+        cpulist_resolve(NULL, NULL, "127.0.0.1", &cl, err, sizeof(err), note, sizeof(note)), 0);
     assert_int_equal(cl.n, 0);
 }
 
@@ -155,9 +155,9 @@ static void test_resolve_bad_spec(void **state)
     char err[256] = "", note[256];
 
     (void)state;
-    assert_int_equal(cpulist_resolve(NULL, "2-x", "127.0.0.1", &cl, err, sizeof(err), note,
-                                     sizeof(note)),
-                     -EINVAL);
+    assert_int_equal(
+        cpulist_resolve(NULL, "2-x", "127.0.0.1", &cl, err, sizeof(err), note, sizeof(note)),
+        -EINVAL);
     assert_contains(err, "'2-x'");
 }
 
@@ -169,9 +169,8 @@ static void test_resolve_explicit_online(void **state)
     (void)state;
     assert_int_equal(cpulist_online(&online), 0);
     snprintf(spec, sizeof(spec), "%d", online.cpu[0]);
-    assert_int_equal(cpulist_resolve(NULL, spec, "127.0.0.1", &cl, err, sizeof(err), note,
-                                     sizeof(note)),
-                     0);
+    assert_int_equal(
+        cpulist_resolve(NULL, spec, "127.0.0.1", &cl, err, sizeof(err), note, sizeof(note)), 0);
     assert_int_equal(cl.n, 1);
     assert_int_equal(cl.cpu[0], online.cpu[0]);
 }
@@ -182,14 +181,14 @@ static void test_resolve_cpu_not_online(void **state)
     char err[256] = "", note[256];
 
     (void)state;
-    assert_int_equal(cpulist_resolve(NULL, "4000", "127.0.0.1", &cl, err, sizeof(err), note,
-                                     sizeof(note)),
-                     -EINVAL);
+    assert_int_equal(
+        cpulist_resolve(NULL, "4000", "127.0.0.1", &cl, err, sizeof(err), note, sizeof(note)),
+        -EINVAL);
     assert_contains(err, "CPU 4000");
     assert_contains(err, "'4000'");
-    assert_int_equal(cpulist_resolve(NULL, "0,4000", "127.0.0.1", &cl, err, sizeof(err), note,
-                                     sizeof(note)),
-                     -EINVAL);
+    assert_int_equal(
+        cpulist_resolve(NULL, "0,4000", "127.0.0.1", &cl, err, sizeof(err), note, sizeof(note)),
+        -EINVAL);
     assert_contains(err, "CPU 4000");
 }
 
@@ -200,9 +199,8 @@ static void test_resolve_auto_loopback_real_sys(void **state)
 
     (void)state;
     /* lo has no PCI device, so "auto" falls back to no pinning and says why */
-    assert_int_equal(cpulist_resolve(NULL, "auto", "127.0.0.1", &cl, err, sizeof(err), note,
-                                     sizeof(note)),
-                     0);
+    assert_int_equal(
+        cpulist_resolve(NULL, "auto", "127.0.0.1", &cl, err, sizeof(err), note, sizeof(note)), 0);
     assert_int_equal(cl.n, 0);
     assert_contains(note, "not pinned");
     assert_contains(note, "lo has no PCI device");
@@ -214,9 +212,9 @@ static void test_resolve_auto_bad_peer(void **state)
     char err[256] = "", note[256] = "";
 
     (void)state;
-    assert_int_equal(cpulist_resolve(NULL, "auto", "not-an-address", &cl, err, sizeof(err),
-                                     note, sizeof(note)),
-                     0);
+    assert_int_equal(
+        cpulist_resolve(NULL, "auto", "not-an-address", &cl, err, sizeof(err), note, sizeof(note)),
+        0);
     assert_int_equal(cl.n, 0);
     assert_contains(note, "no route to not-an-address");
 }
@@ -231,8 +229,8 @@ struct fixture {
 
 static int fixture_setup(void **state)
 {
-    static const char *const parts[] = {"/sys", "/sys/class", "/sys/class/net",
-                                        "/sys/class/net/lo", "/sys/class/net/lo/device"};
+    static const char *const parts[] = {"/sys", "/sys/class", "/sys/class/net", "/sys/class/net/lo",
+                                        "/sys/class/net/lo/device"};
     struct fixture *fx = calloc(1, sizeof(*fx));
 
     if (!fx)
@@ -283,9 +281,8 @@ static void test_for_peer_fixture(void **state)
     char ifname[64] = "", why[256] = "";
 
     write_cpulist(fx, "0-1\n");
-    assert_int_equal(cpulist_for_peer(fx->root, "127.0.0.1", &cl, ifname, sizeof(ifname), why,
-                                      sizeof(why)),
-                     0);
+    assert_int_equal(
+        cpulist_for_peer(fx->root, "127.0.0.1", &cl, ifname, sizeof(ifname), why, sizeof(why)), 0);
     assert_string_equal(ifname, "lo");
     assert_cpus(&cl, want, 2);
 }
@@ -297,9 +294,9 @@ static void test_for_peer_fixture_unparsable(void **state)
     char ifname[64] = "", why[256] = "";
 
     write_cpulist(fx, "zero\n");
-    assert_int_equal(cpulist_for_peer(fx->root, "127.0.0.1", &cl, ifname, sizeof(ifname), why,
-                                      sizeof(why)),
-                     -EINVAL);
+    assert_int_equal(
+        cpulist_for_peer(fx->root, "127.0.0.1", &cl, ifname, sizeof(ifname), why, sizeof(why)),
+        -EINVAL);
     assert_contains(why, "cannot parse");
     assert_contains(why, "local_cpulist");
 }
@@ -319,9 +316,9 @@ static void test_resolve_auto_fixture(void **state)
     if (!have0 || !have1)
         skip(); /* needs CPUs 0 and 1 usable by this process */
     write_cpulist(fx, "0-1\n");
-    assert_int_equal(cpulist_resolve(fx->root, "auto", "127.0.0.1", &cl, err, sizeof(err), note,
-                                     sizeof(note)),
-                     0);
+    assert_int_equal(
+        cpulist_resolve(fx->root, "auto", "127.0.0.1", &cl, err, sizeof(err), note, sizeof(note)),
+        0);
     assert_int_equal(cl.n, 2);
     assert_int_equal(cl.cpu[0], 0);
     assert_int_equal(cl.cpu[1], 1);
@@ -336,9 +333,9 @@ static void test_resolve_auto_fixture_checks_online(void **state)
 
     /* the NIC's CPUs must still be CPUs this process can use */
     write_cpulist(fx, "0,4000\n");
-    assert_int_equal(cpulist_resolve(fx->root, "auto", "127.0.0.1", &cl, err, sizeof(err), note,
-                                     sizeof(note)),
-                     -EINVAL);
+    assert_int_equal(
+        cpulist_resolve(fx->root, "auto", "127.0.0.1", &cl, err, sizeof(err), note, sizeof(note)),
+        -EINVAL);
     assert_contains(err, "CPU 4000");
     assert_contains(err, "'auto'");
 }
@@ -363,8 +360,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_for_peer_fixture, fixture_setup, fixture_teardown),
         cmocka_unit_test_setup_teardown(test_for_peer_fixture_unparsable, fixture_setup,
                                         fixture_teardown),
-        cmocka_unit_test_setup_teardown(test_resolve_auto_fixture, fixture_setup,
-                                        fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_resolve_auto_fixture, fixture_setup, fixture_teardown),
         cmocka_unit_test_setup_teardown(test_resolve_auto_fixture_checks_online, fixture_setup,
                                         fixture_teardown),
     };

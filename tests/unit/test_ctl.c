@@ -59,18 +59,16 @@ static void test_decode_valid(void **state)
     char err[256];
 
     (void)state;
-    assert_int_equal(decode_json("{\"type\":\"hello\",\"version\":\"0.1.0\",\"n\":3}", &m, err,
-                                 sizeof(err)),
-                     0);
+    assert_int_equal(
+        decode_json("{\"type\":\"hello\",\"version\":\"0.1.0\",\"n\":3}", &m, err, sizeof(err)), 0);
     assert_non_null(m);
     assert_string_equal(ctl_type(m), "hello");
     assert_string_equal(cJSON_GetObjectItemCaseSensitive(m, "version")->valuestring, "0.1.0");
     assert_int_equal(cJSON_GetObjectItemCaseSensitive(m, "n")->valueint, 3);
     cJSON_Delete(m);
     /* a type of exactly CTL_TYPE_MAX characters is fine */
-    assert_int_equal(decode_json("{\"type\":\"abcdefghijklmnopqrstuvwxyz012345\"}", &m, err,
-                                 sizeof(err)),
-                     0);
+    assert_int_equal(
+        decode_json("{\"type\":\"abcdefghijklmnopqrstuvwxyz012345\"}", &m, err, sizeof(err)), 0);
     assert_int_equal(strlen(ctl_type(m)), CTL_TYPE_MAX);
     cJSON_Delete(m);
 }
@@ -170,20 +168,20 @@ static void test_decode_truncated_header(void **state)
 static void test_decode_bad_payloads(void **state)
 {
     static const char *const bad[] = {
-        "{\"type\":",                    /* invalid JSON */
+        "{\"type\":", /* invalid JSON */
         "not json at all",
-        "[\"type\",\"hello\"]",          /* array, not object */
+        "[\"type\",\"hello\"]", /* array, not object */
         "[{\"type\":\"hello\"}]",
         "\"hello\"",
         "42",
         "null",
-        "{\"kind\":\"hello\"}",          /* no type */
-        "{\"type\":5}",                  /* not a string */
+        "{\"kind\":\"hello\"}", /* no type */
+        "{\"type\":5}",         /* not a string */
         "{\"type\":null}",
         "{\"type\":{\"a\":1}}",
-        "{\"type\":\"\"}",               /* empty */
+        "{\"type\":\"\"}",                                  /* empty */
         "{\"type\":\"abcdefghijklmnopqrstuvwxyz0123456\"}", /* 33 characters */
-        "{\"Type\":\"hello\"}",          /* keys are case-sensitive */
+        "{\"Type\":\"hello\"}",                             /* keys are case-sensitive */
     };
     cJSON *m;
     char err[256];

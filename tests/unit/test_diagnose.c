@@ -31,21 +31,30 @@ static bool any_evidence(const struct diagnose_verdict *v, const char *needle)
     return false;
 }
 
-#define assert_evidence(v, needle)                                                            \
-    do {                                                                                      \
-        if (!any_evidence(&(v), needle)) {                                                    \
-            for (size_t i__ = 0; i__ < (v).nevidence; i__++)                                  \
-                fprintf(stderr, "  evidence: %s\n", (v).evidence[i__]);                      \
-            fail_msg("no evidence line contains \"%s\"", needle);                            \
-        }                                                                                     \
+#define assert_evidence(v, needle)                                                                 \
+    do {                                                                                           \
+        if (!any_evidence(&(v), needle)) {                                                         \
+            for (size_t i__ = 0; i__ < (v).nevidence; i__++)                                       \
+                fprintf(stderr, "  evidence: %s\n", (v).evidence[i__]);                            \
+            fail_msg("no evidence line contains \"%s\"", needle);                                  \
+        }                                                                                          \
     } while (0)
 
 /* Receiver's tcp_rmem "4096 4096 8192": 348 Mbit/s, the window held the sender 84 %. */
 static const struct diagnose_sample rwnd_tiny = {
-    .flows = 1, .seconds = 3.0, .throughput_bps = 348e6,
-    .busy_us = 2712000, .rwnd_us = 2264000, .sndbuf_us = 0,
-    .retrans = 38, .segs_out = 36800, .mss = 1448,
-    .srtt_us = 239, .min_rtt_us = 5, .snd_wnd = 5248, .cwnd = 142,
+    .flows = 1,
+    .seconds = 3.0,
+    .throughput_bps = 348e6,
+    .busy_us = 2712000,
+    .rwnd_us = 2264000,
+    .sndbuf_us = 0,
+    .retrans = 38,
+    .segs_out = 36800,
+    .mss = 1448,
+    .srtt_us = 239,
+    .min_rtt_us = 5,
+    .snd_wnd = 5248,
+    .cwnd = 142,
 };
 
 static void test_rwnd_limited(void **state)
@@ -86,9 +95,17 @@ static void test_rwnd_limited(void **state)
 static void test_rwnd_rampup_only(void **state)
 {
     struct diagnose_sample s = {
-        .flows = 1, .seconds = 3.0, .throughput_bps = 9.67e9,
-        .busy_us = 2500000, .rwnd_us = 712000, .retrans = 1100, .segs_out = 2440000,
-        .mss = 1448, .srtt_us = 315, .min_rtt_us = 3, .snd_wnd = 28100000,
+        .flows = 1,
+        .seconds = 3.0,
+        .throughput_bps = 9.67e9,
+        .busy_us = 2500000,
+        .rwnd_us = 712000,
+        .retrans = 1100,
+        .segs_out = 2440000,
+        .mss = 1448,
+        .srtt_us = 315,
+        .min_rtt_us = 3,
+        .snd_wnd = 28100000,
     };
     struct diagnose_verdict v;
     (void)state;
@@ -105,10 +122,18 @@ static void test_rwnd_rampup_only(void **state)
 static void test_sndbuf_limited(void **state)
 {
     struct diagnose_sample s = {
-        .flows = 1, .seconds = 4.0, .throughput_bps = 13e6,
-        .busy_us = 4020000, .rwnd_us = 0, .sndbuf_us = 1470000,
-        .retrans = 0, .segs_out = 4500, .mss = 1448,
-        .srtt_us = 19200, .min_rtt_us = 13800, .snd_wnd = 236000,
+        .flows = 1,
+        .seconds = 4.0,
+        .throughput_bps = 13e6,
+        .busy_us = 4020000,
+        .rwnd_us = 0,
+        .sndbuf_us = 1470000,
+        .retrans = 0,
+        .segs_out = 4500,
+        .mss = 1448,
+        .srtt_us = 19200,
+        .min_rtt_us = 13800,
+        .snd_wnd = 236000,
     };
     struct diagnose_verdict v;
     (void)state;
@@ -126,9 +151,18 @@ static void test_sndbuf_limited(void **state)
 
 /* A 200 Mbit/s tbf on the veth: busy 100 %, srtt 3 ms over a 6 us path. */
 static const struct diagnose_sample tbf = {
-    .flows = 1, .seconds = 3.0, .throughput_bps = 190.6e6,
-    .busy_us = 2976000, .rwnd_us = 0, .sndbuf_us = 4000, .retrans = 0, .segs_out = 63798,
-    .mss = 1448, .srtt_us = 3020, .min_rtt_us = 6, .snd_wnd = 1592320,
+    .flows = 1,
+    .seconds = 3.0,
+    .throughput_bps = 190.6e6,
+    .busy_us = 2976000,
+    .rwnd_us = 0,
+    .sndbuf_us = 4000,
+    .retrans = 0,
+    .segs_out = 63798,
+    .mss = 1448,
+    .srtt_us = 3020,
+    .min_rtt_us = 6,
+    .snd_wnd = 1592320,
 };
 
 static void test_link_capacity(void **state)
@@ -158,9 +192,18 @@ static void test_link_capacity(void **state)
 static void test_paced_app_limited(void **state)
 {
     struct diagnose_sample s = {
-        .flows = 2, .seconds = 3.0, .throughput_bps = 358e6, .pacing_bps = 200000000,
-        .busy_us = 6000000, .sndbuf_us = 2000000, .retrans = 0, .segs_out = 90000, .mss = 1448,
-        .srtt_us = 24, .min_rtt_us = 6, .snd_wnd = 1723392,
+        .flows = 2,
+        .seconds = 3.0,
+        .throughput_bps = 358e6,
+        .pacing_bps = 200000000,
+        .busy_us = 6000000,
+        .sndbuf_us = 2000000,
+        .retrans = 0,
+        .segs_out = 90000,
+        .mss = 1448,
+        .srtt_us = 24,
+        .min_rtt_us = 6,
+        .snd_wnd = 1723392,
     };
     struct diagnose_verdict v;
     (void)state;
@@ -181,9 +224,17 @@ static void test_paced_app_limited(void **state)
 static void test_app_limited(void **state)
 {
     struct diagnose_sample s = {
-        .flows = 1, .seconds = 3.0, .throughput_bps = 4.3e9, .busy_us = 1824000,
-        .rwnd_us = 4000, .retrans = 71, .segs_out = 1100000, .mss = 65483,
-        .srtt_us = 778, .min_rtt_us = 3, .snd_wnd = 24748032,
+        .flows = 1,
+        .seconds = 3.0,
+        .throughput_bps = 4.3e9,
+        .busy_us = 1824000,
+        .rwnd_us = 4000,
+        .retrans = 71,
+        .segs_out = 1100000,
+        .mss = 65483,
+        .srtt_us = 778,
+        .min_rtt_us = 3,
+        .snd_wnd = 24748032,
     };
     struct diagnose_verdict v;
     (void)state;
@@ -199,9 +250,16 @@ static void test_app_limited(void **state)
 static void test_loss_limited(void **state)
 {
     struct diagnose_sample s = {
-        .flows = 1, .seconds = 10.0, .throughput_bps = 4.2e6, .busy_us = 9900000,
-        .retrans = 1000, .segs_out = 100000, .mss = 1448, .srtt_us = 30000,
-        .min_rtt_us = 29500, .snd_wnd = 6000000,
+        .flows = 1,
+        .seconds = 10.0,
+        .throughput_bps = 4.2e6,
+        .busy_us = 9900000,
+        .retrans = 1000,
+        .segs_out = 100000,
+        .mss = 1448,
+        .srtt_us = 30000,
+        .min_rtt_us = 29500,
+        .snd_wnd = 6000000,
     };
     struct diagnose_verdict v;
     (void)state;
@@ -220,9 +278,15 @@ static void test_loss_limited(void **state)
     v = judge(&s);
     assert_int_equal(v.id, DIAG_LINK_CAPACITY);
     /* below the LAN threshold on a LAN path: nothing to say */
-    s = (struct diagnose_sample){.flows = 1, .seconds = 10.0, .throughput_bps = 9e9,
-                                 .busy_us = 9900000, .retrans = 5, .segs_out = 100000,
-                                 .mss = 1448, .srtt_us = 100, .min_rtt_us = 50,
+    s = (struct diagnose_sample){.flows = 1,
+                                 .seconds = 10.0,
+                                 .throughput_bps = 9e9,
+                                 .busy_us = 9900000,
+                                 .retrans = 5,
+                                 .segs_out = 100000,
+                                 .mss = 1448,
+                                 .srtt_us = 100,
+                                 .min_rtt_us = 50,
                                  .snd_wnd = 6000000};
     v = judge(&s);
     assert_int_equal(v.id, DIAG_OK);
@@ -231,9 +295,17 @@ static void test_loss_limited(void **state)
 static void test_rx_cpu_limited(void **state)
 {
     struct diagnose_sample s = {
-        .flows = 4, .seconds = 5.0, .throughput_bps = 23e9, .busy_us = 19800000,
-        .retrans = 10, .segs_out = 2000000, .mss = 8948, .srtt_us = 200, .min_rtt_us = 150,
-        .snd_wnd = 6000000, .local_receives = true,
+        .flows = 4,
+        .seconds = 5.0,
+        .throughput_bps = 23e9,
+        .busy_us = 19800000,
+        .retrans = 10,
+        .segs_out = 2000000,
+        .mss = 8948,
+        .srtt_us = 200,
+        .min_rtt_us = 150,
+        .snd_wnd = 6000000,
+        .local_receives = true,
     };
     struct diagnose_verdict v;
     (void)state;
@@ -282,10 +354,16 @@ static void test_from_run(void **state)
         sf[i].id = i;
         sf[i].sender = true;
         sf[i].seconds = 4.0;
-        sf[i].ti = (struct tcpinfo){.valid = true, .busy_us = 4000000, .rwnd_limited_us = 1000000 * i,
-                                    .total_retrans = 3, .data_segs_out = 1000, .snd_mss = 1448,
-                                    .rtt_us = 100 + 100 * i, .min_rtt_us = 50 - 10 * i,
-                                    .snd_wnd = 70000 - 1000 * i, .snd_cwnd = 10};
+        sf[i].ti = (struct tcpinfo){.valid = true,
+                                    .busy_us = 4000000,
+                                    .rwnd_limited_us = 1000000 * i,
+                                    .total_retrans = 3,
+                                    .data_segs_out = 1000,
+                                    .snd_mss = 1448,
+                                    .rtt_us = 100 + 100 * i,
+                                    .min_rtt_us = 50 - 10 * i,
+                                    .snd_wnd = 70000 - 1000 * i,
+                                    .snd_cwnd = 10};
         fs[i].id = i;
         fs[i].client_sends = false;
     }
@@ -345,18 +423,24 @@ static void test_host_counters(void **state)
     assert_int_equal(diagnose_host_parse_netstat(snmp_a, a), 0);
     assert_int_equal(diagnose_host_parse_softnet("0000ffff 00000001 00000010 0 0 0 0 0 0 0 0 0 0\n"
                                                  "0000ffff 00000000 00000002 0 0 0 0 0 0 0 0 0 1\n",
-                                                 a), 0);
+                                                 a),
+                     0);
     assert_int_equal(diagnose_host_parse_stat("cpu  10 0 10 100 0 0 10 0 0 0\n"
                                               "cpu0 5 0 5 50 0 0 0 0 0 0\n"
-                                              "cpu1 5 0 5 50 0 0 10 0 0 0\nintr 5\n", a), 0);
+                                              "cpu1 5 0 5 50 0 0 10 0 0 0\nintr 5\n",
+                                              a),
+                     0);
     assert_int_equal(a->ncpu, 2);
     assert_int_equal(diagnose_host_parse_netstat(netstat_b, b), 0);
     assert_int_equal(diagnose_host_parse_netstat(snmp_b, b), 0);
     assert_int_equal(diagnose_host_parse_softnet("0000ffff 00000003 00000110 0 0 0 0 0 0 0 0 0 0\n"
                                                  "0000ffff 00000000 00000002 0 0 0 0 0 0 0 0 0 1\n",
-                                                 b), 0);
+                                                 b),
+                     0);
     assert_int_equal(diagnose_host_parse_stat("cpu0 5 0 5 150 0 0 0 0 0 0\n"
-                                              "cpu1 5 0 5 60 0 0 100 0 0 0\n", b), 0);
+                                              "cpu1 5 0 5 60 0 0 100 0 0 0\n",
+                                              b),
+                     0);
     diagnose_host_delta(a, b, &h);
     assert_true(h.valid);
     assert_int_equal(h.ctr[DIAG_C_PRUNE_CALLED], 10);

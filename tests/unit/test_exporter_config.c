@@ -12,27 +12,26 @@ static struct exporter_config cfg; /* large: not on the stack */
 static void good_file(void **state)
 {
     char err[512] = "";
-    const char *text =
-        "# comment\n"
-        "listen = [::1]:9465\n"
-        "min_interval = 10s   # inline comment\n"
-        "max_duration = 20s\n"
-        "\n"
-        "[target lab-a]\n"
-        "  host = 192.0.2.1\n"
-        "port = 5301\n"
-        "test = stream\n"
-        "protocol = udp\n"
-        "bitrate = 100M\n"
-        "parallel = 4\n"
-        "interval = 1m\n"
-        "duration = 10s\n"
-        "[target lat.b]\n"
-        "host = example.net\n"
-        "test = rr\n"
-        "size = 64,1K\n"
-        "timeout = 2s\n"
-        "user = probe\n";
+    const char *text = "# comment\n"
+                       "listen = [::1]:9465\n"
+                       "min_interval = 10s   # inline comment\n"
+                       "max_duration = 20s\n"
+                       "\n"
+                       "[target lab-a]\n"
+                       "  host = 192.0.2.1\n"
+                       "port = 5301\n"
+                       "test = stream\n"
+                       "protocol = udp\n"
+                       "bitrate = 100M\n"
+                       "parallel = 4\n"
+                       "interval = 1m\n"
+                       "duration = 10s\n"
+                       "[target lat.b]\n"
+                       "host = example.net\n"
+                       "test = rr\n"
+                       "size = 64,1K\n"
+                       "timeout = 2s\n"
+                       "user = probe\n";
 
     (void)state;
     assert_int_equal(exporter_config_parse(text, "x.conf", &cfg, err, sizeof(err)), 0);
@@ -62,16 +61,24 @@ static void bad_files(void **state)
     } cases[] = {
         {"[target a]\nhost = h\nfoo = 1\n", "x.conf:3: unknown key 'foo'"},
         {"host = h\n", "x.conf:1: 'host' belongs in a [target NAME] section"},
-        {"[target a]\nhost = h\nhost = i\n", "x.conf:3: 'host' is given twice in target 'a' (first on line 2)"},
+        {"[target a]\nhost = h\nhost = i\n",
+         "x.conf:3: 'host' is given twice in target 'a' (first on line 2)"},
         {"[target a]\nhost = h\nport = 70000\n", "x.conf:3: invalid port '70000'"},
-        {"[target a]\nhost = h\ntest = tcp_rr\n", "x.conf:3: invalid test 'tcp_rr': use stream, rr or crr"},
+        {"[target a]\nhost = h\ntest = tcp_rr\n",
+         "x.conf:3: invalid test 'tcp_rr': use stream, rr or crr"},
         {"[target a]\nhost = h\ninterval = 0.5s\n", "x.conf:3: invalid interval '0.5s'"},
-        {"[target a]\nhost = h\nsize = 1,1\n", "x.conf:3: target 'a': size applies to rr and crr only"},
-        {"[target a]\nhost = h\ntest = rr\nbitrate = 1M\n", "x.conf:4: target 'a': bitrate applies"},
-        {"[target a]\nhost = h\ntest = crr\ndirection = reverse\n", "x.conf:4: target 'a': direction applies to stream only"},
-        {"[target a]\nhost = h\nduration = 1m\n", "x.conf:3: target 'a': a test of 60s (omit included) exceeds max_duration 30s"},
-        {"[target a]\nhost = h\ninterval = 5s\nduration = 5s\nmin_interval = 1s\n", "x.conf:5: 'min_interval' belongs"},
-        {"min_interval = 5s\n[target a]\nhost = h\ninterval = 5s\nduration = 5s\n", "x.conf:4: target 'a': interval 5s leaves no time"},
+        {"[target a]\nhost = h\nsize = 1,1\n",
+         "x.conf:3: target 'a': size applies to rr and crr only"},
+        {"[target a]\nhost = h\ntest = rr\nbitrate = 1M\n",
+         "x.conf:4: target 'a': bitrate applies"},
+        {"[target a]\nhost = h\ntest = crr\ndirection = reverse\n",
+         "x.conf:4: target 'a': direction applies to stream only"},
+        {"[target a]\nhost = h\nduration = 1m\n",
+         "x.conf:3: target 'a': a test of 60s (omit included) exceeds max_duration 30s"},
+        {"[target a]\nhost = h\ninterval = 5s\nduration = 5s\nmin_interval = 1s\n",
+         "x.conf:5: 'min_interval' belongs"},
+        {"min_interval = 5s\n[target a]\nhost = h\ninterval = 5s\nduration = 5s\n",
+         "x.conf:4: target 'a': interval 5s leaves no time"},
         {"[target a b]\nhost = h\n", "x.conf:1: invalid target name 'a b'"},
         {"[target]\n", "x.conf:1: unknown section '[target]'"},
         {"[target a\n", "x.conf:1: malformed section header"},
@@ -83,8 +90,10 @@ static void bad_files(void **state)
         {"[target a]\nhost = h\nthreads = 300\n", "x.conf:3: invalid threads '300'"},
         {"[target a]\nhost = h\n\x01\n", "x.conf:3: control character 0x01"},
         {"", "x.conf: no [target NAME] section: nothing to run"},
-        {"min_interval = 1s\n[target a]\nhost = h\ninterval = 1.5s\nduration = 1s\n[target b]\nhost = h\n"
-         "interval = 2s\nduration = 1s\n", "x.conf: the targets need 117% of the time"},
+        {"min_interval = 1s\n[target a]\nhost = h\ninterval = 1.5s\nduration = 1s\n[target "
+         "b]\nhost = h\n"
+         "interval = 2s\nduration = 1s\n",
+         "x.conf: the targets need 117% of the time"},
     };
     char err[512];
 
@@ -115,7 +124,8 @@ static void classify(void **state)
     assert_int_equal(exporter_classify(1, ""), EXPORTER_PARTIAL);
     assert_int_equal(exporter_classify(-ECONNREFUSED, "connection refused by x"), EXPORTER_REFUSED);
     assert_int_equal(exporter_classify(-ETIMEDOUT, "no answer"), EXPORTER_TIMEOUT);
-    assert_int_equal(exporter_classify(-EHOSTUNREACH, "cannot resolve host 'x': y"), EXPORTER_RESOLVE);
+    assert_int_equal(exporter_classify(-EHOSTUNREACH, "cannot resolve host 'x': y"),
+                     EXPORTER_RESOLVE);
     assert_int_equal(exporter_classify(-EHOSTUNREACH, "cannot connect"), EXPORTER_UNREACHABLE);
     assert_int_equal(exporter_classify(-EPROTO, "server refused the test: server busy: 3 tests"),
                      EXPORTER_BUSY);

@@ -16,10 +16,7 @@
 
 static uint64_t rng_state;
 
-static void rng_seed(uint64_t s)
-{
-    rng_state = s;
-}
+static void rng_seed(uint64_t s) { rng_state = s; }
 
 static uint64_t rng_next(void)
 {
@@ -30,10 +27,7 @@ static uint64_t rng_next(void)
 }
 
 /* uniform in (0, 1) */
-static double rng_unit(void)
-{
-    return ((double)(rng_next() >> 11) + 0.5) / 9007199254740992.0;
-}
+static double rng_unit(void) { return ((double)(rng_next() >> 11) + 0.5) / 9007199254740992.0; }
 
 /* normal (Box-Muller) */
 static double rng_normal(double mean, double sd)
@@ -100,8 +94,8 @@ static void test_index_range_exhaustive(void **state)
         }
         /* monotonic and contiguous: the next value stays in its bucket or opens the next */
         if (idx != prev_idx && idx != prev_idx + 1)
-            fail_msg("histo_index(%llu) = %u after histo_index(%llu) = %u",
-                     (unsigned long long)v, idx, (unsigned long long)(v - 1), prev_idx);
+            fail_msg("histo_index(%llu) = %u after histo_index(%llu) = %u", (unsigned long long)v,
+                     idx, (unsigned long long)(v - 1), prev_idx);
         if (idx == prev_idx + 1) {
             histo_bucket_range(idx, &lo, &hi);
             if (lo != prev_hi + 1)
@@ -246,8 +240,8 @@ static void check_distribution(const char *name, uint64_t *v, size_t n, struct d
                      (unsigned long long)got, (unsigned long long)want, rel * 100);
         /* histo.h's own promise: within half a bucket, 1/256 of the value (0.4 %) */
         if (rel > 1.0 / 256 + 1e-12)
-            fail_msg("%s: p%g = %llu, exact %llu: relative error %.4f%% > 0.39%% (histo.h)",
-                     name, p, (unsigned long long)got, (unsigned long long)want, rel * 100);
+            fail_msg("%s: p%g = %llu, exact %llu: relative error %.4f%% > 0.39%% (histo.h)", name,
+                     p, (unsigned long long)got, (unsigned long long)want, rel * 100);
     }
     print_message("  %-12s n=%zu min=%llu p50=%llu max=%llu, worst relative error %.4f%% at p%g\n",
                   name, n, (unsigned long long)v[0], (unsigned long long)histo_percentile(h, 50),
@@ -560,8 +554,7 @@ static void parse_written(const char *text, const struct histo *h, struct parsed
             (size_t)used != len)
             fail_msg("histo_write: cannot parse \"%s\"", buf);
         cum = strtod(cum_text, NULL);
-        if (!(lo_us < hi_us) || lo_us < prev_hi - 1e-9 || count == 0 || cum < prev_cum ||
-            cum > 1.0)
+        if (!(lo_us < hi_us) || lo_us < prev_hi - 1e-9 || count == 0 || cum < prev_cum || cum > 1.0)
             fail_msg("histo_write: line \"%s\" out of order or malformed (previous hi %.3f, "
                      "cumulative %.6f)",
                      buf, prev_hi, prev_cum);

@@ -147,10 +147,7 @@ static void test_json_decode(void **state)
         -EPROTO);
 }
 
-static void pair(int sv[2])
-{
-    assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
-}
+static void pair(int sv[2]) { assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0); }
 
 static void test_json_io(void **state)
 {

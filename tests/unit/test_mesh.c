@@ -100,7 +100,9 @@ static void test_plan_pairs(void **state)
     (void)state;
     assert_int_equal(load("{\"hosts\":[{\"name\":\"a\",\"address\":\"x\"},{\"name\":\"b\","
                           "\"address\":\"y\"}],\"tests\":[{\"test\":\"crr\"}],"
-                          "\"pairs\":[[\"b\",\"a\"]]}", &p, err, sizeof(err)), 0);
+                          "\"pairs\":[[\"b\",\"a\"]]}",
+                          &p, err, sizeof(err)),
+                     0);
     assert_int_equal(p.ncells, 1);
     assert_int_equal(p.cells[0].src, 1);
     assert_int_equal(p.cells[0].dst, 0);
@@ -127,23 +129,36 @@ static void test_plan_errors(void **state)
     expect_error("{\"tests\":[{\"test\":\"rr\"}]}", "\"hosts\"");
     expect_error("{\"hosts\":[{\"name\":\"a\",\"address\":\"x\"}],\"tests\":[{\"test\":\"rr\"}]}",
                  "2 to 64");
-    expect_error("{\"hosts\":[{\"name\":\"a\",\"address\":\"x\"},{\"name\":\"a\",\"address\":\"y\"}],"
-                 "\"tests\":[{\"test\":\"rr\"}]}", "used twice");
+    expect_error(
+        "{\"hosts\":[{\"name\":\"a\",\"address\":\"x\"},{\"name\":\"a\",\"address\":\"y\"}],"
+        "\"tests\":[{\"test\":\"rr\"}]}",
+        "used twice");
     expect_error("{\"hosts\":[{\"name\":\"a\",\"address\":\"x\"},{\"name\":\"b\"}],"
-                 "\"tests\":[{\"test\":\"rr\"}]}", "hosts[1]");
+                 "\"tests\":[{\"test\":\"rr\"}]}",
+                 "hosts[1]");
     expect_error("{\"hosts\":[{\"name\":\"a\",\"address\":\"x\"},{\"name\":\"b\",\"address\":\"y\","
-                 "\"port\":0}],\"tests\":[{\"test\":\"rr\"}]}", "hosts[1]");
-    expect_error("{\"hosts\":[{\"name\":\"a\",\"address\":\"x\"},{\"name\":\"b\",\"address\":\"y\"}],"
-                 "\"tests\":[{\"test\":\"ping\"}]}", "tests[0]");
-    expect_error("{\"hosts\":[{\"name\":\"a\",\"address\":\"x\"},{\"name\":\"b\",\"address\":\"y\"}],"
-                 "\"tests\":[{\"test\":\"rr\"},{\"test\":\"stream\",\"params\":{\"flows\":0}}]}",
-                 "tests[1].params");
-    expect_error("{\"hosts\":[{\"name\":\"a\",\"address\":\"x\"},{\"name\":\"b\",\"address\":\"y\"}],"
-                 "\"tests\":[{\"test\":\"rr\"}],\"pairs\":[[\"a\",\"a\"]]}", "pairs[0]");
-    expect_error("{\"hosts\":[{\"name\":\"a\",\"address\":\"x\"},{\"name\":\"b\",\"address\":\"y\"}],"
-                 "\"tests\":[{\"test\":\"rr\"}],\"pairs\":[[\"a\",\"zz\"]]}", "pairs[0]");
-    expect_error("{\"hosts\":[{\"name\":\"a\",\"address\":\"x\"},{\"name\":\"b\",\"address\":\"y\"}],"
-                 "\"tests\":[{\"test\":\"rr\"}],\"pairs\":7}", "\"pairs\"");
+                 "\"port\":0}],\"tests\":[{\"test\":\"rr\"}]}",
+                 "hosts[1]");
+    expect_error(
+        "{\"hosts\":[{\"name\":\"a\",\"address\":\"x\"},{\"name\":\"b\",\"address\":\"y\"}],"
+        "\"tests\":[{\"test\":\"ping\"}]}",
+        "tests[0]");
+    expect_error(
+        "{\"hosts\":[{\"name\":\"a\",\"address\":\"x\"},{\"name\":\"b\",\"address\":\"y\"}],"
+        "\"tests\":[{\"test\":\"rr\"},{\"test\":\"stream\",\"params\":{\"flows\":0}}]}",
+        "tests[1].params");
+    expect_error(
+        "{\"hosts\":[{\"name\":\"a\",\"address\":\"x\"},{\"name\":\"b\",\"address\":\"y\"}],"
+        "\"tests\":[{\"test\":\"rr\"}],\"pairs\":[[\"a\",\"a\"]]}",
+        "pairs[0]");
+    expect_error(
+        "{\"hosts\":[{\"name\":\"a\",\"address\":\"x\"},{\"name\":\"b\",\"address\":\"y\"}],"
+        "\"tests\":[{\"test\":\"rr\"}],\"pairs\":[[\"a\",\"zz\"]]}",
+        "pairs[0]");
+    expect_error(
+        "{\"hosts\":[{\"name\":\"a\",\"address\":\"x\"},{\"name\":\"b\",\"address\":\"y\"}],"
+        "\"tests\":[{\"test\":\"rr\"}],\"pairs\":7}",
+        "\"pairs\"");
 }
 
 static void test_plan_missing_file(void **state)
@@ -160,10 +175,8 @@ static void test_plan_missing_file(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_targets),
-        cmocka_unit_test(test_plan_full),
-        cmocka_unit_test(test_plan_pairs),
-        cmocka_unit_test(test_plan_errors),
+        cmocka_unit_test(test_targets),           cmocka_unit_test(test_plan_full),
+        cmocka_unit_test(test_plan_pairs),        cmocka_unit_test(test_plan_errors),
         cmocka_unit_test(test_plan_missing_file),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

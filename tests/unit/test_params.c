@@ -36,24 +36,30 @@ static void test_defaults(void **state)
 }
 
 /* Applies stmt to the defaults (as p), expects validate to fail with names in the error. */
-#define EXPECT_INVALID(stmt, names)                                                              \
-    do {                                                                                         \
-        struct params p_;                                                                        \
-        char err_[256] = "";                                                                     \
-        params_defaults(&p_);                                                                    \
-        { struct params *p = &p_; stmt; }                                                        \
-        assert_int_equal(params_validate(&p_, err_, sizeof(err_)), -EINVAL);                     \
-        assert_contains(err_, names);                                                            \
+#define EXPECT_INVALID(stmt, names)                                                                \
+    do {                                                                                           \
+        struct params p_;                                                                          \
+        char err_[256] = "";                                                                       \
+        params_defaults(&p_);                                                                      \
+        {                                                                                          \
+            struct params *p = &p_;                                                                \
+            stmt;                                                                                  \
+        }                                                                                          \
+        assert_int_equal(params_validate(&p_, err_, sizeof(err_)), -EINVAL);                       \
+        assert_contains(err_, names);                                                              \
     } while (0)
 
-#define EXPECT_VALID(stmt)                                                                       \
-    do {                                                                                         \
-        struct params p_;                                                                        \
-        char err_[256] = "";                                                                     \
-        params_defaults(&p_);                                                                    \
-        { struct params *p = &p_; stmt; }                                                        \
-        if (params_validate(&p_, err_, sizeof(err_)))                                            \
-            fail_msg("%s: unexpectedly invalid: %s", #stmt, err_);                               \
+#define EXPECT_VALID(stmt)                                                                         \
+    do {                                                                                           \
+        struct params p_;                                                                          \
+        char err_[256] = "";                                                                       \
+        params_defaults(&p_);                                                                      \
+        {                                                                                          \
+            struct params *p = &p_;                                                                \
+            stmt;                                                                                  \
+        }                                                                                          \
+        if (params_validate(&p_, err_, sizeof(err_)))                                              \
+            fail_msg("%s: unexpectedly invalid: %s", #stmt, err_);                                 \
     } while (0)
 
 static void test_validate_rejects(void **state)
@@ -187,7 +193,7 @@ static void test_json_round_trip_odd_durations(void **state)
 
     (void)state;
     params_defaults(&in);
-    in.duration_ns = 1100000000ULL;  /* 1.1 s is not exact in binary */
+    in.duration_ns = 1100000000ULL; /* 1.1 s is not exact in binary */
     in.omit_ns = 300000000ULL;
     in.interval_ns = 100000000ULL;
     in.server_threads = 1;

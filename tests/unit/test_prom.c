@@ -44,8 +44,8 @@ static void listen_specs(void **state)
     assert_int_equal(port, 0);
     assert_int_equal(prom_parse_listen(":80", host, sizeof(host), &port), 0);
     assert_string_equal(host, "");
-    static const char *const bad[] = {"", "9464", "::1:80", "h:", "h:x", "h:65536", "h:-1",
-                                      "[::1]80", "[::1", "h:1a"};
+    static const char *const bad[] = {"",        "9464", "::1:80",  "h:",   "h:x",
+                                      "h:65536", "h:-1", "[::1]80", "[::1", "h:1a"};
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
         if (prom_parse_listen(bad[i], host, sizeof(host), &port) == 0)
             fail_msg("'%s' was accepted", bad[i]);
@@ -73,12 +73,16 @@ static void daemon_counters(void **state)
     metrics_render(m, &b);
     assert_contains(b.data, "netrig_tests_served_total{test=\"stream\",protocol=\"tcp\"} 1\n");
     assert_contains(b.data, "netrig_tests_running{test=\"stream\",protocol=\"tcp\"} 0\n");
-    assert_contains(b.data, "netrig_served_bytes_total{test=\"stream\",protocol=\"tcp\",direction=\"received\"} 1000\n");
-    assert_contains(b.data, "netrig_served_bytes_total{test=\"stream\",protocol=\"tcp\",direction=\"sent\"} 500\n");
+    assert_contains(b.data, "netrig_served_bytes_total{test=\"stream\",protocol=\"tcp\",direction="
+                            "\"received\"} 1000\n");
+    assert_contains(
+        b.data,
+        "netrig_served_bytes_total{test=\"stream\",protocol=\"tcp\",direction=\"sent\"} 500\n");
     assert_contains(b.data, "netrig_refusals_total{reason=\"acl\"} 1\n");
     assert_contains(b.data, "netrig_refusals_total{reason=\"busy\"} 0\n");
     assert_contains(b.data, "netrig_control_errors_total{stage=\"run\"} 1\n");
-    assert_contains(b.data, "netrig_client_last_throughput_bytes_per_second{client=\"192.0.2.7\",test=\"stream\",protocol=\"tcp\"} 750\n");
+    assert_contains(b.data, "netrig_client_last_throughput_bytes_per_second{client=\"192.0.2.7\","
+                            "test=\"stream\",protocol=\"tcp\"} 750\n");
     assert_null(strstr(b.data, "test=\"crr\",protocol=\"udp\"")); /* no such kind */
     prom_buf_free(&b);
     metrics_destroy(m);
@@ -96,14 +100,15 @@ static void clients_bounded(void **state)
     (void)state;
     params_defaults(&p);
     for (int i = 0; i < METRICS_MAX_CLIENTS + 10; i++) {
-        struct sockaddr_in sin = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(0x0a000000u + (uint32_t)i)};
+        struct sockaddr_in sin = {.sin_family = AF_INET,
+                                  .sin_addr.s_addr = htonl(0x0a000000u + (uint32_t)i)};
         metrics_test_done(m, &p, (struct sockaddr *)&sin, &side, true);
     }
     metrics_render(m, &b);
     for (const char *s = b.data; (s = strstr(s, "\nnetrig_client_last_bytes{")); s++)
         rows++;
     assert_int_equal(rows, METRICS_MAX_CLIENTS);
-    assert_null(strstr(b.data, "client=\"10.0.0.0\""));  /* the first, forgotten */
+    assert_null(strstr(b.data, "client=\"10.0.0.0\""));      /* the first, forgotten */
     assert_non_null(strstr(b.data, "client=\"10.0.0.73\"")); /* the last, kept */
     prom_buf_free(&b);
     metrics_destroy(m);
@@ -114,8 +119,12 @@ static void live_frame(void **state)
     struct interval_flow cells[3] = {{.bytes = 125000000, .retrans = 2, .rtt_us = 40, .cwnd = 10},
                                      {.bytes = 125000000, .rtt_us = 50, .cwnd = 12},
                                      {.bytes = 0}};
-    struct interval iv = {.start_s = 1, .end_s = 2, .sent_bytes = 250000000, .retrans = 2,
-                          .flows = cells, .cpu = {.valid = 1, .busy_pct = 12.5}};
+    struct interval iv = {.start_s = 1,
+                          .end_s = 2,
+                          .sent_bytes = 250000000,
+                          .retrans = 2,
+                          .flows = cells,
+                          .cpu = {.valid = 1, .busy_pct = 12.5}};
     struct side_flow sf[3] = {{.id = 0}, {.id = 1}, {.id = 2}};
     struct side_result s = {.nflows = 3, .flows = sf};
     struct run_result r = {.test = "stream", .server = "192.0.2.1:5301"};
@@ -148,10 +157,8 @@ static void live_frame(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(escape_and_samples),
-        cmocka_unit_test(listen_specs),
-        cmocka_unit_test(daemon_counters),
-        cmocka_unit_test(clients_bounded),
+        cmocka_unit_test(escape_and_samples), cmocka_unit_test(listen_specs),
+        cmocka_unit_test(daemon_counters),    cmocka_unit_test(clients_bounded),
         cmocka_unit_test(live_frame),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

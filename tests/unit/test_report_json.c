@@ -10,7 +10,7 @@
 
 /* cJSON 1.7.15 prints a double with 15 significant digits when that reads back within
  * DBL_EPSILON, so values on the wire may move by an ulp: compare them that closely. */
-#define assert_wire_dbl(actual, expected) \
+#define assert_wire_dbl(actual, expected)                                                          \
     assert_dbl_near(actual, expected, 4 * 2.220446049250313e-16 * fabs(expected))
 
 /* Follows a dotted path of object keys ("summary.cpu.local.user_pct"); NULL if absent. */
@@ -88,13 +88,24 @@ static void fill_side(struct side_result *s)
     f->cpu = 1;
     f->worker = 0;
     f->err = 0;
-    f->ti = (struct tcpinfo){.valid = true, .rtt_us = 151, .rttvar_us = 22, .min_rtt_us = 41,
-                             .snd_cwnd = 310, .snd_mss = 1448, .pmtu = 1500, .snd_wnd = 3145728,
-                             .total_retrans = 17, .notsent_bytes = 4096,
+    f->ti = (struct tcpinfo){.valid = true,
+                             .rtt_us = 151,
+                             .rttvar_us = 22,
+                             .min_rtt_us = 41,
+                             .snd_cwnd = 310,
+                             .snd_mss = 1448,
+                             .pmtu = 1500,
+                             .snd_wnd = 3145728,
+                             .total_retrans = 17,
+                             .notsent_bytes = 4096,
                              .delivery_rate_bps = 9876543210ULL,
-                             .pacing_rate_bps = 11000000000ULL, .busy_us = 10000000,
-                             .rwnd_limited_us = 1234, .sndbuf_limited_us = 5678,
-                             .bytes_retrans = 24616, .data_segs_out = 8525000, .ca_state = 1};
+                             .pacing_rate_bps = 11000000000ULL,
+                             .busy_us = 10000000,
+                             .rwnd_limited_us = 1234,
+                             .sndbuf_limited_us = 5678,
+                             .bytes_retrans = 24616,
+                             .data_segs_out = 8525000,
+                             .ca_state = 1};
     f = &s->flows[1];
     f->sender = false;
     f->bytes = 999;
@@ -266,8 +277,8 @@ static void expect_hostile(const char *path, const char *key, const char *value,
     rc = report_json_side_parse(doc, expect_flows, 1000, &out, err, sizeof(err));
     cJSON_Delete(doc);
     if (rc != -EPROTO)
-        fail_msg("%s.%s = %s: parse returned %d (%s), expected -EPROTO", path ? path : "",
-                 key, value ? value : "(deleted)", rc, err);
+        fail_msg("%s.%s = %s: parse returned %d (%s), expected -EPROTO", path ? path : "", key,
+                 value ? value : "(deleted)", rc, err);
     assert_false(out.valid);
     assert_null(out.flows); /* nothing left allocated */
     assert_true(err[0] != '\0');

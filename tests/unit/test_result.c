@@ -211,7 +211,7 @@ static void test_merge_forward(void **state)
     assert_dbl_near(r->summary.up_bps, 3e9, 1e-3);
     assert_dbl_near(r->summary.down_bps, 0, 0);
     assert_int_equal(r->summary.retransmits, 15);
-    assert_dbl_near(r->summary.jain_index, 0.9, 1e-12); /* (1+2)^2 / (2 (1+4)) */
+    assert_dbl_near(r->summary.jain_index, 0.9, 1e-12);           /* (1+2)^2 / (2 (1+4)) */
     assert_dbl_near(r->summary.local_cores_per_10g, 2.0, 1e-12);  /* 0.6 cores / 0.3 */
     assert_dbl_near(r->summary.remote_cores_per_10g, 3.0, 1e-12); /* 0.9 cores / 0.3 */
     /* busy cores x 1e9 ns over bytes per second: 0.6e9 / 3.75e8 and 0.9e9 / 3.75e8 */

@@ -31,7 +31,7 @@ static void test_betai(void **state)
     (void)state;
     assert_dbl_near(stats_betai(2.5, 2.5, 0.5), 0.5, 1e-12);
     assert_dbl_near(stats_betai(1, 1, 0.3), 0.3, 1e-12);
-    assert_dbl_near(stats_betai(3, 1, 0.7), 0.343, 1e-12);     /* x^a */
+    assert_dbl_near(stats_betai(3, 1, 0.7), 0.343, 1e-12);           /* x^a */
     assert_dbl_near(stats_betai(1, 4, 0.2), 1 - pow(0.8, 4), 1e-12); /* 1-(1-x)^b */
     assert_dbl_near(stats_betai(2, 3, 0), 0, 0);
     assert_dbl_near(stats_betai(2, 3, 1), 1, 0);
@@ -55,9 +55,9 @@ static void test_t_quantile_table(void **state)
     static const struct {
         double p, df, t;
     } tab[] = {
-        {0.975, 1, 12.706204736}, {0.975, 2, 4.302652730}, {0.975, 3, 3.182446305},
-        {0.975, 4, 2.776445105},  {0.975, 5, 2.570581836}, {0.975, 10, 2.228138852},
-        {0.975, 30, 2.042272456}, {0.975, 120, 1.979930405}, {0.95, 10, 1.812461123},
+        {0.975, 1, 12.706204736}, {0.975, 2, 4.302652730},    {0.975, 3, 3.182446305},
+        {0.975, 4, 2.776445105},  {0.975, 5, 2.570581836},    {0.975, 10, 2.228138852},
+        {0.975, 30, 2.042272456}, {0.975, 120, 1.979930405},  {0.95, 10, 1.812461123},
         {0.995, 5, 4.032142984},  {0.9995, 1, 636.619248768},
     };
 
@@ -140,12 +140,9 @@ static void test_welch_edges(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_describe),
-        cmocka_unit_test(test_betai),
-        cmocka_unit_test(test_t_cdf),
-        cmocka_unit_test(test_t_quantile_table),
-        cmocka_unit_test(test_ci_half),
-        cmocka_unit_test(test_welch_wikipedia),
+        cmocka_unit_test(test_describe),    cmocka_unit_test(test_betai),
+        cmocka_unit_test(test_t_cdf),       cmocka_unit_test(test_t_quantile_table),
+        cmocka_unit_test(test_ci_half),     cmocka_unit_test(test_welch_wikipedia),
         cmocka_unit_test(test_welch_edges),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

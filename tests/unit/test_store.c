@@ -80,8 +80,10 @@ static void test_create(void **state)
     assert_int_equal(pragma(store_sqlite(st), "PRAGMA foreign_keys"), 1);
     text_pragma(store_sqlite(st), "PRAGMA journal_mode", mode, sizeof(mode));
     assert_string_equal(mode, "wal");
-    assert_int_equal(pragma(store_sqlite(st), "SELECT count(*) FROM sqlite_master WHERE name IN "
-                            "('runs','sweeps','sweep_points','tags','meshes','mesh_cells')"), 6);
+    assert_int_equal(pragma(store_sqlite(st),
+                            "SELECT count(*) FROM sqlite_master WHERE name IN "
+                            "('runs','sweeps','sweep_points','tags','meshes','mesh_cells')"),
+                     6);
     store_close(st);
     /* reopening changes nothing and makes no backup */
     st = store_open(path, false, err, sizeof(err));
@@ -217,9 +219,11 @@ static void test_round_trip(void **state)
     assert_contains(err, "no run");
     /* deleting a run takes everything it owns with it (foreign keys) */
     assert_int_equal(store_exec(st, err, sizeof(err), "DELETE FROM runs WHERE id = ?", "i", id), 0);
-    assert_int_equal(pragma(store_sqlite(st), "SELECT (SELECT count(*) FROM metrics) + "
+    assert_int_equal(pragma(store_sqlite(st),
+                            "SELECT (SELECT count(*) FROM metrics) + "
                             "(SELECT count(*) FROM intervals) + (SELECT count(*) FROM host) + "
-                            "(SELECT count(*) FROM interval_flows)"), 0);
+                            "(SELECT count(*) FROM interval_flows)"),
+                     0);
     result_fini(&r);
     store_close(st);
     free(hs);
@@ -270,11 +274,13 @@ static void make_v1(const char *path)
 
     assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
     assert_int_equal(sqlite3_exec(db, store_migration_sql(1), NULL, NULL, NULL), SQLITE_OK);
-    assert_int_equal(sqlite3_exec(db,
-        "INSERT INTO runs (test, started_at, saved_at, params, document) VALUES"
-        " ('stream', '2025-01-01T00:00:00Z', '2025-01-01T00:00:10Z', '{}', '{}');"
-        "INSERT INTO metrics VALUES (1, 'throughput_bps', 1e9);"
-        "PRAGMA user_version = 1; PRAGMA application_id = 1314015060;", NULL, NULL, NULL),
+    assert_int_equal(
+        sqlite3_exec(db,
+                     "INSERT INTO runs (test, started_at, saved_at, params, document) VALUES"
+                     " ('stream', '2025-01-01T00:00:00Z', '2025-01-01T00:00:10Z', '{}', '{}');"
+                     "INSERT INTO metrics VALUES (1, 'throughput_bps', 1e9);"
+                     "PRAGMA user_version = 1; PRAGMA application_id = 1314015060;",
+                     NULL, NULL, NULL),
         SQLITE_OK);
     sqlite3_close(db);
 }
@@ -414,17 +420,21 @@ static void make_v2(const char *path)
     assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
     for (int v = 1; v <= 2; v++)
         assert_int_equal(sqlite3_exec(db, store_migration_sql(v), NULL, NULL, NULL), SQLITE_OK);
-    assert_int_equal(sqlite3_exec(db,
-        "INSERT INTO sweeps (test, created_at, status, definition, metric, repeat_max, ci_level,"
-        " ci_pct) VALUES ('stream', '2025-06-01T00:00:00Z', 'done', '{}', 'throughput_bps', 1,"
-        " 0.95, 0);"
-        "INSERT INTO sweep_points (sweep_id, idx, settings, status, runs)"
-        " VALUES (1, 0, '{}', 'done', 1);"
-        "INSERT INTO runs (test, started_at, saved_at, params, document, sweep_point_id) VALUES"
-        " ('stream', '2025-06-01T00:00:00Z', '2025-06-01T00:00:10Z', '{}', '{}', 1);"
-        "INSERT INTO metrics VALUES (1, 'throughput_bps', 2e9);"
-        "INSERT INTO tags VALUES ('before', 1);"
-        "PRAGMA user_version = 2; PRAGMA application_id = 1314015060;", NULL, NULL, NULL),
+    assert_int_equal(
+        sqlite3_exec(
+            db,
+            "INSERT INTO sweeps (test, created_at, status, definition, metric, repeat_max, "
+            "ci_level,"
+            " ci_pct) VALUES ('stream', '2025-06-01T00:00:00Z', 'done', '{}', 'throughput_bps', 1,"
+            " 0.95, 0);"
+            "INSERT INTO sweep_points (sweep_id, idx, settings, status, runs)"
+            " VALUES (1, 0, '{}', 'done', 1);"
+            "INSERT INTO runs (test, started_at, saved_at, params, document, sweep_point_id) VALUES"
+            " ('stream', '2025-06-01T00:00:00Z', '2025-06-01T00:00:10Z', '{}', '{}', 1);"
+            "INSERT INTO metrics VALUES (1, 'throughput_bps', 2e9);"
+            "INSERT INTO tags VALUES ('before', 1);"
+            "PRAGMA user_version = 2; PRAGMA application_id = 1314015060;",
+            NULL, NULL, NULL),
         SQLITE_OK);
     sqlite3_close(db);
 }
@@ -597,8 +607,7 @@ static void test_doc_run(void **state)
     free(text);
     free(stored);
     /* a document whose parameters a daemon would refuse is refused, nothing stored */
-    cJSON_ReplaceItemInObject(cJSON_GetObjectItem(doc, "params"), "flows",
-                              cJSON_CreateNumber(0));
+    cJSON_ReplaceItemInObject(cJSON_GetObjectItem(doc, "params"), "flows", cJSON_CreateNumber(0));
     assert_int_equal(store_begin(st, err, sizeof(err)), 0);
     assert_int_equal(store_doc_add(st, doc, NULL, &ib, err, sizeof(err)), -EINVAL);
     store_rollback(st);
@@ -712,7 +721,8 @@ static void test_mesh_store(void **state)
     assert_int_equal(store_exec(st, err, sizeof(err), "DELETE FROM runs WHERE id = ?", "i", run),
                      0);
     assert_int_equal(pragma(store_sqlite(st), "SELECT count(*) FROM mesh_cells"
-                            " WHERE run_id IS NULL"), 2);
+                                              " WHERE run_id IS NULL"),
+                     2);
     run = 0;
     cells[0].idx = 0;
     assert_int_equal(store_mesh_cell_done(st, id, &cells[0], doc, &run, err, sizeof(err)), 0);

@@ -32,14 +32,15 @@ static void test_parse_sysctl(void **state)
     assert_string_equal(st[0].value, "4096 87380 134217728");
     assert_string_equal(man, "");
 
-    assert_int_equal(parse("sysctl -w net.core.netdev_budget=600 net.core.netdev_budget_usecs=8000",
-                           st, man), 2);
+    assert_int_equal(
+        parse("sysctl -w net.core.netdev_budget=600 net.core.netdev_budget_usecs=8000", st, man),
+        2);
     assert_string_equal(st[1].path, "/proc/sys/net/core/netdev_budget_usecs");
     assert_string_equal(st[1].value, "8000");
 
     /* modprobe is implied: the kernel loads tcp_htcp when root writes the sysctl */
-    assert_int_equal(parse("modprobe tcp_htcp && sysctl -w net.ipv4.tcp_congestion_control=htcp",
-                           st, man), 1);
+    assert_int_equal(
+        parse("modprobe tcp_htcp && sysctl -w net.ipv4.tcp_congestion_control=htcp", st, man), 1);
     assert_string_equal(st[0].value, "htcp");
     assert_string_equal(man, "");
 
@@ -84,8 +85,8 @@ static void test_parse_ethtool(void **state)
     assert_string_equal(st[0].name, "eth3 ring");
     assert_string_equal(st[0].path, "ethtool:eth3:ring");
     assert_string_equal(st[0].value, "rx 8192 tx 8192");
-    assert_int_equal(parse("ethtool -C enp94s0f0 adaptive-rx off rx-usecs 8 rx-frames 128", st,
-                           man), 1);
+    assert_int_equal(
+        parse("ethtool -C enp94s0f0 adaptive-rx off rx-usecs 8 rx-frames 128", st, man), 1);
     assert_string_equal(st[0].path, "ethtool:enp94s0f0:coalesce");
     assert_string_equal(st[0].value, "adaptive-rx off rx-usecs 8 rx-frames 128");
     assert_int_equal(parse("ethtool -L eth0 combined 16", st, man), 1);
@@ -114,7 +115,9 @@ static void test_parse_manual(void **state)
 
     /* the sysctl part is applied, the tc part is a manual step */
     assert_int_equal(parse("sysctl -w net.core.default_qdisc=fq && tc qdisc replace dev eth0 root "
-                           "handle 1: mq", st, man), 1);
+                           "handle 1: mq",
+                           st, man),
+                     1);
     assert_string_equal(st[0].name, "net.core.default_qdisc");
     assert_string_equal(man, "tc qdisc replace dev eth0 root handle 1: mq");
     assert_int_equal(parse("ethtool -S eth0", st, man), 0);
@@ -132,7 +135,9 @@ static void test_parse_manual(void **state)
     assert_int_equal(parse("ip link set dev eth0 mtu 9000; reboot", st, man), 0);
     assert_int_equal(parse("fq is not available in this kernel (no sch_fq): boot a kernel built "
                            "with CONFIG_NET_SCH_FQ=y or =m, then sysctl -w "
-                           "net.core.default_qdisc=fq", st, man), 0);
+                           "net.core.default_qdisc=fq",
+                           st, man),
+                     0);
     assert_contains(man, "fq is not available");
     assert_int_equal(parse("", st, man), 0);
     assert_string_equal(man, "");
@@ -218,11 +223,14 @@ static void test_plan_seed000(void **state)
     /* NIC settings are changes made through ethtool ioctls: not under a sysroot */
     assert_string_equal(change(&p, "enp94s0f0 features")->new_value, "lro on");
     assert_string_equal(change(&p, "enp94s0f0 features")->path, "ethtool:enp94s0f0:features");
-    assert_contains(change(&p, "enp94s0f0 coalesce")->blocked, "live host only, not under --sysroot");
+    assert_contains(change(&p, "enp94s0f0 coalesce")->blocked,
+                    "live host only, not under --sysroot");
     assert_string_equal(manual(&p, "qdisc.root")->command,
                         "tc qdisc replace dev enp94s0f0 root handle 1: mq");
-    assert_string_equal(manual(&p, "pcie.max_read_req")->command, "setpci -s 0000:5e:00.0 68.w=5936");
-    assert_string_equal(manual(&p, "irq.irqbalance")->command, "systemctl disable --now irqbalance");
+    assert_string_equal(manual(&p, "pcie.max_read_req")->command,
+                        "setpci -s 0000:5e:00.0 68.w=5936");
+    assert_string_equal(manual(&p, "irq.irqbalance")->command,
+                        "systemctl disable --now irqbalance");
     assert_true(manual(&p, "irq.irqbalance")->is_command);
     tune_plan_free(&p);
 }
@@ -255,8 +263,10 @@ static void test_plan_tuned_host(void **state)
 
 static void test_explain(void **state)
 {
-    struct tune_change c = {.kind = TUNE_SYSCTL, .name = "net.core.netdev_max_backlog",
-                            .path = "/proc/sys/net/core/netdev_max_backlog", .new_value = "30000"};
+    struct tune_change c = {.kind = TUNE_SYSCTL,
+                            .name = "net.core.netdev_max_backlog",
+                            .path = "/proc/sys/net/core/netdev_max_backlog",
+                            .new_value = "30000"};
     char buf[512];
     (void)state;
 
@@ -285,9 +295,13 @@ static void test_explain(void **state)
 static int ethtool_child(void)
 {
     char out[128], dir[] = "/tmp/netrig-tune-XXXXXX", err[1024];
-    struct tune_change c = {.kind = TUNE_ETHTOOL, .name = "lo features",
-                            .path = "ethtool:lo:features", .new_value = "gro off",
-                            .old_value = "gro on", .old_known = true, .iface = "lo",
+    struct tune_change c = {.kind = TUNE_ETHTOOL,
+                            .name = "lo features",
+                            .path = "ethtool:lo:features",
+                            .new_value = "gro off",
+                            .old_value = "gro on",
+                            .old_known = true,
+                            .iface = "lo",
                             .command = "ethtool -K lo gro off"};
     struct tune_plan p = {.nchanges = 1, .changes = &c, .netns_child = 1};
     struct tune_apply_opts o = {.state_dir = dir, .target = "t", .profile = "throughput"};

@@ -128,12 +128,15 @@ static void test_revert_after_kill(void **state)
     assert_int_equal(tune_journal_create(dir, &h, &w, err, sizeof(err)), 0);
     assert_int_equal(tune_journal_change(&w, 1, "sysctl", "net.ipv4.tcp_rmem",
                                          "/proc/sys/net/ipv4/tcp_rmem", "4096\t87380\t174760",
-                                         "1 2 3", err, sizeof(err)), 0);
+                                         "1 2 3", err, sizeof(err)),
+                     0);
     assert_int_equal(hostwr_write(root, "/proc/sys/net/ipv4/tcp_rmem", "1 2 3"), 0);
-    assert_int_equal(tune_journal_result(&w, 1, TUNE_J_APPLIED, "1 2 3", NULL, err, sizeof(err)), 0);
+    assert_int_equal(tune_journal_result(&w, 1, TUNE_J_APPLIED, "1 2 3", NULL, err, sizeof(err)),
+                     0);
     assert_int_equal(tune_journal_change(&w, 2, "sysctl", "net.core.rmem_max",
                                          "/proc/sys/net/core/rmem_max", "131071", "9", err,
-                                         sizeof(err)), 0);
+                                         sizeof(err)),
+                     0);
     assert_int_equal(hostwr_write(root, "/proc/sys/net/core/rmem_max", "9"), 0);
     /* killed here: no result record for seq 2, no done record */
     tune_journal_close(&w);
@@ -200,8 +203,8 @@ static void test_persist(void **state)
 static void test_journal_round_trip(void **state)
 {
     char dir[] = "/tmp/netrig-tune-XXXXXX", err[1024];
-    struct tune_journal_header h = {.target = "10 Gbit/s x 1 ms", .profile = "latency",
-                                    .netns = "child", .planned = 3};
+    struct tune_journal_header h = {
+        .target = "10 Gbit/s x 1 ms", .profile = "latency", .netns = "child", .planned = 3};
     struct tune_journal_writer w;
     struct tune_journal j;
     static const char odd[] = "a \"quoted\"\tvalue\nwith a newline and \\ backslash";
@@ -211,15 +214,20 @@ static void test_journal_round_trip(void **state)
     assert_int_equal(tune_journal_create(dir, &h, &w, err, sizeof(err)), 0);
     assert_int_equal(tune_journal_change(&w, 1, "sysctl", "net.ipv4.tcp_rmem",
                                          "/proc/sys/net/ipv4/tcp_rmem", "4096\t87380\t6291456",
-                                         "4096 87380 33554432", err, sizeof(err)), 0);
-    assert_int_equal(tune_journal_result(&w, 1, TUNE_J_APPLIED, "4096\t87380\t33554432", NULL,
-                                         err, sizeof(err)), 0);
+                                         "4096 87380 33554432", err, sizeof(err)),
+                     0);
+    assert_int_equal(
+        tune_journal_result(&w, 1, TUNE_J_APPLIED, "4096\t87380\t33554432", NULL, err, sizeof(err)),
+        0);
     assert_int_equal(tune_journal_change(&w, 2, "sysfs", "eth0 mtu", "/sys/class/net/eth0/mtu",
-                                         "1500", "9000", err, sizeof(err)), 0);
-    assert_int_equal(tune_journal_result(&w, 2, TUNE_J_REFUSED, "1500", "the device is busy", err,
-                                         sizeof(err)), 0);
+                                         "1500", "9000", err, sizeof(err)),
+                     0);
+    assert_int_equal(
+        tune_journal_result(&w, 2, TUNE_J_REFUSED, "1500", "the device is busy", err, sizeof(err)),
+        0);
     assert_int_equal(tune_journal_change(&w, 3, "file", TUNE_SYSCTL_CONF, TUNE_SYSCTL_CONF, NULL,
-                                         odd, err, sizeof(err)), 0);
+                                         odd, err, sizeof(err)),
+                     0);
     assert_int_equal(tune_journal_done(&w, 1, 1, 0, err, sizeof(err)), 0);
     assert_int_equal(tune_journal_revert_start(&w, err, sizeof(err)), 0);
     assert_int_equal(tune_journal_revert_one(&w, 3, true, NULL, err, sizeof(err)), 0);
@@ -270,11 +278,13 @@ static void expect_bad(const char *dir, const char *text, const char *want)
     unlink(path);
 }
 
-#define HDR "{\"netrig_tune_journal\":1,\"created\":\"2024-01-01T00:00:00.000000Z\"," \
-            "\"created_unix\":1,\"pid\":1,\"target\":\"t\",\"profile\":\"throughput\"," \
-            "\"sysroot\":null,\"netns\":\"host\",\"planned\":1}\n"
-#define CH1 "{\"seq\":1,\"kind\":\"sysctl\",\"name\":\"n\",\"path\":\"/proc/sys/net/core/rmem_max\"," \
-            "\"old\":\"1\",\"new\":\"2\"}\n"
+#define HDR                                                                                        \
+    "{\"netrig_tune_journal\":1,\"created\":\"2024-01-01T00:00:00.000000Z\","                      \
+    "\"created_unix\":1,\"pid\":1,\"target\":\"t\",\"profile\":\"throughput\","                    \
+    "\"sysroot\":null,\"netns\":\"host\",\"planned\":1}\n"
+#define CH1                                                                                        \
+    "{\"seq\":1,\"kind\":\"sysctl\",\"name\":\"n\",\"path\":\"/proc/sys/net/core/rmem_max\","      \
+    "\"old\":\"1\",\"new\":\"2\"}\n"
 
 static void test_journal_damaged(void **state)
 {
@@ -285,16 +295,26 @@ static void test_journal_damaged(void **state)
     assert_non_null(mkdtemp(dir));
     expect_bad(dir, HDR CH1 "{\"seq\":1,\"resu", "line 3 is truncated");
     expect_bad(dir, HDR "{\"seq\":1,\"kind\":\"sys\n" CH1, "line 2 is not a JSON object");
-    expect_bad(dir, HDR "{\"seq\":2,\"kind\":\"sysctl\",\"name\":\"n\",\"path\":\"/proc/sys/x\","
-                        "\"old\":\"1\",\"new\":\"2\"}\n", "line 2 is a change record out of order");
-    expect_bad(dir, HDR "{\"seq\":1,\"kind\":\"sysctl\",\"name\":\"n\",\"path\":\"/etc/passwd\","
-                        "\"old\":\"1\",\"new\":\"2\"}\n", "line 2 names a path netrig never changes");
-    expect_bad(dir, HDR "{\"seq\":1,\"kind\":\"sysfs\",\"name\":\"n\",\"path\":\"/sys/../etc/x\","
-                        "\"old\":\"1\",\"new\":\"2\"}\n", "line 2 names a path netrig never changes");
-    expect_bad(dir, HDR "{\"seq\":1,\"kind\":\"sysctl\",\"name\":\"n\",\"path\":\"/proc/sys/x\","
-                        "\"old\":null,\"new\":\"2\"}\n", "line 2 is a change record with a missing");
-    expect_bad(dir, HDR CH1 "{\"seq\":2,\"result\":\"applied\"}\n", "line 3 is a result for a change");
-    expect_bad(dir, HDR CH1 "{\"seq\":1,\"result\":\"maybe\"}\n", "line 3 is a result record with an unknown");
+    expect_bad(dir,
+               HDR "{\"seq\":2,\"kind\":\"sysctl\",\"name\":\"n\",\"path\":\"/proc/sys/x\","
+                   "\"old\":\"1\",\"new\":\"2\"}\n",
+               "line 2 is a change record out of order");
+    expect_bad(dir,
+               HDR "{\"seq\":1,\"kind\":\"sysctl\",\"name\":\"n\",\"path\":\"/etc/passwd\","
+                   "\"old\":\"1\",\"new\":\"2\"}\n",
+               "line 2 names a path netrig never changes");
+    expect_bad(dir,
+               HDR "{\"seq\":1,\"kind\":\"sysfs\",\"name\":\"n\",\"path\":\"/sys/../etc/x\","
+                   "\"old\":\"1\",\"new\":\"2\"}\n",
+               "line 2 names a path netrig never changes");
+    expect_bad(dir,
+               HDR "{\"seq\":1,\"kind\":\"sysctl\",\"name\":\"n\",\"path\":\"/proc/sys/x\","
+                   "\"old\":null,\"new\":\"2\"}\n",
+               "line 2 is a change record with a missing");
+    expect_bad(dir, HDR CH1 "{\"seq\":2,\"result\":\"applied\"}\n",
+               "line 3 is a result for a change");
+    expect_bad(dir, HDR CH1 "{\"seq\":1,\"result\":\"maybe\"}\n",
+               "line 3 is a result record with an unknown");
     expect_bad(dir, CH1, "line 1 is not a netrig tune journal header");
     expect_bad(dir, "{\"netrig_tune_journal\":2}\n", "journal version");
     expect_bad(dir, HDR HDR, "line 2 is a second header");

@@ -28,7 +28,8 @@
 
 static __attribute__((unused)) char copy_src[PATH_MAX], copy_dst[PATH_MAX];
 
-static __attribute__((unused)) int copy_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
+static __attribute__((unused)) int copy_entry(const char *path, const struct stat *sb, int flag,
+                                              struct FTW *ftw)
 {
     char to[PATH_MAX * 2], link[PATH_MAX];
     (void)ftw;
@@ -44,7 +45,8 @@ static __attribute__((unused)) int copy_entry(const char *path, const struct sta
         return symlink(link, to);
     }
     char buf[1 << 16];
-    int in = open(path, O_RDONLY), outfd = open(to, O_WRONLY | O_CREAT | O_TRUNC, sb->st_mode & 0777);
+    int in = open(path, O_RDONLY),
+        outfd = open(to, O_WRONLY | O_CREAT | O_TRUNC, sb->st_mode & 0777);
     ssize_t n = 0;
     while (in >= 0 && outfd >= 0 && (n = read(in, buf, sizeof(buf))) > 0)
         if (write(outfd, buf, (size_t)n) != n)
@@ -68,7 +70,8 @@ static __attribute__((unused)) void copy_fixture(const char *name, char *out, si
     assert_int_equal(nftw(copy_src, copy_entry, 16, FTW_PHYS), 0);
 }
 
-static __attribute__((unused)) int rm_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
+static __attribute__((unused)) int rm_entry(const char *path, const struct stat *sb, int flag,
+                                            struct FTW *ftw)
 {
     (void)sb;
     (void)flag;
@@ -85,7 +88,8 @@ static __attribute__((unused)) void rm_tree(const char *root)
     nftw(top, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
 }
 
-static __attribute__((unused)) void read_value(const char *root, const char *path, char *buf, size_t len)
+static __attribute__((unused)) void read_value(const char *root, const char *path, char *buf,
+                                               size_t len)
 {
     assert_true(hostfs_read(root, path, buf, len) >= 0);
 }
@@ -94,7 +98,8 @@ static __attribute__((unused)) void read_value(const char *root, const char *pat
 static __attribute__((unused)) char cmp_root[PATH_MAX];
 static __attribute__((unused)) int cmp_failures;
 
-static __attribute__((unused)) int cmp_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
+static __attribute__((unused)) int cmp_entry(const char *path, const struct stat *sb, int flag,
+                                             struct FTW *ftw)
 {
     char other[PATH_MAX * 2], a[1 << 16], b[1 << 16];
     long na, nb;
@@ -122,7 +127,8 @@ static __attribute__((unused)) void assert_same_tree(const char *name, const cha
     assert_int_equal(cmp_failures, 0);
 }
 
-static __attribute__((unused)) struct audit_ctx *run_audit(const char *root, uint64_t rate, uint64_t rtt)
+static __attribute__((unused)) struct audit_ctx *run_audit(const char *root, uint64_t rate,
+                                                           uint64_t rtt)
 {
     struct audit_opts ao = {.sysroot = root, .rate_bps = rate, .rtt_ns = rtt};
     char err[512];
@@ -135,7 +141,8 @@ static __attribute__((unused)) struct audit_ctx *run_audit(const char *root, uin
     return ctx;
 }
 
-static __attribute__((unused)) void build_plan(const char *root, uint64_t rate, uint64_t rtt, struct tune_plan *plan)
+static __attribute__((unused)) void build_plan(const char *root, uint64_t rate, uint64_t rtt,
+                                               struct tune_plan *plan)
 {
     struct audit_ctx *ctx = run_audit(root, rate, rtt);
     char err[256];
@@ -144,7 +151,8 @@ static __attribute__((unused)) void build_plan(const char *root, uint64_t rate, 
     audit_destroy(ctx);
 }
 
-static __attribute__((unused)) const struct tune_change *change(const struct tune_plan *p, const char *name)
+static __attribute__((unused)) const struct tune_change *change(const struct tune_plan *p,
+                                                                const char *name)
 {
     for (size_t i = 0; i < p->nchanges; i++)
         if (!strcmp(p->changes[i].name, name))
@@ -154,7 +162,8 @@ static __attribute__((unused)) const struct tune_change *change(const struct tun
     return &none;
 }
 
-static __attribute__((unused)) const struct tune_manual *manual(const struct tune_plan *p, const char *finding)
+static __attribute__((unused)) const struct tune_manual *manual(const struct tune_plan *p,
+                                                                const char *finding)
 {
     for (size_t i = 0; i < p->nmanual; i++)
         if (!strcmp(p->manual[i].finding, finding))
@@ -169,12 +178,16 @@ static __attribute__((unused)) void state_dir(const char *root, char *out, size_
     snprintf(out, len, "%s/var/lib/netrig/tune", root);
 }
 
-static __attribute__((unused)) int apply(const char *root, const struct tune_plan *plan, bool persist,
-                 struct tune_apply_result *res)
+static __attribute__((unused)) int apply(const char *root, const struct tune_plan *plan,
+                                         bool persist, struct tune_apply_result *res)
 {
     char dir[PATH_MAX], err[1024];
-    struct tune_apply_opts o = {.sysroot = root, .state_dir = dir, .target = "10 Gbit/s x 30 ms",
-                                .stamp = "test", .profile = "throughput", .persist = persist};
+    struct tune_apply_opts o = {.sysroot = root,
+                                .state_dir = dir,
+                                .target = "10 Gbit/s x 30 ms",
+                                .stamp = "test",
+                                .profile = "throughput",
+                                .persist = persist};
     int rc;
 
     state_dir(root, dir, sizeof(dir));

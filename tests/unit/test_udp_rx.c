@@ -36,10 +36,7 @@ static struct flow_udp_rx *rx_new(struct rx_flow *rf)
     return rf->f.udp;
 }
 
-static void rx_free(struct rx_flow *rf)
-{
-    flow_fini(&rf->f);
-}
+static void rx_free(struct rx_flow *rf) { flow_fini(&rf->f); }
 
 /* ---- loss the way result.c computes it ---- */
 
@@ -386,7 +383,7 @@ static void test_duplicate_at_window_edge(void **state)
     feed_range(rx, 0, WINDOW); /* 0 .. 1023: newest 1023, window 0 .. 1023 */
     flow_udp_account(rx, 1);   /* 1022 behind */
     assert_int_equal(rx->duplicates, 1);
-    flow_udp_account(rx, 0);   /* 1023 behind: still one of the last 1024 */
+    flow_udp_account(rx, 0); /* 1023 behind: still one of the last 1024 */
     uint64_t dups = rx->duplicates, received = rx->received;
     rx_free(&rf);
     if (dups != 2 || received != WINDOW)
@@ -495,7 +492,7 @@ static void account_max_first(void)
     struct rx_flow rf;
     struct flow_udp_rx *rx = rx_new(&rf);
 
-    flow_udp_account(rx, UINT64_MAX); /* the first datagram carries the largest number */
+    flow_udp_account(rx, UINT64_MAX);      /* the first datagram carries the largest number */
     if (rx->received + rx->duplicates > 1) /* counted once, or refused as impossible */
         _exit(2);
     rx_free(&rf);
@@ -545,8 +542,8 @@ static void test_jitter_hand_computed(void **state)
      *   J3 = 4.8046875 + (180 - J2)/16    = 15.75439453125
      *   J4 = J3 + (200 - J3)/16           = 27.269744873046875
      *   J5 = J4 + (0 - J4)/16             = 25.5653858184814453125   (all exact in binary) */
-    static const double want_j[] = {0, 3.125, 4.8046875, 15.75439453125, 27.269744873046875,
-                                    25.5653858184814453125};
+    static const double want_j[] = {
+        0, 3.125, 4.8046875, 15.75439453125, 27.269744873046875, 25.5653858184814453125};
 
     (void)state;
     for (size_t i = 0; i < 6; i++) {
@@ -608,7 +605,7 @@ static void test_jitter_negative_transit(void **state)
     const uint64_t base = 1700000000000000000ULL;
 
     (void)state;
-    flow_udp_timing(rx, base, base - 50);      /* transit -50 */
+    flow_udp_timing(rx, base, base - 50);          /* transit -50 */
     flow_udp_timing(rx, base + 1000, base + 1050); /* transit +50: |D| = 100 */
     assert_dbl_near(rx->jitter_ns, 100.0 / 16, 1e-12);
     assert_int_equal(rx->owd_min_ns, 0);

@@ -52,8 +52,8 @@ static void test_size_plain_and_suffixes(void **state)
 
 static void test_size_rejects_garbage(void **state)
 {
-    static const char *const bad[] = {"", "-5", "+5", "5x", " 5", "5 ", "K", "1.5", "0.5",
-                                      "5KK", "5Kx", "5KiBs", "abc", "."};
+    static const char *const bad[] = {"",    "-5",  "+5",  "5x",  " 5",    "5 ",  "K",
+                                      "1.5", "0.5", "5KK", "5Kx", "5KiBs", "abc", "."};
     uint64_t v;
 
     (void)state;
@@ -116,8 +116,7 @@ static void test_rate_values(void **state)
 
 static void test_rate_rejects(void **state)
 {
-    static const char *const bad[] = {"abc", "-1", "", " 1", "10X", "10Gx", "10 G", "G",
-                                      "1Gbpsx"};
+    static const char *const bad[] = {"abc", "-1", "", " 1", "10X", "10Gx", "10 G", "G", "1Gbpsx"};
     uint64_t v;
 
     (void)state;
@@ -187,8 +186,8 @@ static void test_duration_between_2_63_and_2_64(void **state)
 
 static void test_count(void **state)
 {
-    static const char *const bad[] = {"", "-1", "+1", " 1", "1 ", "4.5", "1e3", "0x10", "abc",
-                                      "4k"};
+    static const char *const bad[] = {"",    "-1",  "+1",   " 1",  "1 ",
+                                      "4.5", "1e3", "0x10", "abc", "4k"};
     uint64_t v = 0;
 
     (void)state;
