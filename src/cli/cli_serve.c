@@ -390,13 +390,13 @@ int cli_serve(int argc, char **argv, volatile sig_atomic_t *stop)
         return rc > 0 ? CLI_EXIT_OK : CLI_EXIT_USAGE;
     /* the daemon changes to "/": a relative pid file path is taken from here */
     if (sc.pidfile && sc.pidfile[0] != '/') {
-        if (!getcwd(pidpath, sizeof(pidpath)) ||
-            strlen(pidpath) + strlen(sc.pidfile) + 2 > sizeof(pidpath)) {
+        char cwd[sizeof(pidpath)];
+
+        if (!getcwd(cwd, sizeof(cwd)) ||
+            snprintf(pidpath, sizeof(pidpath), "%s/%s", cwd, sc.pidfile) >= (int)sizeof(pidpath)) {
             cli_error("cannot resolve pid file path '%s'", sc.pidfile);
             return CLI_EXIT_USAGE;
         }
-        strcat(pidpath, "/");
-        strcat(pidpath, sc.pidfile);
         sc.pidfile = pidpath;
     }
     /* SIGHUP (reopen logs) is read from a signalfd by the acceptor: block it everywhere */

@@ -1,6 +1,7 @@
 /* client: the client side of a stream test: control exchange, data connections, the local
  * engine, and the join of both sides' results. */
 #include "client.h"
+#include "clock.h"
 
 #include "cpulist.h"
 #include "dataconn.h"
@@ -556,13 +557,6 @@ int client_prepare(const struct client_opts *o, struct run_result *r, struct cli
     return 0;
 }
 
-static uint64_t realtime_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
-
 int client_clock_offset(struct client_session *s, int64_t *offset_ns, uint64_t *rtt_ns)
 {
     uint64_t best = UINT64_MAX;
@@ -570,7 +564,7 @@ int client_clock_offset(struct client_session *s, int64_t *offset_ns, uint64_t *
 
     for (int i = 0; i < 5; i++) {
         cJSON *m = ctl_msg_new("time"), *reply = NULL;
-        uint64_t t1 = realtime_ns(), t3;
+        uint64_t t1 = clock_real_ns(), t3;
         const cJSON *t2;
         int rc = ctl_send(s->c.ctl, m, s->o.timeout_ms);
 
@@ -579,7 +573,7 @@ int client_clock_offset(struct client_session *s, int64_t *offset_ns, uint64_t *
             rc = expect(s->c.ctl, "time", s->o.timeout_ms, s->o.out, &reply, err, sizeof(err));
         if (rc)
             return rc;
-        t3 = realtime_ns();
+        t3 = clock_real_ns();
         t2 = cJSON_GetObjectItemCaseSensitive(reply, "t_ns");
         /* the fastest exchange bounds the error best (NTP's idea) */
         if (cJSON_IsNumber(t2) && t3 - t1 < best) {
@@ -598,7 +592,7 @@ int client_clock_offset(struct client_session *s, int64_t *offset_ns, uint64_t *
 static void wait_until(uint64_t at_ns, volatile sig_atomic_t *stop)
 {
     while (!(stop && *stop)) {
-        uint64_t now = realtime_ns();
+        uint64_t now = clock_real_ns();
         struct timespec ts;
         if (now >= at_ns)
             return;
@@ -622,7 +616,7 @@ int client_go(struct client_session *s, volatile sig_atomic_t *stop, uint64_t st
     cJSON_Delete(m);
     if (start_at_ns)
         wait_until(start_at_ns, stop);
-    s->r->start_unix_ns = realtime_ns();
+    s->r->start_unix_ns = clock_real_ns();
     if (!rc)
         rc = engine_start(s->e, err, errlen);
     if (rc) {

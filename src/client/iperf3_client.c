@@ -1,6 +1,7 @@
 /* iperf3_client: the client side of iperf3's control protocol around our own engine. */
 #define _GNU_SOURCE
 #include "iperf3_client.h"
+#include "clock.h"
 
 #include "cpulist.h"
 #include "dataconn.h"
@@ -231,20 +232,13 @@ static int open_tcp(struct i3c *c, const struct sock_addr *to, const char *cooki
     return 0;
 }
 
-static int64_t mono_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /* UDP: a 4-byte datagram to the server's port; its reply says the stream exists (all within
  * timeout_ms, whatever else arrives first). */
 static int udp_handshake(int fd, uint32_t i, int timeout_ms, char *err, size_t errlen)
 {
     uint8_t buf[2048];
     int strays = 0;
-    int64_t deadline = mono_ms() + timeout_ms;
+    int64_t deadline = clock_mono_ms() + timeout_ms;
 
     if (send(fd, udp_hello, sizeof(udp_hello), 0) < 0) {
         snprintf(err, errlen, "cannot send UDP stream %u's connect datagram: %s", i + 1,
@@ -253,7 +247,7 @@ static int udp_handshake(int fd, uint32_t i, int timeout_ms, char *err, size_t e
     }
     while (strays < I3C_UDP_STRAY_MAX) {
         struct pollfd pf = {.fd = fd, .events = POLLIN};
-        int64_t left = deadline - mono_ms();
+        int64_t left = deadline - clock_mono_ms();
         ssize_t n;
 
         if (left <= 0 || poll(&pf, 1, (int)left) <= 0) {

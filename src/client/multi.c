@@ -1,5 +1,6 @@
 /* multi: synchronized tests against several servers. */
 #include "multi.h"
+#include "clock.h"
 
 #include "log.h"
 
@@ -54,13 +55,6 @@ static void copy_reason(char *dst, size_t len, const char *src)
 
     memcpy(dst, src, n);
     dst[n] = '\0';
-}
-
-static uint64_t realtime_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }
 
 struct runner {
@@ -157,7 +151,7 @@ int multi_run(const struct client_opts *base, struct multi_result *m, volatile s
     for (uint32_t t = 0; t < m->n; t++)
         if (run[t].s && m->rtt_ns[t] > max_rtt)
             max_rtt = m->rtt_ns[t];
-    start_at = realtime_ns() + MULTI_START_MARGIN_NS + 2 * max_rtt;
+    start_at = clock_real_ns() + MULTI_START_MARGIN_NS + 2 * max_rtt;
     for (uint32_t t = 0; t < m->n; t++) {
         if (!run[t].s)
             continue;

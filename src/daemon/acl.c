@@ -4,6 +4,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -12,9 +13,8 @@ int acl_parse(const char *s, struct acl_entry *out)
     char buf[64], *slash, *end;
     long prefix;
 
-    if (!s || strlen(s) >= sizeof(buf))
+    if (!s || snprintf(buf, sizeof(buf), "%s", s) >= (int)sizeof(buf))
         return -EINVAL;
-    strcpy(buf, s);
     slash = strchr(buf, '/');
     if (slash)
         *slash = '\0';

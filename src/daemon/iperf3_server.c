@@ -1,6 +1,7 @@
 /* iperf3_server: one iperf3 client's test on the daemon, from its cookie to IPERF_DONE. */
 #define _GNU_SOURCE
 #include "iperf3_server.h"
+#include "clock.h"
 
 #include "dataconn.h"
 #include "engine.h"
@@ -400,7 +401,7 @@ static int udp_accept_one(struct i3s *ss, uint32_t idx)
  * control connection speaking means the client gave up. */
 static int gather_streams(struct i3s *ss)
 {
-    uint64_t deadline = worker_now_ns() + (uint64_t)tmo(ss) * 1000000ULL;
+    uint64_t deadline = clock_mono_ns() + (uint64_t)tmo(ss) * 1000000ULL;
     uint32_t have = 0;
     int rc;
 
@@ -408,7 +409,7 @@ static int gather_streams(struct i3s *ss)
         struct pollfd pf[2] = {
             {.fd = ss->ip.p.udp ? ss->udp_listen : ss->pipe_rd, .events = POLLIN},
             {.fd = ss->ctl, .events = POLLIN}};
-        uint64_t now = worker_now_ns();
+        uint64_t now = clock_mono_ns();
         uint32_t before = have;
         int fd;
 
@@ -440,7 +441,7 @@ static int gather_streams(struct i3s *ss)
                     return -EPROTO;
         }
         if (have > before)
-            deadline = worker_now_ns() + (uint64_t)tmo(ss) * 1000000ULL;
+            deadline = clock_mono_ns() + (uint64_t)tmo(ss) * 1000000ULL;
     }
     return 0;
 }

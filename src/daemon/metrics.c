@@ -1,5 +1,6 @@
 /* metrics: the daemon's counters and their Prometheus exposition. */
 #include "metrics.h"
+#include "clock.h"
 
 #include "sock.h"
 
@@ -44,14 +45,6 @@ struct metrics {
     struct metrics_state s;
 };
 
-static double now_s(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
 static int kind_of(const struct params *p)
 {
     int t = p->test == PARAMS_TEST_RR ? 1 : p->test == PARAMS_TEST_CRR ? 2 : 0;
@@ -66,7 +59,7 @@ struct metrics *metrics_create(void)
     if (!m)
         return NULL;
     pthread_mutex_init(&m->lock, NULL);
-    m->s.started_at = now_s();
+    m->s.started_at = clock_real_s();
     return m;
 }
 
@@ -138,7 +131,7 @@ void metrics_test_done(struct metrics *m, const struct params *p, const struct s
     struct client_last *c = client_slot(s, host);
     *c = (struct client_last){.seq = ++s->seq,
                               .kind = k,
-                              .at = now_s(),
+                              .at = clock_real_s(),
                               .bytes = rx + tx,
                               .seconds = secs,
                               .retransmits = retr,

@@ -1,6 +1,7 @@
 /* server: listener, acceptor loop and test registry of `netrig serve`. */
 #define _GNU_SOURCE
 #include "server.h"
+#include "clock.h"
 
 #include "iperf3_proto.h"
 #include "iperf3_server.h"
@@ -167,7 +168,7 @@ void server_release(struct server *s, const struct sockaddr *peer)
 int server_exclusive_acquire(struct server *s, int wait_ms, void (*queued)(void *, uint32_t),
                              void *ctx)
 {
-    uint64_t deadline = worker_now_ns() + (uint64_t)wait_ms * 1000000ULL;
+    uint64_t deadline = clock_mono_ns() + (uint64_t)wait_ms * 1000000ULL;
     bool told = false;
     int rc = 0;
 
@@ -183,7 +184,7 @@ int server_exclusive_acquire(struct server *s, int wait_ms, void (*queued)(void 
             told = true;
             continue;
         }
-        if ((s->stop && *s->stop) || worker_now_ns() >= deadline) {
+        if ((s->stop && *s->stop) || clock_mono_ns() >= deadline) {
             rc = -ETIMEDOUT;
             break;
         }
@@ -316,7 +317,7 @@ static void accept_new(struct server *s, int epfd)
             s->accept_paused = true;
         }
         slot->peer = peer;
-        slot->deadline_ns = worker_now_ns() + (uint64_t)s->o.timeout_ms * 1000000ULL;
+        slot->deadline_ns = clock_mono_ns() + (uint64_t)s->o.timeout_ms * 1000000ULL;
         struct epoll_event ev = {.events = EPOLLIN | EPOLLET | EPOLLRDHUP, .data.ptr = slot};
         epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &ev);
         if (s->accept_paused)
@@ -385,7 +386,7 @@ static void classify(struct server *s, int epfd, struct pending *p)
 
 static void expire_pending(struct server *s, int epfd)
 {
-    uint64_t now = worker_now_ns();
+    uint64_t now = clock_mono_ns();
 
     for (int i = 0; i < SERVER_MAX_PENDING; i++)
         if (s->pend[i].fd >= 0 && now >= s->pend[i].deadline_ns)
@@ -394,10 +395,10 @@ static void expire_pending(struct server *s, int epfd)
 
 static void wait_sessions(struct server *s)
 {
-    uint64_t deadline = worker_now_ns() + 30ULL * 1000000000ULL;
+    uint64_t deadline = clock_mono_ns() + 30ULL * 1000000000ULL;
 
     pthread_mutex_lock(&s->lock);
-    while (s->sessions > 0 && worker_now_ns() < deadline) {
+    while (s->sessions > 0 && clock_mono_ns() < deadline) {
         struct timespec ts;
         clock_gettime(CLOCK_REALTIME, &ts);
         ts.tv_sec += 1;

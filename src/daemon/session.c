@@ -1,6 +1,7 @@
 /* session: one test on the server, from the client's hello to the results it gets back. */
 #define _GNU_SOURCE
 #include "session.h"
+#include "clock.h"
 
 #include "cpulist.h"
 #include "ctl.h"
@@ -320,13 +321,13 @@ static int gather_flows(struct session *ss)
         return rc;
     }
 
-    uint64_t deadline = worker_now_ns() + deadline_ms * 1000000ULL;
+    uint64_t deadline = clock_mono_ns() + deadline_ms * 1000000ULL;
 
     while (!engine_complete(ss->e)) {
         struct pollfd pf[2] = {{.fd = ss->pipe_rd, .events = POLLIN},
                                {.fd = ss->ctl, .events = POLLIN}};
         struct session_data_conn dc;
-        uint64_t now = worker_now_ns();
+        uint64_t now = clock_mono_ns();
         int rc = now < deadline ? poll(pf, 2, (int)((deadline - now) / 1000000) + 1) : 0;
 
         if (rc == 0) {
@@ -354,23 +355,16 @@ static int gather_flows(struct session *ss)
     return 0;
 }
 
-static uint64_t realtime_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
-
 /* A start at an agreed time (tests against several servers): wait for it, at most 10 s. */
 static void start_at(const cJSON *at)
 {
-    uint64_t now = realtime_ns(), when;
+    uint64_t now = clock_real_ns(), when;
 
     if (!cJSON_IsNumber(at) || at->valuedouble <= (double)now ||
         at->valuedouble > (double)now + 10e9)
         return; /* past, absent or absurd: start now */
     when = (uint64_t)at->valuedouble;
-    while ((now = realtime_ns()) < when) {
+    while ((now = clock_real_ns()) < when) {
         uint64_t left = when - now;
         struct timespec ts = {.tv_sec = 0,
                               .tv_nsec = (long)(left < 50000000ULL ? left : 50000000ULL)};
@@ -401,7 +395,7 @@ static int expect_start(struct session *ss)
         }
         cJSON_Delete(m);
         m = ctl_msg_new("time");
-        cJSON_AddNumberToObject(m, "t_ns", (double)realtime_ns());
+        cJSON_AddNumberToObject(m, "t_ns", (double)clock_real_ns());
         rc = ctl_send(ss->ctl, m, timeout_ms(ss));
         cJSON_Delete(m);
     }

@@ -21,7 +21,7 @@
 
 /* Reads the request into client options; refuses what this daemon does not allow. */
 static int parse_request(struct server *srv, const cJSON *msg, const struct sockaddr *peer,
-                         struct client_opts *o, char *code, char *err, size_t errlen)
+                         struct client_opts *o, const char **code, char *err, size_t errlen)
 {
     const struct server_opts *so = server_opts(srv);
     const cJSON *target = cJSON_GetObjectItemCaseSensitive(msg, "target");
@@ -30,9 +30,9 @@ static int parse_request(struct server *srv, const cJSON *msg, const struct sock
     uint64_t flow_rate;
     int kind;
 
-    strcpy(code, "bad_request");
+    *code = "bad_request";
     if (!so->third_party || !acl_permits(so->third_party, peer)) {
-        strcpy(code, "third_party_refused");
+        *code = "third_party_refused";
         snprintf(err, errlen,
                  "this daemon runs no tests for other hosts' controllers: start it "
                  "with --allow-third-party CIDR covering the controller");
@@ -56,7 +56,7 @@ static int parse_request(struct server *srv, const cJSON *msg, const struct sock
         return -EINVAL;
     }
     if (policy_check_limits(so, &o->p, &flow_rate, err, errlen)) {
-        strcpy(code, "limit");
+        *code = "limit";
         return -EPERM;
     }
     snprintf(o->host, sizeof(o->host), "%s", t.host);
@@ -83,7 +83,8 @@ void thirdparty_serve(struct server *srv, int ctl, const cJSON *msg, const struc
 {
     struct client_opts o;
     struct run_result r;
-    char code[32], err[512] = "";
+    const char *code = "bad_request";
+    char err[512] = "";
     uint32_t running;
     cJSON *reply;
     int rc;
@@ -93,7 +94,7 @@ void thirdparty_serve(struct server *srv, int ctl, const cJSON *msg, const struc
         ctl_send_error(ctl, "auth_failed", "%s", err);
         return;
     }
-    if (parse_request(srv, msg, peer, &o, code, err, sizeof(err))) {
+    if (parse_request(srv, msg, peer, &o, &code, err, sizeof(err))) {
         LOG_WARN("controller %s: refused: %s", who, err);
         ctl_send_error(ctl, code, "%s", err);
         return;

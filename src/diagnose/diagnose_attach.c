@@ -1,6 +1,7 @@
 /* diagnose_attach: two sock_diag samples of a running test's connections -> a sample. */
 #define _GNU_SOURCE
 #include "diagnose_attach.h"
+#include "clock.h"
 
 #include "sockdiag.h"
 
@@ -143,14 +144,6 @@ static int build(const struct collect *a, const struct collect *b, double dt,
     return 0;
 }
 
-static double now_s(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
 static int watch(const struct diagnose_attach_opts *o, volatile sig_atomic_t *stop,
                  struct collect c[2], struct diagnose_sample *s, double *dt, char *err,
                  size_t errlen)
@@ -163,14 +156,14 @@ static int watch(const struct diagnose_attach_opts *o, volatile sig_atomic_t *st
         return -1;
     }
     diagnose_host_sample(NULL, &snap[0]);
-    t0 = now_s();
+    t0 = clock_mono_s();
     if (sample(&c[0], err, errlen) || nap(o->duration_ns, stop) || sample(&c[1], err, errlen)) {
         if (*stop)
             snprintf(err, errlen, "interrupted before the second sample: nothing to diagnose");
         free(snap);
         return -1;
     }
-    *dt = now_s() - t0;
+    *dt = clock_mono_s() - t0;
     diagnose_host_sample(NULL, &snap[1]);
     diagnose_host_delta(&snap[0], &snap[1], &s->host);
     free(snap);

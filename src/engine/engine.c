@@ -1,6 +1,7 @@
 /* engine: timing and sampling around the worker threads of one side. */
 #define _GNU_SOURCE
 #include "engine.h"
+#include "clock.h"
 
 #include "hostfs.h"
 #include "log.h"
@@ -213,7 +214,7 @@ int engine_start(struct engine *e, char *err, size_t errlen)
         snprintf(err, errlen, "only %u of %u data connections arrived", e->attached, e->nflows);
         return -EPROTO;
     }
-    e->t0 = e->prev_t = worker_now_ns();
+    e->t0 = e->prev_t = clock_mono_ns();
     cpu_sample_system(NULL, &e->cpu_prev);
     e->cpu_start = e->cpu_prev;
     /* without warm-up, measuring starts before the first byte moves (all counters are 0) */
@@ -345,7 +346,7 @@ enum engine_end engine_run(struct engine *e, const struct engine_hooks *h)
     enum engine_end why;
 
     for (;;) {
-        uint64_t now = worker_now_ns(), wake;
+        uint64_t now = clock_mono_ns(), wake;
         struct pollfd pfd = {.fd = h->watch_fd, .events = POLLIN};
         int timeout_ms, rc;
 
@@ -391,7 +392,7 @@ enum engine_end engine_run(struct engine *e, const struct engine_hooks *h)
         }
     }
     /* a last, partial interval when it is long enough to mean something */
-    e->t_end = worker_now_ns();
+    e->t_end = clock_mono_ns();
     if (iv_ns && e->t_end - e->prev_t >= iv_ns / 20)
         sample_interval(e, e->t_end, !e->omit_done, h);
     return why;
@@ -439,7 +440,7 @@ void engine_stop(struct engine *e)
 {
     if (!e->started || e->t_stop)
         return;
-    e->t_stop = worker_now_ns();
+    e->t_stop = clock_mono_ns();
     for (uint32_t w = 0; w < e->nworkers; w++)
         worker_stop(&e->workers[w]);
 }
@@ -471,7 +472,7 @@ void engine_finish(struct engine *e, struct side_result *out)
         }
         if (!cpu_sample_system(NULL, &cs))
             cpu_usage_between(&e->cpu_meas, &cs, &e->thr_meas, &ts,
-                              (double)(worker_now_ns() - e->t_meas) / 1e9, &e->res.cpu);
+                              (double)(clock_mono_ns() - e->t_meas) / 1e9, &e->res.cpu);
         e->res.seconds = (double)(e->t_stop - e->t_meas) / 1e9;
         for (uint32_t i = 0; i < e->nflows; i++) {
             struct flow *f = &e->flows[i];

@@ -1,6 +1,7 @@
 /* worker: the per-thread epoll loop; what happens on each event belongs to the flow's kind. */
 #define _GNU_SOURCE
 #include "worker.h"
+#include "clock.h"
 
 #include "sock.h"
 
@@ -14,13 +15,6 @@
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
-
-uint64_t worker_now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
 
 /* A memory file holding one send's worth of the pattern, for sendfile(). */
 static int make_memfd(const char *buf, size_t len)
@@ -161,7 +155,7 @@ static uint32_t run_timers(struct worker *w, uint64_t now, uint64_t *next)
 
 static uint32_t start_flows(struct worker *w)
 {
-    uint64_t now = worker_now_ns();
+    uint64_t now = clock_mono_ns();
     uint32_t ended = 0;
 
     for (uint32_t i = 0; i < w->nflows; i++) {
@@ -188,7 +182,7 @@ static void wait_time(const struct worker *w, uint64_t next_timer, uint64_t dead
     }
     if (!until)
         return;
-    now = worker_now_ns();
+    now = clock_mono_ns();
     until = until > now ? until - now : 0;
     ts->tv_sec = (time_t)(until / 1000000000ULL);
     ts->tv_nsec = (long)(until % 1000000000ULL);
@@ -224,12 +218,12 @@ static void run_evented(struct worker *w)
         int n;
 
         if (w->has_timers) {
-            uint64_t now = worker_now_ns();
+            uint64_t now = clock_mono_ns();
             active -= run_timers(w, now, &next_timer);
             if (!active)
                 break;
         }
-        if (deadline && worker_now_ns() >= deadline)
+        if (deadline && clock_mono_ns() >= deadline)
             break;
         wait_time(w, next_timer, deadline, &ts, &tsp);
         n = wait_events(w, ev, 64, tsp);
@@ -243,7 +237,7 @@ static void run_evented(struct worker *w)
             if (!w->stopping &&
                 (!f || atomic_load_explicit(&w->stop_requested, memory_order_relaxed))) {
                 active -= stop_flows(w);
-                deadline = worker_now_ns() + w->drain_ns;
+                deadline = clock_mono_ns() + w->drain_ns;
             }
             if (f && is_active(f))
                 active -= (uint32_t)f->ops->on_event(w, f, ev[i].events);

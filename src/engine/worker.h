@@ -60,6 +60,4 @@ void worker_flow_finish(struct worker *w, struct flow *f, int err);
 /* Changes what the worker waits for on fd (op: EPOLL_CTL_ADD, _MOD or _DEL). */
 int worker_watch(struct worker *w, struct flow *f, int fd, int op, uint32_t events);
 
-uint64_t worker_now_ns(void);
-
 #endif

@@ -1,5 +1,6 @@
 /* exporter: the scheduler of 'netrig exporter' and the exposition of its results. */
 #include "exporter.h"
+#include "clock.h"
 
 #include "client.h"
 #include "log.h"
@@ -60,22 +61,6 @@ enum exporter_reason exporter_classify(int rc, const char *err)
     case ENETDOWN: return EXPORTER_UNREACHABLE;
     default: return EXPORTER_ERROR;
     }
-}
-
-static uint64_t mono_ns(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
-
-static double unix_s(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
 struct exporter *exporter_create(const struct exporter_config *c)
@@ -151,7 +136,7 @@ static void probe(struct exporter *x, uint32_t i, volatile sig_atomic_t *stop)
     struct probe *pr = &x->probes[i];
     struct run_result r;
     char err[512] = "";
-    uint64_t t0 = mono_ns();
+    uint64_t t0 = clock_mono_ns();
     int rc;
 
     o.out = x->devnull;
@@ -165,8 +150,8 @@ static void probe(struct exporter *x, uint32_t i, volatile sig_atomic_t *stop)
         pr->runs++;
         pr->ran = true;
         pr->success = rc == 0;
-        pr->last_run_at = unix_s();
-        pr->wall_s = (double)(mono_ns() - t0) / 1e9;
+        pr->last_run_at = clock_real_s();
+        pr->wall_s = (double)(clock_mono_ns() - t0) / 1e9;
         if (rc) {
             pr->reason = exporter_classify(rc, err);
             pr->failures[pr->reason]++;
@@ -183,13 +168,13 @@ static void probe(struct exporter *x, uint32_t i, volatile sig_atomic_t *stop)
 
 void exporter_run(struct exporter *x, volatile sig_atomic_t *stop)
 {
-    uint64_t start = mono_ns();
+    uint64_t start = clock_mono_ns();
 
     for (uint32_t i = 0; i < x->c->ntargets; i++)
         x->next[i] = start;
     while (!*stop) {
         uint32_t due = 0;
-        uint64_t now = mono_ns(), t0;
+        uint64_t now = clock_mono_ns(), t0;
 
         for (uint32_t i = 1; i < x->c->ntargets; i++)
             if (x->next[i] < x->next[due])
@@ -201,7 +186,7 @@ void exporter_run(struct exporter *x, volatile sig_atomic_t *stop)
             nanosleep(&ts, NULL);
             continue;
         }
-        t0 = mono_ns();
+        t0 = clock_mono_ns();
         probe(x, due, stop);
         x->next[due] = t0 + x->c->t[due].interval_ns;
     }

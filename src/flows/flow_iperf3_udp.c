@@ -7,6 +7,7 @@
  * udp->max_seq_plus1: with numbering from 1 that is how many datagrams were sent up to it. */
 #define _GNU_SOURCE
 #include "flow.h"
+#include "clock.h"
 
 #include "worker.h"
 
@@ -130,7 +131,7 @@ static int i3_send_timer(struct worker *w, struct flow *f, uint64_t now)
     uint32_t cap = (uint32_t)(w->buflen / t->len), n;
     struct mmsghdr mm[I3UDP_BATCH];
     struct iovec iov[I3UDP_BATCH];
-    struct timespec ts;
+    uint64_t now_real = clock_real_ns();
     int sent;
 
     if (cap > I3UDP_BATCH)
@@ -138,11 +139,11 @@ static int i3_send_timer(struct worker *w, struct flow *f, uint64_t now)
     if (cap < 1)
         cap = 1;
     n = due < cap ? (uint32_t)due : cap;
-    clock_gettime(CLOCK_REALTIME, &ts);
     for (uint32_t i = 0; i < n; i++) {
         uint8_t *d = (uint8_t *)w->buf + (size_t)i * t->len;
-        flow_iperf3_udp_header(d, (uint64_t)ts.tv_sec, (uint32_t)(ts.tv_nsec / 1000),
-                               t->seq + 1 + i, t->seq64);
+        flow_iperf3_udp_header(d, now_real / 1000000000ULL,
+                               (uint32_t)(now_real % 1000000000ULL / 1000), t->seq + 1 + i,
+                               t->seq64);
         iov[i].iov_base = d;
         iov[i].iov_len = t->len;
         memset(&mm[i], 0, sizeof(mm[i]));
@@ -175,7 +176,6 @@ static int i3_recv_event(struct worker *w, struct flow *f, uint32_t events)
     for (int i = 0; i < 64; i++) {
         ssize_t n = recv(f->fd, w->buf, w->buflen, MSG_DONTWAIT);
         uint64_t send_ns, seq;
-        struct timespec ts;
 
         if (n < 0 && (errno == EAGAIN || errno == EINTR))
             break;
@@ -188,15 +188,13 @@ static int i3_recv_event(struct worker *w, struct flow *f, uint32_t events)
         /* too short for a header: a repeated 4-byte connect datagram, or not iperf3's */
         if (flow_iperf3_udp_parse((const uint8_t *)w->buf, (size_t)n, r->seq64, &send_ns, &seq))
             continue;
-        clock_gettime(CLOCK_REALTIME, &ts);
         flow_iperf3_udp_account(f->udp, seq);
-        flow_udp_timing(f->udp, send_ns,
-                        (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec);
+        flow_udp_timing(f->udp, send_ns, clock_real_ns());
         moved += (uint64_t)n;
     }
     if (moved) {
         flow_add(&f->bytes, moved);
-        atomic_store_explicit(&f->last_ns, worker_now_ns(), memory_order_relaxed);
+        atomic_store_explicit(&f->last_ns, clock_mono_ns(), memory_order_relaxed);
     }
     return 0;
 }
@@ -204,7 +202,7 @@ static int i3_recv_event(struct worker *w, struct flow *f, uint32_t events)
 static int i3_recv_stop(struct worker *w, struct flow *f)
 {
     (void)w;
-    f->due_ns = worker_now_ns() + I3UDP_RX_DRAIN_NS;
+    f->due_ns = clock_mono_ns() + I3UDP_RX_DRAIN_NS;
     return 0;
 }
 

@@ -4,6 +4,7 @@
  * complete request with a response. Latencies go to the worker's histogram. */
 #define _GNU_SOURCE
 #include "flow.h"
+#include "clock.h"
 
 #include "ctl.h"
 #include "worker.h"
@@ -191,7 +192,7 @@ static int rr_client_event(struct worker *w, struct flow *f, uint32_t events)
             s->partial %= s->resp;
         }
     }
-    now = worker_now_ns();
+    now = clock_mono_ns();
     while (done-- && s->inflight) {
         complete_one(w, f, s, now);
         if (!s->open_loop && !w->stopping && (err = -issue(w, f, s, now)))
@@ -349,7 +350,7 @@ static void rr_client_alone(struct worker *w, struct flow *f)
 
     set_timeouts(f->fd, slice);
     while (!worker_stop_requested(w)) {
-        uint64_t t0 = worker_now_ns();
+        uint64_t t0 = clock_mono_ns();
         int got = 0;
 
         s->head = 0, s->inflight = 1, s->sent_at[0] = t0;
@@ -360,14 +361,14 @@ static void rr_client_alone(struct worker *w, struct flow *f)
             err = errno ? errno : EIO;
             break;
         }
-        while (!got && !worker_stop_requested(w) && worker_now_ns() - t0 < s->timeout_ns)
+        while (!got && !worker_stop_requested(w) && clock_mono_ns() - t0 < s->timeout_ns)
             got = read_response(w, f, s);
         if (got < 0) {
             err = -got;
             break;
         }
         if (got) {
-            complete_one(w, f, s, worker_now_ns());
+            complete_one(w, f, s, clock_mono_ns());
         } else if (!worker_stop_requested(w)) {
             flow_add(&f->timeouts, 1);
             if (!s->udp) { /* a TCP stream cannot resynchronise */
@@ -407,8 +408,8 @@ static void rr_server_alone(struct worker *w, struct flow *f)
             if (worker_stop_requested(w) && s->udp)
                 break; /* UDP has no end of stream: stop means stop */
             if (!deadline && worker_stop_requested(w))
-                deadline = worker_now_ns() + w->drain_ns;
-            if (deadline && worker_now_ns() >= deadline) {
+                deadline = clock_mono_ns() + w->drain_ns;
+            if (deadline && clock_mono_ns() >= deadline) {
                 err = ETIMEDOUT;
                 break;
             }

@@ -6,6 +6,7 @@
  * one-way delay. */
 #define _GNU_SOURCE
 #include "flow.h"
+#include "clock.h"
 
 #include "ctl.h"
 #include "worker.h"
@@ -69,13 +70,6 @@ int flow_udp_init(struct flow *f, const struct params *p, bool is_client)
     return 0;
 }
 
-static uint64_t realtime_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
-
 static int udp_send_start(struct worker *w, struct flow *f, uint64_t now)
 {
     struct udp_tx *t = f->priv;
@@ -95,7 +89,7 @@ static int udp_send_start(struct worker *w, struct flow *f, uint64_t now)
 /* Fills n datagrams back to back in the worker's buffer. */
 static void stamp(struct worker *w, struct udp_tx *t, uint32_t n)
 {
-    uint64_t now = realtime_ns();
+    uint64_t now = clock_real_ns();
 
     for (uint32_t i = 0; i < n; i++) {
         struct udp_hdr h = {.seq = htobe64(t->seq + i), .send_ns = htobe64(now)};
@@ -280,12 +274,12 @@ static int udp_recv_event(struct worker *w, struct flow *f, uint32_t events)
             continue; /* a repeated hello, or not ours */
         memcpy(&h, w->buf, sizeof(h));
         flow_udp_account(rx, be64toh(h.seq));
-        flow_udp_timing(rx, be64toh(h.send_ns), realtime_ns());
+        flow_udp_timing(rx, be64toh(h.send_ns), clock_real_ns());
         moved += (uint64_t)n;
     }
     if (moved) {
         flow_add(&f->bytes, moved);
-        atomic_store_explicit(&f->last_ns, worker_now_ns(), memory_order_relaxed);
+        atomic_store_explicit(&f->last_ns, clock_mono_ns(), memory_order_relaxed);
     }
     return 0;
 }
@@ -293,7 +287,7 @@ static int udp_recv_event(struct worker *w, struct flow *f, uint32_t events)
 static int udp_recv_stop(struct worker *w, struct flow *f)
 {
     (void)w;
-    f->due_ns = worker_now_ns() + UDP_RX_DRAIN_NS; /* datagrams still in flight */
+    f->due_ns = clock_mono_ns() + UDP_RX_DRAIN_NS; /* datagrams still in flight */
     return 0;
 }
 

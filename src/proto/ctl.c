@@ -1,5 +1,6 @@
 /* ctl: control-frame encoding and decoding, with every size and type checked. */
 #include "ctl.h"
+#include "clock.h"
 
 #include "sock.h"
 
@@ -13,13 +14,6 @@
 
 const unsigned char ctl_magic[4] = {'N', 'R', 'G', CTL_PROTO_VERSION};
 const unsigned char ctl_data_magic[4] = {'N', 'R', 'D', 'T'};
-
-static int64_t now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 static uint32_t get_be32(const uint8_t *p)
 {
@@ -117,7 +111,7 @@ int ctl_recv(int fd, size_t maxlen, int timeout_ms, cJSON **out, char *err, size
     uint8_t hdr[CTL_HDR_LEN];
     uint32_t plen;
     char *payload;
-    int64_t start = now_ms(), left;
+    int64_t start = clock_mono_ms(), left;
     int rc;
 
     *out = NULL;
@@ -134,7 +128,7 @@ int ctl_recv(int fd, size_t maxlen, int timeout_ms, cJSON **out, char *err, size
         snprintf(err, errlen, "out of memory for a %u-byte control message", plen);
         return -ENOMEM;
     }
-    left = timeout_ms - (now_ms() - start); /* one bound for the whole message */
+    left = timeout_ms - (clock_mono_ms() - start); /* one bound for the whole message */
     rc = left > 0 ? sock_read_full(fd, payload, plen, (int)left) : -ETIMEDOUT;
     if (rc)
         snprintf(err, errlen, "control channel: %s", io_reason(rc));

@@ -3,6 +3,7 @@
  * every value a peer sends is checked here before anything else uses it. */
 #define _GNU_SOURCE
 #include "iperf3_proto.h"
+#include "clock.h"
 
 #include "sock.h"
 
@@ -184,13 +185,6 @@ int iperf3_proto_json_decode(const uint8_t *buf, size_t len, cJSON **out, char *
     return 0;
 }
 
-static int64_t mono_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 static const char *io_text(int rc)
 {
     switch (rc) {
@@ -203,7 +197,7 @@ static const char *io_text(int rc)
 int iperf3_proto_json_recv(int fd, size_t cap, int timeout_ms, cJSON **out, char *err,
                            size_t errlen)
 {
-    int64_t start = mono_ms(), left;
+    int64_t start = clock_mono_ms(), left;
     uint8_t hdr[4], *buf;
     uint32_t len;
     int rc;
@@ -224,7 +218,7 @@ int iperf3_proto_json_recv(int fd, size_t cap, int timeout_ms, cJSON **out, char
         snprintf(err, errlen, "out of memory for %u bytes of iperf3 JSON", len);
         return -ENOMEM;
     }
-    left = timeout_ms - (mono_ms() - start);
+    left = timeout_ms - (clock_mono_ms() - start);
     rc = left > 0 ? sock_read_full(fd, buf, len, (int)left) : -ETIMEDOUT;
     if (rc)
         snprintf(err, errlen, "reading %u bytes of iperf3 JSON: %s", len, io_text(rc));

@@ -1,6 +1,7 @@
 /* sock: set-up and control-channel socket helpers. */
 #define _GNU_SOURCE
 #include "sock.h"
+#include "clock.h"
 
 #include "hostfs.h"
 
@@ -20,13 +21,6 @@
 #ifndef SO_ZEROCOPY
 #define SO_ZEROCOPY 60
 #endif
-
-static int64_t now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 int sock_resolve(const char *host, uint16_t port, int family, struct sock_addr *out, char *err,
                  size_t errlen)
@@ -307,12 +301,12 @@ int sock_apply_flow_opts(int fd, const struct params *p, bool sender, char *err,
 /* Moves len bytes in (want POLLIN) or out (POLLOUT) of fd within timeout_ms in total. */
 static int io_full(int fd, char *buf, size_t len, int timeout_ms, short want)
 {
-    int64_t deadline = now_ms() + timeout_ms;
+    int64_t deadline = clock_mono_ms() + timeout_ms;
     size_t done = 0;
 
     while (done < len) {
         struct pollfd pfd = {.fd = fd, .events = want};
-        int64_t left = deadline - now_ms();
+        int64_t left = deadline - clock_mono_ms();
         ssize_t n;
         int rc;
 
