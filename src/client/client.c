@@ -11,7 +11,7 @@
 #include "engine.h"
 #include "hostfs.h"
 #include "log.h"
-#include "report_json.h"
+#include "result_json.h"
 #include "report_live.h"
 #include "report_text.h"
 #include "sock.h"

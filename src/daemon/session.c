@@ -11,7 +11,7 @@
 #include "engine.h"
 #include "log.h"
 #include "metrics.h"
-#include "report_json.h"
+#include "result_json.h"
 #include "server.h"
 #include "sock.h"
 #include "store.h"

@@ -6,7 +6,7 @@
 #include "log.h"
 #include "multi.h"
 #include "policy.h"
-#include "report_json.h"
+#include "result_json.h"
 #include "server.h"
 #include "sock.h"
 

@@ -2,7 +2,7 @@
 #include "diagnose_report.h"
 
 #include "audit.h"
-#include "report_json.h"
+#include "result_json.h"
 
 #include <string.h>
 

@@ -3,7 +3,7 @@
 
 #include "histo.h"
 #include "metric.h"
-#include "report_json.h"
+#include "result_json.h"
 
 #include <errno.h>
 #include <stdio.h>

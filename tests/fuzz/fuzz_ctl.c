@@ -6,7 +6,7 @@
 
 #include "ctl.h"
 #include "params.h"
-#include "report_json.h"
+#include "result_json.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

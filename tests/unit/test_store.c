@@ -11,7 +11,7 @@
 
 #include "histo.h"
 #include "metric.h"
-#include "report_json.h"
+#include "result_json.h"
 #include "store.h"
 #include "store_doc.h"
 #include "store_mesh.h"

@@ -13,7 +13,7 @@
 #include "units.h"
 #include "log.h"
 #include "params.h"
-#include "report_json.h"
+#include "result_json.h"
 #include "report_live.h"
 #include "report_text.h"
 #include "server.h"

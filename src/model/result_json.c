@@ -1,5 +1,5 @@
 /* report_json: results as JSON. Reads the result model only. */
-#include "report_json.h"
+#include "result_json.h"
 
 #include "multi.h"
 

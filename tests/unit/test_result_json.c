@@ -6,7 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "report_json.h"
+#include "result_json.h"
 
 /* cJSON 1.7.15 prints a double with 15 significant digits when that reads back within
  * DBL_EPSILON, so values on the wire may move by an ulp: compare them that closely. */
