@@ -13,7 +13,7 @@
 #include "units.h"
 #include "log.h"
 #include "params.h"
-#include "result_json.h"
+#include "report_json.h"
 #include "report_live.h"
 #include "report_text.h"
 #include "server.h"
@@ -536,27 +536,9 @@ static void raise_fd_limit(uint32_t need)
     }
 }
 
-/* -J prints the document indented; --json-stream keeps to one object per line. */
-static void print_json(FILE *out, cJSON *doc, bool one_line)
-{
-    char *text = one_line ? cJSON_PrintUnformatted(doc) : cJSON_Print(doc);
-
-    if (text)
-        fprintf(out, "%s\n", text);
-    free(text);
-    cJSON_Delete(doc);
-}
-
 static void print_failure_json(FILE *out, enum params_test kind, const char *err, bool one_line)
 {
-    cJSON *doc = cJSON_CreateObject();
-
-    if (one_line)
-        cJSON_AddStringToObject(doc, "event", "error");
-    cJSON_AddStringToObject(doc, "netrig_version", NETRIG_VERSION);
-    cJSON_AddStringToObject(doc, "test", params_test_name(kind));
-    cJSON_AddStringToObject(doc, "error", err);
-    print_json(out, doc, one_line);
+    report_json_print(out, report_json_failure(params_test_name(kind), err, one_line), one_line);
 }
 
 /* --histogram FILE: the client's whole latency distribution. */
@@ -590,10 +572,8 @@ static void print_report(const struct client_opts *o, const struct run_result *r
         report_text_summary(o->out, r);
         return;
     }
-    doc = report_json_run(r);
-    if (o->output == CLIENT_OUT_JSON_STREAM)
-        cJSON_AddStringToObject(doc, "event", "end");
-    print_json(o->out, doc, o->output == CLIENT_OUT_JSON_STREAM);
+    doc = report_json_document(r, o->output == CLIENT_OUT_JSON_STREAM);
+    report_json_print(o->out, doc, o->output == CLIENT_OUT_JSON_STREAM);
 }
 
 int cli_test_parse(enum params_test kind, int argc, char **argv, struct client_opts *o)
@@ -668,7 +648,7 @@ static int run_third_party(struct test_cli *tc)
             if (cJSON_IsString(why))
                 cJSON_AddStringToObject(res, "third_party_error", why->valuestring);
         }
-        print_json(o->out, res, o->output == CLIENT_OUT_JSON_STREAM);
+        report_json_print(o->out, res, o->output == CLIENT_OUT_JSON_STREAM);
     }
     rc = cJSON_IsString(st) && !strcmp(st->valuestring, "complete") ? CLI_EXIT_OK : CLI_EXIT_FAIL;
     if (rc) {
@@ -709,7 +689,7 @@ static int run_multi(struct test_cli *tc, volatile sig_atomic_t *stop)
     } else if (o->output == CLIENT_OUT_TEXT) {
         report_text_multi(o->out, m);
     } else {
-        print_json(o->out, report_json_multi(m), o->output == CLIENT_OUT_JSON_STREAM);
+        report_json_print(o->out, report_json_multi(m), o->output == CLIENT_OUT_JSON_STREAM);
     }
     for (uint32_t t = 0; rc > 0 && t < m->n; t++)
         if (m->rc[t] != 0)

@@ -11,6 +11,7 @@
 #include "engine.h"
 #include "hostfs.h"
 #include "log.h"
+#include "report_json.h"
 #include "result_json.h"
 #include "report_live.h"
 #include "report_text.h"
@@ -372,7 +373,7 @@ static void conclude(struct client_ctx *c, struct engine *e, bool ctl_ok)
     /* the server may drain its receivers for up to ENGINE_DRAIN_NS before it answers */
     if ((!m && expect(c->ctl, "result", c->o->timeout_ms + ENGINE_DRAIN_NS / 1000000, c->o->out, &m,
                       err, sizeof(err))) ||
-        report_json_side_parse(cJSON_GetObjectItemCaseSensitive(m, "side"),
+        result_json_side_parse(cJSON_GetObjectItemCaseSensitive(m, "side"),
                                server_flow_count(&c->o->p), max_intervals(&c->o->p), &c->r->remote,
                                err, sizeof(err))) {
         c->r->partial = true;

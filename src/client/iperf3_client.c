@@ -8,7 +8,7 @@
 #include "engine.h"
 #include "iperf3_proto.h"
 #include "log.h"
-#include "result_json.h"
+#include "report_json.h"
 #include "report_text.h"
 #include "sock.h"
 

@@ -112,7 +112,7 @@ void thirdparty_serve(struct server *srv, int ctl, const cJSON *msg, const struc
     if (rc)
         cJSON_AddStringToObject(reply, "message", rc < 0 ? err : r.error);
     if (rc >= 0)
-        cJSON_AddItemToObject(reply, "result", report_json_run(&r));
+        cJSON_AddItemToObject(reply, "result", result_json_run(&r));
     ctl_send(ctl, reply, server_opts(srv)->timeout_ms);
     cJSON_Delete(reply);
     result_fini(&r);

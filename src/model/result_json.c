@@ -1,7 +1,6 @@
-/* report_json: results as JSON. Reads the result model only. */
+/* result_json: results as JSON, the one encoding the client, the daemon and the history share.
+ * Reads and fills the result model only. */
 #include "result_json.h"
-
-#include "multi.h"
 
 #include <errno.h>
 #include <math.h>
@@ -10,7 +9,7 @@
 
 static double rate(uint64_t bytes, double s) { return s > 0 ? (double)bytes * 8.0 / s : 0.0; }
 
-cJSON *report_json_cpu(const struct cpu_usage *c)
+static cJSON *cpu_json(const struct cpu_usage *c)
 {
     cJSON *o = cJSON_CreateObject();
 
@@ -31,8 +30,8 @@ cJSON *report_json_cpu(const struct cpu_usage *c)
     return o;
 }
 
-static void add_interval_fields(cJSON *o, const struct run_result *r, const struct side_result *s,
-                                const struct interval *iv)
+void result_json_add_interval(cJSON *o, const struct run_result *r, const struct side_result *s,
+                              const struct interval *iv)
 {
     double len = iv->end_s - iv->start_s;
     uint64_t bytes = iv->sent_bytes + iv->recv_bytes;
@@ -51,7 +50,7 @@ static void add_interval_fields(cJSON *o, const struct run_result *r, const stru
         cJSON_AddNumberToObject(o, "latency_mean_us",
                                 iv->txns ? iv->lat_sum_ns / 1e3 / (double)iv->txns : 0);
     }
-    cJSON_AddItemToObject(o, "cpu", report_json_cpu(&iv->cpu));
+    cJSON_AddItemToObject(o, "cpu", cpu_json(&iv->cpu));
     if (iv->flows) {
         cJSON *fa = cJSON_AddArrayToObject(o, "flows");
         for (uint32_t i = 0; i < s->nflows; i++) {
@@ -65,17 +64,6 @@ static void add_interval_fields(cJSON *o, const struct run_result *r, const stru
             cJSON_AddItemToArray(fa, f);
         }
     }
-}
-
-cJSON *report_json_interval(const struct run_result *r, const struct side_result *s,
-                            const struct interval *iv)
-{
-    cJSON *o = cJSON_CreateObject();
-
-    cJSON_AddStringToObject(o, "event", "interval");
-    cJSON_AddStringToObject(o, "test", r->test);
-    add_interval_fields(o, r, s, iv);
-    return o;
 }
 
 static const char *dir_name(bool client_sends)
@@ -184,8 +172,8 @@ static cJSON *summary_json(const struct run_result *r)
     cJSON_AddStringToObject(o, "client_send_method", r->local.send_method);
     cJSON_AddStringToObject(o, "server_send_method", r->remote.send_method);
     cpu = cJSON_AddObjectToObject(o, "cpu");
-    cJSON_AddItemToObject(cpu, "local", report_json_cpu(&r->local.cpu));
-    cJSON_AddItemToObject(cpu, "remote", report_json_cpu(&r->remote.cpu));
+    cJSON_AddItemToObject(cpu, "local", cpu_json(&r->local.cpu));
+    cJSON_AddItemToObject(cpu, "remote", cpu_json(&r->remote.cpu));
     cost = cJSON_AddObjectToObject(o, "cores_per_10gbps");
     cJSON_AddNumberToObject(cost, "local", s->local_cores_per_10g);
     cJSON_AddNumberToObject(cost, "remote", s->remote_cores_per_10g);
@@ -199,7 +187,7 @@ static cJSON *summary_json(const struct run_result *r)
     return o;
 }
 
-cJSON *report_json_run(const struct run_result *r)
+cJSON *result_json_run(const struct run_result *r)
 {
     cJSON *o = cJSON_CreateObject(), *arr, *pl, *warn;
 
@@ -220,7 +208,7 @@ cJSON *report_json_run(const struct run_result *r)
     arr = cJSON_AddArrayToObject(o, "intervals");
     for (uint32_t i = 0; i < r->local.nintervals; i++) {
         cJSON *iv = cJSON_CreateObject();
-        add_interval_fields(iv, r, &r->local, &r->local.intervals[i]);
+        result_json_add_interval(iv, r, &r->local, &r->local.intervals[i]);
         cJSON_AddItemToArray(arr, iv);
     }
     /* the server's own interval totals (it sends no per-flow cells) */
@@ -297,7 +285,7 @@ static cJSON *udp_rx_json(const struct result_udp_rx *x)
     return o;
 }
 
-cJSON *report_json_side(const struct side_result *s)
+cJSON *result_json_side(const struct side_result *s)
 {
     cJSON *o = cJSON_CreateObject(), *arr;
 
@@ -310,7 +298,7 @@ cJSON *report_json_side(const struct side_result *s)
     cJSON_AddStringToObject(o, "send_method", s->send_method);
     cJSON_AddStringToObject(o, "warning", s->warning);
     cJSON_AddStringToObject(o, "boot_id", s->boot_id);
-    cJSON_AddItemToObject(o, "cpu", report_json_cpu(&s->cpu));
+    cJSON_AddItemToObject(o, "cpu", cpu_json(&s->cpu));
     arr = cJSON_AddArrayToObject(o, "flows");
     for (uint32_t i = 0; i < s->nflows; i++) {
         const struct side_flow *f = &s->flows[i];
@@ -331,10 +319,10 @@ cJSON *report_json_side(const struct side_result *s)
         cJSON_AddItemToArray(arr, fo);
     }
     /* a day at 0.1 s intervals would overflow the client's message limit: send the last
-     * REPORT_JSON_MAX_WIRE_INTERVALS only */
+     * RESULT_JSON_MAX_WIRE_INTERVALS only */
     arr = cJSON_AddArrayToObject(o, "intervals");
-    for (uint32_t i = s->nintervals > REPORT_JSON_MAX_WIRE_INTERVALS
-                          ? s->nintervals - REPORT_JSON_MAX_WIRE_INTERVALS
+    for (uint32_t i = s->nintervals > RESULT_JSON_MAX_WIRE_INTERVALS
+                          ? s->nintervals - RESULT_JSON_MAX_WIRE_INTERVALS
                           : 0;
          i < s->nintervals; i++) {
         const struct interval *iv = &s->intervals[i];
@@ -536,7 +524,7 @@ static int parse_intervals(const cJSON *arr, struct side_result *out)
     return 0;
 }
 
-int report_json_side_parse(const cJSON *o, uint32_t expect_flows, uint32_t max_intervals,
+int result_json_side_parse(const cJSON *o, uint32_t expect_flows, uint32_t max_intervals,
                            struct side_result *out, char *err, size_t errlen)
 {
     const cJSON *flows = cJSON_GetObjectItemCaseSensitive(o, "flows");
@@ -579,45 +567,4 @@ int report_json_side_parse(const cJSON *o, uint32_t expect_flows, uint32_t max_i
     out->threads = (uint32_t)v;
     out->valid = true;
     return 0;
-}
-
-static const char *target_status(int rc)
-{
-    return rc == 0 ? "complete" : rc > 0 ? "partial" : "failed";
-}
-
-cJSON *report_json_multi(const struct multi_result *m)
-{
-    cJSON *o = cJSON_CreateObject(), *arr = cJSON_AddArrayToObject(o, "targets"), *s;
-    const char *test = m->n ? params_test_name(m->runs[0].params.test) : "stream";
-
-    for (uint32_t t = 0; t < m->n; t++) {
-        const struct run_result *r = &m->runs[t];
-        cJSON *to = m->rc[t] >= 0 ? report_json_run(r) : cJSON_CreateObject();
-        char where[300];
-
-        snprintf(where, sizeof(where), "%s:%u", m->targets[t].host, m->targets[t].port);
-        cJSON_AddStringToObject(to, "target", where);
-        cJSON_AddStringToObject(to, "status", target_status(m->rc[t]));
-        if (m->rc[t] != 0)
-            cJSON_AddStringToObject(to, "target_error", m->err[t]);
-        cJSON_AddNumberToObject(to, "clock_offset_us", (double)m->offset_ns[t] / 1e3);
-        cJSON_AddNumberToObject(to, "clock_probe_rtt_us", (double)m->rtt_ns[t] / 1e3);
-        cJSON_AddNumberToObject(to, "start_unix_ns", (double)r->start_unix_ns);
-        cJSON_AddItemToArray(arr, to);
-    }
-    cJSON_AddStringToObject(o, "netrig_version", NETRIG_VERSION);
-    cJSON_AddStringToObject(o, "test", test);
-    s = cJSON_AddObjectToObject(o, "summary");
-    cJSON_AddNumberToObject(s, "targets", m->n);
-    cJSON_AddNumberToObject(s, "targets_ok", m->ok);
-    cJSON_AddNumberToObject(s, "throughput_bps", m->throughput_bps);
-    cJSON_AddNumberToObject(s, "bytes", (double)m->bytes);
-    cJSON_AddNumberToObject(s, "flows", m->flows);
-    cJSON_AddNumberToObject(s, "jain_index", m->jain_index);
-    cJSON_AddNumberToObject(s, "retransmits", m->retransmits);
-    cJSON_AddNumberToObject(s, "transactions_per_s", m->transactions_per_s);
-    cJSON_AddNumberToObject(s, "start_spread_us", (double)m->start_spread_ns / 1e3);
-    cJSON_AddBoolToObject(o, "partial", m->ok < m->n);
-    return o;
 }

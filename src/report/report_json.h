@@ -1,0 +1,30 @@
+/* report_json: the JSON output of the measurement commands: the -J document, --json-stream
+ * lines, the multi-target document. The run document itself is result_json's; docs/json.md
+ * lists every field. */
+#ifndef NETRIG_REPORT_JSON_H
+#define NETRIG_REPORT_JSON_H
+
+#include <cjson/cJSON.h>
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "result.h"
+
+/* The document at the end of a run: -J's, or with stream the last --json-stream line (the same
+ * document with "event": "end"). */
+cJSON *report_json_document(const struct run_result *r, bool stream);
+/* The document of a run that could not start: {netrig_version, test, error} ("event": "error"
+ * first with stream). */
+cJSON *report_json_failure(const char *test, const char *err, bool stream);
+/* One --json-stream line: {"event":"interval", ...}. */
+cJSON *report_json_interval(const struct run_result *r, const struct side_result *s,
+                            const struct interval *iv);
+
+/* Tests against several servers: each target's document plus the totals (multi.h). */
+struct multi_result;
+cJSON *report_json_multi(const struct multi_result *m);
+
+/* Prints doc on out and frees it: indented, or on one line (--json-stream). */
+void report_json_print(FILE *out, cJSON *doc, bool one_line);
+
+#endif
