@@ -12,6 +12,7 @@
 #include "diagnose_host.h"
 #include "diagnose_report.h"
 #include "log.h"
+#include "report_text.h"
 #include "server.h"
 #include "sock.h"
 
@@ -143,7 +144,7 @@ static int parse_diag(int argc, char **argv, struct diag_cli *dc)
     if (rc)
         return rc;
     dc->during_ns = dc->o.p.duration_ns;
-    dc->o.output = CLIENT_OUT_NONE;
+    dc->o.observer = report_text_quiet_observer(); /* the verdict comes at the end */
     return 0;
 }
 

@@ -223,8 +223,12 @@ static int copy_str(const char *opt, const char *val, char *dst, size_t len)
     return 0;
 }
 
+enum measure_output { OUT_TEXT, OUT_JSON, OUT_JSON_STREAM };
+
 struct test_cli {
     struct client_opts o;
+    enum measure_output output;             /* -J, --json-stream, else text */
+    FILE *out;                              /* the report */
     const char *targets[MULTI_MAX_TARGETS]; /* -c, given once or more */
     const char *from;                       /* --from: a daemon runs the test for us */
     uint32_t ntargets;
@@ -412,10 +416,10 @@ static int test_opt(int c, const char *arg, struct test_cli *tc)
     case OPT_FROM: tc->from = arg; return 0;
     case OPT_CREDENTIALS:
         return copy_str("--credentials", arg, o->credentials, sizeof(o->credentials));
-    case 'J': o->output = CLIENT_OUT_JSON; return 0;
+    case 'J': tc->output = OUT_JSON; return 0;
     case OPT_DB: tc->db = arg; return 0;
     case OPT_NO_SAVE: tc->no_save = true; return 0;
-    case OPT_JSON_STREAM: o->output = CLIENT_OUT_JSON_STREAM; return 0;
+    case OPT_JSON_STREAM: tc->output = OUT_JSON_STREAM; return 0;
     case OPT_LIVE: tc->live = REPORT_LIVE_ON; return 0;
     case OPT_NO_LIVE: tc->live = REPORT_LIVE_OFF; return 0;
     case OPT_TIMEOUT:
@@ -478,7 +482,7 @@ static int parse_test(int argc, char **argv, struct test_cli *tc)
     o->p.test = tc->kind;
     o->port = SOCK_DEFAULT_PORT;
     o->timeout_ms = 10000;
-    o->out = stdout;
+    tc->out = stdout;
     optind = 1;
     opterr = 0;
     while ((c = getopt_long(argc, argv, ":c:p:B:46t:O:i:P:T:Rl:w:C:M:NZA:Jhub:r:", test_long,
@@ -564,16 +568,14 @@ static int write_histogram(const char *path, const struct run_result *r)
     return 0;
 }
 
-static void print_report(const struct client_opts *o, const struct run_result *r)
+static void print_report(const struct test_cli *tc, const struct run_result *r)
 {
-    cJSON *doc;
+    bool stream = tc->output == OUT_JSON_STREAM;
 
-    if (o->output == CLIENT_OUT_TEXT) {
-        report_text_summary(o->out, r);
-        return;
-    }
-    doc = report_json_document(r, o->output == CLIENT_OUT_JSON_STREAM);
-    report_json_print(o->out, doc, o->output == CLIENT_OUT_JSON_STREAM);
+    if (tc->output == OUT_TEXT)
+        report_text_summary(tc->out, r);
+    else
+        report_json_print(tc->out, report_json_document(r, stream), stream);
 }
 
 int cli_test_parse(enum params_test kind, int argc, char **argv, struct client_opts *o)
@@ -629,13 +631,13 @@ static int run_third_party(struct test_cli *tc)
     rc = thirdparty_request(from.host, from.port, o, &doc, err, sizeof(err));
     if (rc) {
         cli_error("%s:%u: %s", from.host, from.port, err);
-        if (o->output != CLIENT_OUT_TEXT)
-            print_failure_json(o->out, tc->kind, err, o->output == CLIENT_OUT_JSON_STREAM);
+        if (tc->output != OUT_TEXT)
+            print_failure_json(tc->out, tc->kind, err, tc->output == OUT_JSON_STREAM);
         return CLI_EXIT_FAIL;
     }
     st = cJSON_GetObjectItemCaseSensitive(doc, "status");
-    if (o->output == CLIENT_OUT_TEXT) {
-        print_remote_summary(o->out, tc->from, doc);
+    if (tc->output == OUT_TEXT) {
+        print_remote_summary(tc->out, tc->from, doc);
     } else {
         res = cJSON_DetachItemFromObjectCaseSensitive(doc, "result");
         if (!res)
@@ -648,7 +650,7 @@ static int run_third_party(struct test_cli *tc)
             if (cJSON_IsString(why))
                 cJSON_AddStringToObject(res, "third_party_error", why->valuestring);
         }
-        report_json_print(o->out, res, o->output == CLIENT_OUT_JSON_STREAM);
+        report_json_print(tc->out, res, tc->output == OUT_JSON_STREAM);
     }
     rc = cJSON_IsString(st) && !strcmp(st->valuestring, "complete") ? CLI_EXIT_OK : CLI_EXIT_FAIL;
     if (rc) {
@@ -681,15 +683,16 @@ static int run_multi(struct test_cli *tc, volatile sig_atomic_t *stop)
         }
     }
     m->n = tc->ntargets;
+    o->observer = report_text_quiet_observer(); /* the targets' progress is not shown */
     rc = multi_run(o, m, stop, err, sizeof(err));
     if (rc < 0) {
         cli_error("%s", err);
-        if (o->output != CLIENT_OUT_TEXT)
-            print_failure_json(o->out, tc->kind, err, o->output == CLIENT_OUT_JSON_STREAM);
-    } else if (o->output == CLIENT_OUT_TEXT) {
-        report_text_multi(o->out, m);
+        if (tc->output != OUT_TEXT)
+            print_failure_json(tc->out, tc->kind, err, tc->output == OUT_JSON_STREAM);
+    } else if (tc->output == OUT_TEXT) {
+        report_text_multi(tc->out, m);
     } else {
-        report_json_print(o->out, report_json_multi(m), o->output == CLIENT_OUT_JSON_STREAM);
+        report_json_print(tc->out, report_json_multi(m), tc->output == OUT_JSON_STREAM);
     }
     for (uint32_t t = 0; rc > 0 && t < m->n; t++)
         if (m->rc[t] != 0)
@@ -701,30 +704,44 @@ static int run_multi(struct test_cli *tc, volatile sig_atomic_t *stop)
     return rc ? CLI_EXIT_FAIL : CLI_EXIT_OK;
 }
 
+/* What the run shows while it goes: the live table, interval lines, or JSON lines. */
+static void observe(struct test_cli *tc, struct report_live *live)
+{
+    struct client_opts *o = &tc->o;
+
+    if (report_live_wanted(tc->live, tc->out, tc->output == OUT_TEXT && !tc->iperf3,
+                           o->p.duration_ns + o->p.omit_ns))
+        o->observer = report_live_observer(live, tc->out);
+    else if (tc->output == OUT_TEXT)
+        o->observer = report_text_observer(tc->out);
+    else
+        o->observer = report_json_observer(tc->out, tc->output == OUT_JSON_STREAM);
+}
+
 int cli_test(enum params_test kind, int argc, char **argv, volatile sig_atomic_t *stop)
 {
-    struct test_cli tc = {.kind = kind};
-    struct client_opts *o = &tc.o;
+    struct test_cli t = {.kind = kind}, *tc = &t;
+    struct client_opts *o = &tc->o;
+    struct report_live live;
     struct loopsrv em;
     struct run_result r;
     char err[512] = "";
     bool embedded = false;
-    int rc = parse_test(argc, argv, &tc);
+    int rc = parse_test(argc, argv, tc);
 
     if (rc)
         return rc > 0 ? CLI_EXIT_OK : CLI_EXIT_USAGE;
     log_setup("netrig", false, LOG_LVL_WARN);
-    raise_fd_limit(2 * params_total_flows(&o->p) * (tc.ntargets ? tc.ntargets : 1) + 16);
-    if (tc.ntargets > 1 && !tc.from)
-        return run_multi(&tc, stop);
-    if (tc.from)
-        return run_third_party(&tc);
-    if (tc.live == REPORT_LIVE_ON && o->output != CLIENT_OUT_TEXT) {
+    raise_fd_limit(2 * params_total_flows(&o->p) * (tc->ntargets ? tc->ntargets : 1) + 16);
+    if (tc->ntargets > 1 && !tc->from)
+        return run_multi(tc, stop);
+    if (tc->from)
+        return run_third_party(tc);
+    if (tc->live == REPORT_LIVE_ON && tc->output != OUT_TEXT) {
         cli_error("--live draws the text report: drop it, or drop -J/--json-stream");
         return CLI_EXIT_USAGE;
     }
-    o->live = report_live_wanted(tc.live, o->out, o->output == CLIENT_OUT_TEXT && !tc.iperf3,
-                                 o->p.duration_ns + o->p.omit_ns);
+    observe(tc, &live);
     if (!o->host[0]) {
         if (loopsrv_start(&em, o->family, err, sizeof(err))) {
             cli_error("%s", err);
@@ -734,23 +751,23 @@ int cli_test(enum params_test kind, int argc, char **argv, volatile sig_atomic_t
         o->port = em.port;
         embedded = true;
     }
-    rc = tc.iperf3 ? iperf3_client_run(o, stop, &r, err, sizeof(err))
-                   : client_run(o, stop, &r, err, sizeof(err));
+    rc = tc->iperf3 ? iperf3_client_run(o, stop, &r, err, sizeof(err))
+                    : client_run(o, stop, &r, err, sizeof(err));
     if (embedded)
         loopsrv_stop(&em);
     if (rc < 0) {
         cli_error("%s", err);
-        if (o->output != CLIENT_OUT_TEXT)
-            print_failure_json(o->out, kind, err, o->output == CLIENT_OUT_JSON_STREAM);
+        if (tc->output != OUT_TEXT)
+            print_failure_json(tc->out, kind, err, tc->output == OUT_JSON_STREAM);
         result_fini(&r);
         return CLI_EXIT_FAIL;
     }
-    print_report(o, &r);
-    if (!tc.no_save)
-        cli_history_save(tc.db, &r, o->output == CLIENT_OUT_TEXT ? o->out : NULL);
+    print_report(tc, &r);
+    if (!tc->no_save)
+        cli_history_save(tc->db, &r, tc->output == OUT_TEXT ? tc->out : NULL);
     if (r.partial && !*stop)
         cli_error("%s", r.error);
-    if (tc.histogram && write_histogram(tc.histogram, &r))
+    if (tc->histogram && write_histogram(tc->histogram, &r))
         rc = 1;
     result_fini(&r);
     if (*stop)

@@ -8,6 +8,7 @@
 #include "client.h"
 #include "log.h"
 #include "metric.h"
+#include "report_text.h"
 #include "server.h"
 #include "stats.h"
 #include "store.h"
@@ -314,8 +315,7 @@ static int run_once(struct sweep_run *sr, struct store_sweep_point *pt)
         snprintf(o->host, sizeof(o->host), "%s", sr->srv.host);
         o->port = sr->srv.port;
     }
-    o->output = CLIENT_OUT_JSON; /* nothing printed while it runs */
-    o->out = sr->sc->log;
+    o->observer = report_text_quiet_observer(); /* nothing printed while it runs */
     sweep_point_label(&sr->sc->d, pt->idx, label, sizeof(label));
     if (o->p.title[0])
         snprintf(o->p.title + strlen(o->p.title), sizeof(o->p.title) - strlen(o->p.title), " %s",

@@ -19,6 +19,13 @@
 
 #define THIRDPARTY_GRACE_MS 30000 /* beyond the test's own duration */
 
+/* The target queued the run behind exclusive ones: the daemon's log says so. */
+static void on_queued(void *ctx, int ahead)
+{
+    (void)ctx;
+    LOG_INFO("server is busy with %d exclusive test(s); waiting our turn", ahead);
+}
+
 /* Reads the request into client options; refuses what this daemon does not allow. */
 static int parse_request(struct server *srv, const cJSON *msg, const struct sockaddr *peer,
                          struct client_opts *o, const char **code, char *err, size_t errlen)
@@ -62,8 +69,7 @@ static int parse_request(struct server *srv, const cJSON *msg, const struct sock
     snprintf(o->host, sizeof(o->host), "%s", t.host);
     o->port = t.port;
     o->timeout_ms = so->timeout_ms;
-    o->output = CLIENT_OUT_NONE;
-    o->out = stderr;
+    o->observer.on_queued = on_queued;
     return 0;
 }
 

@@ -2,6 +2,7 @@
 #include "report_json.h"
 
 #include "multi.h"
+#include "report_text.h"
 #include "result_json.h"
 
 #include <stdlib.h>
@@ -36,6 +37,30 @@ cJSON *report_json_interval(const struct run_result *r, const struct side_result
     cJSON_AddStringToObject(o, "test", r->test);
     result_json_add_interval(o, r, s, iv);
     return o;
+}
+
+static void stream_interval(void *ctx, const struct run_result *r, const struct side_result *s,
+                            const struct interval *iv)
+{
+    FILE *out = ctx;
+    cJSON *j = report_json_interval(r, s, iv);
+    char *text = j ? cJSON_PrintUnformatted(j) : NULL;
+
+    if (text) {
+        fprintf(out, "%s\n", text);
+        fflush(out);
+    }
+    free(text);
+    cJSON_Delete(j);
+}
+
+struct run_observer report_json_observer(FILE *out, bool stream)
+{
+    return (struct run_observer){
+        .on_queued = report_text_queued,
+        .on_interval = stream ? stream_interval : NULL,
+        .ctx = out,
+    };
 }
 
 static const char *target_status(int rc)

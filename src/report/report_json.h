@@ -9,6 +9,7 @@
 #include <stdio.h>
 
 #include "result.h"
+#include "run_observer.h"
 
 /* The document at the end of a run: -J's, or with stream the last --json-stream line (the same
  * document with "event": "end"). */
@@ -19,6 +20,10 @@ cJSON *report_json_failure(const char *test, const char *err, bool stream);
 /* One --json-stream line: {"event":"interval", ...}. */
 cJSON *report_json_interval(const struct run_result *r, const struct side_result *s,
                             const struct interval *iv);
+
+/* An observer (run_observer.h) for JSON output: with stream (--json-stream) it prints one
+ * interval line on out as each interval ends; without (-J) nothing until the document. */
+struct run_observer report_json_observer(FILE *out, bool stream);
 
 /* Tests against several servers: each target's document plus the totals (multi.h). */
 struct multi_result;

@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "report_json.h"
 #include "result_json.h"
@@ -516,6 +517,44 @@ static void test_interval_event(void **state)
     free(r);
 }
 
+/* The JSON observers: -J shows nothing while the run goes, --json-stream one line per interval
+ * (the interval event on one line); a zeroed observer shows nothing at all. */
+static void test_json_observers(void **state)
+{
+    struct run_result *r = merged_forward_run();
+    const struct interval *iv = &r->local.intervals[0];
+    struct run_observer quiet = {0}, doc, stream;
+    char *buf = NULL, *want;
+    size_t len = 0;
+    FILE *out = open_memstream(&buf, &len);
+    cJSON *ev = report_json_interval(r, &r->local, iv);
+
+    (void)state;
+    assert_non_null(out);
+    doc = report_json_observer(out, false);
+    stream = report_json_observer(out, true);
+    run_observer_start(&quiet, r);
+    run_observer_interval(&quiet, r, &r->local, iv);
+    run_observer_start(&doc, r);
+    run_observer_interval(&doc, r, &r->local, iv);
+    run_observer_interval(NULL, r, &r->local, iv);
+    fflush(out);
+    assert_int_equal(len, 0);
+    assert_null(stream.on_start);
+    run_observer_interval(&stream, r, &r->local, iv);
+    fclose(out);
+    want = cJSON_PrintUnformatted(ev);
+    assert_non_null(want);
+    assert_int_equal(len, strlen(want) + 1);
+    assert_memory_equal(buf, want, strlen(want));
+    assert_int_equal(buf[len - 1], '\n');
+    free(want);
+    free(buf);
+    cJSON_Delete(ev);
+    result_fini(r);
+    free(r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -528,6 +567,7 @@ int main(void)
         cmocka_unit_test(test_run_document_text_round_trip),
         cmocka_unit_test(test_run_document_unknown_retransmits),
         cmocka_unit_test(test_interval_event),
+        cmocka_unit_test(test_json_observers),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
