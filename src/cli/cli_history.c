@@ -1,5 +1,5 @@
-/* cli_history: the history commands (history, show, export, tag), dispatch of the other
- * history-based commands (compare, plot, report, sweep), and saving a test's run. */
+/* cli_history: the history commands (history, show, export, tag), and saving a measurement's
+ * run to the history. */
 #include "cli.h"
 
 #include "hostsnap.h"
@@ -25,7 +25,7 @@ static const char help_runs[] =
     "('netrig tag'), 'last' (the newest run), sweep:N (every run of sweep N) or mesh:N\n"
     "(every run of mesh N).\n";
 
-static void help_history(FILE *out)
+void cli_help_history(FILE *out)
 {
     fprintf(
         out,
@@ -44,7 +44,7 @@ static void help_history(FILE *out)
     fputs(help_db, out);
 }
 
-static void help_show(FILE *out)
+void cli_help_show(FILE *out)
 {
     fprintf(out,
             "usage: netrig show RUN|sweep:N|mesh:N [-J] [--db PATH]\n"
@@ -56,7 +56,7 @@ static void help_show(FILE *out)
     fputs(help_runs, out);
 }
 
-static void help_export(FILE *out)
+void cli_help_export(FILE *out)
 {
     fprintf(out,
             "usage: netrig export RUN... --csv|--json [--db PATH]\n"
@@ -67,7 +67,7 @@ static void help_export(FILE *out)
     fputs(help_runs, out);
 }
 
-static void help_tag(FILE *out)
+void cli_help_tag(FILE *out)
 {
     fprintf(out,
             "usage: netrig tag [-d] RUN NAME [--db PATH]\n"
@@ -373,15 +373,16 @@ static void print_json_doc(cJSON *doc)
     cJSON_Delete(doc);
 }
 
-static int cmd_history(int argc, char **argv)
+int cli_history(int argc, char **argv, volatile sig_atomic_t *stop)
 {
     static const int allowed[] = {OPT_DB,    'J',        OPT_LAST,   OPT_TITLE,
                                   OPT_SINCE, OPT_SWEEPS, OPT_MESHES, 0};
     struct hist_cli hc;
     struct list_ctx lc = {.out = stdout};
     char err[512];
-    int rc = parse_hist("history", argc, argv, allowed, help_history, &hc);
+    int rc = parse_hist("history", argc, argv, allowed, cli_help_history, &hc);
 
+    (void)stop;
     if (rc)
         return rc > 0 ? CLI_EXIT_OK : CLI_EXIT_USAGE;
     if (optind < argc) {
@@ -588,7 +589,7 @@ static void show_text(struct store *st, const struct store_run *r, FILE *out)
     free(hs);
 }
 
-static int cmd_show(int argc, char **argv)
+int cli_show(int argc, char **argv, volatile sig_atomic_t *stop)
 {
     static const int allowed[] = {OPT_DB, 'J', 0};
     struct hist_cli hc;
@@ -597,8 +598,9 @@ static int cmd_show(int argc, char **argv)
     int64_t *ids = NULL;
     size_t n = 0;
     char err[512];
-    int rc = parse_hist("show", argc, argv, allowed, help_show, &hc);
+    int rc = parse_hist("show", argc, argv, allowed, cli_help_show, &hc);
 
+    (void)stop;
     if (rc)
         return rc > 0 ? CLI_EXIT_OK : CLI_EXIT_USAGE;
     if (optind + 1 != argc) {
@@ -712,7 +714,7 @@ static void csv_header(FILE *out)
     fputc('\n', out);
 }
 
-static int cmd_export(int argc, char **argv)
+int cli_export(int argc, char **argv, volatile sig_atomic_t *stop)
 {
     static const int allowed[] = {OPT_DB, OPT_CSV, 'J', 0};
     struct hist_cli hc;
@@ -722,8 +724,9 @@ static int cmd_export(int argc, char **argv)
     size_t n = 0;
     char err[512];
     cJSON *arr = NULL;
-    int rc = parse_hist("export", argc, argv, allowed, help_export, &hc);
+    int rc = parse_hist("export", argc, argv, allowed, cli_help_export, &hc);
 
+    (void)stop;
     if (rc)
         return rc > 0 ? CLI_EXIT_OK : CLI_EXIT_USAGE;
     if (hc.csv == hc.json || optind >= argc) {
@@ -769,7 +772,7 @@ static bool tag_name_ok(const char *s)
     return true;
 }
 
-static int cmd_tag(int argc, char **argv)
+int cli_tag(int argc, char **argv, volatile sig_atomic_t *stop)
 {
     static const int allowed[] = {OPT_DB, 'd', 0};
     struct hist_cli hc;
@@ -778,8 +781,9 @@ static int cmd_tag(int argc, char **argv)
     size_t n = 0;
     char err[512];
     const char *name;
-    int rc = parse_hist("tag", argc, argv, allowed, help_tag, &hc);
+    int rc = parse_hist("tag", argc, argv, allowed, cli_help_tag, &hc);
 
+    (void)stop;
     if (rc)
         return rc > 0 ? CLI_EXIT_OK : CLI_EXIT_USAGE;
     if (optind + 2 != argc) {
@@ -813,49 +817,4 @@ static int cmd_tag(int argc, char **argv)
     free(ids);
     store_close(st);
     return rc ? CLI_EXIT_FAIL : CLI_EXIT_OK;
-}
-
-/* ---- dispatch ---- */
-
-static const struct {
-    const char *name;
-    int (*run)(int argc, char **argv);
-    void (*help)(FILE *out);
-} cmds[] = {
-    {"history", cmd_history, help_history},
-    {"show", cmd_show, help_show},
-    {"export", cmd_export, help_export},
-    {"tag", cmd_tag, help_tag},
-};
-
-bool cli_history_command(const char *cmd)
-{
-    for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
-        if (!strcmp(cmd, cmds[i].name))
-            return true;
-    return !strcmp(cmd, "sweep") || cli_analyze_command(cmd);
-}
-
-int cli_history(const char *cmd, int argc, char **argv, volatile sig_atomic_t *stop)
-{
-    for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
-        if (!strcmp(cmd, cmds[i].name))
-            return cmds[i].run(argc, argv);
-    if (!strcmp(cmd, "sweep"))
-        return cli_sweep(argc, argv, stop);
-    return cli_analyze(cmd, argc, argv);
-}
-
-int cli_history_help(const char *cmd, FILE *out)
-{
-    for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
-        if (!strcmp(cmd, cmds[i].name)) {
-            cmds[i].help(out);
-            return 0;
-        }
-    if (!strcmp(cmd, "sweep")) {
-        cli_sweep_help(out);
-        return 0;
-    }
-    return cli_analyze_help(cmd, out);
 }
