@@ -1,12 +1,12 @@
-/* client: runs a test (stream, rr, crr; TCP or UDP) against a netrig server (or an in-process one)
- * and fills a run_result. */
+/* client: runs a measurement (stream, rr, crr; TCP or UDP) against a netrig server (or an
+ * in-process one) and fills a run_result; what it shows while it runs is the observer's. */
 #ifndef NETRIG_CLIENT_H
 #define NETRIG_CLIENT_H
 
 #include <signal.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
-#include <stdio.h>
 
 #include "params.h"
 #include "result.h"
@@ -25,12 +25,12 @@ struct client_opts {
     struct run_observer observer; /* what the run shows while it goes; zeroed: nothing */
 };
 
-/* Returns 0 on a complete test, 1 when results are partial (r->error says why), or a negative
+/* Returns 0 on a complete run, 1 when results are partial (r->error says why), or a negative
  * errno when no result could be had (err says why). */
 int client_run(const struct client_opts *o, volatile sig_atomic_t *stop, struct run_result *r,
                char *err, size_t errlen);
 
-/* The same in steps, for tests against several servers at once (multi.c): prepare sets up the
+/* The same in steps, for runs against several servers at once (multi.c): prepare sets up the
  * control exchange and the data paths; clock_offset measures the server's clock against ours
  * (server - client, from the fastest of five probes); go starts at start_at_ns on our
  * CLOCK_REALTIME (0 = now), telling the server its own start time, and runs to the end. */
