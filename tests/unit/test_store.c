@@ -11,7 +11,7 @@
 
 #include "histo.h"
 #include "metric.h"
-#include "report_json.h"
+#include "result_json.h"
 #include "store.h"
 #include "store_doc.h"
 #include "store_mesh.h"
@@ -525,7 +525,7 @@ static void make_rr(struct run_result *r)
 static void same_metrics(const struct run_result *r, size_t expect_at_least)
 {
     struct metric_value a[METRIC_MAX], b[METRIC_MAX];
-    cJSON *doc = report_json_run(r);
+    cJSON *doc = result_json_run(r);
     size_t na = metric_from_run(r, a, METRIC_MAX);
     size_t nb = metric_from_doc(&r->params, doc, b, METRIC_MAX);
 
@@ -566,7 +566,7 @@ static void test_doc_run(void **state)
     st = store_open(path, true, err, sizeof(err));
     assert_non_null(st);
     ia = add(st, &r, NULL);
-    doc = report_json_run(&r);
+    doc = result_json_run(&r);
     assert_int_equal(store_begin(st, err, sizeof(err)), 0);
     if (store_doc_add(st, doc, "from its document", &ib, err, sizeof(err)))
         fail_msg("store_doc_add: %s", err);
@@ -680,7 +680,7 @@ static void test_mesh_store(void **state)
 
     /* h1 -> h2 completes: its run is stored from the document; h2 -> h1 fails */
     make_run(&r);
-    doc = report_json_run(&r);
+    doc = result_json_run(&r);
     snprintf(cells[0].status, sizeof(cells[0].status), "complete");
     snprintf(cells[1].status, sizeof(cells[1].status), "failed");
     snprintf(cells[1].error, sizeof(cells[1].error), "connection refused by 198.51.100.1:5301");
