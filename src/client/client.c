@@ -308,7 +308,8 @@ static int open_tcp_flows(const struct client_opts *o, const struct sock_addr *t
 
     for (uint32_t i = 0; i < n; i++) {
         uint8_t hello_buf[CTL_DATA_HELLO_LEN];
-        int fd = sock_connect(to, o->bind[0] ? o->bind : NULL, &o->p, o->timeout_ms, err, errlen);
+        int fd = dataconn_tcp_connect(to, o->bind[0] ? o->bind : NULL, &o->p, o->timeout_ms, err,
+                                      errlen);
         int rc;
 
         if (fd < 0)

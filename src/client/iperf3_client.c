@@ -212,7 +212,8 @@ static int open_tcp(struct i3c *c, const struct sock_addr *to, const char *cooki
     const struct client_opts *o = c->o;
 
     for (uint32_t i = 0; i < params_total_flows(&o->p); i++) {
-        int fd = sock_connect(to, o->bind[0] ? o->bind : NULL, &o->p, o->timeout_ms, err, errlen);
+        int fd = dataconn_tcp_connect(to, o->bind[0] ? o->bind : NULL, &o->p, o->timeout_ms, err,
+                                      errlen);
         int rc;
 
         if (fd < 0)

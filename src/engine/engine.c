@@ -139,6 +139,7 @@ int engine_set_target(struct engine *e, const struct sockaddr *to, socklen_t len
 int engine_attach(struct engine *e, uint32_t id, int fd, char *err, size_t errlen)
 {
     struct flow *f;
+    struct sock_flow_opts fo;
     char warn[256];
     int rc, zc = 0;
     socklen_t zl = sizeof(zc);
@@ -149,12 +150,8 @@ int engine_attach(struct engine *e, uint32_t id, int fd, char *err, size_t errle
         return -EPROTO;
     }
     f = &e->flows[id];
-    if (e->p.udp) {
-        struct params wp = {.window = e->p.window}; /* UDP: only the socket buffers apply */
-        rc = sock_apply_flow_opts(fd, &wp, f->sender, err, errlen, warn, sizeof(warn));
-    } else {
-        rc = sock_apply_flow_opts(fd, &e->p, f->sender, err, errlen, warn, sizeof(warn));
-    }
+    flow_sock_opts(&e->p, !e->p.udp, &fo);
+    rc = sock_apply_flow_opts(fd, &fo, f->sender, err, errlen, warn, sizeof(warn));
     if (rc)
         return rc;
     if (warn[0] && !e->res.warning[0])

@@ -34,3 +34,16 @@ void flow_fini(struct flow *f)
     f->priv = NULL;
     f->udp = NULL;
 }
+
+void flow_sock_opts(const struct params *p, bool tcp, struct sock_flow_opts *out)
+{
+    memset(out, 0, sizeof(*out));
+    out->window = p->window;
+    if (!tcp)
+        return; /* a datagram socket: only the buffers apply */
+    out->mss = p->mss;
+    out->congestion = p->congestion;
+    out->nodelay = p->nodelay;
+    out->fq_rate_bps = p->fq_rate_bps;
+    out->zerocopy = p->zerocopy;
+}

@@ -12,6 +12,7 @@
 #include <sys/socket.h>
 
 #include "params.h"
+#include "sock.h"
 
 struct worker;
 struct flow;
@@ -83,6 +84,10 @@ struct flow {
  * Returns 0 or -ENOMEM. */
 int flow_init(struct flow *f, uint32_t id, const struct params *p, bool is_client);
 void flow_fini(struct flow *f);
+
+/* The socket options of a data flow of test p: all of them on TCP, the buffers only on a
+ * datagram socket. */
+void flow_sock_opts(const struct params *p, bool tcp, struct sock_flow_opts *out);
 
 /* Per-kind operations (flow_stream.c, flow_rr.c, flow_crr.c, flow_udp.c). */
 extern const struct flow_ops flow_stream_send_ops, flow_stream_recv_ops;
