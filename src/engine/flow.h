@@ -103,15 +103,30 @@ int flow_udp_init(struct flow *f, const struct params *p, bool is_client);
  * (received, duplicates, late ones within a 1024-datagram window), and RFC 3550 jitter with
  * one-way delay from the send time in the datagram. */
 void flow_udp_account(struct flow_udp_rx *rx, uint64_t seq);
-/* UDP senders of either datagram format: clear an ICMP error; stop at once. */
-int flow_udp_send_event(struct worker *w, struct flow *f, uint32_t events);
-int flow_udp_send_stop(struct worker *w, struct flow *f);
 void flow_udp_timing(struct flow_udp_rx *rx, uint64_t send_ns, uint64_t recv_ns);
+
+/* A UDP stream's datagram format: what the sender writes at the head of each datagram and how
+ * the receiver reads and accounts it. flow_udp.c's loops call it. */
+struct flow_udp_codec {
+    const char *name;
+    uint64_t first_seq; /* the number the first datagram carries */
+    bool gso;           /* the sender may batch with UDP GSO */
+    /* writes the headers of n datagrams `stride` bytes apart, numbered from seq, sent at real_ns
+     * (CLOCK_REALTIME) */
+    void (*stamp)(uint8_t *buf, size_t stride, uint32_t n, uint64_t seq, uint64_t real_ns);
+    /* reads one datagram's header: 0, or -EINVAL when it is not a data datagram of the format */
+    int (*parse)(const uint8_t *buf, size_t len, uint64_t *send_ns, uint64_t *seq);
+    void (*account)(struct flow_udp_rx *rx, uint64_t seq); /* one datagram's sequence number */
+};
+/* netrig's own format: sequence number from 0 and send time in ns, big-endian u64 each */
+extern const struct flow_udp_codec flow_udp_codec;
+/* A UDP flow (sender or receiver as f->sender says) in the given datagram format. */
+int flow_udp_setup(struct flow *f, const struct params *p, const struct flow_udp_codec *codec);
 
 /* iperf3's UDP datagram format, for tests with an iperf3 peer (flow_iperf3_udp.c; chosen by
  * flow_init when p->iperf3_wire): the header (send time, sequence number from 1, big-endian)
  * written into buf (its length returned) and read back, and iperf3's receive accounting. */
-extern const struct flow_ops flow_iperf3_udp_send_ops, flow_iperf3_udp_recv_ops;
+extern const struct flow_udp_codec flow_iperf3_udp_codec32, flow_iperf3_udp_codec64;
 int flow_iperf3_udp_init(struct flow *f, const struct params *p, bool is_client);
 size_t flow_iperf3_udp_header(uint8_t *buf, uint64_t sec, uint32_t usec, uint64_t seq, bool seq64);
 int flow_iperf3_udp_parse(const uint8_t *buf, size_t len, bool seq64, uint64_t *send_ns,
