@@ -9,6 +9,7 @@
 #include "ctl.h"
 #include "policy.h"
 #include "engine.h"
+#include "flow_kinds.h"
 #include "hostfs.h"
 #include "log.h"
 #include "report_json.h"
@@ -519,7 +520,7 @@ static int session_setup(struct client_session *s, char *err, size_t errlen)
         return rc;
     p = o->p;
     apply_rate_limit(s->accept, &p, r);
-    s->e = engine_create(&p, true, &cpus, err, errlen);
+    s->e = engine_create(flow_kind_for(&p, true), &p, true, &cpus, err, errlen);
     if (!s->e)
         return -ENOMEM;
     rc = open_flows(o, &s->to, id, s->accept, s->c.ctl, s->e, err, errlen);

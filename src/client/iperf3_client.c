@@ -6,6 +6,7 @@
 #include "cpulist.h"
 #include "dataconn.h"
 #include "engine.h"
+#include "flow_kinds.h"
 #include "iperf3_proto.h"
 #include "log.h"
 #include "report_json.h"
@@ -496,7 +497,8 @@ int iperf3_client_run(const struct client_opts *o, volatile sig_atomic_t *stop,
     if (c.ctl < 0)
         return c.ctl;
     rc = negotiate(&c, cookie, err, errlen);
-    if (!rc && !(e = engine_create(&r->params, true, &cpus, err, errlen)))
+    if (!rc &&
+        !(e = engine_create(flow_kind_for(&r->params, true), &r->params, true, &cpus, err, errlen)))
         rc = -ENOMEM;
     if (!rc)
         rc = setup_streams(&c, &to, cookie, e, err, errlen);

@@ -38,7 +38,7 @@ static int make_memfd(const char *buf, size_t len)
 static size_t max_sz(size_t a, size_t b) { return a > b ? a : b; }
 
 int worker_init(struct worker *w, uint32_t id, int cpu, const struct params *p, uint32_t cap_flows,
-                uint64_t drain_ns)
+                uint64_t drain_ns, bool lat)
 {
     struct epoll_event ev = {.events = EPOLLIN, .data.ptr = NULL};
     /* receives read in chunks of at least 128 KiB whatever -l is: fewer syscalls */
@@ -59,13 +59,12 @@ int worker_init(struct worker *w, uint32_t id, int cpu, const struct params *p, 
     /* page-aligned, so MSG_ZEROCOPY pins whole pages */
     if (posix_memalign((void **)&w->buf, 4096, buflen))
         w->buf = NULL;
-    if (params_is_transactional(p)) {
+    if (lat) {
         w->lat = malloc(sizeof(*w->lat));
         if (w->lat)
             histo_init(w->lat);
     }
-    if (w->epfd < 0 || w->stopfd < 0 || !w->flows || !w->buf ||
-        (params_is_transactional(p) && !w->lat)) {
+    if (w->epfd < 0 || w->stopfd < 0 || !w->flows || !w->buf || (lat && !w->lat)) {
         worker_fini(w);
         return -ENOMEM;
     }

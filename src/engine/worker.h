@@ -38,13 +38,14 @@ struct worker {
     bool no_pwait2;              /* epoll_pwait2 is missing here: epoll_wait instead */
     bool alone;                  /* one flow, run with blocking calls (flow_ops.run_alone) */
     int err;
-    struct histo *lat;                  /* transactional tests: this thread's latencies */
+    struct histo *lat;                  /* transactional kinds: this thread's latencies */
     _Atomic bool measuring;             /* past the omit period: latencies count */
     struct cpu_thread_snap cpu_at_exit; /* the thread's own CPU time, taken as it ends */
 };
 
+/* lat: the flows complete transactions, whose latencies go into the worker's histogram. */
 int worker_init(struct worker *w, uint32_t id, int cpu, const struct params *p, uint32_t cap_flows,
-                uint64_t drain_ns);
+                uint64_t drain_ns, bool lat);
 int worker_add_flow(struct worker *w, struct flow *f);
 int worker_start(struct worker *w);
 /* Asks the thread to stop: each flow's on_stop decides (senders half-close, receivers drain

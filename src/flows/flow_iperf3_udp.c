@@ -7,7 +7,7 @@
  * RFC 1889. Its highest sequence number is kept in max_seq_plus1: with numbering from 1 that is
  * how many datagrams were sent up to it. */
 #define _GNU_SOURCE
-#include "flow.h"
+#include "flow_iperf3_udp.h"
 
 #include <errno.h>
 
@@ -111,7 +111,6 @@ const struct flow_udp_codec flow_iperf3_udp_codec64 = {
 
 int flow_iperf3_udp_init(struct flow *f, const struct params *p, bool is_client)
 {
-    (void)is_client;
-    return flow_udp_setup(f, p,
+    return flow_udp_setup(f, p, is_client,
                           p->iperf3_udp64 ? &flow_iperf3_udp_codec64 : &flow_iperf3_udp_codec32);
 }

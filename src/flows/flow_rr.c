@@ -3,7 +3,7 @@
  * intended send time, so a stalled server shows in the tail). The server answers each
  * complete request with a response. Latencies go to the worker's histogram. */
 #define _GNU_SOURCE
-#include "flow.h"
+#include "flow_rr.h"
 #include "clock.h"
 
 #include "ctl.h"
@@ -33,6 +33,8 @@ struct rr_state {
     bool out_armed;         /* TCP: EPOLLOUT is in the flow's epoll interest */
 };
 
+static const struct flow_ops rr_client_ops, rr_server_ops;
+
 int flow_rr_init(struct flow *f, const struct params *p, bool is_client)
 {
     struct rr_state *s = calloc(1, sizeof(*s));
@@ -42,9 +44,7 @@ int flow_rr_init(struct flow *f, const struct params *p, bool is_client)
         return -ENOMEM;
     f->priv = s;
     f->sender = is_client;
-    f->ops = is_client ? &flow_rr_client_ops : &flow_rr_server_ops;
-    /* a lone closed-loop flow at depth 1 runs as a blocking ping-pong */
-    f->can_run_alone = !is_client || (p->rate_tps == 0 && p->depth == 1);
+    f->ops = is_client ? &rr_client_ops : &rr_server_ops;
     s->req = p->req_size;
     s->resp = p->resp_size;
     s->udp = p->udp;
@@ -62,6 +62,12 @@ int flow_rr_init(struct flow *f, const struct params *p, bool is_client)
     }
     s->sent_at = calloc(s->ring_cap, sizeof(*s->sent_at));
     return s->sent_at ? 0 : -ENOMEM;
+}
+
+bool flow_rr_may_run_alone(const struct params *p, bool is_client)
+{
+    /* a lone closed-loop flow at depth 1 runs as a blocking ping-pong */
+    return !is_client || (p->rate_tps == 0 && p->depth == 1);
 }
 
 static void rr_fini(struct flow *f)
@@ -383,7 +389,7 @@ static void rr_client_alone(struct worker *w, struct flow *f)
         worker_flow_finish(w, f, err);
 }
 
-const struct flow_ops flow_rr_client_ops = {
+static const struct flow_ops rr_client_ops = {
     .name = "rr-client",
     .events = EPOLLIN,
     .on_event = rr_client_event,
@@ -457,7 +463,7 @@ static void rr_server_alone(struct worker *w, struct flow *f)
     worker_flow_finish(w, f, err);
 }
 
-const struct flow_ops flow_rr_server_ops = {
+static const struct flow_ops rr_server_ops = {
     .name = "rr-server",
     .events = EPOLLIN,
     .on_event = rr_server_event,

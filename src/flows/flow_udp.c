@@ -6,10 +6,11 @@
  * jitter (RFC 3550) and one-way delay. The datagram format is a codec: netrig's own (below) or
  * iperf3's (flow_iperf3_udp.c); the loops are the same for both. */
 #define _GNU_SOURCE
-#include "flow.h"
+#include "flow_udp.h"
 #include "clock.h"
 
 #include "ctl.h"
+#include "result.h"
 #include "worker.h"
 
 #include <endian.h>
@@ -34,6 +35,7 @@
 
 struct udp_tx {
     const struct flow_udp_codec *codec;
+    uint64_t sent_pkts, send_drops; /* datagrams sent / not accepted by the socket */
     uint32_t len;
     uint64_t period_ns; /* time between datagrams */
     uint64_t next_ns;   /* when the next datagram is due */
@@ -43,7 +45,10 @@ struct udp_tx {
 
 struct udp_rx {
     const struct flow_udp_codec *codec;
+    struct flow_udp_rx acc;
 };
+
+static const struct flow_ops udp_send_ops, udp_recv_ops;
 
 /* netrig's own format: the sequence number from 0 and the send time, both big-endian u64 */
 struct udp_hdr {
@@ -80,19 +85,18 @@ const struct flow_udp_codec flow_udp_codec = {
     .account = flow_udp_account,
 };
 
-int flow_udp_setup(struct flow *f, const struct params *p, const struct flow_udp_codec *codec)
+int flow_udp_setup(struct flow *f, const struct params *p, bool is_client,
+                   const struct flow_udp_codec *codec)
 {
+    f->sender = params_flow_client_sends(p, f->id) == is_client;
     if (!f->sender) {
         struct udp_rx *r = calloc(1, sizeof(*r));
-        f->udp = calloc(1, sizeof(*f->udp));
-        if (!r || !f->udp) {
-            free(r);
+        if (!r)
             return -ENOMEM;
-        }
         r->codec = codec;
-        f->udp->owd_min_ns = UINT64_MAX;
+        r->acc.owd_min_ns = UINT64_MAX;
         f->priv = r;
-        f->ops = &flow_udp_recv_ops;
+        f->ops = &udp_recv_ops;
         return 0;
     }
     struct udp_tx *t = calloc(1, sizeof(*t));
@@ -109,14 +113,40 @@ int flow_udp_setup(struct flow *f, const struct params *p, const struct flow_udp
     if (!t->period_ns)
         t->period_ns = 1;
     f->priv = t;
-    f->ops = &flow_udp_send_ops;
+    f->ops = &udp_send_ops;
     return 0;
 }
 
 int flow_udp_init(struct flow *f, const struct params *p, bool is_client)
 {
-    (void)is_client;
-    return flow_udp_setup(f, p, &flow_udp_codec);
+    return flow_udp_setup(f, p, is_client, &flow_udp_codec);
+}
+
+struct flow_udp_rx *flow_udp_rx(struct flow *f)
+{
+    return f->sender ? NULL : &((struct udp_rx *)f->priv)->acc;
+}
+
+void flow_udp_collect(const struct flow *f, struct side_flow *out)
+{
+    const struct flow_udp_rx *rx;
+
+    if (f->sender) {
+        const struct udp_tx *t = f->priv;
+        out->sent_pkts = t->sent_pkts;
+        out->send_drops = t->send_drops;
+        return;
+    }
+    rx = &((const struct udp_rx *)f->priv)->acc;
+    out->has_udp_rx = true;
+    out->udp.received = rx->received;
+    out->udp.duplicates = rx->duplicates;
+    out->udp.out_of_order = rx->out_of_order;
+    out->udp.max_seq_plus1 = rx->max_seq_plus1;
+    out->udp.jitter_ns = rx->jitter_ns;
+    out->udp.owd_sum_ns = rx->owd_sum_ns;
+    out->udp.owd_min_ns = rx->owd_min_ns == UINT64_MAX ? 0 : rx->owd_min_ns;
+    out->udp.owd_max_ns = rx->owd_max_ns;
 }
 
 static int udp_send_start(struct worker *w, struct flow *f, uint64_t now)
@@ -193,8 +223,8 @@ static int udp_send_timer(struct worker *w, struct flow *f, uint64_t now)
     }
     if (sent < 0)
         sent = 0;
-    flow_add(&f->sent_pkts, (uint64_t)sent);
-    flow_add(&f->send_drops, n - (uint64_t)sent);
+    t->sent_pkts += (uint64_t)sent;
+    t->send_drops += n - (uint64_t)sent;
     flow_add(&f->bytes, (uint64_t)sent * t->len);
     t->seq += n;
     t->next_ns += n * t->period_ns;
@@ -293,8 +323,9 @@ void flow_udp_timing(struct flow_udp_rx *rx, uint64_t send_ns, uint64_t recv_ns)
 
 static int udp_recv_event(struct worker *w, struct flow *f, uint32_t events)
 {
-    const struct flow_udp_codec *codec = ((struct udp_rx *)f->priv)->codec;
-    struct flow_udp_rx *rx = f->udp;
+    struct udp_rx *r = f->priv;
+    const struct flow_udp_codec *codec = r->codec;
+    struct flow_udp_rx *rx = &r->acc;
     uint64_t moved = 0;
 
     (void)events;
@@ -338,7 +369,7 @@ static int udp_recv_timer(struct worker *w, struct flow *f, uint64_t now)
     return 1;
 }
 
-const struct flow_ops flow_udp_send_ops = {
+static const struct flow_ops udp_send_ops = {
     .name = "udp-send",
     .events = 0, /* epoll reports errors always; the timer schedule drives sending */
     .on_event = udp_send_event,
@@ -347,7 +378,7 @@ const struct flow_ops flow_udp_send_ops = {
     .on_start = udp_send_start,
 };
 
-const struct flow_ops flow_udp_recv_ops = {
+static const struct flow_ops udp_recv_ops = {
     .name = "udp-recv",
     .events = EPOLLIN,
     .on_event = udp_recv_event,

@@ -12,7 +12,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "flow.h"
+#include "flow_iperf3_udp.h"
 #include "iperf3_client.h"
 #include "iperf3_proto.h"
 

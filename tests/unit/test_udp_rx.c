@@ -9,7 +9,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "flow.h"
+#include "flow_kinds.h"
+#include "flow_udp.h"
 #include "params.h"
 #include "result.h"
 
@@ -28,12 +29,12 @@ static struct flow_udp_rx *rx_new(struct rx_flow *rf)
     rf->p.test = PARAMS_TEST_STREAM;
     rf->p.write_size = 1400;
     /* forward: the server receives flow 0 */
-    assert_int_equal(flow_init(&rf->f, 0, &rf->p, false), 0);
+    assert_int_equal(flow_init(&rf->f, 0, flow_kind_for(&rf->p, false), &rf->p, false), 0);
     assert_false(rf->f.sender);
-    assert_non_null(rf->f.udp);
-    assert_int_equal(rf->f.udp->received, 0);
-    assert_int_equal(rf->f.udp->max_seq_plus1, 0);
-    return rf->f.udp;
+    assert_non_null(flow_udp_rx(&rf->f));
+    assert_int_equal(flow_udp_rx(&rf->f)->received, 0);
+    assert_int_equal(flow_udp_rx(&rf->f)->max_seq_plus1, 0);
+    return flow_udp_rx(&rf->f);
 }
 
 static void rx_free(struct rx_flow *rf) { flow_fini(&rf->f); }
