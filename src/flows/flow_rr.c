@@ -93,19 +93,33 @@ static void complete_one(struct worker *w, struct flow *f, struct rr_state *s, u
     flow_add(&f->lat_sum_ns, lat);
 }
 
-/* Writes what is pending (TCP). Returns 0, or -errno when the connection failed. */
-static int flush_tcp(struct worker *w, struct flow *f, struct rr_state *s)
+/* Writes what is pending (TCP). flags MSG_DONTWAIT: until the socket buffer is full; 0:
+ * blocking calls, going on through their timeout slices until all is written. Returns 0, or
+ * -errno when the connection failed. */
+static int write_pending(struct worker *w, struct flow *f, struct rr_state *s, int flags)
 {
     while (s->pending_write) {
         size_t len = s->pending_write < w->buflen ? s->pending_write : w->buflen;
-        ssize_t n = send(f->fd, w->buf, len, MSG_NOSIGNAL | MSG_DONTWAIT);
+        ssize_t n = send(f->fd, w->buf, len, MSG_NOSIGNAL | flags);
         if (n < 0) {
-            if (errno == EAGAIN || errno == EINTR)
+            if (errno != EAGAIN && errno != EINTR)
+                return -errno;
+            if (flags & MSG_DONTWAIT)
                 break;
-            return -errno;
+            continue;
         }
         s->pending_write -= (uint64_t)n;
     }
+    return 0;
+}
+
+/* Writes what is pending without blocking (TCP, event loop). Returns 0 or -errno. */
+static int flush_tcp(struct worker *w, struct flow *f, struct rr_state *s)
+{
+    int rc = write_pending(w, f, s, MSG_DONTWAIT);
+
+    if (rc)
+        return rc;
     /* ask for EPOLLOUT only while something waits to be written: one epoll_ctl per change,
      * not per transaction */
     if ((s->pending_write != 0) != s->out_armed) {
@@ -137,6 +151,18 @@ static int issue(struct worker *w, struct flow *f, struct rr_state *s, uint64_t 
         return send_udp(w, f, s->seq++, s->req);
     s->pending_write += s->req;
     return flush_tcp(w, f, s);
+}
+
+/* UDP client: is the response of n bytes in the buffer the answer to a request already given
+ * up on (not in flight any more)? Then it is not counted twice. */
+static bool stale(const struct worker *w, const struct rr_state *s, size_t n)
+{
+    uint64_t seq;
+
+    if (n < sizeof(seq) || s->req < sizeof(seq))
+        return false; /* too short to carry the number */
+    memcpy(&seq, w->buf, sizeof(seq));
+    return be64toh(seq) < s->seq - s->inflight;
 }
 
 static void arm_timer(struct flow *f, struct rr_state *s)
@@ -186,12 +212,8 @@ static int rr_client_event(struct worker *w, struct flow *f, uint32_t events)
         }
         flow_add(&f->bytes, (uint64_t)n);
         if (s->udp) {
-            uint64_t seq;
-            /* a response to a request already given up on is not counted twice */
-            if (n >= 8 && s->req >= 8 &&
-                (memcpy(&seq, w->buf, 8), be64toh(seq) < s->seq - s->inflight))
-                continue;
-            done++;
+            if (!stale(w, s, (size_t)n))
+                done++;
         } else {
             s->partial += (uint64_t)n;
             done += s->partial / s->resp;
@@ -255,6 +277,32 @@ static int rr_client_stop(struct worker *w, struct flow *f)
     return 1;
 }
 
+/* The server's answer to n bytes just read into the worker's buffer, on either path (event
+ * loop or alone). UDP: a datagram is a request, answered at once by a response carrying its
+ * number. TCP: every complete request queues a response in pending_write, which the caller
+ * writes its own way. Returns 0 or -errno. */
+static int rr_answer(struct worker *w, struct flow *f, struct rr_state *s, size_t n)
+{
+    if (s->udp) {
+        uint64_t seq = 0;
+        if (n >= 4 && !memcmp(w->buf, ctl_data_magic, 4))
+            return 0; /* a repeated hello */
+        if (n >= sizeof(seq)) {
+            memcpy(&seq, w->buf, sizeof(seq));
+            seq = be64toh(seq); /* echoed back as it came */
+        }
+        flow_add(&f->bytes, n);
+        flow_add(&f->txns, 1);
+        return send_udp(w, f, seq, s->resp);
+    }
+    flow_add(&f->bytes, n);
+    s->partial += n;
+    flow_add(&f->txns, s->partial / s->req);
+    s->pending_write += s->partial / s->req * s->resp;
+    s->partial %= s->req;
+    return 0;
+}
+
 /* Server, TCP: answer every complete request; UDP: answer every datagram. */
 static int rr_server_event(struct worker *w, struct flow *f, uint32_t events)
 {
@@ -273,25 +321,8 @@ static int rr_server_event(struct worker *w, struct flow *f, uint32_t events)
             err = n < 0 ? errno : 0; /* EOF: the client finished */
             goto fail;
         }
-        if (s->udp) {
-            uint64_t seq = 0;
-            if (n >= 4 && !memcmp(w->buf, ctl_data_magic, 4))
-                continue; /* a repeated hello */
-            if ((size_t)n >= sizeof(seq)) {
-                memcpy(&seq, w->buf, sizeof(seq));
-                seq = be64toh(seq); /* echoed back as it came */
-            }
-            flow_add(&f->bytes, (uint64_t)n);
-            flow_add(&f->txns, 1);
-            if ((err = -send_udp(w, f, seq, s->resp)))
-                goto fail;
-            continue;
-        }
-        flow_add(&f->bytes, (uint64_t)n);
-        s->partial += (uint64_t)n;
-        flow_add(&f->txns, s->partial / s->req);
-        s->pending_write += s->partial / s->req * s->resp;
-        s->partial %= s->req;
+        if ((err = -rr_answer(w, f, s, (size_t)n)))
+            goto fail;
     }
     if (!s->udp && (err = -flush_tcp(w, f, s)))
         goto fail;
@@ -333,9 +364,8 @@ static int read_response(struct worker *w, struct flow *f, struct rr_state *s)
             return n < 0 ? -errno : -ECONNRESET;
         flow_add(&f->bytes, (uint64_t)n);
         if (s->udp) {
-            uint64_t seq;
-            if (n >= 8 && s->req >= 8 && (memcpy(&seq, w->buf, 8), be64toh(seq) + 1 < s->seq))
-                continue; /* the answer to a request already given up on */
+            if (stale(w, s, (size_t)n))
+                continue;
             return 1;
         }
         s->partial += (uint64_t)n;
@@ -427,37 +457,8 @@ static void rr_server_alone(struct worker *w, struct flow *f)
             err = n < 0 ? errno : 0; /* EOF: the client finished */
             break;
         }
-        if (s->udp) {
-            uint64_t seq = 0;
-            if (n >= 4 && !memcmp(w->buf, ctl_data_magic, 4))
-                continue; /* a repeated hello */
-            if ((size_t)n >= sizeof(seq)) {
-                memcpy(&seq, w->buf, sizeof(seq));
-                seq = be64toh(seq);
-            }
-            flow_add(&f->bytes, (uint64_t)n);
-            flow_add(&f->txns, 1);
-            if ((err = -send_udp(w, f, seq, s->resp)))
-                break;
-            continue;
-        }
-        flow_add(&f->bytes, (uint64_t)n);
-        s->partial += (uint64_t)n;
-        flow_add(&f->txns, s->partial / s->req);
-        s->pending_write += s->partial / s->req * s->resp;
-        s->partial %= s->req;
-        while (s->pending_write) {
-            size_t len = s->pending_write < w->buflen ? s->pending_write : w->buflen;
-            ssize_t m = send(f->fd, w->buf, len, MSG_NOSIGNAL);
-            if (m < 0 && (errno == EAGAIN || errno == EINTR))
-                continue;
-            if (m < 0) {
-                err = errno;
-                break;
-            }
-            s->pending_write -= (uint64_t)m;
-        }
-        if (err)
+        if ((err = -rr_answer(w, f, s, (size_t)n)) ||
+            (!s->udp && (err = -write_pending(w, f, s, 0))))
             break;
     }
     worker_flow_finish(w, f, err);
