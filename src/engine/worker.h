@@ -12,6 +12,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "clock.h"
 #include "cpu.h"
 #include "flow.h"
 #include "histo.h"
@@ -41,6 +42,9 @@ struct worker {
     struct histo *lat;                  /* transactional kinds: this thread's latencies */
     _Atomic bool measuring;             /* past the omit period: latencies count */
     struct cpu_thread_snap cpu_at_exit; /* the thread's own CPU time, taken as it ends */
+    /* a test's fake clock for worker_now (NULL: CLOCK_MONOTONIC), set before the worker runs */
+    uint64_t (*fake_now)(void *ctx);
+    void *fake_ctx;
 };
 
 /* lat: the flows complete transactions, whose latencies go into the worker's histogram. */
@@ -55,6 +59,14 @@ void worker_join(struct worker *w);
 void worker_fini(struct worker *w);
 
 /* ---- for flow kinds, on the worker's own thread ---- */
+/* The time on the worker's thread (deadlines, timers, latencies): CLOCK_MONOTONIC in ns, or
+ * the fake clock a test installed. One predictable branch on the hot path. */
+static inline uint64_t worker_now(const struct worker *w)
+{
+    if (__builtin_expect(w->fake_now != NULL, 0))
+        return w->fake_now(w->fake_ctx);
+    return clock_mono_ns();
+}
 /* Has the engine asked this worker to stop? (relaxed load, for blocking loops) */
 bool worker_stop_requested(struct worker *w);
 void worker_flow_finish(struct worker *w, struct flow *f, int err);

@@ -4,7 +4,6 @@
  * listener (a flow) and a fixed pool of connection slots, set up before the test starts. */
 #define _GNU_SOURCE
 #include "flow_crr.h"
-#include "clock.h"
 
 #include "sock.h"
 #include "worker.h"
@@ -165,7 +164,7 @@ static int on_connected(struct worker *w, struct flow *f)
     if (getsockopt(f->fd, SOL_SOCKET, SO_ERROR, &soerr, &len) || soerr)
         return client_fail(w, f, soerr ? soerr : errno);
     if (c->connect_only) {
-        record(w, f, clock_mono_ns());
+        record(w, f, worker_now(w));
         c->phase = CRR_WAIT_EOF;
     } else {
         if (send(f->fd, w->buf, c->req, MSG_NOSIGNAL | MSG_DONTWAIT) != (ssize_t)c->req)
@@ -194,11 +193,11 @@ static int crr_client_event(struct worker *w, struct flow *f, uint32_t events)
             close(f->fd);
             f->fd = -1;
             flow_add(&f->bytes, c->got);
-            return w->stopping ? (worker_flow_finish(w, f, 0), 1) : begin(w, f, clock_mono_ns());
+            return w->stopping ? (worker_flow_finish(w, f, 0), 1) : begin(w, f, worker_now(w));
         }
         c->got += (uint32_t)n;
         if (c->phase == CRR_READING && c->got >= c->resp) {
-            record(w, f, clock_mono_ns());
+            record(w, f, worker_now(w));
             c->phase = CRR_WAIT_EOF;
         }
     }

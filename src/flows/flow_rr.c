@@ -4,7 +4,6 @@
  * complete request with a response. Latencies go to the worker's histogram. */
 #define _GNU_SOURCE
 #include "flow_rr.h"
-#include "clock.h"
 
 #include "ctl.h"
 #include "worker.h"
@@ -220,7 +219,7 @@ static int rr_client_event(struct worker *w, struct flow *f, uint32_t events)
             s->partial %= s->resp;
         }
     }
-    now = clock_mono_ns();
+    now = worker_now(w);
     while (done-- && s->inflight) {
         complete_one(w, f, s, now);
         if (!s->open_loop && !w->stopping && (err = -issue(w, f, s, now)))
@@ -386,7 +385,7 @@ static void rr_client_alone(struct worker *w, struct flow *f)
 
     set_timeouts(f->fd, slice);
     while (!worker_stop_requested(w)) {
-        uint64_t t0 = clock_mono_ns();
+        uint64_t t0 = worker_now(w);
         int got = 0;
 
         s->head = 0, s->inflight = 1, s->sent_at[0] = t0;
@@ -397,14 +396,14 @@ static void rr_client_alone(struct worker *w, struct flow *f)
             err = errno ? errno : EIO;
             break;
         }
-        while (!got && !worker_stop_requested(w) && clock_mono_ns() - t0 < s->timeout_ns)
+        while (!got && !worker_stop_requested(w) && worker_now(w) - t0 < s->timeout_ns)
             got = read_response(w, f, s);
         if (got < 0) {
             err = -got;
             break;
         }
         if (got) {
-            complete_one(w, f, s, clock_mono_ns());
+            complete_one(w, f, s, worker_now(w));
         } else if (!worker_stop_requested(w)) {
             flow_add(&f->timeouts, 1);
             if (!s->udp) { /* a TCP stream cannot resynchronise */
@@ -444,8 +443,8 @@ static void rr_server_alone(struct worker *w, struct flow *f)
             if (worker_stop_requested(w) && s->udp)
                 break; /* UDP has no end of stream: stop means stop */
             if (!deadline && worker_stop_requested(w))
-                deadline = clock_mono_ns() + w->drain_ns;
-            if (deadline && clock_mono_ns() >= deadline) {
+                deadline = worker_now(w) + w->drain_ns;
+            if (deadline && worker_now(w) >= deadline) {
                 err = ETIMEDOUT;
                 break;
             }

@@ -3,7 +3,6 @@
  * byte and both ends count the same total. */
 #define _GNU_SOURCE
 #include "flow_stream.h"
-#include "clock.h"
 
 #include "worker.h"
 
@@ -143,7 +142,7 @@ static int stream_recv(struct worker *w, struct flow *f, uint32_t events)
     }
     if (moved) {
         flow_add(&f->bytes, moved);
-        atomic_store_explicit(&f->last_ns, clock_mono_ns(), memory_order_relaxed);
+        atomic_store_explicit(&f->last_ns, worker_now(w), memory_order_relaxed);
     }
     if (ended)
         worker_flow_finish(w, f, err);
@@ -207,13 +206,13 @@ static void stream_recv_alone(struct worker *w, struct flow *f)
         ssize_t n = recv(f->fd, w->buf, w->buflen, 0);
         if (n > 0) {
             flow_add(&f->bytes, (uint64_t)n);
-            atomic_store_explicit(&f->last_ns, clock_mono_ns(), memory_order_relaxed);
+            atomic_store_explicit(&f->last_ns, worker_now(w), memory_order_relaxed);
             continue;
         }
         if (n < 0 && (errno == EAGAIN || errno == EINTR)) {
             if (!deadline && worker_stop_requested(w))
-                deadline = clock_mono_ns() + w->drain_ns;
-            if (deadline && clock_mono_ns() >= deadline) {
+                deadline = worker_now(w) + w->drain_ns;
+            if (deadline && worker_now(w) >= deadline) {
                 worker_flow_finish(w, f, ETIMEDOUT);
                 return;
             }

@@ -350,7 +350,7 @@ static int udp_recv_event(struct worker *w, struct flow *f, uint32_t events)
     }
     if (moved) {
         flow_add(&f->bytes, moved);
-        atomic_store_explicit(&f->last_ns, clock_mono_ns(), memory_order_relaxed);
+        atomic_store_explicit(&f->last_ns, worker_now(w), memory_order_relaxed);
     }
     return 0;
 }
@@ -358,7 +358,7 @@ static int udp_recv_event(struct worker *w, struct flow *f, uint32_t events)
 static int udp_recv_stop(struct worker *w, struct flow *f)
 {
     (void)w;
-    f->due_ns = clock_mono_ns() + UDP_RX_DRAIN_NS; /* datagrams still in flight */
+    f->due_ns = worker_now(w) + UDP_RX_DRAIN_NS; /* datagrams still in flight */
     return 0;
 }
 
