@@ -1,14 +1,17 @@
 /* Unit tests for the UDP receiver's accounting (flow_udp.c): sequence numbers in order, with
  * gaps, reordered, duplicated, very late (older than the 1024-datagram window) and after huge
  * jumps, with loss computed by result_merge exactly as a real run does; and the RFC 3550
- * jitter estimator and one-way delay against hand-computed values. */
+ * jitter estimator and one-way delay against hand-computed values; netrig's datagram format as
+ * its codec writes and reads it. */
 #include "test_util.h"
 
+#include <errno.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "ctl.h"
 #include "flow_kinds.h"
 #include "flow_udp.h"
 #include "params.h"
@@ -619,6 +622,29 @@ static void test_jitter_negative_transit(void **state)
     rx_free(&rf);
 }
 
+/* netrig's own datagram format (the codec flow_udp.c's loops run): sequence number and send
+ * time big-endian, numbered from 0; a repeated hello and short datagrams are no data. */
+static void test_own_codec(void **state)
+{
+    const struct flow_udp_codec *c = &flow_udp_codec;
+    uint8_t buf[2 * 32];
+    uint64_t ns, seq;
+
+    (void)state;
+    assert_int_equal(c->first_seq, 0);
+    memset(buf, 0x5a, sizeof(buf));
+    c->stamp(buf, 32, 2, 0x0102030405060708ULL, 0x1112131415161718ULL);
+    assert_memory_equal(buf, "\x01\x02\x03\x04\x05\x06\x07\x08\x11\x12\x13\x14\x15\x16\x17\x18",
+                        16);
+    assert_int_equal(buf[16], 0x5a);
+    assert_int_equal(c->parse(buf + 32, 32, &ns, &seq), 0);
+    assert_int_equal(seq, 0x0102030405060709ULL);
+    assert_int_equal(ns, 0x1112131415161718ULL);
+    assert_int_equal(c->parse(buf, 15, &ns, &seq), -EINVAL);
+    memcpy(buf, ctl_data_magic, 4);
+    assert_int_equal(c->parse(buf, 32, &ns, &seq), -EINVAL);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -639,6 +665,7 @@ int main(void)
         cmocka_unit_test(test_jitter_first_sample_and_constant),
         cmocka_unit_test(test_jitter_converges),
         cmocka_unit_test(test_jitter_negative_transit),
+        cmocka_unit_test(test_own_codec),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
