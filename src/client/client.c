@@ -9,6 +9,7 @@
 #include "ctl.h"
 #include "policy.h"
 #include "engine.h"
+#include "flow_kinds.h"
 #include "hostfs.h"
 #include "log.h"
 #include "result_json.h"
@@ -291,7 +292,8 @@ static int open_tcp_flows(const struct client_opts *o, const struct sock_addr *t
 
     for (uint32_t i = 0; i < n; i++) {
         uint8_t hello_buf[CTL_DATA_HELLO_LEN];
-        int fd = sock_connect(to, o->bind[0] ? o->bind : NULL, &o->p, o->timeout_ms, err, errlen);
+        int fd = dataconn_tcp_connect(to, o->bind[0] ? o->bind : NULL, &o->p, o->timeout_ms, err,
+                                      errlen);
         int rc;
 
         if (fd < 0)
@@ -501,7 +503,7 @@ static int session_setup(struct client_session *s, char *err, size_t errlen)
         return rc;
     p = o->p;
     apply_rate_limit(s->accept, &p, r);
-    s->e = engine_create(&p, true, &cpus, err, errlen);
+    s->e = engine_create(flow_kind_for(&p, true), &p, true, &cpus, err, errlen);
     if (!s->e)
         return -ENOMEM;
     rc = open_flows(o, &s->to, id, s->accept, s->c.ctl, s->e, err, errlen);

@@ -6,6 +6,7 @@
 #include "cpulist.h"
 #include "dataconn.h"
 #include "engine.h"
+#include "flow_kinds.h"
 #include "iperf3_proto.h"
 #include "log.h"
 #include "sock.h"
@@ -211,7 +212,8 @@ static int open_tcp(struct i3c *c, const struct sock_addr *to, const char *cooki
     const struct client_opts *o = c->o;
 
     for (uint32_t i = 0; i < params_total_flows(&o->p); i++) {
-        int fd = sock_connect(to, o->bind[0] ? o->bind : NULL, &o->p, o->timeout_ms, err, errlen);
+        int fd = dataconn_tcp_connect(to, o->bind[0] ? o->bind : NULL, &o->p, o->timeout_ms, err,
+                                      errlen);
         int rc;
 
         if (fd < 0)
@@ -475,7 +477,8 @@ int iperf3_client_run(const struct client_opts *o, volatile sig_atomic_t *stop,
     if (c.ctl < 0)
         return c.ctl;
     rc = negotiate(&c, cookie, err, errlen);
-    if (!rc && !(e = engine_create(&r->params, true, &cpus, err, errlen)))
+    if (!rc &&
+        !(e = engine_create(flow_kind_for(&r->params, true), &r->params, true, &cpus, err, errlen)))
         rc = -ENOMEM;
     if (!rc)
         rc = setup_streams(&c, &to, cookie, e, err, errlen);

@@ -9,6 +9,7 @@
 #include "thirdparty.h"
 #include "dataconn.h"
 #include "engine.h"
+#include "flow_kinds.h"
 #include "log.h"
 #include "metrics.h"
 #include "result_json.h"
@@ -206,7 +207,7 @@ static int admit(struct session *ss)
     }
     if (note[0])
         LOG_INFO("test %.8s: %s", ss->idhex, note);
-    ss->e = engine_create(&ss->p, false, &cpus, err, sizeof(err));
+    ss->e = engine_create(flow_kind_for(&ss->p, false), &ss->p, false, &cpus, err, sizeof(err));
     if (!ss->e) {
         ctl_send_error(ss->ctl, "server_error", "%s", err);
         return -ENOMEM;
