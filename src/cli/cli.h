@@ -55,6 +55,9 @@ int cli_history_help(const char *cmd, FILE *out); /* -1 when cmd is not one of t
 long long cli_history_save(const char *db, const struct run_result *r, FILE *note);
 /* Opens the history at db (NULL: the default), printing a one-line error on failure. */
 struct store *cli_history_open(const char *db, bool create);
+/* Opens it read-only (history, show, export, compare, plot, report); prints a one-line error,
+ * or the store's notice. */
+struct store *cli_history_read(const char *db);
 int cli_sweep(int argc, char **argv, volatile sig_atomic_t *stop);
 void cli_sweep_help(FILE *out);
 /* A stored sweep's points, means and confidence intervals, as text or JSON. */

@@ -131,7 +131,7 @@ static int cmd_compare(int argc, char **argv)
                   "'netrig compare before after'");
         return CLI_EXIT_USAGE;
     }
-    st = cli_history_open(ac.db, false);
+    st = cli_history_read(ac.db);
     if (!st)
         return CLI_EXIT_FAIL;
     rc = resolve(st, argv[optind], &a, &na) || resolve(st, argv[optind + 1], &b, &nb) ? -1 : 0;
@@ -194,7 +194,7 @@ static int cmd_plot(int argc, char **argv)
     }
     po.format = (enum plot_format)fmt;
     po.path = ac.output;
-    st = cli_history_open(ac.db, false);
+    st = cli_history_read(ac.db);
     if (!st)
         return CLI_EXIT_FAIL;
     if (sweep_id(argv[optind]))
@@ -256,7 +256,7 @@ static int cmd_report(int argc, char **argv)
         cli_error("report takes RUN, sweep:N, mesh:N or 'compare A B', and -o FILE.html");
         return CLI_EXIT_USAGE;
     }
-    st = cli_history_open(ac.db, false);
+    st = cli_history_read(ac.db);
     if (!st)
         return CLI_EXIT_FAIL;
     f = fopen(ac.output, "w");

@@ -101,6 +101,26 @@ struct store *cli_history_open(const char *db, bool create)
     return st;
 }
 
+struct store *cli_history_read(const char *db)
+{
+    char path[4096], err[1024];
+    struct store *st;
+
+    if (!db) {
+        if (store_default_path(path, sizeof(path), false, err, sizeof(err))) {
+            cli_error("%s", err);
+            return NULL;
+        }
+        db = path;
+    }
+    st = store_open_read(db, err, sizeof(err));
+    if (!st)
+        cli_error("%s", err);
+    else if (store_notice(st)[0])
+        cli_error("note: %s", store_notice(st));
+    return st;
+}
+
 long long cli_history_save(const char *db, const struct run_result *r, FILE *note)
 {
     char path[4096], err[512];
@@ -389,7 +409,7 @@ static int cmd_history(int argc, char **argv)
                   argv[optind]);
         return CLI_EXIT_USAGE;
     }
-    lc.st = cli_history_open(hc.db, false);
+    lc.st = cli_history_read(hc.db);
     if (!lc.st)
         return CLI_EXIT_FAIL;
     if (hc.meshes) {
@@ -605,7 +625,7 @@ static int cmd_show(int argc, char **argv)
         cli_error("show takes one RUN (an id, a tag or 'last'): see 'netrig help show'");
         return CLI_EXIT_USAGE;
     }
-    st = cli_history_open(hc.db, false);
+    st = cli_history_read(hc.db);
     if (!st)
         return CLI_EXIT_FAIL;
     if (!strncmp(argv[optind], "sweep:", 6) && argv[optind][6] && !strchr(argv[optind], ',')) {
@@ -730,7 +750,7 @@ static int cmd_export(int argc, char **argv)
         cli_error("export needs RUN... and one of --csv or --json: see 'netrig help export'");
         return CLI_EXIT_USAGE;
     }
-    st = cli_history_open(hc.db, false);
+    st = cli_history_read(hc.db);
     if (!st)
         return CLI_EXIT_FAIL;
     rc = resolve_args(st, argc, argv, optind, &ids, &n);

@@ -5,6 +5,7 @@
 #include "metric.h"
 #include "report_json.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,104 +17,9 @@
 struct store {
     sqlite3 *db;
     char path[4096];
+    bool readonly;    /* store_open_read: nothing is ever written */
+    char notice[640]; /* what a reader should know (an old schema read through a copy) */
 };
-
-/* Migration v-1 -> v is migrations[v - 1]. Never edit a shipped step: add a new one. */
-static const char *const migrations[STORE_SCHEMA_VERSION] = {
-    /* v1: runs and what they measured */
-    "CREATE TABLE runs ("
-    " id INTEGER PRIMARY KEY,"
-    " test TEXT NOT NULL,"
-    " udp INTEGER NOT NULL DEFAULT 0,"
-    " role TEXT NOT NULL DEFAULT 'client' CHECK (role IN ('client', 'server')),"
-    " title TEXT NOT NULL DEFAULT '',"
-    " started_at TEXT NOT NULL,"
-    " saved_at TEXT NOT NULL,"
-    " peer TEXT NOT NULL DEFAULT '',"
-    " client_version TEXT NOT NULL DEFAULT '',"
-    " server_version TEXT NOT NULL DEFAULT '',"
-    " partial INTEGER NOT NULL DEFAULT 0,"
-    " error TEXT NOT NULL DEFAULT '',"
-    " params TEXT NOT NULL,"
-    " document TEXT NOT NULL);"
-    "CREATE INDEX runs_started ON runs(started_at);"
-    "CREATE TABLE metrics ("
-    " run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,"
-    " name TEXT NOT NULL, value REAL NOT NULL, PRIMARY KEY (run_id, name)) WITHOUT ROWID;"
-    "CREATE TABLE flows ("
-    " run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,"
-    " flow INTEGER NOT NULL, direction TEXT NOT NULL,"
-    " bytes INTEGER NOT NULL, sender_bytes INTEGER NOT NULL,"
-    " throughput_bps REAL NOT NULL, sender_throughput_bps REAL NOT NULL,"
-    " retransmits INTEGER, rtt_us INTEGER, min_rtt_us INTEGER, cwnd INTEGER, snd_wnd INTEGER,"
-    " delivery_rate_bps REAL, busy_us INTEGER, rwnd_limited_us INTEGER,"
-    " sndbuf_limited_us INTEGER, client_cpu INTEGER, server_cpu INTEGER,"
-    " transactions INTEGER, timeouts INTEGER, datagrams_sent INTEGER,"
-    " datagrams_received INTEGER, datagrams_lost INTEGER, jitter_us REAL,"
-    " PRIMARY KEY (run_id, flow)) WITHOUT ROWID;"
-    "CREATE TABLE intervals ("
-    " run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,"
-    " side TEXT NOT NULL CHECK (side IN ('client', 'server')), seq INTEGER NOT NULL,"
-    " start_s REAL NOT NULL, end_s REAL NOT NULL, omitted INTEGER NOT NULL,"
-    " sent_bytes INTEGER NOT NULL, received_bytes INTEGER NOT NULL,"
-    " retransmits INTEGER NOT NULL, transactions INTEGER NOT NULL,"
-    " latency_sum_ns INTEGER NOT NULL, cpu_busy_pct REAL,"
-    " PRIMARY KEY (run_id, side, seq)) WITHOUT ROWID;"
-    "CREATE TABLE interval_flows ("
-    " run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,"
-    " seq INTEGER NOT NULL, flow INTEGER NOT NULL, bytes INTEGER NOT NULL,"
-    " retransmits INTEGER NOT NULL, rtt_us INTEGER NOT NULL, cwnd INTEGER NOT NULL,"
-    " PRIMARY KEY (run_id, seq, flow)) WITHOUT ROWID;"
-    "CREATE TABLE latency ("
-    " run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,"
-    " lo_ns INTEGER NOT NULL, hi_ns INTEGER NOT NULL, count INTEGER NOT NULL,"
-    " PRIMARY KEY (run_id, lo_ns)) WITHOUT ROWID;"
-    "CREATE TABLE host ("
-    " run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,"
-    " key TEXT NOT NULL, value TEXT NOT NULL, PRIMARY KEY (run_id, key)) WITHOUT ROWID;",
-
-    /* v2: tags, and sweeps stored as one unit */
-    "CREATE TABLE tags ("
-    " name TEXT NOT NULL, run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,"
-    " PRIMARY KEY (name, run_id)) WITHOUT ROWID;"
-    "CREATE INDEX tags_run ON tags(run_id);"
-    "CREATE TABLE sweeps ("
-    " id INTEGER PRIMARY KEY, test TEXT NOT NULL, title TEXT NOT NULL DEFAULT '',"
-    " created_at TEXT NOT NULL, finished_at TEXT,"
-    " status TEXT NOT NULL CHECK (status IN ('running', 'interrupted', 'done')),"
-    " definition TEXT NOT NULL, metric TEXT NOT NULL, repeat_max INTEGER NOT NULL,"
-    " ci_level REAL NOT NULL, ci_pct REAL NOT NULL);"
-    "CREATE TABLE sweep_points ("
-    " id INTEGER PRIMARY KEY,"
-    " sweep_id INTEGER NOT NULL REFERENCES sweeps(id) ON DELETE CASCADE,"
-    " idx INTEGER NOT NULL, settings TEXT NOT NULL,"
-    " status TEXT NOT NULL CHECK (status IN ('pending', 'done')),"
-    " runs INTEGER NOT NULL DEFAULT 0, mean REAL, ci_half REAL,"
-    " UNIQUE (sweep_id, idx));"
-    "ALTER TABLE runs ADD COLUMN sweep_point_id INTEGER"
-    " REFERENCES sweep_points(id) ON DELETE SET NULL;"
-    "CREATE INDEX runs_point ON runs(sweep_point_id);",
-
-    /* v3: mesh plans stored as one unit; each cell's run is an ordinary run */
-    "CREATE TABLE meshes ("
-    " id INTEGER PRIMARY KEY, plan TEXT NOT NULL, started_at TEXT NOT NULL, finished_at TEXT,"
-    " status TEXT NOT NULL CHECK (status IN ('running', 'interrupted', 'done')),"
-    " parallel INTEGER NOT NULL DEFAULT 0, hosts TEXT NOT NULL, tests TEXT NOT NULL);"
-    "CREATE TABLE mesh_cells ("
-    " mesh_id INTEGER NOT NULL REFERENCES meshes(id) ON DELETE CASCADE,"
-    " idx INTEGER NOT NULL, test_idx INTEGER NOT NULL, src INTEGER NOT NULL,"
-    " dst INTEGER NOT NULL, test TEXT NOT NULL, source TEXT NOT NULL,"
-    " destination TEXT NOT NULL,"
-    " status TEXT NOT NULL CHECK (status IN ('pending', 'complete', 'partial', 'failed')),"
-    " error TEXT NOT NULL DEFAULT '',"
-    " run_id INTEGER UNIQUE REFERENCES runs(id) ON DELETE SET NULL,"
-    " PRIMARY KEY (mesh_id, idx)) WITHOUT ROWID;",
-};
-
-const char *store_migration_sql(int v)
-{
-    return v >= 1 && v <= STORE_SCHEMA_VERSION ? migrations[v - 1] : NULL;
-}
 
 void store_time_iso(long long t, char *buf, size_t len)
 {
@@ -252,6 +158,10 @@ static int query_int(struct store *st, const char *sql, int64_t *out)
 
 int store_begin(struct store *st, char *err, size_t errlen)
 {
+    if (st->readonly) {
+        snprintf(err, errlen, "history database '%s' was opened read-only", st->path);
+        return -EROFS;
+    }
     if (sqlite3_exec(st->db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK)
         return fail(st, err, errlen, "cannot start a write (is it locked by another netrig?)");
     return 0;
@@ -319,7 +229,7 @@ static int migrate(struct store *st, char *err, size_t errlen)
         return fail(st, err, errlen, "cannot read the schema version");
     }
     for (int64_t step = v + 1; step <= STORE_SCHEMA_VERSION; step++) {
-        if (sqlite3_exec(st->db, migrations[step - 1], NULL, NULL, NULL) != SQLITE_OK) {
+        if (sqlite3_exec(st->db, store_migration_sql((int)step), NULL, NULL, NULL) != SQLITE_OK) {
             snprintf(pragma, sizeof(pragma), "migration to schema %lld failed", (long long)step);
             fail(st, err, errlen, pragma);
             store_rollback(st);
@@ -336,12 +246,12 @@ static int migrate(struct store *st, char *err, size_t errlen)
     return store_commit(st, err, errlen);
 }
 
-/* Refuses what is not ours or too new; backs up and migrates what is older. */
-static int check_schema(struct store *st, char *err, size_t errlen)
+/* Refuses what is not ours or too new; *v is the schema version. */
+static int check_identity(struct store *st, int64_t *v, char *err, size_t errlen)
 {
-    int64_t v = 0, app = 0, tables = 0;
+    int64_t app = 0, tables = 0;
 
-    if (query_int(st, "PRAGMA user_version", &v) || query_int(st, "PRAGMA application_id", &app) ||
+    if (query_int(st, "PRAGMA user_version", v) || query_int(st, "PRAGMA application_id", &app) ||
         query_int(st, "SELECT count(*) FROM sqlite_master", &tables))
         return fail(st, err, errlen, "cannot read it (is it an SQLite file?)");
     if ((app && app != STORE_APPLICATION_ID) || (!app && tables > 0)) {
@@ -351,13 +261,24 @@ static int check_schema(struct store *st, char *err, size_t errlen)
                  st->path);
         return -EINVAL;
     }
-    if (v > STORE_SCHEMA_VERSION) {
+    if (*v > STORE_SCHEMA_VERSION) {
         snprintf(err, errlen,
                  "history database '%s' has schema version %lld, newer than this "
                  "netrig %s understands (%d): upgrade netrig, or give another --db PATH",
-                 st->path, (long long)v, NETRIG_VERSION, STORE_SCHEMA_VERSION);
+                 st->path, (long long)*v, NETRIG_VERSION, STORE_SCHEMA_VERSION);
         return -EPROTO;
     }
+    return 0;
+}
+
+/* Refuses what is not ours or too new; backs up and migrates what is older. */
+static int check_schema(struct store *st, char *err, size_t errlen)
+{
+    int64_t v = 0;
+    int rc = check_identity(st, &v, err, errlen);
+
+    if (rc)
+        return rc;
     if (sqlite3_exec(st->db, "PRAGMA journal_mode = WAL", NULL, NULL, NULL) != SQLITE_OK)
         return fail(st, err, errlen, "cannot switch to WAL mode");
     if (v == STORE_SCHEMA_VERSION)
@@ -365,6 +286,23 @@ static int check_schema(struct store *st, char *err, size_t errlen)
     if (v > 0 && backup(st, (int)v, err, errlen))
         return -EIO;
     return migrate(st, err, errlen);
+}
+
+/* A one-line reason a write-mode open failed for lack of permission, or 0. */
+static int explain_unwritable(struct store *st, char *err, size_t errlen)
+{
+    int code = st->db ? sqlite3_errcode(st->db) : SQLITE_OK;
+
+    if (code != SQLITE_READONLY && code != SQLITE_CANTOPEN && code != SQLITE_PERM)
+        return 0;
+    if (access(st->path, F_OK) || (!access(st->path, W_OK) && code == SQLITE_CANTOPEN))
+        return 0;
+    snprintf(err, errlen,
+             "cannot write history database '%s': saving, tagging and sweeps need write access "
+             "to the file and its directory (history, show, export and compare only read it); "
+             "give another --db PATH",
+             st->path);
+    return -EACCES;
 }
 
 struct store *store_open(const char *path, bool create, char *err, size_t errlen)
@@ -384,19 +322,179 @@ struct store *store_open(const char *path, bool create, char *err, size_t errlen
         return NULL;
     }
     if (sqlite3_open_v2(path, &st->db, flags, NULL) != SQLITE_OK) {
-        snprintf(err, errlen, "cannot open history database '%s': %s; give another --db PATH", path,
-                 st->db ? sqlite3_errmsg(st->db) : "out of memory");
+        if (!explain_unwritable(st, err, errlen))
+            snprintf(err, errlen, "cannot open history database '%s': %s; give another --db PATH",
+                     path, st->db ? sqlite3_errmsg(st->db) : "out of memory");
         store_close(st);
         return NULL;
     }
     sqlite3_busy_timeout(st->db, STORE_BUSY_MS);
     sqlite3_exec(st->db, "PRAGMA foreign_keys = ON; PRAGMA synchronous = FULL", NULL, NULL, NULL);
     if (check_schema(st, err, errlen)) {
+        explain_unwritable(st, err, errlen);
         store_close(st);
         return NULL;
     }
     return st;
 }
+
+/* ---- reading without writing ---- */
+
+/* "file:PATH?immutable=1" with PATH percent-encoded (RFC 3986 unreserved characters and '/'
+ * kept). */
+static int immutable_uri(const char *path, char *out, size_t len)
+{
+    static const char hex[] = "0123456789ABCDEF";
+    size_t o = (size_t)snprintf(out, len, "file:");
+
+    for (const unsigned char *p = (const unsigned char *)path; *p; p++) {
+        if (o + 4 >= len)
+            return -ENAMETOOLONG;
+        if (isalnum(*p) || strchr("/-._~", *p)) {
+            out[o++] = (char)*p;
+        } else {
+            out[o++] = '%';
+            out[o++] = hex[*p >> 4];
+            out[o++] = hex[*p & 15];
+        }
+    }
+    if (o + sizeof("?immutable=1") > len)
+        return -ENAMETOOLONG;
+    memcpy(out + o, "?immutable=1", sizeof("?immutable=1"));
+    return 0;
+}
+
+/* Does PATH-wal hold frames (committed changes not yet copied into the database file)? */
+static bool wal_has_frames(const char *path)
+{
+    char wal[4200];
+    struct stat sb;
+
+    snprintf(wal, sizeof(wal), "%s-wal", path);
+    return !stat(wal, &sb) && sb.st_size > 0;
+}
+
+static int probe(sqlite3 *db)
+{
+    sqlite3_stmt *s = NULL;
+    int rc = sqlite3_prepare_v2(db, "SELECT count(*) FROM sqlite_master", -1, &s, NULL);
+
+    if (rc == SQLITE_OK)
+        rc = sqlite3_step(s) == SQLITE_ROW ? SQLITE_OK : sqlite3_extended_errcode(db);
+    else
+        rc = sqlite3_extended_errcode(db);
+    sqlite3_finalize(s);
+    return rc;
+}
+
+/* Opens st->path read-only. A WAL-mode file needs its -shm index, which a reader without
+ * write access to the directory cannot create: when the WAL holds nothing the database file
+ * alone is read (immutable=1); otherwise the error says how to make it readable. */
+static int open_readonly(struct store *st, char *err, size_t errlen)
+{
+    char uri[8400];
+    int rc;
+
+    if (sqlite3_open_v2(st->path, &st->db, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK &&
+        (rc = probe(st->db)) == SQLITE_OK)
+        return 0;
+    rc = st->db ? sqlite3_extended_errcode(st->db) : SQLITE_NOMEM;
+    if ((rc & 0xff) != SQLITE_READONLY && (rc & 0xff) != SQLITE_CANTOPEN) {
+        fail(st, err, errlen, "cannot read it (is it an SQLite file?)");
+        return -EIO;
+    }
+    if (wal_has_frames(st->path)) {
+        snprintf(err, errlen,
+                 "history database '%s' has changes in '%s-wal' that cannot be read without "
+                 "write access to its directory: ask its owner to checkpoint it (sqlite3 '%s' "
+                 "'PRAGMA wal_checkpoint(TRUNCATE)') or to stop the netrig writing it, or copy "
+                 "the file and its -wal to a directory you own and give --db COPY",
+                 st->path, st->path, st->path);
+        return -EACCES;
+    }
+    sqlite3_close(st->db);
+    st->db = NULL;
+    if (immutable_uri(st->path, uri, sizeof(uri))) {
+        snprintf(err, errlen, "history database path '%s' is too long; give --db PATH", st->path);
+        return -ENAMETOOLONG;
+    }
+    if (sqlite3_open_v2(uri, &st->db, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, NULL) != SQLITE_OK ||
+        probe(st->db) != SQLITE_OK) {
+        fail(st, err, errlen, "cannot read it (is it an SQLite file?)");
+        return -EIO;
+    }
+    return 0;
+}
+
+/* An older schema read-only: the database is copied into memory and the copy migrated, so the
+ * file is never written. */
+static int migrate_copy(struct store *st, int64_t v, char *err, size_t errlen)
+{
+    sqlite3 *mem = NULL;
+    sqlite3_backup *b;
+    int rc;
+
+    if (sqlite3_open_v2(":memory:", &mem, SQLITE_OPEN_READWRITE, NULL) != SQLITE_OK) {
+        sqlite3_close(mem);
+        snprintf(err, errlen, "out of memory reading the history '%s'", st->path);
+        return -ENOMEM;
+    }
+    b = sqlite3_backup_init(mem, "main", st->db, "main");
+    rc = b ? sqlite3_backup_step(b, -1) : SQLITE_ERROR;
+    if (b)
+        sqlite3_backup_finish(b);
+    if (rc != SQLITE_DONE) {
+        fail(st, err, errlen, "cannot copy it to read its older schema");
+        sqlite3_close(mem);
+        return -EIO;
+    }
+    sqlite3_close(st->db);
+    st->db = mem;
+    sqlite3_exec(st->db, "PRAGMA foreign_keys = ON", NULL, NULL, NULL);
+    if (migrate(st, err, errlen))
+        return -EIO;
+    snprintf(st->notice, sizeof(st->notice),
+             "history database '%s' has schema version %lld: read through an upgraded copy in "
+             "memory (the next netrig that saves a run there upgrades the file)",
+             st->path, (long long)v);
+    return 0;
+}
+
+struct store *store_open_read(const char *path, char *err, size_t errlen)
+{
+    struct store *st = calloc(1, sizeof(*st));
+    int64_t v = 0;
+
+    if (!st) {
+        snprintf(err, errlen, "out of memory opening the history");
+        return NULL;
+    }
+    snprintf(st->path, sizeof(st->path), "%s", path);
+    if (access(path, F_OK) || access(path, R_OK)) {
+        if (errno == ENOENT)
+            snprintf(err, errlen,
+                     "no history database at '%s': run a test first, or give --db PATH", path);
+        else
+            snprintf(err, errlen,
+                     "cannot read history database '%s': %s; ask its owner for read access, or "
+                     "give another --db PATH",
+                     path, strerror(errno));
+        free(st);
+        return NULL;
+    }
+    if (open_readonly(st, err, errlen) || check_identity(st, &v, err, errlen) ||
+        (v < STORE_SCHEMA_VERSION && migrate_copy(st, v, err, errlen))) {
+        store_close(st);
+        return NULL;
+    }
+    sqlite3_busy_timeout(st->db, STORE_BUSY_MS);
+    st->readonly = true;
+    return st;
+}
+
+bool store_is_readonly(const struct store *st) { return st->readonly; }
+
+const char *store_notice(const struct store *st) { return st->notice; }
 
 void store_close(struct store *st)
 {

@@ -28,6 +28,16 @@ int store_default_path(char *out, size_t len, bool mkdirs, char *err, size_t err
  * "<path>.schema-vN.bak" and migrated; a newer one, or a file that is not a netrig history, is
  * refused. NULL and a one-line err on failure. */
 struct store *store_open(const char *path, bool create, char *err, size_t errlen);
+/* Opens the history at path for reading only (SQLITE_OPEN_READONLY): nothing is written — no
+ * pragma, no WAL switch, no migration, no backup — so a file the user may only read works. A
+ * WAL-mode file whose directory the user cannot write is read without its -shm index when its
+ * -wal is empty; when the -wal holds changes, err says how to make them readable. An older
+ * schema is read through a migrated copy in memory (store_notice says so). Writes through the
+ * returned store fail. */
+struct store *store_open_read(const char *path, char *err, size_t errlen);
+bool store_is_readonly(const struct store *st);
+/* "" or one line a reader should be told (e.g. the file's schema is older). */
+const char *store_notice(const struct store *st);
 void store_close(struct store *st);
 const char *store_path(const struct store *st);
 sqlite3 *store_sqlite(struct store *st);

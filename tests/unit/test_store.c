@@ -737,6 +737,61 @@ static void test_mesh_store(void **state)
     store_close(st);
 }
 
+/* Read commands open read-only: an older schema is read through a migrated copy in memory, and
+ * the file is left exactly as it was (no migration, no backup, no WAL switch); writing through
+ * a read-only store is refused. */
+static void test_read_only(void **state)
+{
+    char path[300], bak[320], err[512];
+    struct store_run sr;
+    struct store *st;
+    sqlite3 *db;
+    char mode[32];
+
+    (void)state;
+    db_path("ro-v2.db", path, sizeof(path));
+    make_v2(path);
+    st = store_open_read(path, err, sizeof(err));
+    if (!st)
+        fail_msg("%s", err);
+    assert_true(store_is_readonly(st));
+    assert_contains(store_notice(st), "schema version 2");
+    assert_int_equal(store_run_get(st, 1, &sr, err, sizeof(err)), 0);
+    assert_string_equal(sr.tags, "before");
+    assert_int_equal(store_begin(st, err, sizeof(err)), -EROFS);
+    assert_contains(err, "read-only");
+    store_close(st);
+    assert_int_equal(sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+    assert_int_equal(pragma(db, "PRAGMA user_version"), 2);
+    text_pragma(db, "PRAGMA journal_mode", mode, sizeof(mode));
+    assert_string_equal(mode, "delete"); /* never switched to WAL */
+    sqlite3_close(db);
+    snprintf(bak, sizeof(bak), "%s.schema-v2.bak", path);
+    assert_int_not_equal(access(bak, F_OK), 0);
+
+    /* the current schema: read in place, no notice */
+    db_path("ro-new.db", path, sizeof(path));
+    st = store_open(path, true, err, sizeof(err));
+    assert_non_null(st);
+    store_close(st);
+    st = store_open_read(path, err, sizeof(err));
+    assert_non_null(st);
+    assert_string_equal(store_notice(st), "");
+    store_close(st);
+
+    /* missing, newer and foreign files: the same refusals as for writing */
+    db_path("ro-missing.db", path, sizeof(path));
+    assert_null(store_open_read(path, err, sizeof(err)));
+    assert_contains(err, "no history database");
+    assert_int_not_equal(access(path, F_OK), 0);
+    db_path("foreign.db", path, sizeof(path));
+    assert_null(store_open_read(path, err, sizeof(err)));
+    assert_contains(err, "not a netrig history");
+    db_path("newer.db", path, sizeof(path));
+    assert_null(store_open_read(path, err, sizeof(err)));
+    assert_contains(err, "schema version 99");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -749,6 +804,7 @@ int main(void)
         cmocka_unit_test(test_migrate_v2),
         cmocka_unit_test(test_doc_run),
         cmocka_unit_test(test_mesh_store),
+        cmocka_unit_test(test_read_only),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
