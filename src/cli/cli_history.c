@@ -124,7 +124,7 @@ struct store *cli_history_read(const char *db)
 long long cli_history_save(const char *db, const struct run_result *r, FILE *note)
 {
     char path[4096], err[512];
-    struct hostsnap *hs = malloc(sizeof(*hs));
+    struct hostsnap *hs = hostsnap_new();
     struct store *st = NULL;
     int64_t id = 0;
 
@@ -145,7 +145,7 @@ long long cli_history_save(const char *db, const struct run_result *r, FILE *not
         fprintf(note, "saved as run %lld (netrig show %lld)\n", (long long)id, (long long)id);
     }
     store_close(st);
-    free(hs);
+    hostsnap_free(hs);
     return id;
 }
 
@@ -471,18 +471,33 @@ static int resolve_args(struct store *st, int argc, char **argv, int from, int64
     return 0;
 }
 
-static cJSON *host_json(struct store *st, int64_t id)
+static cJSON *snap_json(const struct hostsnap *hs)
 {
-    struct hostsnap *hs = malloc(sizeof(*hs));
     cJSON *o = cJSON_CreateObject();
 
-    if (!hs)
-        return o;
-    store_run_host(st, id, hs);
-    for (uint32_t i = 0; i < hs->n; i++)
+    for (uint32_t i = 0; hs && i < hs->n; i++)
         cJSON_AddStringToObject(o, hs->e[i].key, hs->e[i].value);
-    free(hs);
     return o;
+}
+
+/* "host": the run's own side (the client's; the server's for a run a daemon served);
+ * "peer_host": the other side's, or null with "peer_host_note" saying why. */
+static void hosts_json(cJSON *doc, struct store *st, const struct store_run *r)
+{
+    struct hostsnap *hs = hostsnap_new();
+    bool served = !strcmp(r->role, "server");
+    char note[200] = "";
+
+    if (hs)
+        store_run_host_side(st, r->id, served ? "server" : "client", hs, note, sizeof(note));
+    cJSON_AddItemToObject(doc, "host", snap_json(hs));
+    if (hs &&
+        store_run_host_side(st, r->id, served ? "client" : "server", hs, note, sizeof(note)) == 1)
+        cJSON_AddItemToObject(doc, "peer_host", snap_json(hs));
+    else
+        cJSON_AddNullToObject(doc, "peer_host");
+    cJSON_AddStringToObject(doc, "peer_host_note", note);
+    hostsnap_free(hs);
 }
 
 /* The stored document with what the history knows about the run added. */
@@ -503,7 +518,7 @@ static cJSON *run_json(struct store *st, const struct store_run *r)
         cJSON_AddNumberToObject(doc, "sweep_point", (double)r->sweep_point);
     add_mesh(doc, r);
     cJSON_AddItemToObject(doc, "metrics", metrics_json(st, r->id));
-    cJSON_AddItemToObject(doc, "host", host_json(st, r->id));
+    hosts_json(doc, st, r);
     return doc;
 }
 
@@ -565,7 +580,7 @@ static void show_text(struct store *st, const struct store_run *r, FILE *out)
 {
     struct metric_value m[METRIC_MAX];
     size_t n = store_run_metrics(st, r->id, m, METRIC_MAX);
-    struct hostsnap *hs = malloc(sizeof(*hs));
+    struct hostsnap *hs = hostsnap_new();
     uint32_t nci = 0, nsi = 0;
     char v[64];
 
@@ -599,13 +614,18 @@ static void show_text(struct store *st, const struct store_run *r, FILE *out)
     store_run_intervals(st, r->id, "server", count_iv, &nsi);
     fprintf(out, "intervals: %u client, %u server (netrig export %lld --json)\n", nci, nsi,
             (long long)r->id);
-    if (!hs)
-        return;
-    store_run_host(st, r->id, hs);
-    fprintf(out, "host (%u settings):\n", hs->n);
-    for (uint32_t i = 0; i < hs->n; i++)
-        fprintf(out, "  %-44s %s\n", hs->e[i].key, hs->e[i].value);
-    free(hs);
+    for (int side = 0; hs && side < 2; side++) {
+        const char *name = side ? "server" : "client";
+        char note[200];
+        if (store_run_host_side(st, r->id, name, hs, note, sizeof(note)) != 1) {
+            fprintf(out, "%s host: not recorded (%s)\n", name, note);
+            continue;
+        }
+        fprintf(out, "%s host (%u settings):\n", name, hs->n);
+        for (uint32_t i = 0; i < hs->n; i++)
+            fprintf(out, "  %-44s %s\n", hs->e[i].key, hs->e[i].value);
+    }
+    hostsnap_free(hs);
 }
 
 static int cmd_show(int argc, char **argv)

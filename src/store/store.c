@@ -1,6 +1,8 @@
 /* store: the SQLite history — open, schema migrations, and adding runs. */
 #include "store.h"
 
+#include "store_priv.h"
+
 #include "histo.h"
 #include "metric.h"
 #include "report_json.h"
@@ -13,13 +15,6 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
-
-struct store {
-    sqlite3 *db;
-    char path[4096];
-    bool readonly;    /* store_open_read: nothing is ever written */
-    char notice[640]; /* what a reader should know (an old schema read through a copy) */
-};
 
 void store_time_iso(long long t, char *buf, size_t len)
 {
@@ -80,7 +75,7 @@ sqlite3 *store_sqlite(struct store *st) { return st->db; }
 
 const char *store_path(const struct store *st) { return st->path; }
 
-static int fail(struct store *st, char *err, size_t errlen, const char *what)
+int store_fail(struct store *st, char *err, size_t errlen, const char *what)
 {
     snprintf(err, errlen, "history database '%s': %s: %s", st->path, what, sqlite3_errmsg(st->db));
     return -EIO;
@@ -91,7 +86,7 @@ sqlite3_stmt *store_prepare(struct store *st, const char *sql, char *err, size_t
     sqlite3_stmt *s = NULL;
 
     if (sqlite3_prepare_v2(st->db, sql, -1, &s, NULL) != SQLITE_OK) {
-        fail(st, err, errlen, "cannot prepare a query");
+        store_fail(st, err, errlen, "cannot prepare a query");
         return NULL;
     }
     return s;
@@ -133,9 +128,9 @@ int store_exec(struct store *st, char *err, size_t errlen, const char *sql, cons
         while ((step = sqlite3_step(s)) == SQLITE_ROW)
             ;
         if (step != SQLITE_DONE)
-            rc = fail(st, err, errlen, "write failed");
+            rc = store_fail(st, err, errlen, "write failed");
     } else {
-        fail(st, err, errlen, "cannot bind a value");
+        store_fail(st, err, errlen, "cannot bind a value");
     }
     sqlite3_finalize(s);
     return rc;
@@ -163,14 +158,15 @@ int store_begin(struct store *st, char *err, size_t errlen)
         return -EROFS;
     }
     if (sqlite3_exec(st->db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK)
-        return fail(st, err, errlen, "cannot start a write (is it locked by another netrig?)");
+        return store_fail(st, err, errlen,
+                          "cannot start a write (is it locked by another netrig?)");
     return 0;
 }
 
 int store_commit(struct store *st, char *err, size_t errlen)
 {
     if (sqlite3_exec(st->db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK) {
-        int rc = fail(st, err, errlen, "cannot commit");
+        int rc = store_fail(st, err, errlen, "cannot commit");
         store_rollback(st);
         return rc;
     }
@@ -216,7 +212,7 @@ static int backup(struct store *st, int version, char *err, size_t errlen)
 }
 
 /* Applies every step past the current version in one transaction. */
-static int migrate(struct store *st, char *err, size_t errlen)
+int store_migrate(struct store *st, char *err, size_t errlen)
 {
     int64_t v = 0;
     char pragma[96];
@@ -226,12 +222,12 @@ static int migrate(struct store *st, char *err, size_t errlen)
     /* another netrig may have migrated while we waited for the lock */
     if (query_int(st, "PRAGMA user_version", &v)) {
         store_rollback(st);
-        return fail(st, err, errlen, "cannot read the schema version");
+        return store_fail(st, err, errlen, "cannot read the schema version");
     }
     for (int64_t step = v + 1; step <= STORE_SCHEMA_VERSION; step++) {
         if (sqlite3_exec(st->db, store_migration_sql((int)step), NULL, NULL, NULL) != SQLITE_OK) {
             snprintf(pragma, sizeof(pragma), "migration to schema %lld failed", (long long)step);
-            fail(st, err, errlen, pragma);
+            store_fail(st, err, errlen, pragma);
             store_rollback(st);
             return -EIO;
         }
@@ -239,7 +235,7 @@ static int migrate(struct store *st, char *err, size_t errlen)
     snprintf(pragma, sizeof(pragma), "PRAGMA user_version = %d; PRAGMA application_id = %d",
              STORE_SCHEMA_VERSION, STORE_APPLICATION_ID);
     if (sqlite3_exec(st->db, pragma, NULL, NULL, NULL) != SQLITE_OK) {
-        fail(st, err, errlen, "cannot set the schema version");
+        store_fail(st, err, errlen, "cannot set the schema version");
         store_rollback(st);
         return -EIO;
     }
@@ -247,13 +243,13 @@ static int migrate(struct store *st, char *err, size_t errlen)
 }
 
 /* Refuses what is not ours or too new; *v is the schema version. */
-static int check_identity(struct store *st, int64_t *v, char *err, size_t errlen)
+int store_check_identity(struct store *st, int64_t *v, char *err, size_t errlen)
 {
     int64_t app = 0, tables = 0;
 
     if (query_int(st, "PRAGMA user_version", v) || query_int(st, "PRAGMA application_id", &app) ||
         query_int(st, "SELECT count(*) FROM sqlite_master", &tables))
-        return fail(st, err, errlen, "cannot read it (is it an SQLite file?)");
+        return store_fail(st, err, errlen, "cannot read it (is it an SQLite file?)");
     if ((app && app != STORE_APPLICATION_ID) || (!app && tables > 0)) {
         snprintf(err, errlen,
                  "'%s' is an SQLite database but not a netrig history: give "
@@ -275,17 +271,17 @@ static int check_identity(struct store *st, int64_t *v, char *err, size_t errlen
 static int check_schema(struct store *st, char *err, size_t errlen)
 {
     int64_t v = 0;
-    int rc = check_identity(st, &v, err, errlen);
+    int rc = store_check_identity(st, &v, err, errlen);
 
     if (rc)
         return rc;
     if (sqlite3_exec(st->db, "PRAGMA journal_mode = WAL", NULL, NULL, NULL) != SQLITE_OK)
-        return fail(st, err, errlen, "cannot switch to WAL mode");
+        return store_fail(st, err, errlen, "cannot switch to WAL mode");
     if (v == STORE_SCHEMA_VERSION)
         return 0;
     if (v > 0 && backup(st, (int)v, err, errlen))
         return -EIO;
-    return migrate(st, err, errlen);
+    return store_migrate(st, err, errlen);
 }
 
 /* A one-line reason a write-mode open failed for lack of permission, or 0. */
@@ -338,164 +334,6 @@ struct store *store_open(const char *path, bool create, char *err, size_t errlen
     return st;
 }
 
-/* ---- reading without writing ---- */
-
-/* "file:PATH?immutable=1" with PATH percent-encoded (RFC 3986 unreserved characters and '/'
- * kept). */
-static int immutable_uri(const char *path, char *out, size_t len)
-{
-    static const char hex[] = "0123456789ABCDEF";
-    size_t o = (size_t)snprintf(out, len, "file:");
-
-    for (const unsigned char *p = (const unsigned char *)path; *p; p++) {
-        if (o + 4 >= len)
-            return -ENAMETOOLONG;
-        if (isalnum(*p) || strchr("/-._~", *p)) {
-            out[o++] = (char)*p;
-        } else {
-            out[o++] = '%';
-            out[o++] = hex[*p >> 4];
-            out[o++] = hex[*p & 15];
-        }
-    }
-    if (o + sizeof("?immutable=1") > len)
-        return -ENAMETOOLONG;
-    memcpy(out + o, "?immutable=1", sizeof("?immutable=1"));
-    return 0;
-}
-
-/* Does PATH-wal hold frames (committed changes not yet copied into the database file)? */
-static bool wal_has_frames(const char *path)
-{
-    char wal[4200];
-    struct stat sb;
-
-    snprintf(wal, sizeof(wal), "%s-wal", path);
-    return !stat(wal, &sb) && sb.st_size > 0;
-}
-
-static int probe(sqlite3 *db)
-{
-    sqlite3_stmt *s = NULL;
-    int rc = sqlite3_prepare_v2(db, "SELECT count(*) FROM sqlite_master", -1, &s, NULL);
-
-    if (rc == SQLITE_OK)
-        rc = sqlite3_step(s) == SQLITE_ROW ? SQLITE_OK : sqlite3_extended_errcode(db);
-    else
-        rc = sqlite3_extended_errcode(db);
-    sqlite3_finalize(s);
-    return rc;
-}
-
-/* Opens st->path read-only. A WAL-mode file needs its -shm index, which a reader without
- * write access to the directory cannot create: when the WAL holds nothing the database file
- * alone is read (immutable=1); otherwise the error says how to make it readable. */
-static int open_readonly(struct store *st, char *err, size_t errlen)
-{
-    char uri[8400];
-    int rc;
-
-    if (sqlite3_open_v2(st->path, &st->db, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK &&
-        (rc = probe(st->db)) == SQLITE_OK)
-        return 0;
-    rc = st->db ? sqlite3_extended_errcode(st->db) : SQLITE_NOMEM;
-    if ((rc & 0xff) != SQLITE_READONLY && (rc & 0xff) != SQLITE_CANTOPEN) {
-        fail(st, err, errlen, "cannot read it (is it an SQLite file?)");
-        return -EIO;
-    }
-    if (wal_has_frames(st->path)) {
-        snprintf(err, errlen,
-                 "history database '%s' has changes in '%s-wal' that cannot be read without "
-                 "write access to its directory: ask its owner to checkpoint it (sqlite3 '%s' "
-                 "'PRAGMA wal_checkpoint(TRUNCATE)') or to stop the netrig writing it, or copy "
-                 "the file and its -wal to a directory you own and give --db COPY",
-                 st->path, st->path, st->path);
-        return -EACCES;
-    }
-    sqlite3_close(st->db);
-    st->db = NULL;
-    if (immutable_uri(st->path, uri, sizeof(uri))) {
-        snprintf(err, errlen, "history database path '%s' is too long; give --db PATH", st->path);
-        return -ENAMETOOLONG;
-    }
-    if (sqlite3_open_v2(uri, &st->db, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, NULL) != SQLITE_OK ||
-        probe(st->db) != SQLITE_OK) {
-        fail(st, err, errlen, "cannot read it (is it an SQLite file?)");
-        return -EIO;
-    }
-    return 0;
-}
-
-/* An older schema read-only: the database is copied into memory and the copy migrated, so the
- * file is never written. */
-static int migrate_copy(struct store *st, int64_t v, char *err, size_t errlen)
-{
-    sqlite3 *mem = NULL;
-    sqlite3_backup *b;
-    int rc;
-
-    if (sqlite3_open_v2(":memory:", &mem, SQLITE_OPEN_READWRITE, NULL) != SQLITE_OK) {
-        sqlite3_close(mem);
-        snprintf(err, errlen, "out of memory reading the history '%s'", st->path);
-        return -ENOMEM;
-    }
-    b = sqlite3_backup_init(mem, "main", st->db, "main");
-    rc = b ? sqlite3_backup_step(b, -1) : SQLITE_ERROR;
-    if (b)
-        sqlite3_backup_finish(b);
-    if (rc != SQLITE_DONE) {
-        fail(st, err, errlen, "cannot copy it to read its older schema");
-        sqlite3_close(mem);
-        return -EIO;
-    }
-    sqlite3_close(st->db);
-    st->db = mem;
-    sqlite3_exec(st->db, "PRAGMA foreign_keys = ON", NULL, NULL, NULL);
-    if (migrate(st, err, errlen))
-        return -EIO;
-    snprintf(st->notice, sizeof(st->notice),
-             "history database '%s' has schema version %lld: read through an upgraded copy in "
-             "memory (the next netrig that saves a run there upgrades the file)",
-             st->path, (long long)v);
-    return 0;
-}
-
-struct store *store_open_read(const char *path, char *err, size_t errlen)
-{
-    struct store *st = calloc(1, sizeof(*st));
-    int64_t v = 0;
-
-    if (!st) {
-        snprintf(err, errlen, "out of memory opening the history");
-        return NULL;
-    }
-    snprintf(st->path, sizeof(st->path), "%s", path);
-    if (access(path, F_OK) || access(path, R_OK)) {
-        if (errno == ENOENT)
-            snprintf(err, errlen,
-                     "no history database at '%s': run a test first, or give --db PATH", path);
-        else
-            snprintf(err, errlen,
-                     "cannot read history database '%s': %s; ask its owner for read access, or "
-                     "give another --db PATH",
-                     path, strerror(errno));
-        free(st);
-        return NULL;
-    }
-    if (open_readonly(st, err, errlen) || check_identity(st, &v, err, errlen) ||
-        (v < STORE_SCHEMA_VERSION && migrate_copy(st, v, err, errlen))) {
-        store_close(st);
-        return NULL;
-    }
-    sqlite3_busy_timeout(st->db, STORE_BUSY_MS);
-    st->readonly = true;
-    return st;
-}
-
-bool store_is_readonly(const struct store *st) { return st->readonly; }
-
-const char *store_notice(const struct store *st) { return st->notice; }
-
 void store_close(struct store *st)
 {
     if (!st)
@@ -518,7 +356,7 @@ static int row(struct store *st, sqlite3_stmt *s, char *err, size_t errlen, cons
     rc = store_bindv(s, types, ap);
     va_end(ap);
     if (rc || sqlite3_step(s) != SQLITE_DONE)
-        return fail(st, err, errlen, "cannot store a row");
+        return store_fail(st, err, errlen, "cannot store a row");
     return 0;
 }
 
@@ -534,20 +372,36 @@ int store_add_metrics(struct store *st, int64_t id, const struct metric_value *m
     return rc;
 }
 
-static int add_host(struct store *st, int64_t id, const struct hostsnap *hs, char *err,
-                    size_t errlen)
+int store_add_host(struct store *st, int64_t id, const char *side, const struct hostsnap *hs,
+                   const char *note, char *err, size_t errlen)
 {
     sqlite3_stmt *s;
     int rc;
 
+    if (store_exec(st, err, errlen, "INSERT OR REPLACE INTO host_sides VALUES (?,?,?,?)", "itit",
+                   id, side, (int64_t)(hs != NULL), hs || !note ? "" : note) ||
+        store_exec(st, err, errlen, "DELETE FROM host WHERE run_id = ? AND side = ?", "it", id,
+                   side))
+        return -EIO;
     if (!hs)
         return 0;
-    s = store_prepare(st, "INSERT INTO host VALUES (?,?,?)", err, errlen);
+    s = store_prepare(st, "INSERT INTO host VALUES (?,?,?,?)", err, errlen);
     rc = s ? 0 : -EIO;
     for (uint32_t i = 0; !rc && i < hs->n; i++)
-        rc = row(st, s, err, errlen, "itt", id, hs->e[i].key, hs->e[i].value);
+        rc = row(st, s, err, errlen, "ittt", id, side, hs->e[i].key, hs->e[i].value);
     sqlite3_finalize(s);
     return rc;
+}
+
+/* Why a client's run has no server settings, when the result does not say. */
+static void server_host_note(const struct run_result *r, char *buf, size_t len)
+{
+    if (r->remote.host_note[0])
+        snprintf(buf, len, "%s", r->remote.host_note);
+    else if (r->remote.version[0])
+        snprintf(buf, len, "the server (netrig %s) did not send its settings", r->remote.version);
+    else
+        snprintf(buf, len, "the server did not send its settings");
 }
 
 static int add_intervals(struct store *st, int64_t id, const char *side,
@@ -663,7 +517,7 @@ static int add_flows(struct store *st, int64_t id, const struct run_result *r, c
             sqlite3_bind_double(s, 24, f->udp_jitter_us);
         }
         if (sqlite3_step(s) != SQLITE_DONE)
-            rc = fail(st, err, errlen, "cannot store a flow");
+            rc = store_fail(st, err, errlen, "cannot store a flow");
     }
     sqlite3_finalize(s);
     return rc;
@@ -713,13 +567,19 @@ int store_add_run(struct store *st, const struct run_result *r, const struct hos
 {
     struct metric_value m[METRIC_MAX];
     size_t nm = metric_from_run(r, m, METRIC_MAX);
+    char note[200];
 
     if (add_run_row(st, r, sweep_point, id, err, errlen) ||
         store_add_metrics(st, *id, m, nm, err, errlen) || add_flows(st, *id, r, err, errlen) ||
         add_intervals(st, *id, "client", &r->local, err, errlen) ||
         (r->remote.valid && add_intervals(st, *id, "server", &r->remote, err, errlen)) ||
         add_cells(st, *id, &r->local, err, errlen) ||
-        add_latency(st, *id, r->local.lat, err, errlen) || add_host(st, *id, hs, err, errlen))
+        add_latency(st, *id, r->local.lat, err, errlen))
+        return -EIO;
+    server_host_note(r, note, sizeof(note));
+    if (store_add_host(st, *id, "client", hs ? hs : r->local.host, "no snapshot was taken", err,
+                       errlen) ||
+        store_add_host(st, *id, "server", r->remote.host, note, err, errlen))
         return -EIO;
     return 0;
 }
@@ -756,7 +616,7 @@ static int add_side_flows(struct store *st, int64_t id, const struct params *p,
         if (params_is_transactional(p))
             sqlite3_bind_int64(s, 19, (int64_t)f->txns);
         if (sqlite3_step(s) != SQLITE_DONE)
-            rc = fail(st, err, errlen, "cannot store a flow");
+            rc = store_fail(st, err, errlen, "cannot store a flow");
     }
     sqlite3_finalize(s);
     return rc;
@@ -796,7 +656,11 @@ int store_add_server_run(struct store *st, const struct params *p, const struct 
     *id = sqlite3_last_insert_rowid(st->db);
     if (store_add_metrics(st, *id, m, nm, err, errlen) ||
         add_side_flows(st, *id, p, s, err, errlen) ||
-        add_intervals(st, *id, "server", s, err, errlen) || add_host(st, *id, hs, err, errlen))
+        add_intervals(st, *id, "server", s, err, errlen) ||
+        store_add_host(st, *id, "server", hs, "no snapshot was taken", err, errlen) ||
+        store_add_host(st, *id, "client", NULL,
+                       "a run this host's daemon served: only the server's settings are kept", err,
+                       errlen))
         return -EIO;
     return 0;
 }
@@ -814,7 +678,7 @@ int store_tag(struct store *st, const int64_t *ids, size_t n, const char *name, 
 int store_save_served(const char *path, const struct params *p, const struct side_result *s,
                       const char *client, int64_t *id, char *err, size_t errlen)
 {
-    struct hostsnap *hs = malloc(sizeof(*hs));
+    struct hostsnap *hs = hostsnap_new();
     struct store *st = hs ? store_open(path, true, err, errlen) : NULL;
     char started[32];
     int rc = -EIO;
@@ -833,6 +697,6 @@ int store_save_served(const char *path, const struct params *p, const struct sid
             store_rollback(st);
     }
     store_close(st);
-    free(hs);
+    hostsnap_free(hs);
     return rc;
 }

@@ -94,6 +94,36 @@ static const char *const migrations[STORE_SCHEMA_VERSION] = {
     " error TEXT NOT NULL DEFAULT '',"
     " run_id INTEGER UNIQUE REFERENCES runs(id) ON DELETE SET NULL,"
     " PRIMARY KEY (mesh_id, idx)) WITHOUT ROWID;",
+
+    /* v4: a host snapshot per side of a run (client, server), and whether each side's was
+     * recorded and if not why. The old host rows are the run's own side: the client's, or the
+     * server's for a run a daemon served. */
+    "CREATE TABLE host_v4 ("
+    " run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,"
+    " side TEXT NOT NULL CHECK (side IN ('client', 'server')),"
+    " key TEXT NOT NULL, value TEXT NOT NULL,"
+    " PRIMARY KEY (run_id, side, key)) WITHOUT ROWID;"
+    "INSERT INTO host_v4 SELECT h.run_id,"
+    " CASE r.role WHEN 'server' THEN 'server' ELSE 'client' END, h.key, h.value"
+    " FROM host h JOIN runs r ON r.id = h.run_id;"
+    "DROP TABLE host;"
+    "ALTER TABLE host_v4 RENAME TO host;"
+    "CREATE TABLE host_sides ("
+    " run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,"
+    " side TEXT NOT NULL CHECK (side IN ('client', 'server')),"
+    " recorded INTEGER NOT NULL, note TEXT NOT NULL DEFAULT '',"
+    " PRIMARY KEY (run_id, side)) WITHOUT ROWID;"
+    "INSERT INTO host_sides SELECT r.id, s.side,"
+    " EXISTS (SELECT 1 FROM host h WHERE h.run_id = r.id AND h.side = s.side),"
+    " CASE WHEN EXISTS (SELECT 1 FROM host h WHERE h.run_id = r.id AND h.side = s.side) THEN ''"
+    " WHEN EXISTS (SELECT 1 FROM mesh_cells c WHERE c.run_id = r.id)"
+    " THEN 'a mesh cell: the test ran between two other hosts, which sent no settings'"
+    " WHEN r.role = 'server' AND s.side = 'client'"
+    " THEN 'a run this host''s daemon served: only the server''s settings are kept'"
+    " WHEN s.side = 'server'"
+    " THEN 'saved by a netrig that recorded only the client''s settings'"
+    " ELSE 'no snapshot was stored with this run' END"
+    " FROM runs r, (SELECT 'client' AS side UNION ALL SELECT 'server') s;",
 };
 
 const char *store_migration_sql(int v)

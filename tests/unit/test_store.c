@@ -168,9 +168,10 @@ static int64_t add(struct store *st, const struct run_result *r, const struct ho
 static void test_round_trip(void **state)
 {
     char path[300], err[512], *doc;
-    struct hostsnap *hs = calloc(1, sizeof(*hs)), *back = calloc(1, sizeof(*back));
+    struct hostsnap *hs = hostsnap_new(), *back = hostsnap_new();
     struct run_result r;
     struct store_run sr;
+    char note[200];
     struct store *st;
     double v;
     int n = 0;
@@ -183,6 +184,9 @@ static void test_round_trip(void **state)
     make_run(&r);
     hostsnap_set(hs, "net.ipv4.tcp_congestion_control", "bbr");
     hostsnap_set(hs, "kernel.osrelease", "6.1.0");
+    r.remote.host = hostsnap_new();
+    assert_non_null(r.remote.host);
+    hostsnap_set(r.remote.host, "net.ipv4.tcp_rmem", "4096\t131072\t33554432");
     id = add(st, &r, hs);
     assert_true(id > 0);
     assert_int_equal(store_run_get(st, id, &sr, err, sizeof(err)), 0);
@@ -212,22 +216,43 @@ static void test_round_trip(void **state)
     store_run_host(st, id, back);
     assert_int_equal(back->n, 2);
     assert_string_equal(hostsnap_get(back, "net.ipv4.tcp_congestion_control"), "bbr");
+    /* each side apart: the client's as given, the server's as it sent it */
+    assert_int_equal(store_run_host_side(st, id, "client", back, note, sizeof(note)), 1);
+    assert_int_equal(back->n, 2);
+    assert_string_equal(note, "");
+    assert_int_equal(store_run_host_side(st, id, "server", back, note, sizeof(note)), 1);
+    assert_int_equal(back->n, 1);
+    assert_string_equal(hostsnap_get(back, "net.ipv4.tcp_rmem"), "4096 131072 33554432");
+    /* a server that sent none: not recorded, with why */
+    hostsnap_free(r.remote.host);
+    r.remote.host = NULL;
+    id = add(st, &r, hs);
+    assert_int_equal(store_run_host_side(st, id, "server", back, note, sizeof(note)), 0);
+    assert_int_equal(back->n, 0);
+    assert_string_equal(note, "the server (netrig 0.0.9) did not send its settings");
+    snprintf(r.remote.host_note, sizeof(r.remote.host_note), "the daemon declined");
+    id = add(st, &r, NULL);
+    assert_int_equal(store_run_host_side(st, id, "server", back, note, sizeof(note)), 0);
+    assert_string_equal(note, "the daemon declined");
+    assert_int_equal(store_run_host_side(st, id, "client", back, note, sizeof(note)), 0);
+    assert_string_equal(note, "no snapshot was taken");
     doc = store_run_document(st, id);
     assert_contains(doc, "\"throughput_bps\"");
     free(doc);
     assert_int_equal(store_run_get(st, id + 100, &sr, err, sizeof(err)), -ENOENT);
     assert_contains(err, "no run");
-    /* deleting a run takes everything it owns with it (foreign keys) */
-    assert_int_equal(store_exec(st, err, sizeof(err), "DELETE FROM runs WHERE id = ?", "i", id), 0);
+    /* deleting runs takes everything they own with them (foreign keys) */
+    assert_int_equal(store_exec(st, err, sizeof(err), "DELETE FROM runs", ""), 0);
     assert_int_equal(pragma(store_sqlite(st),
                             "SELECT (SELECT count(*) FROM metrics) + "
                             "(SELECT count(*) FROM intervals) + (SELECT count(*) FROM host) + "
-                            "(SELECT count(*) FROM interval_flows)"),
+                            "(SELECT count(*) FROM interval_flows) + "
+                            "(SELECT count(*) FROM host_sides)"),
                      0);
     result_fini(&r);
     store_close(st);
-    free(hs);
-    free(back);
+    hostsnap_free(hs);
+    hostsnap_free(back);
 }
 
 static void test_resolve_and_tags(void **state)
@@ -450,13 +475,12 @@ static void test_migrate_v2(void **state)
     double v;
 
     (void)state;
-    assert_int_equal(STORE_SCHEMA_VERSION, 3);
     db_path("v2.db", path, sizeof(path));
     make_v2(path);
     st = store_open(path, false, err, sizeof(err));
     if (!st)
         fail_msg("%s", err);
-    assert_int_equal(pragma(store_sqlite(st), "PRAGMA user_version"), 3);
+    assert_int_equal(pragma(store_sqlite(st), "PRAGMA user_version"), STORE_SCHEMA_VERSION);
     /* the old run, its sweep and its tag survived; it is in no mesh */
     assert_int_equal(store_run_get(st, 1, &sr, err, sizeof(err)), 0);
     assert_int_equal(sr.sweep_point, 1);
@@ -484,8 +508,100 @@ static void test_migrate_v2(void **state)
     st = store_open(path, false, err, sizeof(err));
     assert_non_null(st);
     store_close(st);
-    snprintf(bak, sizeof(bak), "%s.schema-v3.bak", path);
+    snprintf(bak, sizeof(bak), "%s.schema-v%d.bak", path, STORE_SCHEMA_VERSION);
     assert_int_not_equal(access(bak, F_OK), 0);
+}
+
+/* Builds a schema-3 database by hand, as netrig wrote it before host snapshots were kept per
+ * side: a client's run with its snapshot, a run the daemon served with its own, a mesh cell's
+ * run and a client's run without one. */
+static void make_v3(const char *path)
+{
+    sqlite3 *db;
+
+    assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+    for (int v = 1; v <= 3; v++)
+        assert_int_equal(sqlite3_exec(db, store_migration_sql(v), NULL, NULL, NULL), SQLITE_OK);
+    assert_int_equal(
+        sqlite3_exec(
+            db,
+            "INSERT INTO runs (test, role, started_at, saved_at, params, document) VALUES"
+            " ('stream', 'client', '2025-09-01T00:00:00Z', '2025-09-01T00:00:10Z', '{}', '{}'),"
+            " ('stream', 'server', '2025-09-01T00:01:00Z', '2025-09-01T00:01:10Z', '{}', '{}'),"
+            " ('rr', 'client', '2025-09-01T00:02:00Z', '2025-09-01T00:02:10Z', '{}', '{}'),"
+            " ('crr', 'client', '2025-09-01T00:03:00Z', '2025-09-01T00:03:10Z', '{}', '{}');"
+            "INSERT INTO host VALUES (1, 'net.ipv4.tcp_rmem', '4096 131072 6291456'),"
+            " (1, 'kernel.osrelease', '6.1.0'), (2, 'net.ipv4.tcp_rmem', '4096 87380 6291456');"
+            "INSERT INTO meshes (plan, started_at, status, hosts, tests)"
+            " VALUES ('/p', '2025-09-01T00:02:00Z', 'done', '[]', '[]');"
+            "INSERT INTO mesh_cells VALUES (1, 0, 0, 0, 1, 'rr', 'h1', 'h2', 'complete', '', 3);"
+            "PRAGMA user_version = 3; PRAGMA application_id = 1314015060;",
+            NULL, NULL, NULL),
+        SQLITE_OK);
+    sqlite3_close(db);
+}
+
+/* What make_v3's runs hold once migrated, through store (writable or read-only). */
+static void check_v3_hosts(struct store *st)
+{
+    struct hostsnap *hs = hostsnap_new();
+    char note[200];
+
+    assert_int_equal(store_run_host_side(st, 1, "client", hs, note, sizeof(note)), 1);
+    assert_int_equal(hs->n, 2);
+    assert_string_equal(hostsnap_get(hs, "net.ipv4.tcp_rmem"), "4096 131072 6291456");
+    assert_int_equal(hostsnap_version(hs), 1);
+    assert_int_equal(store_run_host_side(st, 1, "server", hs, note, sizeof(note)), 0);
+    assert_contains(note, "recorded only the client's settings");
+    /* a run the daemon served: its rows are the server's */
+    assert_int_equal(store_run_host_side(st, 2, "server", hs, note, sizeof(note)), 1);
+    assert_string_equal(hostsnap_get(hs, "net.ipv4.tcp_rmem"), "4096 87380 6291456");
+    assert_int_equal(store_run_host_side(st, 2, "client", hs, note, sizeof(note)), 0);
+    assert_contains(note, "daemon served");
+    store_run_host(st, 2, hs);
+    assert_int_equal(hs->n, 1);
+    assert_int_equal(store_run_host_side(st, 3, "client", hs, note, sizeof(note)), 0);
+    assert_contains(note, "mesh cell");
+    assert_int_equal(store_run_host_side(st, 4, "client", hs, note, sizeof(note)), 0);
+    assert_string_equal(note, "no snapshot was stored with this run");
+    hostsnap_free(hs);
+}
+
+static void test_migrate_v3(void **state)
+{
+    char path[300], bak[320], err[512], ok[16];
+    struct store *st;
+    sqlite3 *db;
+
+    (void)state;
+    assert_int_equal(STORE_SCHEMA_VERSION, 4);
+    db_path("v3.db", path, sizeof(path));
+    make_v3(path);
+    /* read-only first: the migrated copy in memory, the file untouched */
+    st = store_open_read(path, err, sizeof(err));
+    if (!st)
+        fail_msg("%s", err);
+    check_v3_hosts(st);
+    store_close(st);
+    st = store_open(path, false, err, sizeof(err));
+    if (!st)
+        fail_msg("%s", err);
+    assert_int_equal(pragma(store_sqlite(st), "PRAGMA user_version"), 4);
+    check_v3_hosts(st);
+    assert_int_equal(pragma(store_sqlite(st), "SELECT count(*) FROM host_sides"), 8);
+    assert_int_equal(pragma(store_sqlite(st), "PRAGMA foreign_key_check"), -1); /* no rows */
+    text_pragma(store_sqlite(st), "PRAGMA integrity_check", ok, sizeof(ok));
+    assert_string_equal(ok, "ok");
+    /* deleting a run still takes its host rows with it */
+    assert_int_equal(store_exec(st, err, sizeof(err), "DELETE FROM runs WHERE id = 1", ""), 0);
+    assert_int_equal(pragma(store_sqlite(st), "SELECT count(*) FROM host WHERE run_id = 1"), 0);
+    store_close(st);
+    snprintf(bak, sizeof(bak), "%s.schema-v3.bak", path);
+    assert_int_equal(sqlite3_open_v2(bak, &db, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+    assert_int_equal(pragma(db, "PRAGMA user_version"), 3);
+    assert_int_equal(pragma(db, "SELECT count(*) FROM host"), 3);
+    assert_int_equal(pragma(db, "SELECT count(*) FROM sqlite_master WHERE name = 'host_sides'"), 0);
+    sqlite3_close(db);
 }
 
 /* An rr run as the client would have measured it: 1 flow, 1000 transactions in 2 s. */
@@ -802,6 +918,7 @@ int main(void)
         cmocka_unit_test(test_refuse_newer_and_foreign),
         cmocka_unit_test(test_sweep_store),
         cmocka_unit_test(test_migrate_v2),
+        cmocka_unit_test(test_migrate_v3),
         cmocka_unit_test(test_doc_run),
         cmocka_unit_test(test_mesh_store),
         cmocka_unit_test(test_read_only),
