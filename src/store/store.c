@@ -393,11 +393,23 @@ int store_add_host(struct store *st, int64_t id, const char *side, const struct 
     return rc;
 }
 
+/* Is the server's address a loopback one ("127.0.0.1:5301", "[::1]:5301", "localhost:...")?
+ * Such a server shares the client's host and network namespace. */
+static bool loopback_server(const char *server)
+{
+    return !strncmp(server, "127.", 4) || !strncmp(server, "[::1]", 5) || !strcmp(server, "::1") ||
+           !strncmp(server, "localhost", 9);
+}
+
 /* Why a client's run has no server settings, when the result does not say. */
 static void server_host_note(const struct run_result *r, char *buf, size_t len)
 {
     if (r->remote.host_note[0])
         snprintf(buf, len, "%s", r->remote.host_note);
+    else if (loopback_server(r->server))
+        snprintf(buf, len,
+                 "the server ran on this host at a loopback address: its settings are the "
+                 "client's");
     else if (r->remote.version[0])
         snprintf(buf, len, "the server (netrig %s) did not send its settings", r->remote.version);
     else

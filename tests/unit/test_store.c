@@ -230,6 +230,11 @@ static void test_round_trip(void **state)
     assert_int_equal(store_run_host_side(st, id, "server", back, note, sizeof(note)), 0);
     assert_int_equal(back->n, 0);
     assert_string_equal(note, "the server (netrig 0.0.9) did not send its settings");
+    /* a server at a loopback address shares this host */
+    snprintf(r.server, sizeof(r.server), "127.0.0.1:5301");
+    id = add(st, &r, hs);
+    assert_int_equal(store_run_host_side(st, id, "server", back, note, sizeof(note)), 0);
+    assert_contains(note, "ran on this host at a loopback address");
     snprintf(r.remote.host_note, sizeof(r.remote.host_note), "the daemon declined");
     id = add(st, &r, NULL);
     assert_int_equal(store_run_host_side(st, id, "server", back, note, sizeof(note)), 0);
