@@ -17,7 +17,7 @@ static const char help_names[] =
     "RUN is an id (12), a range (10-14), a list (3,5,9), a tag, 'last', sweep:N or mesh:N.\n"
     "      --db PATH         history database (default ~/.local/share/netrig/history.db)\n";
 
-static void help_compare(FILE *out)
+void cli_help_compare(FILE *out)
 {
     fprintf(out,
             "usage: netrig compare A B [-J] [--force] [--db PATH]\n"
@@ -36,7 +36,7 @@ static void help_compare(FILE *out)
     fputs(help_names, out);
 }
 
-static void help_plot(FILE *out)
+void cli_help_plot(FILE *out)
 {
     fprintf(out,
             "usage: netrig plot RUN|sweep:N -o FILE.svg|FILE.png [--db PATH]\n"
@@ -51,7 +51,7 @@ static void help_plot(FILE *out)
     fputs(help_names, out);
 }
 
-static void help_report(FILE *out)
+void cli_help_report(FILE *out)
 {
     fprintf(out, "usage: netrig report RUN|sweep:N|mesh:N|compare A B [--force] -o FILE.html\n"
                  "                     [--db PATH]\n"
@@ -125,7 +125,7 @@ static int resolve(struct store *st, const char *spec, int64_t **ids, size_t *n)
     return 0;
 }
 
-static int cmd_compare(int argc, char **argv)
+int cli_compare(int argc, char **argv, volatile sig_atomic_t *stop)
 {
     struct an_cli ac;
     struct compare_result c;
@@ -133,8 +133,9 @@ static int cmd_compare(int argc, char **argv)
     int64_t *a = NULL, *b = NULL;
     size_t na = 0, nb = 0;
     char err[512];
-    int rc = parse_an("compare", argc, argv, help_compare, "JF", &ac);
+    int rc = parse_an("compare", argc, argv, cli_help_compare, "JF", &ac);
 
+    (void)stop;
     if (rc)
         return rc > 0 ? CLI_EXIT_OK : CLI_EXIT_USAGE;
     if (argc - optind != 2) {
@@ -183,7 +184,7 @@ static long long unit_id(const char *s, const char *prefix)
 
 static long long sweep_id(const char *s) { return unit_id(s, "sweep:"); }
 
-static int cmd_plot(int argc, char **argv)
+int cli_plot(int argc, char **argv, volatile sig_atomic_t *stop)
 {
     struct an_cli ac;
     struct plot_out po = {0};
@@ -191,8 +192,9 @@ static int cmd_plot(int argc, char **argv)
     int64_t *ids = NULL;
     size_t n = 0;
     char err[512];
-    int fmt, rc = parse_an("plot", argc, argv, help_plot, "o", &ac);
+    int fmt, rc = parse_an("plot", argc, argv, cli_help_plot, "o", &ac);
 
+    (void)stop;
     if (rc)
         return rc > 0 ? CLI_EXIT_OK : CLI_EXIT_USAGE;
     if (argc - optind != 1 || !ac.output) {
@@ -252,14 +254,15 @@ static int report_write(struct store *st, char **argv, unsigned flags, FILE *f, 
     return rc;
 }
 
-static int cmd_report(int argc, char **argv)
+int cli_report(int argc, char **argv, volatile sig_atomic_t *stop)
 {
     struct an_cli ac;
     struct store *st;
     char err[512], note[512];
     FILE *f;
-    int rc = parse_an("report", argc, argv, help_report, "oF", &ac);
+    int rc = parse_an("report", argc, argv, cli_help_report, "oF", &ac);
 
+    (void)stop;
     if (rc)
         return rc > 0 ? CLI_EXIT_OK : CLI_EXIT_USAGE;
     if (!ac.output || optind >= argc ||
@@ -295,41 +298,4 @@ static int cmd_report(int argc, char **argv)
     }
     store_close(st);
     return rc == -EDOM ? CLI_EXIT_USAGE : rc ? CLI_EXIT_FAIL : CLI_EXIT_OK;
-}
-
-static const struct {
-    const char *name;
-    int (*run)(int argc, char **argv);
-    void (*help)(FILE *out);
-} cmds[] = {
-    {"compare", cmd_compare, help_compare},
-    {"plot", cmd_plot, help_plot},
-    {"report", cmd_report, help_report},
-};
-
-bool cli_analyze_command(const char *cmd)
-{
-    for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
-        if (!strcmp(cmd, cmds[i].name))
-            return true;
-    return false;
-}
-
-int cli_analyze(const char *cmd, int argc, char **argv)
-{
-    for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
-        if (!strcmp(cmd, cmds[i].name))
-            return cmds[i].run(argc, argv);
-    cli_error("unknown command '%s': run 'netrig --help' for the list", cmd);
-    return CLI_EXIT_USAGE;
-}
-
-int cli_analyze_help(const char *cmd, FILE *out)
-{
-    for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
-        if (!strcmp(cmd, cmds[i].name)) {
-            cmds[i].help(out);
-            return 0;
-        }
-    return -1;
 }

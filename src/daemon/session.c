@@ -11,7 +11,7 @@
 #include "engine.h"
 #include "log.h"
 #include "metrics.h"
-#include "report_json.h"
+#include "result_json.h"
 #include "server.h"
 #include "sock.h"
 #include "store.h"
@@ -499,7 +499,7 @@ static void run_and_report(struct session *ss)
                                         : "client gone");
     if (why != ENGINE_END_ERROR && why != ENGINE_END_LIMIT) {
         m = ctl_msg_new("result");
-        cJSON_AddItemToObject(m, "side", report_json_side(&side));
+        cJSON_AddItemToObject(m, "side", result_json_side(&side));
         ctl_send(ss->ctl, m, timeout_ms(ss));
         cJSON_Delete(m);
         /* wait (bounded) for the client to read and hang up */

@@ -5,7 +5,7 @@
 
 #include "histo.h"
 #include "metric.h"
-#include "report_json.h"
+#include "result_json.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -548,7 +548,7 @@ static int add_run_row(struct store *st, const struct run_result *r, int64_t swe
                        int64_t *id, char *err, size_t errlen)
 {
     char now[32], *params = params_text(&r->params), *doc;
-    cJSON *d = report_json_run(r);
+    cJSON *d = result_json_run(r);
     int rc;
 
     doc = cJSON_PrintUnformatted(d);
@@ -647,7 +647,7 @@ int store_add_server_run(struct store *st, const struct params *p, const struct 
     cJSON_AddStringToObject(d, "role", "server");
     cJSON_AddStringToObject(d, "client", client);
     cJSON_AddItemToObject(d, "params", params_to_json(p));
-    cJSON_AddItemToObject(d, "side", report_json_side(s));
+    cJSON_AddItemToObject(d, "side", result_json_side(s));
     doc = cJSON_PrintUnformatted(d);
     cJSON_Delete(d);
     store_time_iso(time(NULL), now, sizeof(now));

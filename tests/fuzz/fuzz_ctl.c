@@ -8,7 +8,7 @@
 #include "ctl.h"
 #include "hostsnap.h"
 #include "params.h"
-#include "report_json.h"
+#include "result_json.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -20,7 +20,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
     if (ctl_decode(data, size, CTL_MAX_REQUEST, &msg, err, sizeof(err)) == 0) {
         params_from_json(cJSON_GetObjectItemCaseSensitive(msg, "params"), &p, err, sizeof(err));
-        if (report_json_side_parse(cJSON_GetObjectItemCaseSensitive(msg, "side"), 8, 64, &side, err,
+        if (result_json_side_parse(cJSON_GetObjectItemCaseSensitive(msg, "side"), 8, 64, &side, err,
                                    sizeof(err)) == 0)
             result_side_fini(&side);
         hs = hostsnap_new();

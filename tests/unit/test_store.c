@@ -11,7 +11,7 @@
 
 #include "histo.h"
 #include "metric.h"
-#include "report_json.h"
+#include "result_json.h"
 #include "store.h"
 #include "store_doc.h"
 #include "store_mesh.h"
@@ -171,7 +171,6 @@ static void test_round_trip(void **state)
     struct hostsnap *hs = hostsnap_new(), *back = hostsnap_new();
     struct run_result r;
     struct store_run sr;
-    char note[200];
     struct store *st;
     double v;
     int n = 0;
@@ -184,9 +183,6 @@ static void test_round_trip(void **state)
     make_run(&r);
     hostsnap_set(hs, "net.ipv4.tcp_congestion_control", "bbr");
     hostsnap_set(hs, "kernel.osrelease", "6.1.0");
-    r.remote.host = hostsnap_new();
-    assert_non_null(r.remote.host);
-    hostsnap_set(r.remote.host, "net.ipv4.tcp_rmem", "4096\t131072\t33554432");
     id = add(st, &r, hs);
     assert_true(id > 0);
     assert_int_equal(store_run_get(st, id, &sr, err, sizeof(err)), 0);
@@ -216,37 +212,12 @@ static void test_round_trip(void **state)
     store_run_host(st, id, back);
     assert_int_equal(back->n, 2);
     assert_string_equal(hostsnap_get(back, "net.ipv4.tcp_congestion_control"), "bbr");
-    /* each side apart: the client's as given, the server's as it sent it */
-    assert_int_equal(store_run_host_side(st, id, "client", back, note, sizeof(note)), 1);
-    assert_int_equal(back->n, 2);
-    assert_string_equal(note, "");
-    assert_int_equal(store_run_host_side(st, id, "server", back, note, sizeof(note)), 1);
-    assert_int_equal(back->n, 1);
-    assert_string_equal(hostsnap_get(back, "net.ipv4.tcp_rmem"), "4096 131072 33554432");
-    /* a server that sent none: not recorded, with why */
-    hostsnap_free(r.remote.host);
-    r.remote.host = NULL;
-    id = add(st, &r, hs);
-    assert_int_equal(store_run_host_side(st, id, "server", back, note, sizeof(note)), 0);
-    assert_int_equal(back->n, 0);
-    assert_string_equal(note, "the server (netrig 0.0.9) did not send its settings");
-    /* a server at a loopback address shares this host */
-    snprintf(r.server, sizeof(r.server), "127.0.0.1:5301");
-    id = add(st, &r, hs);
-    assert_int_equal(store_run_host_side(st, id, "server", back, note, sizeof(note)), 0);
-    assert_contains(note, "ran on this host at a loopback address");
-    snprintf(r.remote.host_note, sizeof(r.remote.host_note), "the daemon declined");
-    id = add(st, &r, NULL);
-    assert_int_equal(store_run_host_side(st, id, "server", back, note, sizeof(note)), 0);
-    assert_string_equal(note, "the daemon declined");
-    assert_int_equal(store_run_host_side(st, id, "client", back, note, sizeof(note)), 0);
-    assert_string_equal(note, "no snapshot was taken");
     doc = store_run_document(st, id);
     assert_contains(doc, "\"throughput_bps\"");
     free(doc);
     assert_int_equal(store_run_get(st, id + 100, &sr, err, sizeof(err)), -ENOENT);
     assert_contains(err, "no run");
-    /* deleting runs takes everything they own with them (foreign keys) */
+    /* deleting a run takes everything it owns with it (foreign keys) */
     assert_int_equal(store_exec(st, err, sizeof(err), "DELETE FROM runs", ""), 0);
     assert_int_equal(pragma(store_sqlite(st),
                             "SELECT (SELECT count(*) FROM metrics) + "
@@ -517,98 +488,6 @@ static void test_migrate_v2(void **state)
     assert_int_not_equal(access(bak, F_OK), 0);
 }
 
-/* Builds a schema-3 database by hand, as netrig wrote it before host snapshots were kept per
- * side: a client's run with its snapshot, a run the daemon served with its own, a mesh cell's
- * run and a client's run without one. */
-static void make_v3(const char *path)
-{
-    sqlite3 *db;
-
-    assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
-    for (int v = 1; v <= 3; v++)
-        assert_int_equal(sqlite3_exec(db, store_migration_sql(v), NULL, NULL, NULL), SQLITE_OK);
-    assert_int_equal(
-        sqlite3_exec(
-            db,
-            "INSERT INTO runs (test, role, started_at, saved_at, params, document) VALUES"
-            " ('stream', 'client', '2025-09-01T00:00:00Z', '2025-09-01T00:00:10Z', '{}', '{}'),"
-            " ('stream', 'server', '2025-09-01T00:01:00Z', '2025-09-01T00:01:10Z', '{}', '{}'),"
-            " ('rr', 'client', '2025-09-01T00:02:00Z', '2025-09-01T00:02:10Z', '{}', '{}'),"
-            " ('crr', 'client', '2025-09-01T00:03:00Z', '2025-09-01T00:03:10Z', '{}', '{}');"
-            "INSERT INTO host VALUES (1, 'net.ipv4.tcp_rmem', '4096 131072 6291456'),"
-            " (1, 'kernel.osrelease', '6.1.0'), (2, 'net.ipv4.tcp_rmem', '4096 87380 6291456');"
-            "INSERT INTO meshes (plan, started_at, status, hosts, tests)"
-            " VALUES ('/p', '2025-09-01T00:02:00Z', 'done', '[]', '[]');"
-            "INSERT INTO mesh_cells VALUES (1, 0, 0, 0, 1, 'rr', 'h1', 'h2', 'complete', '', 3);"
-            "PRAGMA user_version = 3; PRAGMA application_id = 1314015060;",
-            NULL, NULL, NULL),
-        SQLITE_OK);
-    sqlite3_close(db);
-}
-
-/* What make_v3's runs hold once migrated, through store (writable or read-only). */
-static void check_v3_hosts(struct store *st)
-{
-    struct hostsnap *hs = hostsnap_new();
-    char note[200];
-
-    assert_int_equal(store_run_host_side(st, 1, "client", hs, note, sizeof(note)), 1);
-    assert_int_equal(hs->n, 2);
-    assert_string_equal(hostsnap_get(hs, "net.ipv4.tcp_rmem"), "4096 131072 6291456");
-    assert_int_equal(hostsnap_version(hs), 1);
-    assert_int_equal(store_run_host_side(st, 1, "server", hs, note, sizeof(note)), 0);
-    assert_contains(note, "recorded only the client's settings");
-    /* a run the daemon served: its rows are the server's */
-    assert_int_equal(store_run_host_side(st, 2, "server", hs, note, sizeof(note)), 1);
-    assert_string_equal(hostsnap_get(hs, "net.ipv4.tcp_rmem"), "4096 87380 6291456");
-    assert_int_equal(store_run_host_side(st, 2, "client", hs, note, sizeof(note)), 0);
-    assert_contains(note, "daemon served");
-    store_run_host(st, 2, hs);
-    assert_int_equal(hs->n, 1);
-    assert_int_equal(store_run_host_side(st, 3, "client", hs, note, sizeof(note)), 0);
-    assert_contains(note, "mesh cell");
-    assert_int_equal(store_run_host_side(st, 4, "client", hs, note, sizeof(note)), 0);
-    assert_string_equal(note, "no snapshot was stored with this run");
-    hostsnap_free(hs);
-}
-
-static void test_migrate_v3(void **state)
-{
-    char path[300], bak[320], err[512], ok[16];
-    struct store *st;
-    sqlite3 *db;
-
-    (void)state;
-    assert_int_equal(STORE_SCHEMA_VERSION, 4);
-    db_path("v3.db", path, sizeof(path));
-    make_v3(path);
-    /* read-only first: the migrated copy in memory, the file untouched */
-    st = store_open_read(path, err, sizeof(err));
-    if (!st)
-        fail_msg("%s", err);
-    check_v3_hosts(st);
-    store_close(st);
-    st = store_open(path, false, err, sizeof(err));
-    if (!st)
-        fail_msg("%s", err);
-    assert_int_equal(pragma(store_sqlite(st), "PRAGMA user_version"), 4);
-    check_v3_hosts(st);
-    assert_int_equal(pragma(store_sqlite(st), "SELECT count(*) FROM host_sides"), 8);
-    assert_int_equal(pragma(store_sqlite(st), "PRAGMA foreign_key_check"), -1); /* no rows */
-    text_pragma(store_sqlite(st), "PRAGMA integrity_check", ok, sizeof(ok));
-    assert_string_equal(ok, "ok");
-    /* deleting a run still takes its host rows with it */
-    assert_int_equal(store_exec(st, err, sizeof(err), "DELETE FROM runs WHERE id = 1", ""), 0);
-    assert_int_equal(pragma(store_sqlite(st), "SELECT count(*) FROM host WHERE run_id = 1"), 0);
-    store_close(st);
-    snprintf(bak, sizeof(bak), "%s.schema-v3.bak", path);
-    assert_int_equal(sqlite3_open_v2(bak, &db, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
-    assert_int_equal(pragma(db, "PRAGMA user_version"), 3);
-    assert_int_equal(pragma(db, "SELECT count(*) FROM host"), 3);
-    assert_int_equal(pragma(db, "SELECT count(*) FROM sqlite_master WHERE name = 'host_sides'"), 0);
-    sqlite3_close(db);
-}
-
 /* An rr run as the client would have measured it: 1 flow, 1000 transactions in 2 s. */
 static void make_rr(struct run_result *r)
 {
@@ -646,7 +525,7 @@ static void make_rr(struct run_result *r)
 static void same_metrics(const struct run_result *r, size_t expect_at_least)
 {
     struct metric_value a[METRIC_MAX], b[METRIC_MAX];
-    cJSON *doc = report_json_run(r);
+    cJSON *doc = result_json_run(r);
     size_t na = metric_from_run(r, a, METRIC_MAX);
     size_t nb = metric_from_doc(&r->params, doc, b, METRIC_MAX);
 
@@ -687,7 +566,7 @@ static void test_doc_run(void **state)
     st = store_open(path, true, err, sizeof(err));
     assert_non_null(st);
     ia = add(st, &r, NULL);
-    doc = report_json_run(&r);
+    doc = result_json_run(&r);
     assert_int_equal(store_begin(st, err, sizeof(err)), 0);
     if (store_doc_add(st, doc, "from its document", &ib, err, sizeof(err)))
         fail_msg("store_doc_add: %s", err);
@@ -801,7 +680,7 @@ static void test_mesh_store(void **state)
 
     /* h1 -> h2 completes: its run is stored from the document; h2 -> h1 fails */
     make_run(&r);
-    doc = report_json_run(&r);
+    doc = result_json_run(&r);
     snprintf(cells[0].status, sizeof(cells[0].status), "complete");
     snprintf(cells[1].status, sizeof(cells[1].status), "failed");
     snprintf(cells[1].error, sizeof(cells[1].error), "connection refused by 198.51.100.1:5301");
@@ -858,61 +737,6 @@ static void test_mesh_store(void **state)
     store_close(st);
 }
 
-/* Read commands open read-only: an older schema is read through a migrated copy in memory, and
- * the file is left exactly as it was (no migration, no backup, no WAL switch); writing through
- * a read-only store is refused. */
-static void test_read_only(void **state)
-{
-    char path[300], bak[320], err[512];
-    struct store_run sr;
-    struct store *st;
-    sqlite3 *db;
-    char mode[32];
-
-    (void)state;
-    db_path("ro-v2.db", path, sizeof(path));
-    make_v2(path);
-    st = store_open_read(path, err, sizeof(err));
-    if (!st)
-        fail_msg("%s", err);
-    assert_true(store_is_readonly(st));
-    assert_contains(store_notice(st), "schema version 2");
-    assert_int_equal(store_run_get(st, 1, &sr, err, sizeof(err)), 0);
-    assert_string_equal(sr.tags, "before");
-    assert_int_equal(store_begin(st, err, sizeof(err)), -EROFS);
-    assert_contains(err, "read-only");
-    store_close(st);
-    assert_int_equal(sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
-    assert_int_equal(pragma(db, "PRAGMA user_version"), 2);
-    text_pragma(db, "PRAGMA journal_mode", mode, sizeof(mode));
-    assert_string_equal(mode, "delete"); /* never switched to WAL */
-    sqlite3_close(db);
-    snprintf(bak, sizeof(bak), "%s.schema-v2.bak", path);
-    assert_int_not_equal(access(bak, F_OK), 0);
-
-    /* the current schema: read in place, no notice */
-    db_path("ro-new.db", path, sizeof(path));
-    st = store_open(path, true, err, sizeof(err));
-    assert_non_null(st);
-    store_close(st);
-    st = store_open_read(path, err, sizeof(err));
-    assert_non_null(st);
-    assert_string_equal(store_notice(st), "");
-    store_close(st);
-
-    /* missing, newer and foreign files: the same refusals as for writing */
-    db_path("ro-missing.db", path, sizeof(path));
-    assert_null(store_open_read(path, err, sizeof(err)));
-    assert_contains(err, "no history database");
-    assert_int_not_equal(access(path, F_OK), 0);
-    db_path("foreign.db", path, sizeof(path));
-    assert_null(store_open_read(path, err, sizeof(err)));
-    assert_contains(err, "not a netrig history");
-    db_path("newer.db", path, sizeof(path));
-    assert_null(store_open_read(path, err, sizeof(err)));
-    assert_contains(err, "schema version 99");
-}
-
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -923,10 +747,8 @@ int main(void)
         cmocka_unit_test(test_refuse_newer_and_foreign),
         cmocka_unit_test(test_sweep_store),
         cmocka_unit_test(test_migrate_v2),
-        cmocka_unit_test(test_migrate_v3),
         cmocka_unit_test(test_doc_run),
         cmocka_unit_test(test_mesh_store),
-        cmocka_unit_test(test_read_only),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
