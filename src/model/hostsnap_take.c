@@ -517,6 +517,48 @@ static int add_irq(const char *name, void *arg)
 
 static int cmp_int(const void *a, const void *b) { return *(const int *)a - *(const int *)b; }
 
+static const char *const irq_files[] = {
+    "affinity_hint",     "effective_affinity", "effective_affinity_list", "node", "smp_affinity",
+    "smp_affinity_list", "spurious",
+};
+
+struct irq_name {
+    char *out;
+    size_t len;
+    int found;
+};
+
+/* An entry of /proc/irq/N that is not one of its files: the name its driver gave it. */
+static int note_action(const char *name, void *arg)
+{
+    struct irq_name *in = arg;
+    size_t n = strlen(name);
+
+    for (size_t i = 0; i < sizeof(irq_files) / sizeof(irq_files[0]); i++)
+        if (!strcmp(name, irq_files[i]))
+            return 0;
+    for (size_t i = 0; i < n; i++)
+        if (name[i] < '!' || name[i] > '~')
+            return 0;
+    if (n && n < in->len) {
+        snprintf(in->out, in->len, "%s", name);
+        in->found++;
+    }
+    return 0;
+}
+
+/* The IRQ's action name ("mlx5_comp3@pci:0000:5e:00.0", "eth0-TxRx-3"): it names the queue
+ * and stays the same across reboots, where the IRQ's number may not. False when it has none
+ * or several (a shared IRQ). */
+static bool irq_action(const char *sysroot, int irq, char *out, size_t len)
+{
+    struct irq_name in = {out, len, 0};
+    char path[48];
+
+    snprintf(path, sizeof(path), "/proc/irq/%d", irq);
+    return hostfs_list(sysroot, path, note_action, &in) == 0 && in.found == 1;
+}
+
 /* The device behind the interface: its PCIe link and where each of its IRQs may run
  * (/proc/irq/N/smp_affinity_list, the setting; the kernel may narrow it further). */
 static void take_device(const char *sysroot, struct hostsnap *hs, const char *nm)
@@ -548,8 +590,13 @@ static void take_device(const char *sysroot, struct hostsnap *hs, const char *nm
     }
     qsort(s->irq, (size_t)s->n, sizeof(s->irq[0]), cmp_int);
     for (int i = 0; i < s->n; i++) {
+        char name[64];
         snprintf(path, sizeof(path), "/proc/irq/%d/smp_affinity_list", s->irq[i]);
-        if (hostfs_read(sysroot, path, v, sizeof(v)) > 0)
+        if (hostfs_read(sysroot, path, v, sizeof(v)) <= 0)
+            continue;
+        if (irq_action(sysroot, s->irq[i], name, sizeof(name)))
+            setf(hs, v, "iface.%s.irq.%s", nm, name);
+        else
             setf(hs, v, "iface.%s.irq.%d", nm, s->irq[i]);
     }
     free(s);

@@ -110,6 +110,8 @@ static int setup(void **state)
     put("/sys/bus/pci/devices/0000:5e:00.0/msi_irqs/99", "msix\n");
     put("/proc/irq/99/smp_affinity_list", "0\n");
     put("/proc/irq/120/smp_affinity_list", "1-3\n");
+    put("/proc/irq/120/spurious", "count 0\n");
+    put("/proc/irq/120/mlx5_comp1@pci:0000:5e:00.0/.dir", ""); /* the action's directory */
     put("/netrig/ethtool/eth0", eth0_answers);
     put("/sys/class/net/lo/mtu", "65536\n");
     return 0;
@@ -188,7 +190,9 @@ static void test_take_fixture(void **state)
     assert_key(hs, "iface.eth0.qdisc_leaf", "fq");
     assert_key(hs, "iface.eth0.pcie_link", "8.0 GT/s PCIe x16");
     assert_key(hs, "iface.eth0.irq.99", "0");
-    assert_key(hs, "iface.eth0.irq.120", "1-3");
+    /* an IRQ is named by its action when it has one: the queue, stable across reboots */
+    assert_key(hs, "iface.eth0.irq.mlx5_comp1@pci:0000:5e:00.0", "1-3");
+    assert_null(hostsnap_get(hs, "iface.eth0.irq.120"));
     assert_key(hs, "iface.lo.mtu", "65536");
     /* absent files are left out, not stored empty */
     assert_null(hostsnap_get(hs, "net.ipv4.tcp_wmem"));
