@@ -386,7 +386,8 @@ static void what_compared(FILE *out, const struct compare_result *c)
 /* One side's host settings that differ, or why they were not compared. */
 static void host_rows(FILE *out, const struct compare_side *sd)
 {
-    fprintf(out, "<h2>%s host settings that differ</h2>\n", sd->name);
+    fprintf(out, "<h2>%s host settings that differ</h2>\n",
+            strcmp(sd->name, "server") ? "Client" : "Server");
     for (size_t i = 0; i < sd->nmissing; i++) {
         fprintf(out,
                 "<p class=\"note\">not recorded for run %lld: ", (long long)sd->missing[i].run);
