@@ -84,6 +84,9 @@ struct run_result;
 long long cli_history_save(const char *db, const struct run_result *r, FILE *note);
 /* Opens the history at db (NULL: the default), printing a one-line error on failure. */
 struct store *cli_history_open(const char *db, bool create);
+/* Opens it read-only (history, show, export, compare, plot, report); prints a one-line error,
+ * or the store's notice. */
+struct store *cli_history_read(const char *db);
 
 /* Shared parsers: print one line naming the option and value on failure. */
 int cli_parse_u32(const char *opt, const char *val, uint32_t lo, uint32_t hi, uint32_t *out);

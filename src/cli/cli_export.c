@@ -116,7 +116,7 @@ int cli_export(int argc, char **argv, volatile sig_atomic_t *stop)
         cli_error("export needs RUN... and one of --csv or --json: see 'netrig help export'");
         return CLI_EXIT_USAGE;
     }
-    st = cli_history_open(hc.db, false);
+    st = cli_history_read(hc.db);
     if (!st)
         return CLI_EXIT_FAIL;
     rc = cli_history_resolve(st, argc, argv, optind, &ids, &n);

@@ -91,10 +91,30 @@ struct store *cli_history_open(const char *db, bool create)
     return st;
 }
 
+struct store *cli_history_read(const char *db)
+{
+    char path[4096], err[1024];
+    struct store *st;
+
+    if (!db) {
+        if (store_default_path(path, sizeof(path), false, err, sizeof(err))) {
+            cli_error("%s", err);
+            return NULL;
+        }
+        db = path;
+    }
+    st = store_open_read(db, err, sizeof(err));
+    if (!st)
+        cli_error("%s", err);
+    else if (store_notice(st)[0])
+        cli_error("note: %s", store_notice(st));
+    return st;
+}
+
 long long cli_history_save(const char *db, const struct run_result *r, FILE *note)
 {
     char path[4096], err[512];
-    struct hostsnap *hs = malloc(sizeof(*hs));
+    struct hostsnap *hs = hostsnap_new();
     struct store *st = NULL;
     int64_t id = 0;
 
@@ -115,7 +135,7 @@ long long cli_history_save(const char *db, const struct run_result *r, FILE *not
         fprintf(note, "saved as run %lld (netrig show %lld)\n", (long long)id, (long long)id);
     }
     store_close(st);
-    free(hs);
+    hostsnap_free(hs);
     return id;
 }
 
@@ -372,7 +392,7 @@ int cli_history(int argc, char **argv, volatile sig_atomic_t *stop)
                   argv[optind]);
         return CLI_EXIT_USAGE;
     }
-    lc.st = cli_history_open(hc.db, false);
+    lc.st = cli_history_read(hc.db);
     if (!lc.st)
         return CLI_EXIT_FAIL;
     if (hc.meshes) {
@@ -434,18 +454,33 @@ int cli_history_resolve(struct store *st, int argc, char **argv, int from, int64
     return 0;
 }
 
-static cJSON *host_json(struct store *st, int64_t id)
+static cJSON *snap_json(const struct hostsnap *hs)
 {
-    struct hostsnap *hs = malloc(sizeof(*hs));
     cJSON *o = cJSON_CreateObject();
 
-    if (!hs)
-        return o;
-    store_run_host(st, id, hs);
-    for (uint32_t i = 0; i < hs->n; i++)
+    for (uint32_t i = 0; hs && i < hs->n; i++)
         cJSON_AddStringToObject(o, hs->e[i].key, hs->e[i].value);
-    free(hs);
     return o;
+}
+
+/* "host": the run's own side (the client's; the server's for a run a daemon served);
+ * "peer_host": the other side's, or null with "peer_host_note" saying why. */
+static void hosts_json(cJSON *doc, struct store *st, const struct store_run *r)
+{
+    struct hostsnap *hs = hostsnap_new();
+    bool served = !strcmp(r->role, "server");
+    char note[200] = "";
+
+    if (hs)
+        store_run_host_side(st, r->id, served ? "server" : "client", hs, note, sizeof(note));
+    cJSON_AddItemToObject(doc, "host", snap_json(hs));
+    if (hs &&
+        store_run_host_side(st, r->id, served ? "client" : "server", hs, note, sizeof(note)) == 1)
+        cJSON_AddItemToObject(doc, "peer_host", snap_json(hs));
+    else
+        cJSON_AddNullToObject(doc, "peer_host");
+    cJSON_AddStringToObject(doc, "peer_host_note", note);
+    hostsnap_free(hs);
 }
 
 /* The stored document with what the history knows about the run added. */
@@ -466,7 +501,7 @@ cJSON *cli_history_run_json(struct store *st, const struct store_run *r)
         cJSON_AddNumberToObject(doc, "sweep_point", (double)r->sweep_point);
     add_mesh(doc, r);
     cJSON_AddItemToObject(doc, "metrics", metrics_json(st, r->id));
-    cJSON_AddItemToObject(doc, "host", host_json(st, r->id));
+    hosts_json(doc, st, r);
     return doc;
 }
 
@@ -528,7 +563,7 @@ static void show_text(struct store *st, const struct store_run *r, FILE *out)
 {
     struct metric_value m[METRIC_MAX];
     size_t n = store_run_metrics(st, r->id, m, METRIC_MAX);
-    struct hostsnap *hs = malloc(sizeof(*hs));
+    struct hostsnap *hs = hostsnap_new();
     uint32_t nci = 0, nsi = 0;
     char v[64];
 
@@ -562,13 +597,18 @@ static void show_text(struct store *st, const struct store_run *r, FILE *out)
     store_run_intervals(st, r->id, "server", count_iv, &nsi);
     fprintf(out, "intervals: %u client, %u server (netrig export %lld --json)\n", nci, nsi,
             (long long)r->id);
-    if (!hs)
-        return;
-    store_run_host(st, r->id, hs);
-    fprintf(out, "host (%u settings):\n", hs->n);
-    for (uint32_t i = 0; i < hs->n; i++)
-        fprintf(out, "  %-44s %s\n", hs->e[i].key, hs->e[i].value);
-    free(hs);
+    for (int side = 0; hs && side < 2; side++) {
+        const char *name = side ? "server" : "client";
+        char note[200];
+        if (store_run_host_side(st, r->id, name, hs, note, sizeof(note)) != 1) {
+            fprintf(out, "%s host: not recorded (%s)\n", name, note);
+            continue;
+        }
+        fprintf(out, "%s host (%u settings):\n", name, hs->n);
+        for (uint32_t i = 0; i < hs->n; i++)
+            fprintf(out, "  %-44s %s\n", hs->e[i].key, hs->e[i].value);
+    }
+    hostsnap_free(hs);
 }
 
 int cli_show(int argc, char **argv, volatile sig_atomic_t *stop)
@@ -589,7 +629,7 @@ int cli_show(int argc, char **argv, volatile sig_atomic_t *stop)
         cli_error("show takes one RUN (an id, a tag or 'last'): see 'netrig help show'");
         return CLI_EXIT_USAGE;
     }
-    st = cli_history_open(hc.db, false);
+    st = cli_history_read(hc.db);
     if (!st)
         return CLI_EXIT_FAIL;
     if (!strncmp(argv[optind], "sweep:", 6) && argv[optind][6] && !strchr(argv[optind], ',')) {

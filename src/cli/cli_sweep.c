@@ -478,7 +478,7 @@ int cli_sweep(int argc, char **argv, volatile sig_atomic_t *stop)
     log_setup("netrig", false, LOG_LVL_WARN);
     rc = check_points(sc, &need_server, &max_flows) || point_opts(sc, 0, &sr->o) ? CLI_EXIT_USAGE
                                                                                  : CLI_EXIT_OK;
-    sr->hs = rc ? NULL : malloc(sizeof(*sr->hs));
+    sr->hs = rc ? NULL : hostsnap_new();
     if (!rc && (!sr->hs || !(sr->st = cli_history_open(sc->db, true)) || open_sweep(sr)))
         rc = CLI_EXIT_FAIL;
     raise_fd_limit(max_flows);
@@ -502,7 +502,7 @@ int cli_sweep(int argc, char **argv, volatile sig_atomic_t *stop)
     }
     loopsrv_stop(&sr->srv);
     store_close(sr->st);
-    free(sr->hs);
+    hostsnap_free(sr->hs);
     free(sr);
     free(sc);
     return rc;
