@@ -156,8 +156,8 @@ struct wanem_counters {
     uint64_t reads, read_bytes;    /* units read from the device, their bytes */
     uint64_t segments, wire_bytes; /* wire packets and their IP bytes */
     uint64_t super_packets, unsplittable;
-    uint64_t injected[WANEM_P_COUNT]; /* segments dropped by the loss model, by protocol */
-    uint64_t queue_drops;             /* segments dropped: the queue limit was reached */
+    uint64_t injected[WANEM_P_COUNT];    /* segments dropped by the loss model, by protocol */
+    uint64_t queue_drops[WANEM_P_COUNT]; /* segments dropped: the queue limit was reached */
     uint64_t queue_drop_bytes;
     uint64_t split_units;       /* super-packets cut because some segments were lost */
     uint64_t reorder_held;      /* packets held back by the reorder gap */
@@ -193,8 +193,8 @@ struct wanem_relay {
     int ep, tfd, sigfd;
     uint64_t armed_ns;    /* the timer's expiry, 0 when disarmed */
     uint64_t armed_at_ns; /* when it was set */
-    /* how late a timer wake-up comes at least: the minimum of the last 64;
-     * the timer is armed that much before a packet is due (and the rest spun off) */
+    /* how late timer wake-ups come: the last 64, and their 75th percentile, by which the
+     * timer is armed before a packet is due (a wake-up that comes early spins the rest) */
     uint32_t wake_ns[64];
     uint32_t wake_n;
     uint64_t wake_est_ns;

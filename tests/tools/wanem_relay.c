@@ -118,9 +118,9 @@ static uint64_t release_time(struct wanem_dir *d, uint64_t arrival)
     return t < d->last_release_ns ? d->last_release_ns : t; /* no overtaking in the FIFO */
 }
 
-static void count_queue_drop(struct wanem_dir *d, uint32_t segs, uint64_t bytes)
+static void count_queue_drop(struct wanem_dir *d, uint8_t proto, uint32_t segs, uint64_t bytes)
 {
-    d->c.queue_drops += segs;
+    d->c.queue_drops[proto] += segs;
     d->c.queue_drop_bytes += bytes;
 }
 
@@ -186,7 +186,7 @@ static void queue_runs(struct wanem_relay *rl, struct wanem_dir *d, const struct
         size_t len = WANEM_VNET_LEN + p->hdr_len + plen;
         struct wanem_entry *e = room(rl, d, len);
         if (!e || wanem_pkt_run(rl->scratch, p, i, n, e->data, len) != len)
-            count_queue_drop(d, n, plen + (uint64_t)n * p->hdr_len);
+            count_queue_drop(d, p->proto, n, plen + (uint64_t)n * p->hdr_len);
         else
             enqueue(d, e, len, n, arrival, release);
         i += n;
@@ -242,7 +242,7 @@ static int read_one(struct wanem_relay *rl, struct wanem_dir *d)
     if (!e) { /* it was read aside: is there room for its real size? */
         e = room(rl, d, (size_t)n);
         if (!e) {
-            count_queue_drop(d, p.segs, p.wire_len);
+            count_queue_drop(d, p.proto, p.segs, p.wire_len);
             return 1;
         }
         memcpy(e->data, rl->scratch, (size_t)n);
@@ -251,8 +251,9 @@ static int read_one(struct wanem_relay *rl, struct wanem_dir *d)
     return 1;
 }
 
+/* The lateness of every release; the hold time of those written (the per-write mean). */
 static void count_release(struct wanem_dir *d, const struct wanem_entry *e, uint64_t now,
-                          uint64_t slack)
+                          uint64_t slack, bool written)
 {
     static const uint64_t edges[5] = {50000, 100000, 200000, 500000, 1000000};
     uint64_t late = now > e->release_ns ? now - e->release_ns : 0;
@@ -266,6 +267,11 @@ static void count_release(struct wanem_dir *d, const struct wanem_entry *e, uint
     d->c.late_sum_ns += late;
     if (late > d->c.late_max_ns)
         d->c.late_max_ns = late;
+    if (!written)
+        return;
+    d->c.writes++;
+    d->c.write_bytes += e->len - WANEM_VNET_LEN;
+    d->c.write_segments += e->segs;
     d->c.hold_sum_ns += hold;
     if (hold < d->c.hold_min_ns)
         d->c.hold_min_ns = hold;
@@ -315,15 +321,12 @@ static void release_due(struct wanem_relay *rl, struct wanem_dir *d)
             break;
         if (e->release_ns > now)
             now = spin_until(e->release_ns);
-        count_release(d, e, now, rl->conf.slack_ns);
-        if (write(d->wfd, e->data, e->len) == (ssize_t)e->len) {
-            d->c.writes++;
-            d->c.write_bytes += e->len - WANEM_VNET_LEN;
-            d->c.write_segments += e->segs;
-        } else {
+        bool written = write(d->wfd, e->data, e->len) == (ssize_t)e->len;
+        if (!written) {
             d->c.write_errors += e->segs;
             d->c.write_errno = errno;
         }
+        count_release(d, e, now, rl->conf.slack_ns, written);
         if (pooled) {
             d->c.reordered += d->released_seq > e->seq + 1;
             e->len = 0;
@@ -336,21 +339,28 @@ static void release_due(struct wanem_relay *rl, struct wanem_dir *d)
     }
 }
 
-/* A timer wake-up came now: how late, and the least lateness of the recent ones. */
+/* A timer wake-up came now: how late it was, and the 75th percentile of the last 64 such
+ * latencies, by which the timer is then armed early. On a VM a wake-up comes 30-100 us after
+ * its time; arming by the minimum still leaves most releases 20-50 us late, arming by the
+ * 75th percentile leaves a quarter of them late and makes the rest spin a few microseconds
+ * (measured: no more CPU per Gbit/s, hold 40 us closer to the delay under load). */
 static void learn_wake(struct wanem_relay *rl, uint64_t now)
 {
-    uint64_t late, est = UINT64_MAX;
-    uint32_t n;
+    uint32_t sorted[64], n, k;
+    uint64_t late;
 
     if (!rl->armed_ns || rl->armed_ns <= rl->armed_at_ns || now < rl->armed_ns)
         return; /* armed in the past, or not a sleep that ended on time */
     late = now - rl->armed_ns;
     rl->wake_ns[rl->wake_n++ % 64] = (uint32_t)(late < WAKE_MAX ? late : WAKE_MAX);
     n = rl->wake_n < 64 ? rl->wake_n : 64;
-    for (uint32_t i = 0; i < n; i++)
-        if (rl->wake_ns[i] < est)
-            est = rl->wake_ns[i];
-    rl->wake_est_ns = est;
+    for (uint32_t i = 0; i < n; i++) { /* insertion sort: 64 at most */
+        uint32_t v = rl->wake_ns[i];
+        for (k = i; k > 0 && sorted[k - 1] > v; k--)
+            sorted[k] = sorted[k - 1];
+        sorted[k] = v;
+    }
+    rl->wake_est_ns = sorted[(n - 1) * 3 / 4];
 }
 
 static void arm_timer(struct wanem_relay *rl)
@@ -402,6 +412,7 @@ int wanem_relay_run(struct wanem_relay *rl, void (*report)(struct wanem_relay *,
         release_due(rl, &rl->dir[1]);
         arm_timer(rl);
         int n = epoll_wait(rl->ep, evs, 4, -1);
+        uint64_t woke = mono_ns();
         if (n < 0 && errno != EINTR) {
             snprintf(err, errlen, "epoll_wait: %s", strerror(errno));
             return -1;
@@ -420,7 +431,7 @@ int wanem_relay_run(struct wanem_relay *rl, void (*report)(struct wanem_relay *,
                 }
             } else if (what == EV_TIMER) {
                 if (read(rl->tfd, &expirations, sizeof(expirations)) > 0) {
-                    learn_wake(rl, mono_ns());
+                    learn_wake(rl, woke);
                     rl->armed_ns = 0;
                 }
             } else if (what == EV_SIGNAL && !on_signal(rl, report, ctx)) {

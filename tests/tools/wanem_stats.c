@@ -14,6 +14,20 @@ static double tv_s(struct timeval tv) { return (double)tv.tv_sec + (double)tv.tv
 
 static void num(cJSON *o, const char *k, double v) { cJSON_AddNumberToObject(o, k, v); }
 
+/* segment counts by protocol and their total */
+static cJSON *by_proto(const uint64_t n[WANEM_P_COUNT])
+{
+    cJSON *o = cJSON_CreateObject();
+    uint64_t total = 0;
+
+    for (int p = 0; p < WANEM_P_COUNT; p++) {
+        num(o, proto_names[p], (double)n[p]);
+        total += n[p];
+    }
+    num(o, "total", (double)total);
+    return o;
+}
+
 static cJSON *conf_json(const struct wanem_dir_conf *c)
 {
     cJSON *o = cJSON_CreateObject();
@@ -49,8 +63,7 @@ static cJSON *late_json(const struct wanem_counters *c, uint64_t slack_ns)
 static cJSON *dir_json(const struct wanem_dir *d, uint64_t slack_ns)
 {
     const struct wanem_counters *c = &d->c;
-    cJSON *o = cJSON_CreateObject(), *inj = cJSON_CreateObject(), *hold = cJSON_CreateObject();
-    uint64_t injected = 0;
+    cJSON *o = cJSON_CreateObject(), *hold = cJSON_CreateObject();
 
     cJSON_AddItemToObject(o, "config", conf_json(d->conf));
     num(o, "reads", (double)c->reads);
@@ -59,14 +72,9 @@ static cJSON *dir_json(const struct wanem_dir *d, uint64_t slack_ns)
     num(o, "unsplittable", (double)c->unsplittable);
     num(o, "segments", (double)c->segments);
     num(o, "wire_bytes", (double)c->wire_bytes);
-    for (int p = 0; p < WANEM_P_COUNT; p++) {
-        num(inj, proto_names[p], (double)c->injected[p]);
-        injected += c->injected[p];
-    }
-    num(inj, "total", (double)injected);
-    cJSON_AddItemToObject(o, "injected_drops", inj);
+    cJSON_AddItemToObject(o, "injected_drops", by_proto(c->injected));
     num(o, "split_super_packets", (double)c->split_units);
-    num(o, "queue_drops", (double)c->queue_drops);
+    cJSON_AddItemToObject(o, "queue_drops", by_proto(c->queue_drops));
     num(o, "queue_drop_bytes", (double)c->queue_drop_bytes);
     num(o, "writes", (double)c->writes);
     num(o, "write_bytes", (double)c->write_bytes);

@@ -1,0 +1,265 @@
+#!/usr/bin/env bash
+# wanem_fidelity: the WAN emulator (tests/tools/wanem) does what it is told, checked from the
+# outside with ping and netrig and from the inside with its own counters. Each path comes from
+# lib.sh's `path RTT [RATE [LOSS]]`: two fresh namespaces, two TUN devices, the emulator.
+#  1. RTT. A bare path (delay 0), pinged at the same time, gives the stacks' and the relay's
+#     own RTT; with --rtt R the interdecile mean ping RTT minus the bare path's must be R
+#     within +-0.2 ms (the plain mean within +-0.5 ms: a busy host's outliers pull it up) at
+#     1, 10, 40 and 80 ms, and over IPv6 at 10 ms; no reply may come sooner than R (nothing
+#     is released early); the emulator's own counters show every packet held at least its
+#     delay, most less than 50 us more.
+#  2. Throughput. Through tbf at 500M (an Ethernet line rate: see `path`) at 10 ms, netrig's
+#     TCP goodput is 500e6 x 1448/1514 = 478.2 Mbit/s within 4 %, forward and reverse, with
+#     no queue drop, write error or device drop of the emulator's own, and super-packets
+#     doing the work (the emulator reads far fewer units than wire segments).
+#  3. Loss counted exactly. A UDP stream (netrig stream -u, which sends UDP GSO batches) with
+#     every 50th segment lost (forward) and 1 % seeded random loss (reverse): netrig's
+#     datagrams_lost equals the emulator's injected UDP drops exactly; every-50th drops
+#     exactly floor(segments / 50); the random loss is within 5 sigma of 1 %.
+#  4. A queue limit: drops beyond it are counted as queue drops (netrig's loss equals them),
+#     not as injected loss, and the queue never held more than the limit.
+#  5. Every path: the emulator exits 0 on SIGTERM, its devices and both namespaces are gone,
+#     and every segment it read is accounted for exactly once in its final counters.
+# Needs root, ip/tc, /dev/net/tun, tbf and ping (iputils-ping); exits 77 without them.
+# Traffic goes only to the namespaces' own addresses (10.99.N.0/24, fd99::N:0/112).
+set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh" "$@"
+
+need_netns
+command -v ping >/dev/null 2>&1 || skip "needs ping (iputils-ping)"
+[[ -c /dev/net/tun ]] || skip "needs /dev/net/tun"
+
+RATE=500M
+GOODPUT=$(awk 'BEGIN { printf "%.0f", 500e6 * 1448 / 1514 }')
+
+# ping_rtt NS ADDR COUNT INTERVAL: "min mean trimmed" RTT in ms, every reply received. min and
+# mean come from ping's summary (microseconds); trimmed is the interdecile mean (the mean of
+# the middle 80 % of the replies' times), robust against the scheduling outliers of a busy
+# host. ping prints each time to 3 significant digits (0.1 ms from 10 ms on); averaged over
+# 80-160 replies that rounding does not bias the result by more than a few microseconds.
+ping_rtt() {
+    local out sum
+    out=$(ip netns exec "$1" ping -n -c "$3" -i "$4" -W 2 "$2" 2>&1) || {
+        echo "ping $2 from $1 failed: $(tail -n 3 <<<"$out")" >&2
+        return 1
+    }
+    sum=$(sed -n 's|^rtt min/avg/max/mdev = \([0-9.]*\)/\([0-9.]*\)/.*|\1 \2|p' <<<"$out")
+    sed -n 's/.* time=\([0-9.]*\) ms$/\1/p' <<<"$out" | sort -g |
+        awk -v want="$3" -v sum="$sum" '{ v[NR] = $1 }
+            END { if (NR != want) exit 1
+                  lo = int(NR / 10) + 1; hi = NR - int(NR / 10)
+                  for (i = lo; i <= hi; i++) { s += v[i]; n++ }
+                  printf "%s %.3f\n", sum, s / n }'
+}
+
+# conserved: in the final counters every segment read is written, dropped or discarded
+conserved() {
+    jq -e '[.directions[] | .segments == .write_segments + .injected_drops.total +
+            .queue_drops.total + .write_errors + .discarded_at_exit] | all' "$PATH_STATS" >/dev/null
+}
+
+# finish_path NAME: stops the path; checks the clean exit, the devices and namespaces gone,
+# the counters conserved
+finish_path() {
+    local name=$1 ns_a=$PATH_NS_A ns_b=$PATH_NS_B
+    check "$name: the emulator stops cleanly on SIGTERM, its devices gone with it" path_down
+    check "$name: both namespaces are deleted" \
+        bash -c "! ip netns list | grep -qE '^($ns_a|$ns_b)( |\$)'"
+    check "$name: the emulator is gone" bash -c "! kill -0 $PATH_PID 2>/dev/null"
+    if [[ -s $PATH_STATS ]]; then
+        check "$name: every segment read is accounted for exactly once" conserved
+        cp "$PATH_STATS" "$T/$name.final.json"
+    else
+        fail "$name: no final counters from the emulator"
+    fi
+}
+
+# ---- 1. RTT ---------------------------------------------------------------------------------
+# What is compared: the interdecile mean ping RTT through the emulator at --rtt R, minus the
+# same on a bare path (a second emulator at delay 0, pinged at the same time: the stacks, the
+# device reads and writes, under the same load), must be R within +-0.2 ms; the plain mean,
+# which a busy host's scheduling outliers pull up, within +-0.5 ms. No reply may come sooner
+# than R. Inside, the emulator's hold (read to write) is at least the delay for every packet
+# and most releases (half at least) are less than 50 us late.
+path 0
+BARE_ID=$PATH_ID
+
+# rtt_check NAME R IPV COUNT INTERVAL: pings the current path and the bare one at once
+rtt_check() {
+    local name=$1 rtt=$2 v=$3 dst bdst min mean trim bmin bmean btrim err errm
+    dst=$PATH_B bdst=$BARE_B
+    [[ $v == 6 ]] && dst=$PATH_B6 bdst=$BARE_B6
+    ping_rtt "$BARE_NS_A" "$bdst" "$4" "$5" >"$T/bare.rtt" &
+    local bpid=$!
+    read -r min mean trim <<<"$(ping_rtt "$PATH_NS_A" "$dst" "$4" "$5")"
+    wait "$bpid" || true
+    read -r bmin bmean btrim <"$T/bare.rtt"
+    err=$(awk -v m="$trim" -v b="$btrim" -v r="$rtt" 'BEGIN { printf "%.3f", m - b - r }')
+    errm=$(awk -v m="$mean" -v b="$bmean" -v r="$rtt" 'BEGIN { printf "%.3f", m - b - r }')
+    log "$name: ping interdecile mean $trim ms, bare $btrim ms: error $err ms; mean $mean ms, bare $bmean ms: error $errm ms; min $min ms (bare $bmin ms)"
+    check "$name: interdecile mean RTT - bare within 0.2 ms of the setting (error $err ms)" \
+        awk -v e="$err" 'BEGIN { exit !(e >= -0.2 && e <= 0.2) }'
+    check "$name: mean RTT - bare mean within 0.5 ms of the setting (error $errm ms)" \
+        awk -v e="$errm" 'BEGIN { exit !(e >= -0.5 && e <= 0.5) }'
+    check "$name: no reply sooner than the setting (min $min ms)" \
+        awk -v m="$min" -v r="$rtt" 'BEGIN { exit !(m >= r) }'
+}
+
+BARE_NS_A=$PATH_NS_A BARE_B=$PATH_B BARE_B6=$PATH_B6
+for rtt in 1 10 40 80; do
+    path "${rtt}ms"
+    if ((rtt >= 40)); then
+        rtt_check "rtt $rtt ms" "$rtt" 4 100 0.01
+    else
+        rtt_check "rtt $rtt ms" "$rtt" 4 200 0.005
+    fi
+    ((rtt == 10)) && rtt_check "rtt 10 ms over IPv6" 10 6 100 0.005
+    path_stats
+    log "rtt $rtt ms: emulator hold $(jq -r '[.directions[] | "\(.hold.mean_us | round) us (late \(.late.count)/\(.writes), max \(.late.max_us | round) us)"] | join(", ")' "$PATH_STATS"), timer armed $(jq .timer_early_us "$PATH_STATS") us early"
+    check_jq "rtt $rtt ms: the emulator holds every packet at least its delay, most < 50 us more" \
+        "$PATH_STATS" 'all(.directions[]; .hold.min_us >= .config.delay_us and
+                           .late.histogram.lt_50us * 2 >= ([.late.histogram[]] | add))'
+    finish_path "rtt$rtt"
+done
+path_select "$BARE_ID"
+finish_path bare
+
+# ---- 2. throughput through tbf ----------------------------------------------------------------
+# start_serve NS ADDR: netrig serve in NS on ADDR; sets SRV_PID, SRV_PORT
+start_serve() {
+    SRV_LOG=$T/serve.$RANDOM.log
+    ip netns exec "$1" "$NETRIG" serve -p 0 -B "$2" 2>"$SRV_LOG" &
+    SRV_PID=$!
+    track_pid "$SRV_PID"
+    SRV_PORT=$(wait_for_port "$SRV_LOG" "$SRV_PID")
+}
+
+# stream NAME [options]: netrig stream from namespace a to the daemon in b, -J into NAME.json
+stream() {
+    local name=$1 rc=0
+    shift
+    ip netns exec "$PATH_NS_A" timeout -s KILL 60 "$NETRIG" stream -c "$PATH_B" -p "$SRV_PORT" \
+        -J --no-save "$@" >"$T/$name.json" 2>"$T/$name.err" || rc=$?
+    if [[ $rc -ne 0 ]] || ! jq -e .summary "$T/$name.json" >/dev/null 2>&1; then
+        fail "$name: netrig stream exit $rc ($(head -c 300 "$T/$name.err"))"
+        echo '{"summary": {}}' >"$T/$name.json"
+    fi
+}
+
+# own_drops_zero NAME BEFORE: no queue drop or write error since BEFORE (a stats copy), and
+# no drop on the devices' transmit rings
+own_drops_zero() {
+    check_jq "$1: no queue drop or write error of the emulator's own" "$PATH_STATS" \
+        '[.directions[] | .queue_drops.total, .write_errors] as $now |
+         ([$b[0].directions[] | .queue_drops.total, .write_errors]) as $before |
+         $now == $before' --slurpfile b "$2"
+    local dd
+    dd=$(path_dev_drops)
+    check "$1: the TUN devices dropped nothing on transmit (got $dd)" test "$dd" -eq 0
+}
+
+path 10ms "$RATE"
+start_serve "$PATH_NS_B" "$PATH_B"
+log "goodput expected through tbf at $RATE: $GOODPUT bit/s"
+for dir in forward reverse; do
+    path_stats
+    cp "$PATH_STATS" "$T/before.json"
+    c0=$(jq '.cpu_user_s + .cpu_sys_s' "$PATH_STATS")
+    t0=$(now_ms)
+    if [[ $dir == forward ]]; then stream tcp_$dir -t 4 -O 1; else stream tcp_$dir -t 4 -O 1 -R; fi
+    path_stats
+    cpu=$(jq --argjson c0 "$c0" --argjson dt $(($(now_ms) - t0)) \
+        '(.cpu_user_s + .cpu_sys_s - $c0) / ($dt / 1000) * 100 | round' "$PATH_STATS")
+    log "tcp $dir: $(jq -r '.summary | "\(.throughput_bps / 1e4 | round / 100) Mbit/s, \(.retransmits) retransmits"' "$T/tcp_$dir.json"); emulator CPU $cpu % of a core; $(jq -r '[.directions[] | "\(.reads) reads for \(.segments) segments"] | join(", ")' "$PATH_STATS")"
+    check_jq "tcp $dir: goodput within 4 % of $GOODPUT (got $(jq .summary.throughput_bps "$T/tcp_$dir.json"))" \
+        "$T/tcp_$dir.json" '.summary.throughput_bps >= $e * 0.96 and .summary.throughput_bps <= $e * 1.04' \
+        --argjson e "$GOODPUT"
+    own_drops_zero "tcp $dir" "$T/before.json"
+    check_jq "tcp $dir: nothing injected" "$PATH_STATS" 'all(.directions[]; .injected_drops.total == 0)'
+done
+check_jq "tcp: super-packets carry the data (data direction: >= 10 segments per read)" \
+    "$PATH_STATS" '.directions.a_to_b.segments >= 10 * .directions.a_to_b.reads and
+                   .directions.b_to_a.segments >= 10 * .directions.b_to_a.reads'
+finish_path tcp
+
+# ---- 3. injected loss, counted exactly --------------------------------------------------------
+# rcvbuf_errors NS: UDP datagrams the kernel in NS dropped because a socket's buffer was full
+rcvbuf_errors() {
+    ip netns exec "$1" awk '$1 == "Udp:" { if (!n) { for (i = 2; i <= NF; i++) if ($i == "RcvbufErrors") c = i; n = 1 }
+                                          else print $c }' /proc/net/snmp
+}
+
+# udp_loss NAME COUNTER_DIR RECV_NS [stream options]: a 3 s UDP stream at 100 Mbit/s (2 MB
+# socket buffers: the receiver keeps up); netrig's loss must equal the emulator's injected UDP
+# drops in COUNTER_DIR exactly
+udp_loss() {
+    local name=$1 cdir=$2 rns=$3 rb0 rb1
+    shift 3
+    path_stats
+    cp "$PATH_STATS" "$T/before.json"
+    rb0=$(rcvbuf_errors "$rns")
+    stream "$name" -u -b 100M -l 1400 -w 2M -t 3 "$@"
+    rb1=$(rcvbuf_errors "$rns")
+    path_stats
+    check "$name: the receiving socket dropped nothing (RcvbufErrors $rb0 -> $rb1)" test "$rb0" -eq "$rb1"
+    local lost injected
+    lost=$(jq '.summary.udp.datagrams_lost // -1' "$T/$name.json")
+    injected=$(jq --arg d "$cdir" --slurpfile b "$T/before.json" \
+        '.directions[$d].injected_drops.udp - $b[0].directions[$d].injected_drops.udp' "$PATH_STATS")
+    log "$name: $(jq -r '.summary.udp | "sent \(.datagrams_sent), received \(.datagrams_received), lost \(.datagrams_lost) (\(.loss_pct * 1000 | round / 1000) %), one-way delay mean \(.one_way_delay_us.mean // "?") us"' "$T/$name.json"); emulator: $injected injected UDP drops, $(jq -r --arg d "$cdir" '.directions[$d] | "\(.super_packets) super-packets, \(.split_super_packets) cut"' "$PATH_STATS")"
+    check "$name: netrig's datagrams_lost ($lost) equals the emulator's injected UDP drops ($injected)" \
+        test "$lost" -eq "$injected"
+    check "$name: some datagrams were lost" test "$lost" -gt 0
+    check_jq "$name: no duplicates" "$T/$name.json" '.summary.udp.duplicates == 0'
+    own_drops_zero "$name" "$T/before.json"
+}
+
+path 10ms - every:50
+start_serve "$PATH_NS_B" "$PATH_B"
+udp_loss udp_every50 a_to_b "$PATH_NS_B"
+check_jq "udp_every50: exactly every 50th segment of each direction was dropped" "$PATH_STATS" \
+    'all(.directions[]; .injected_drops.total == (.segments / 50 | floor))'
+check_jq "udp_every50: 2 % of the datagrams (within the control packets' share)" "$T/udp_every50.json" \
+    '.summary.udp | (.datagrams_lost - .datagrams_sent / 50 | fabs) <= 5'
+finish_path udp_every50
+
+PATH_SEED=7 path 10ms - 1%
+start_serve "$PATH_NS_B" "$PATH_B"
+udp_loss udp_random b_to_a "$PATH_NS_A" -R
+check_jq "udp_random: loss within 5 sigma of 1 %" "$T/udp_random.json" \
+    '.summary.udp | .datagrams_sent as $n | ($n * 0.01 * 0.99 | sqrt) as $s |
+     (.datagrams_lost - $n * 0.01 | fabs) <= 5 * $s'
+finish_path udp_random
+
+# ---- 4. the queue limit -----------------------------------------------------------------------
+# 40 ms one way at 100 Mbit/s holds 500 KB; a 256 KiB limit must drop about half of it
+PATH_WANEM_OPTS="--limit 256K --delay 40ms,1ms" path 0
+start_serve "$PATH_NS_B" "$PATH_B"
+path_stats
+cp "$PATH_STATS" "$T/before.json"
+stream udp_limit -u -b 100M -l 1400 -w 2M -t 2
+path_stats
+qd=$(jq --slurpfile b "$T/before.json" \
+    '.directions.a_to_b.queue_drops.udp - $b[0].directions.a_to_b.queue_drops.udp' "$PATH_STATS")
+lost=$(jq '.summary.udp.datagrams_lost // -1' "$T/udp_limit.json")
+log "udp_limit: netrig lost $lost, the emulator dropped $qd at its limit; held at most $(jq .directions.a_to_b.queue_max_bytes "$PATH_STATS") bytes"
+check "udp_limit: netrig's loss ($lost) equals the emulator's UDP queue drops ($qd)" test "$lost" -eq "$qd"
+check "udp_limit: the limit dropped something" test "$qd" -gt 0
+check_jq "udp_limit: no injected loss, and never more held than the limit" "$PATH_STATS" \
+    '.directions.a_to_b | .injected_drops.total == 0 and .queue_max_bytes <= 262144'
+finish_path udp_limit
+
+# ---- bad options: one line, exit 2 ---------------------------------------------------------------
+WANEM=${NETRIG_WANEM:-$(dirname "$NETRIG")/tests/tools/wanem}
+for args in "--loss 2" "--loss 1% --loss-every 10" "--delay 5parsecs" "--rtt -1ms" "--jitter 5ms --delay 1ms" "--dev-a x --dev-b x" "extra"; do
+    rc=0
+    # a namespace that does not exist: an option wrongly accepted fails there (exit 1), never
+    # creating a device in the host's namespace
+    # shellcheck disable=SC2086 # the options are words
+    timeout -s KILL 5 "$WANEM" --ns-a /nonexistent/ns --ns-b /nonexistent/ns $args \
+        >"$T/bad.out" 2>"$T/bad.err" || rc=$?
+    check "wanem $args: exit 2 (got $rc)" test "$rc" -eq 2
+    check "wanem $args: one line naming the problem" one_line "$T/bad.err"
+done
+
+finish
