@@ -17,7 +17,7 @@
 #     now_ms             monotonic-enough wall clock in milliseconds
 #     listener_pids PORT / kill_listeners PORT...   find / kill detached daemons by port
 #     need_netns         skip (77) unless root with `ip`, `tc` and network namespaces
-#     new_netns TAG      a namespace nrt-TAG-$$ (loopback up), deleted on exit; sets NETNS
+#     new_netns TAG      a namespace nrlib-TAG-$$ (loopback up), deleted on exit; sets NETNS
 #     veth_pair [RATE]   two namespaces joined by a veth pair (optionally tbf at RATE on both
 #                        egresses): VETH_NS_A/B, VETH_A/B (addresses), VETH_DEV_A/B
 #     path RTT [RATE [LOSS]]   two namespaces joined by the WAN emulator (tests/tools/wanem):
@@ -214,7 +214,7 @@ kill_listeners() {
 one_line() { [[ $(wc -l <"$1") -eq 1 ]]; }
 
 # ---- network namespaces ------------------------------------------------------------------
-# Every namespace is named nrt-TAG-PID after the test's shell; one left behind by a run that
+# Every namespace is named nrlib-TAG-PID after the test's shell; one left behind by a run that
 # was killed before its trap ran (its PID gone) is deleted by the next run that makes one.
 
 need_netns() {
@@ -228,17 +228,17 @@ _reap_stale_netns() {
     local ns owner
     [[ -n $_NETNS_REAPED ]] && return 0
     _NETNS_REAPED=1
-    for ns in $(ip netns list 2>/dev/null | awk '{print $1}' | grep -E '^nrt-[a-z0-9]+-[0-9]+$' || true); do
+    for ns in $(ip netns list 2>/dev/null | awk '{print $1}' | grep -E '^nrlib-[a-z0-9]+-[0-9]+$' || true); do
         owner=${ns##*-}
         kill -0 "$owner" 2>/dev/null || ip netns del "$ns" 2>/dev/null || true
     done
 }
 
-# new_netns TAG: creates nrt-TAG-$$ with its loopback up and sets NETNS to its name; deleted
+# new_netns TAG: creates nrlib-TAG-$$ with its loopback up and sets NETNS to its name; deleted
 # on exit (after the tracked processes are killed). TAG: lower-case letters and digits.
 new_netns() {
     _reap_stale_netns
-    NETNS=nrt-$1-$$
+    NETNS=nrlib-$1-$$
     ip netns add "$NETNS" 2>"$T/netns.err" || skip "cannot create a network namespace: $(cat "$T/netns.err")"
     on_exit "ip netns del $NETNS"
     ip -n "$NETNS" link set lo up
@@ -289,11 +289,11 @@ _tbf() {
         2>"$T/tc.err" || skip "cannot add a tbf qdisc: $(cat "$T/tc.err")"
 }
 
-# veth_pair [RATE]: two namespaces (nrt-va-$$, nrt-vb-$$) joined by a veth pair created with
-# its ends inside them (nothing is ever in the host's namespace), 10.231.$N.1/24 and .2/24;
-# with RATE, tbf at RATE (burst 64 KB, latency 50 ms) on both egresses, which on a veth counts
-# 1514-byte frames. Sets VETH_NS_A/B, VETH_DEV_A/B (veth-a, veth-b), VETH_A/B. Waits until the
-# link works.
+# veth_pair [RATE]: two namespaces (nrlib-vaN-$$, nrlib-vbN-$$, N counting the pairs) joined
+# by a veth pair created with its ends inside them (nothing is ever in the host's namespace),
+# 10.231.N.1/24 and .2/24; with RATE (200M, 1G), tbf at RATE (burst 64 KB, latency 50 ms) on
+# both egresses, which on a veth counts 1514-byte frames. Sets VETH_NS_A/B, VETH_DEV_A/B
+# (veth-a, veth-b), VETH_A/B. Waits until the link works.
 _VETH_N=0
 veth_pair() {
     local rate=${1:-}
@@ -323,7 +323,7 @@ veth_pair() {
 }
 
 # ---- the WAN emulator ----------------------------------------------------------------------
-# path RTT [RATE [LOSS]]: two namespaces (nrt-wa$N-$$, nrt-wb$N-$$) joined through two TUN
+# path RTT [RATE [LOSS]]: two namespaces (nrlib-waN-$$, nrlib-wbN-$$) joined through two TUN
 # devices (wanem-a, wanem-b) by tests/tools/wanem, which holds each packet RTT/2 each way.
 #   RTT   10ms, 500us, 1.5ms, 0 (a plain number is ms)
 #   RATE  the line rate of an Ethernet link (500M, 1G, 2.5G; "" or - for none): tbf on both

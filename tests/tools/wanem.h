@@ -75,7 +75,8 @@ uint16_t wanem_csum_fold(uint32_t sum);
 /* One held packet in a ring: this header, then len bytes of unit, padded to 16 bytes. */
 struct wanem_entry {
     uint32_t len;        /* unit bytes (vnet header + IP packet) */
-    uint32_t segs;       /* wire segments it carries */
+    uint32_t segs : 24;  /* wire segments it carries */
+    uint32_t proto : 8;  /* enum wanem_proto */
     uint64_t arrival_ns; /* when it was read */
     uint64_t release_ns; /* when it is due */
     uint64_t seq;        /* arrival order in its direction */
@@ -159,10 +160,11 @@ struct wanem_counters {
     uint64_t injected[WANEM_P_COUNT];    /* segments dropped by the loss model, by protocol */
     uint64_t queue_drops[WANEM_P_COUNT]; /* segments dropped: the queue limit was reached */
     uint64_t queue_drop_bytes;
-    uint64_t split_units;       /* super-packets cut because some segments were lost */
-    uint64_t reorder_held;      /* packets held back by the reorder gap */
-    uint64_t reordered;         /* ... of which a later packet overtook */
-    uint64_t reorder_pool_full; /* held-back packets that stayed in order: pool full */
+    uint64_t split_units;                   /* super-packets cut because some segments were lost */
+    uint64_t reorder_held;                  /* packets held back by the reorder gap */
+    uint64_t reordered;                     /* ... of which a later packet overtook */
+    uint64_t reordered_segs[WANEM_P_COUNT]; /* their segments, by protocol */
+    uint64_t reorder_pool_full;             /* held-back packets that stayed in order: pool full */
     uint64_t writes, write_bytes, write_segments;
     uint64_t write_errors; /* segments the other device refused */
     int write_errno;       /* ... the last time */

@@ -146,10 +146,11 @@ static bool hold_back(struct wanem_dir *d, const struct wanem_entry *e)
 
 /* Queues the unit in e (reserved in the ring, data filled): into the ring, or held back. */
 static void enqueue(struct wanem_dir *d, struct wanem_entry *e, size_t len, uint32_t segs,
-                    uint64_t arrival, uint64_t release)
+                    uint8_t proto, uint64_t arrival, uint64_t release)
 {
     e->len = (uint32_t)len;
-    e->segs = segs;
+    e->segs = segs & 0xffffff;
+    e->proto = proto;
     e->arrival_ns = arrival;
     e->release_ns = release;
     e->seq = d->seq++;
@@ -188,7 +189,7 @@ static void queue_runs(struct wanem_relay *rl, struct wanem_dir *d, const struct
         if (!e || wanem_pkt_run(rl->scratch, p, i, n, e->data, len) != len)
             count_queue_drop(d, p->proto, n, plen + (uint64_t)n * p->hdr_len);
         else
-            enqueue(d, e, len, n, arrival, release);
+            enqueue(d, e, len, n, p->proto, arrival, release);
         i += n;
     }
 }
@@ -247,7 +248,7 @@ static int read_one(struct wanem_relay *rl, struct wanem_dir *d)
         }
         memcpy(e->data, rl->scratch, (size_t)n);
     }
-    enqueue(d, e, (size_t)n, p.segs, now, release);
+    enqueue(d, e, (size_t)n, p.segs, p.proto, now, release);
     return 1;
 }
 
@@ -328,7 +329,10 @@ static void release_due(struct wanem_relay *rl, struct wanem_dir *d)
         }
         count_release(d, e, now, rl->conf.slack_ns, written);
         if (pooled) {
-            d->c.reordered += d->released_seq > e->seq + 1;
+            if (d->released_seq > e->seq + 1) { /* a later packet went first */
+                d->c.reordered++;
+                d->c.reordered_segs[e->proto] += e->segs;
+            }
             e->len = 0;
             d->pool_used--;
         } else {

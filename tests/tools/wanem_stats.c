@@ -83,6 +83,7 @@ static cJSON *dir_json(const struct wanem_dir *d, uint64_t slack_ns)
     cJSON_AddStringToObject(o, "write_error", c->write_errno ? strerror(c->write_errno) : "");
     num(o, "reorder_held", (double)c->reorder_held);
     num(o, "reordered", (double)c->reordered);
+    cJSON_AddItemToObject(o, "reordered_segments", by_proto(c->reordered_segs));
     num(o, "reorder_pool_full", (double)c->reorder_pool_full);
     num(o, "queue_max_bytes", (double)c->queue_max_bytes);
     num(o, "queue_max_packets", (double)c->queue_max_packets);
