@@ -16,6 +16,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #ifndef TUN_F_USO4
@@ -319,7 +320,13 @@ static int parse_args(int argc, char **argv, struct opts *o)
 /* A TUN device named name in namespace ns (NULL: this one), opened non-blocking with vnet
  * headers and TSO/USO offered, so the kernel hands over super-packets. The device exists as
  * long as the fd is open: closing it, or this process dying, removes it. */
-static int open_tun(const char *ns, const char *name, int home, char *err, size_t errlen)
+static void ns_path(const char *ns, char *path, size_t len)
+{
+    snprintf(path, len, "%s%s", strchr(ns, '/') ? "" : "/run/netns/", ns);
+}
+
+static int open_tun(const char *ns, const char *name, int home, struct stat *ns_st, char *err,
+                    size_t errlen)
 {
     struct ifreq ifr = {0};
     char path[512];
@@ -327,9 +334,9 @@ static int open_tun(const char *ns, const char *name, int home, char *err, size_
     unsigned int off = TUN_F_CSUM | TUN_F_TSO4 | TUN_F_TSO6 | TUN_F_TSO_ECN;
 
     if (ns) {
-        snprintf(path, sizeof(path), "%s%s", strchr(ns, '/') ? "" : "/run/netns/", ns);
+        ns_path(ns, path, sizeof(path));
         nsfd = open(path, O_RDONLY | O_CLOEXEC);
-        if (nsfd < 0 || setns(nsfd, CLONE_NEWNET) < 0) {
+        if (nsfd < 0 || fstat(nsfd, ns_st) < 0 || setns(nsfd, CLONE_NEWNET) < 0) {
             snprintf(err, errlen, "network namespace %s: %s", path, strerror(errno));
             goto out;
         }
@@ -345,7 +352,8 @@ static int open_tun(const char *ns, const char *name, int home, char *err, size_
         (ioctl(fd, TUNSETOFFLOAD, off | TUN_F_USO4 | TUN_F_USO6) < 0 &&
          ioctl(fd, TUNSETOFFLOAD, off) < 0)) {
         snprintf(err, errlen, "TUN device %s%s%s: %s", name, ns ? " in " : "", ns ? ns : "",
-                 errno == EBUSY ? "that name is taken" : strerror(errno));
+                 errno == EBUSY || errno == EINVAL ? "that name is taken by another device"
+                                                   : strerror(errno));
         close(fd);
         fd = -1;
     }
@@ -364,6 +372,7 @@ out:
 
 struct report_ctx {
     const struct opts *o;
+    struct stat ns_st[2]; /* the namespaces the devices were created in */
 };
 
 static void write_stats(struct wanem_relay *rl, void *ctx)
@@ -388,6 +397,27 @@ static void write_stats(struct wanem_relay *rl, void *ctx)
     if (!f || fprintf(f, "%s\n", json) < 0 || fclose(f) != 0 || rename(tmp, o->stats) < 0)
         fprintf(stderr, "wanem: cannot write %s: %s\n", o->stats, strerror(errno));
     free(json);
+}
+
+/* Once a second: a namespace deleted by name (`ip netns del`) lives on while its device is
+ * open, unreachable; the emulator then stops, so that nothing is left behind. */
+static bool namespaces_there(void *ctx, char *err, size_t errlen)
+{
+    struct report_ctx *c = ctx;
+    char path[512];
+    struct stat st;
+
+    for (int i = 0; i < 2; i++) {
+        if (!c->o->ns[i])
+            continue;
+        ns_path(c->o->ns[i], path, sizeof(path));
+        if (stat(path, &st) < 0 || st.st_dev != c->ns_st[i].st_dev ||
+            st.st_ino != c->ns_st[i].st_ino) {
+            snprintf(err, errlen, "network namespace %s is gone: stopping", path);
+            return false;
+        }
+    }
+    return true;
 }
 
 static int write_ready(const char *path)
@@ -431,7 +461,7 @@ int main(int argc, char **argv)
         return 1;
     }
     for (int i = 0; i < 2; i++) {
-        fd[i] = open_tun(o.ns[i], o.dev[i], home, err, sizeof(err));
+        fd[i] = open_tun(o.ns[i], o.dev[i], home, &ctx.ns_st[i], err, sizeof(err));
         if (fd[i] < 0)
             goto out;
     }
@@ -443,7 +473,9 @@ int main(int argc, char **argv)
         wanem_relay_fini(&rl);
         goto out;
     }
-    rc = wanem_relay_run(&rl, write_stats, &ctx, err, sizeof(err)) < 0 ? 1 : 0;
+    const struct wanem_hooks hooks = {
+        .report = write_stats, .keep_going = namespaces_there, .ctx = &ctx};
+    rc = wanem_relay_run(&rl, &hooks, err, sizeof(err)) < 0 ? 1 : 0;
     wanem_relay_fini(&rl);
     write_stats(&rl, &ctx);
 out:

@@ -192,9 +192,9 @@ struct wanem_dir {
 struct wanem_relay {
     struct wanem_conf conf;
     struct wanem_dir dir[2];
-    int ep, tfd, sigfd;
-    uint64_t armed_ns;    /* the timer's expiry, 0 when disarmed */
-    uint64_t armed_at_ns; /* when it was set */
+    int ep, tfd, sigfd, hfd; /* epoll, release timer, signals, 1 Hz housekeeping */
+    uint64_t armed_ns;       /* the timer's expiry, 0 when disarmed */
+    uint64_t armed_at_ns;    /* when it was set */
     /* how late timer wake-ups come: the last 64, and their 75th percentile, by which the
      * timer is armed before a packet is due (a wake-up that comes early spins the rest) */
     uint32_t wake_ns[64];
@@ -209,10 +209,18 @@ struct wanem_relay {
  * -1 with a message in err. */
 int wanem_relay_init(struct wanem_relay *rl, const struct wanem_conf *conf, int fd_a, int fd_b,
                      char *err, size_t errlen);
-/* Runs until SIGTERM, SIGINT or SIGHUP (0) or a device error (-1, message in err); calls
- * report(rl, ctx) on SIGUSR1. */
-int wanem_relay_run(struct wanem_relay *rl, void (*report)(struct wanem_relay *, void *), void *ctx,
-                    char *err, size_t errlen);
+/* What the loop calls back: report on SIGUSR1; keep_going once a second (false: stop, the
+ * message in err). */
+struct wanem_hooks {
+    void (*report)(struct wanem_relay *rl, void *ctx);
+    bool (*keep_going)(void *ctx, char *err, size_t errlen);
+    void *ctx;
+};
+
+/* Runs until SIGTERM, SIGINT or SIGHUP, or keep_going says stop (0), or a device error (-1);
+ * a message in err for the last two. */
+int wanem_relay_run(struct wanem_relay *rl, const struct wanem_hooks *hooks, char *err,
+                    size_t errlen);
 /* Counts what is still held as discarded and frees everything. */
 void wanem_relay_fini(struct wanem_relay *rl);
 

@@ -23,6 +23,7 @@
 #define POOL_SLOTS 64 /* packets held back for reordering at once */
 #define EV_TIMER   2
 #define EV_SIGNAL  3
+#define EV_HOUSE   4
 #define WAKE_MAX   200000 /* ns: the early wake-up is never more than this */
 
 static uint64_t mono_ns(void)
@@ -72,7 +73,7 @@ int wanem_relay_init(struct wanem_relay *rl, const struct wanem_conf *conf, int 
 
     memset(rl, 0, sizeof(*rl));
     rl->conf = *conf;
-    rl->ep = rl->tfd = rl->sigfd = -1;
+    rl->ep = rl->tfd = rl->sigfd = rl->hfd = -1;
     rl->scratch = malloc(WANEM_MAX_UNIT);
     if (!rl->scratch || dir_init(rl, 0, fd_a, fd_b) < 0 || dir_init(rl, 1, fd_b, fd_a) < 0) {
         snprintf(err, errlen, "cannot allocate the queues (%zu bytes each): %s", conf->limit_bytes,
@@ -88,12 +89,15 @@ int wanem_relay_init(struct wanem_relay *rl, const struct wanem_conf *conf, int 
     rl->ep = epoll_create1(EPOLL_CLOEXEC);
     rl->tfd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
     rl->sigfd = signalfd(-1, &sigs, SFD_NONBLOCK | SFD_CLOEXEC);
-    if (rl->ep < 0 || rl->tfd < 0 || rl->sigfd < 0) {
+    rl->hfd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+    const struct itimerspec second = {.it_value = {.tv_sec = 1}, .it_interval = {.tv_sec = 1}};
+    if (rl->ep < 0 || rl->tfd < 0 || rl->sigfd < 0 || rl->hfd < 0 ||
+        timerfd_settime(rl->hfd, 0, &second, NULL) < 0) {
         snprintf(err, errlen, "epoll, timerfd or signalfd: %s", strerror(errno));
         return -1;
     }
-    const int fds[4] = {fd_a, fd_b, rl->tfd, rl->sigfd};
-    for (uint32_t k = 0; k < 4; k++) {
+    const int fds[5] = {fd_a, fd_b, rl->tfd, rl->sigfd, rl->hfd};
+    for (uint32_t k = 0; k < 5; k++) {
         ev.data.u32 = k;
         if (epoll_ctl(rl->ep, EPOLL_CTL_ADD, fds[k], &ev) < 0) {
             snprintf(err, errlen, "epoll_ctl: %s", strerror(errno));
@@ -391,56 +395,70 @@ static void arm_timer(struct wanem_relay *rl)
 }
 
 /* 1: go on, 0: asked to stop */
-static int on_signal(struct wanem_relay *rl, void (*report)(struct wanem_relay *, void *),
-                     void *ctx)
+static int on_signal(struct wanem_relay *rl, const struct wanem_hooks *h)
 {
     struct signalfd_siginfo si;
 
     while (read(rl->sigfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
         if (si.ssi_signo != SIGUSR1)
             return 0;
-        if (report)
-            report(rl, ctx);
+        if (h->report)
+            h->report(rl, h->ctx);
     }
     return 1;
 }
 
-int wanem_relay_run(struct wanem_relay *rl, void (*report)(struct wanem_relay *, void *), void *ctx,
-                    char *err, size_t errlen)
+/* 1: go on, 0: stop, -1: a device error */
+static int on_event(struct wanem_relay *rl, const struct wanem_hooks *h, uint32_t what,
+                    uint64_t woke, char *err, size_t errlen)
 {
-    struct epoll_event evs[4];
     uint64_t expirations;
+    int r = 1;
+
+    switch (what) {
+    case 0:
+    case 1:
+        for (int b = 0; b < READ_BATCH && r == 1; b++)
+            r = read_one(rl, &rl->dir[what]);
+        if (r < 0) {
+            snprintf(err, errlen, "reading device %c: %s", what ? 'b' : 'a', strerror(errno));
+            return -1;
+        }
+        return 1;
+    case EV_TIMER:
+        if (read(rl->tfd, &expirations, sizeof(expirations)) > 0) {
+            learn_wake(rl, woke);
+            rl->armed_ns = 0;
+        }
+        return 1;
+    case EV_SIGNAL: return on_signal(rl, h);
+    default:
+        if (read(rl->hfd, &expirations, sizeof(expirations)) > 0 && h->keep_going &&
+            !h->keep_going(h->ctx, err, errlen))
+            return 0;
+        return 1;
+    }
+}
+
+int wanem_relay_run(struct wanem_relay *rl, const struct wanem_hooks *hooks, char *err,
+                    size_t errlen)
+{
+    struct epoll_event evs[5];
 
     for (;;) {
         release_due(rl, &rl->dir[0]);
         release_due(rl, &rl->dir[1]);
         arm_timer(rl);
-        int n = epoll_wait(rl->ep, evs, 4, -1);
+        int n = epoll_wait(rl->ep, evs, 5, -1);
         uint64_t woke = mono_ns();
         if (n < 0 && errno != EINTR) {
             snprintf(err, errlen, "epoll_wait: %s", strerror(errno));
             return -1;
         }
         for (int k = 0; k < n; k++) {
-            uint32_t what = evs[k].data.u32;
-            if (what < 2) {
-                struct wanem_dir *d = &rl->dir[what];
-                int r = 1;
-                for (int b = 0; b < READ_BATCH && r == 1; b++)
-                    r = read_one(rl, d);
-                if (r < 0) {
-                    snprintf(err, errlen, "reading device %c: %s (was it deleted?)",
-                             what ? 'b' : 'a', strerror(errno));
-                    return -1;
-                }
-            } else if (what == EV_TIMER) {
-                if (read(rl->tfd, &expirations, sizeof(expirations)) > 0) {
-                    learn_wake(rl, woke);
-                    rl->armed_ns = 0;
-                }
-            } else if (what == EV_SIGNAL && !on_signal(rl, report, ctx)) {
-                return 0;
-            }
+            int r = on_event(rl, hooks, evs[k].data.u32, woke, err, errlen);
+            if (r <= 0)
+                return r;
         }
     }
 }
@@ -470,5 +488,5 @@ void wanem_relay_fini(struct wanem_relay *rl)
         close(rl->tfd);
     if (rl->sigfd >= 0)
         close(rl->sigfd);
-    rl->ep = rl->tfd = rl->sigfd = -1;
+    rl->ep = rl->tfd = rl->sigfd = rl->hfd = -1;
 }
