@@ -63,10 +63,15 @@ conserved() {
             .queue_drops.total + .write_errors + .discarded_at_exit] | all' "$PATH_STATS" >/dev/null
 }
 
-# finish_path NAME: stops the path; checks the clean exit, the devices and namespaces gone,
+# finish_path NAME: stops the daemon and the path; checks the clean exit, the devices and namespaces gone,
 # the counters conserved
 finish_path() {
     local name=$1 ns_a=$PATH_NS_A ns_b=$PATH_NS_B
+    if [[ -n ${SRV_PID:-} ]]; then # the daemon in the path's namespace goes first
+        kill -TERM "$SRV_PID" 2>/dev/null || true
+        wait "$SRV_PID" 2>/dev/null || true
+        SRV_PID=
+    fi
     check "$name: the emulator stops cleanly on SIGTERM, its devices gone with it" path_down
     check "$name: both namespaces are deleted" \
         bash -c "! ip netns list | grep -qE '^($ns_a|$ns_b)( |\$)'"
