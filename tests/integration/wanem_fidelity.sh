@@ -10,8 +10,9 @@
 #     delay, most less than 50 us more.
 #  2. Throughput. Through tbf at 500M (an Ethernet line rate: see `path`) at 10 ms, netrig's
 #     TCP goodput is 500e6 x 1448/1514 = 478.2 Mbit/s within 5 %, forward and reverse, with
-#     no queue drop, write error or device drop of the emulator's own, and super-packets
-#     doing the work (the emulator reads far fewer units than wire segments).
+#     no queue drop, write error or device drop of the emulator's own, super-packets doing
+#     the work (the emulator reads far fewer units than wire segments) while the wire packets
+#     stay MTU-sized (MSS 1448), and TCP's own min RTT 10 ms.
 #  3. Loss counted exactly. A UDP stream (netrig stream -u, which sends UDP GSO batches) with
 #     every 50th segment lost (forward) and 1 % seeded random loss (reverse): netrig's
 #     datagrams_lost equals the emulator's injected UDP drops exactly (plus the receiving
@@ -198,6 +199,16 @@ for dir in forward reverse; do
         --argjson e "$GOODPUT"
     own_drops_zero "tcp $dir" "$T/before.json"
     check_jq "tcp $dir: nothing injected" "$PATH_STATS" 'all(.directions[]; .injected_drops.total == 0)'
+    # the data direction's wire packets are MSS 1448 + 52 bytes of headers: the path's MTU is
+    # 1500 although the emulator moves super-packets
+    data=a_to_b
+    [[ $dir == reverse ]] && data=b_to_a
+    check_jq "tcp $dir: the data's wire packets average 1450-1500 bytes (MTU 1500, MSS 1448)" \
+        "$PATH_STATS" '.directions[$d] as $n | $b[0].directions[$d] as $o |
+        (($n.wire_bytes - $o.wire_bytes) / ($n.segments - $o.segments)) as $avg |
+        $avg >= 1450 and $avg <= 1500' --arg d "$data" --slurpfile b "$T/before.json"
+    check_jq "tcp $dir: TCP's own min RTT is 10 ms (within +0.3 ms)" "$T/tcp_$dir.json" \
+        'all(.flows[]; .min_rtt_us >= 10000 and .min_rtt_us <= 10300)'
 done
 check_jq "tcp: super-packets carry the data (data direction: >= 10 segments per read)" \
     "$PATH_STATS" '.directions.a_to_b.segments >= 10 * .directions.a_to_b.reads and
