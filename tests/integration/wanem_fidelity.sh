@@ -305,7 +305,7 @@ finish_path udp_limit
 
 # ---- bad options: one line, exit 2 ---------------------------------------------------------------
 WANEM=${NETRIG_WANEM:-$(dirname "$NETRIG")/tests/tools/wanem}
-for args in "--loss 2" "--loss 1% --loss-every 10" "--delay 5parsecs" "--rtt -1ms" "--jitter 5ms --delay 1ms" "--dev-a x --dev-b x" "extra"; do
+for args in "--loss 2" "--loss 1% --loss-every 10" "--delay 5parsecs" "--rtt -1ms" "--jitter 5ms --delay 1ms" "--dev-a x --dev-b x" "--bogus" "--delay" "extra"; do
     rc=0
     # a namespace that does not exist: an option wrongly accepted fails there (exit 1), never
     # creating a device in the host's namespace

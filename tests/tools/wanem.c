@@ -11,6 +11,7 @@
 #include <math.h>
 #include <sched.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -269,24 +270,41 @@ static int parse_opt(struct opts *o, int c, const char *arg)
     }
 }
 
+__attribute__((format(printf, 1, 2))) static int refuse(const char *fmt, ...)
+{
+    va_list ap;
+
+    fputs("wanem: ", stderr);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+    return -1;
+}
+
 static int check_opts(const struct opts *o)
 {
+    static const char *const dir[2] = {"a->b", "b->a"};
+
     for (int i = 0; i < 2; i++) {
         const struct wanem_dir_conf *d = &o->conf.dir[i];
         if (d->loss > 0 && d->loss_every)
-            return bad("--loss", "with --loss-every", "choose one loss model per direction");
+            return refuse("--loss and --loss-every both set for %s: choose one", dir[i]);
         if (d->loss_every == 1)
-            return bad("--loss-every", "1", "would lose every packet: use 2 or more");
+            return refuse("--loss-every 1 would lose every packet (%s): use 2 or more", dir[i]);
         if (d->jitter_ns > d->delay_ns)
-            return bad("--jitter", "more than --delay", "the jitter must not exceed the delay");
+            return refuse("--jitter %.3f ms exceeds the %.3f ms delay of %s",
+                          (double)d->jitter_ns / 1e6, (double)d->delay_ns / 1e6, dir[i]);
         if (strlen(o->dev[i]) >= IFNAMSIZ || !*o->dev[i])
-            return bad(i ? "--dev-b" : "--dev-a", o->dev[i], "a device name has 1-15 characters");
+            return refuse("--dev-%c '%s': a device name has 1-15 characters", 'a' + i, o->dev[i]);
     }
     if (!strcmp(o->dev[0], o->dev[1]) &&
         (o->ns[0] == o->ns[1] || (o->ns[0] && o->ns[1] && !strcmp(o->ns[0], o->ns[1]))))
-        return bad("--dev-b", o->dev[1], "the two devices in one namespace need two names");
+        return refuse("--dev-a and --dev-b are both '%s' in one namespace: give two names",
+                      o->dev[0]);
     if (o->conf.limit_bytes < 2 * wanem_ring_need(WANEM_MAX_UNIT))
-        return bad("--limit", "too small", "at least 2 x 64 KiB: one super-packet must fit");
+        return refuse("--limit %zu is too small: at least %zu (two 64 KiB super-packets)",
+                      o->conf.limit_bytes, 2 * wanem_ring_need(WANEM_MAX_UNIT));
     return 0;
 }
 
@@ -301,16 +319,17 @@ static int parse_args(int argc, char **argv, struct opts *o)
     o->conf.limit_bytes = 64u << 20;
     o->conf.slack_ns = 100000;
     o->conf.dir[0].reorder_gap_ns = o->conf.dir[1].reorder_gap_ns = 1000000;
+    opterr = 0;
     while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
         if (c == 'h') {
             usage(stdout);
             exit(0);
         }
-        if (c == '?' || parse_opt(o, c, optarg) < 0) {
-            if (c == '?')
-                fputs("wanem: see wanem --help\n", stderr);
+        if (c == '?')
+            return refuse("unknown option or missing value: '%s' (see wanem --help)",
+                          argv[optind - 1]);
+        if (parse_opt(o, c, optarg) < 0)
             return -1;
-        }
     }
     if (optind < argc)
         return bad("argument", argv[optind], "wanem takes options only");

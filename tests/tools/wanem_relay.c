@@ -315,35 +315,53 @@ static uint64_t spin_until(uint64_t t)
     return now;
 }
 
-static void release_due(struct wanem_relay *rl, struct wanem_dir *d)
+/* Writes one due packet into the other device and lets it go. */
+static void release(struct wanem_relay *rl, struct wanem_dir *d, struct wanem_entry *e, bool pooled,
+                    uint64_t now)
 {
-    struct wanem_entry *e;
-    bool pooled;
+    bool written = write(d->wfd, e->data, e->len) == (ssize_t)e->len;
 
-    while ((e = next_due(d, &pooled))) {
+    if (!written) {
+        d->c.write_errors += e->segs;
+        d->c.write_errno = errno;
+    }
+    count_release(d, e, now, rl->conf.slack_ns, written);
+    if (pooled) {
+        if (d->released_seq > e->seq + 1) { /* a later packet went first */
+            d->c.reordered++;
+            d->c.reordered_segs[e->proto] += e->segs;
+        }
+        e->len = 0;
+        d->pool_used--;
+    } else {
+        wanem_ring_pop(&d->ring);
+    }
+    if (e->seq + 1 > d->released_seq)
+        d->released_seq = e->seq + 1;
+}
+
+/* Releases every packet that is due, both directions in due order; one due within the
+ * timer's early margin is waited for (spun), so nothing leaves early. */
+static void release_due(struct wanem_relay *rl)
+{
+    for (;;) {
+        struct wanem_entry *e = NULL, *x;
+        bool pooled = false, xp;
+        int dir = 0;
+        for (int i = 0; i < 2; i++) {
+            x = next_due(&rl->dir[i], &xp);
+            if (x && (!e || x->release_ns < e->release_ns)) {
+                e = x;
+                pooled = xp;
+                dir = i;
+            }
+        }
         uint64_t now = mono_ns();
-        if (e->release_ns > now + rl->wake_est_ns)
-            break;
+        if (!e || e->release_ns > now + rl->wake_est_ns)
+            return;
         if (e->release_ns > now)
             now = spin_until(e->release_ns);
-        bool written = write(d->wfd, e->data, e->len) == (ssize_t)e->len;
-        if (!written) {
-            d->c.write_errors += e->segs;
-            d->c.write_errno = errno;
-        }
-        count_release(d, e, now, rl->conf.slack_ns, written);
-        if (pooled) {
-            if (d->released_seq > e->seq + 1) { /* a later packet went first */
-                d->c.reordered++;
-                d->c.reordered_segs[e->proto] += e->segs;
-            }
-            e->len = 0;
-            d->pool_used--;
-        } else {
-            wanem_ring_pop(&d->ring);
-        }
-        if (e->seq + 1 > d->released_seq)
-            d->released_seq = e->seq + 1;
+        release(rl, &rl->dir[dir], e, pooled, now);
     }
 }
 
@@ -446,8 +464,7 @@ int wanem_relay_run(struct wanem_relay *rl, const struct wanem_hooks *hooks, cha
     struct epoll_event evs[5];
 
     for (;;) {
-        release_due(rl, &rl->dir[0]);
-        release_due(rl, &rl->dir[1]);
+        release_due(rl);
         arm_timer(rl);
         int n = epoll_wait(rl->ep, evs, 5, -1);
         uint64_t woke = mono_ns();
