@@ -279,12 +279,17 @@ wait_path_up() {
     return 1
 }
 
-# _tbf NS DEV RATE_BITS LATENCY_US: tbf at RATE on DEV's egress in NS. The burst holds the
-# largest super-packet a device with TSO hands over (64 KB plus headers) and 1 ms at the rate,
-# so tbf never cuts super-packets into segments.
+# _tbf NS DEV RATE_BITS LATENCY_US: tbf at RATE on DEV's egress in NS. The burst (PATH_BURST
+# bytes, default 1 ms at the rate and at least 128 KB) holds the largest super-packet a device
+# with TSO hands over (64 KB plus the headers of its segments, which tbf counts): a smaller
+# burst makes tbf cut every super-packet into segments, and the emulator then moves one packet
+# per segment. At low rates 128 KB lets a burst through at once after an idle period; a burst
+# of a few packets costs accuracy instead (measured at 20M: 128 KB gives the arithmetic's
+# 19.13 Mbit/s, 3028 bytes 18.3: tbf's timer fires late on a VM).
 _tbf() {
-    local burst
-    burst=$(awk -v r="$3" 'BEGIN { b = r / 8 / 1000; printf "%.0f", (b < 131072 ? 131072 : b) }')
+    local burst=${PATH_BURST:-}
+    [[ -n $burst ]] ||
+        burst=$(awk -v r="$3" 'BEGIN { b = r / 8 / 1000; printf "%.0f", (b < 131072 ? 131072 : b) }')
     ip netns exec "$1" tc qdisc add dev "$2" root tbf rate "${3}bit" burst "$burst" latency "${4}us" \
         2>"$T/tc.err" || skip "cannot add a tbf qdisc: $(cat "$T/tc.err")"
 }
@@ -331,7 +336,8 @@ veth_pair() {
 #         it shapes at RATE x 1500/1514: MTU-sized packets then leave at exactly the rate
 #         1514-byte frames would on Ethernet, and TCP at MSS 1448 gets RATE x 1448/1514 of
 #         goodput, the same arithmetic as on a veth shaped to RATE. Its queue holds
-#         PATH_QUEUE (default: the RTT, at least 5 ms) at the rate.
+#         PATH_QUEUE (default: the RTT, at least 5 ms) at the rate; its burst, PATH_BURST
+#         bytes (default: 1 ms at the rate, at least 128 KB; see _tbf).
 #   LOSS  per wire segment, both ways: 1% or 0.01 (seeded random, seed PATH_SEED or 1),
 #         every:N (every Nth segment), or per direction X,Y (a->b, b->a)
 # PATH_WANEM_OPTS adds emulator options (--jitter, --reorder, --limit ...); PATH_RT (default
@@ -394,8 +400,9 @@ path() {
     ip -n "$PATH_NS_B" addr add "$PATH_B/24" dev "$PATH_DEV_B"
     ip -n "$PATH_NS_A" addr add "$PATH_A6/112" dev "$PATH_DEV_A" nodad
     ip -n "$PATH_NS_B" addr add "$PATH_B6/112" dev "$PATH_DEV_B" nodad
-    ip -n "$PATH_NS_A" link set "$PATH_DEV_A" mtu 1500 up
-    ip -n "$PATH_NS_B" link set "$PATH_DEV_B" mtu 1500 up
+    # a long transmit ring: a brief stall of the emulator must not drop packets at the device
+    ip -n "$PATH_NS_A" link set "$PATH_DEV_A" mtu 1500 txqueuelen 4000 up
+    ip -n "$PATH_NS_B" link set "$PATH_DEV_B" mtu 1500 txqueuelen 4000 up
     if [[ -n $rate ]]; then
         bits=$(_bits "$rate") || { echo "path: bad rate '$rate'" >&2; return 1; }
         bits=$(awk -v b="$bits" 'BEGIN { printf "%.0f", b * 1500 / 1514 }')
