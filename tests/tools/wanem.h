@@ -200,6 +200,7 @@ struct wanem_relay {
     uint32_t wake_ns[64];
     uint32_t wake_n;
     uint64_t wake_est_ns;
+    uint64_t spin_ns; /* time spent waiting out early wake-ups */
     uint64_t start_ns;
     uint8_t *scratch;                   /* a unit that did not go straight into a ring */
     uint8_t drop[WANEM_MAX_IP / 8 + 1]; /* one super-packet's lost segments, a bit each */

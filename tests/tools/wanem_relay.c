@@ -359,8 +359,11 @@ static void release_due(struct wanem_relay *rl)
         uint64_t now = mono_ns();
         if (!e || e->release_ns > now + rl->wake_est_ns)
             return;
-        if (e->release_ns > now)
+        if (e->release_ns > now) {
+            uint64_t t0 = now;
             now = spin_until(e->release_ns);
+            rl->spin_ns += now - t0;
+        }
         release(rl, &rl->dir[dir], e, pooled, now);
     }
 }

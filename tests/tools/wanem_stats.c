@@ -127,6 +127,7 @@ char *wanem_stats_json(const struct wanem_relay *rl, const char *const dev[2],
     num(root, "cpu_user_s", tv_s(ru.ru_utime));
     num(root, "cpu_sys_s", tv_s(ru.ru_stime));
     num(root, "timer_early_us", (double)rl->wake_est_ns / 1e3);
+    num(root, "spin_s", (double)rl->spin_ns / 1e9);
     cJSON_AddItemToObject(dirs, "a_to_b", dir_json(&rl->dir[0], rl->conf.slack_ns));
     cJSON_AddItemToObject(dirs, "b_to_a", dir_json(&rl->dir[1], rl->conf.slack_ns));
     cJSON_AddItemToObject(root, "directions", dirs);
