@@ -1,122 +1,18 @@
-/* thirdparty: running a test for a controller, and asking a daemon to run one. */
-#include "thirdparty.h"
+/* thirdparty_ctl: asking a daemon to run a test on our behalf. */
+#include "thirdparty_ctl.h"
 
 #include "auth.h"
 #include "ctl.h"
-#include "log.h"
-#include "multi.h"
 #include "policy.h"
-#include "report_json.h"
-#include "server.h"
 #include "sock.h"
 
 #include <errno.h>
 #include <openssl/crypto.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #define THIRDPARTY_GRACE_MS 30000 /* beyond the test's own duration */
-
-/* Reads the request into client options; refuses what this daemon does not allow. */
-static int parse_request(struct server *srv, const cJSON *msg, const struct sockaddr *peer,
-                         struct client_opts *o, const char **code, char *err, size_t errlen)
-{
-    const struct server_opts *so = server_opts(srv);
-    const cJSON *target = cJSON_GetObjectItemCaseSensitive(msg, "target");
-    const cJSON *test = cJSON_GetObjectItemCaseSensitive(msg, "test");
-    struct multi_target t;
-    uint64_t flow_rate;
-    int kind;
-
-    *code = "bad_request";
-    if (!so->third_party || !acl_permits(so->third_party, peer)) {
-        *code = "third_party_refused";
-        snprintf(err, errlen,
-                 "this daemon runs no tests for other hosts' controllers: start it "
-                 "with --allow-third-party CIDR covering the controller");
-        return -EPERM;
-    }
-    if (!cJSON_IsString(target) || multi_parse_target(target->valuestring, SOCK_DEFAULT_PORT, &t)) {
-        snprintf(err, errlen, "a run request needs \"target\": \"HOST[:PORT]\"");
-        return -EINVAL;
-    }
-    kind = cJSON_IsString(test) ? params_test_from_name(test->valuestring) : -1;
-    if (kind < 0) {
-        snprintf(err, errlen, "a run request needs \"test\": stream, rr or crr");
-        return -EINVAL;
-    }
-    memset(o, 0, sizeof(*o));
-    if (params_from_json(cJSON_GetObjectItemCaseSensitive(msg, "params"), &o->p, err, errlen))
-        return -EINVAL;
-    if ((int)o->p.test != kind) {
-        snprintf(err, errlen, "run request names test '%s' but its parameters say '%s'",
-                 test->valuestring, params_test_name(o->p.test));
-        return -EINVAL;
-    }
-    if (policy_check_limits(so, &o->p, &flow_rate, err, errlen)) {
-        *code = "limit";
-        return -EPERM;
-    }
-    snprintf(o->host, sizeof(o->host), "%s", t.host);
-    o->port = t.port;
-    o->timeout_ms = so->timeout_ms;
-    o->output = CLIENT_OUT_NONE;
-    o->out = stderr;
-    return 0;
-}
-
-static int authenticate(struct server *srv, int ctl, const cJSON *msg, char *err, size_t errlen)
-{
-    const struct server_opts *so = server_opts(srv);
-    const cJSON *user = cJSON_GetObjectItemCaseSensitive(msg, "user");
-
-    if (!so->auth)
-        return 0;
-    return policy_authenticate(ctl, so->auth, cJSON_IsString(user) ? user->valuestring : "",
-                               so->timeout_ms, err, errlen);
-}
-
-void thirdparty_serve(struct server *srv, int ctl, const cJSON *msg, const struct sockaddr *peer,
-                      const char *who)
-{
-    struct client_opts o;
-    struct run_result r;
-    const char *code = "bad_request";
-    char err[512] = "";
-    uint32_t running;
-    cJSON *reply;
-    int rc;
-
-    if (authenticate(srv, ctl, msg, err, sizeof(err))) {
-        LOG_WARN("controller %s: refused: %s", who, err);
-        ctl_send_error(ctl, "auth_failed", "%s", err);
-        return;
-    }
-    if (parse_request(srv, msg, peer, &o, &code, err, sizeof(err))) {
-        LOG_WARN("controller %s: refused: %s", who, err);
-        ctl_send_error(ctl, code, "%s", err);
-        return;
-    }
-    if (server_admit(srv, peer, &running)) {
-        ctl_send_error(ctl, "busy", "server busy: %u tests running; try again later", running);
-        return;
-    }
-    LOG_INFO("controller %s: running %s toward %s:%u", who, params_test_name(o.p.test), o.host,
-             o.port);
-    rc = client_run(&o, server_stop_flag(srv), &r, err, sizeof(err));
-    server_release(srv, peer);
-    reply = ctl_msg_new("run_result");
-    cJSON_AddStringToObject(reply, "status", rc == 0 ? "complete" : rc > 0 ? "partial" : "failed");
-    if (rc)
-        cJSON_AddStringToObject(reply, "message", rc < 0 ? err : r.error);
-    if (rc >= 0)
-        cJSON_AddItemToObject(reply, "result", report_json_run(&r));
-    ctl_send(ctl, reply, server_opts(srv)->timeout_ms);
-    cJSON_Delete(reply);
-    result_fini(&r);
-}
 
 /* Reads the daemon's answer, answering an authentication challenge on the way. */
 static int await_result(int ctl, const struct client_opts *o, int timeout_ms, cJSON **doc,

@@ -6,7 +6,7 @@
 #include "cpulist.h"
 #include "ctl.h"
 #include "policy.h"
-#include "thirdparty.h"
+#include "thirdparty_serve.h"
 #include "dataconn.h"
 #include "engine.h"
 #include "log.h"
