@@ -3,7 +3,6 @@
 
 #include "auth.h"
 #include "ctl.h"
-#include "policy.h"
 #include "sock.h"
 
 #include <errno.h>
@@ -33,8 +32,8 @@ static int await_result(int ctl, const struct client_opts *o, int timeout_ms, cJ
                                                  secret, sizeof(secret), err, errlen)
                             : 0;
             if (!rc)
-                rc = policy_answer_challenge(ctl, m, o->user, o->user[0] ? secret : NULL,
-                                             o->timeout_ms, err, errlen);
+                rc = auth_answer_challenge(ctl, m, o->user, o->user[0] ? secret : NULL,
+                                           o->timeout_ms, err, errlen);
             OPENSSL_cleanse(secret, sizeof(secret));
             cJSON_Delete(m);
             if (rc)

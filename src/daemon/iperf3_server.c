@@ -242,7 +242,7 @@ static int check_limits(struct i3s *ss)
     char msg[256];
     int fd, code;
 
-    if (policy_check_limits(o, p, &flow_rate, msg, sizeof(msg))) {
+    if (policy_check_limits(server_limits(ss->srv), p, &flow_rate, msg, sizeof(msg))) {
         code = o->max_duration_ns && p->duration_ns + p->omit_ns > o->max_duration_ns
                    ? IPERF3_IEDURATION
                : o->max_flows && params_total_flows(p) > o->max_flows ? IPERF3_IENUMSTREAMS

@@ -46,6 +46,7 @@ struct reg_entry {
 
 struct server {
     struct server_opts o;
+    struct policy_limits limits;
     int lfd;
     volatile sig_atomic_t *stop;
     pthread_mutex_t lock;
@@ -70,6 +71,9 @@ struct server *server_create(const struct server_opts *o, char *err, size_t errl
         return NULL;
     }
     s->o = *o;
+    s->limits = (struct policy_limits){.max_duration_ns = o->max_duration_ns,
+                                       .max_flows = o->max_flows,
+                                       .max_rate_bps = o->max_rate_bps};
     s->lfd = sock_listen(o->bind[0] ? o->bind : NULL, o->port, o->family, err, errlen);
     s->i3 = s->lfd >= 0 ? iperf3_server_registry_new() : NULL;
     if (s->lfd < 0 || !s->i3) {
@@ -93,6 +97,8 @@ struct iperf3_registry *server_iperf3(struct server *s) { return s->i3; }
 uint16_t server_port(const struct server *s) { return sock_local_port(s->lfd); }
 
 const struct server_opts *server_opts(const struct server *s) { return &s->o; }
+
+const struct policy_limits *server_limits(const struct server *s) { return &s->limits; }
 
 volatile sig_atomic_t *server_stop_flag(const struct server *s) { return s->stop; }
 

@@ -11,6 +11,7 @@
 #include "acl.h"
 #include "auth.h"
 #include "ctl.h"
+#include "policy.h"
 
 struct server_opts {
     char bind[256];
@@ -40,6 +41,8 @@ void server_destroy(struct server *s);
 
 /* ---- used by session.c ---- */
 const struct server_opts *server_opts(const struct server *s);
+/* The per-test limits of the options (--max-duration, --max-flows, --max-rate). */
+const struct policy_limits *server_limits(const struct server *s);
 volatile sig_atomic_t *server_stop_flag(const struct server *s);
 /* Admission: 0; -EBUSY when --max-tests tests run (their count in *running); -EUSERS when
  * this client address already runs --max-client-tests (its count in *running). */

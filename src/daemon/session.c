@@ -161,7 +161,7 @@ static int admit(struct session *ss)
         metrics_refused(mx(ss), METRICS_REFUSED_AUTH_FAILED);
         return -EACCES;
     }
-    if (policy_check_limits(o, &ss->p, &ss->flow_rate_bps, err, sizeof(err))) {
+    if (policy_check_limits(server_limits(ss->srv), &ss->p, &ss->flow_rate_bps, err, sizeof(err))) {
         LOG_WARN("client %s: refused: %s", ss->who, err);
         ctl_send_error(ss->ctl, "limit", "%s", err);
         metrics_refused(mx(ss), METRICS_REFUSED_LIMIT);
@@ -281,8 +281,7 @@ static int register_test(struct session *ss)
     m = ctl_msg_new("accept");
     cJSON_AddStringToObject(m, "test_id", ss->idhex);
     cJSON_AddStringToObject(m, "netrig_version", NETRIG_VERSION);
-    if (ss->flow_rate_bps)
-        cJSON_AddNumberToObject(m, "flow_rate_limit_bps", (double)ss->flow_rate_bps);
+    ctl_accept_set_flow_rate(m, ss->flow_rate_bps);
     rc = open_side_paths(ss, m);
     if (!rc)
         rc = ctl_send(ss->ctl, m, timeout_ms(ss));

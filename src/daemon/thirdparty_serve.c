@@ -50,7 +50,7 @@ static int parse_request(struct server *srv, const cJSON *msg, const struct sock
                  test->valuestring, params_test_name(o->p.test));
         return -EINVAL;
     }
-    if (policy_check_limits(so, &o->p, &flow_rate, err, errlen)) {
+    if (policy_check_limits(server_limits(srv), &o->p, &flow_rate, err, errlen)) {
         *code = "limit";
         return -EPERM;
     }
