@@ -9,11 +9,9 @@
 #include "log.h"
 #include "metrics.h"
 #include "policy.h"
-#include "server.h"
 #include "sock.h"
 #include "store.h"
 #include "units.h"
-#include "worker.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -27,7 +25,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#define I3S_REG_CAP            256
 #define I3S_WATCHDOG_NS        (40ULL * 1000000000ULL) /* iperf3's own grace past time + omit */
 #define I3S_MAX_CLIENT_RESULTS (1 << 20)
 #define I3S_MAX_THREADS        4
@@ -37,22 +34,9 @@
  * every release since 3.0 on little-endian hosts puts these bytes out). */
 static const uint8_t udp_reply[4] = {'6', '7', '8', '9'};
 
-struct reg_slot {
-    bool used, open; /* open: still gathering streams */
-    char cookie[IPERF3_COOKIE_LEN];
-    int pipe_wr;
-};
-
-struct iperf3_registry {
-    pthread_mutex_t lock;
-    pthread_cond_t cond;
-    bool udp_busy; /* a test is setting up UDP streams on the shared port */
-    struct reg_slot slot[I3S_REG_CAP];
-};
-
 struct i3s {
-    struct server *srv;
-    struct iperf3_registry *reg;
+    const struct served_conf *conf;
+    struct admit *admit;
     int ctl;
     struct sockaddr_storage peer;
     char who[80];
@@ -67,120 +51,12 @@ struct i3s {
     struct side_result side;
 };
 
-/* ---------------------------------------------------------------- registry */
-
-struct iperf3_registry *iperf3_server_registry_new(void)
-{
-    struct iperf3_registry *r = calloc(1, sizeof(*r));
-
-    if (r) {
-        pthread_mutex_init(&r->lock, NULL);
-        pthread_cond_init(&r->cond, NULL);
-    }
-    return r;
-}
-
-void iperf3_server_registry_free(struct iperf3_registry *r)
-{
-    if (!r)
-        return;
-    pthread_mutex_destroy(&r->lock);
-    pthread_cond_destroy(&r->cond);
-    free(r);
-}
-
-static struct reg_slot *reg_find(struct iperf3_registry *r, const char *cookie)
-{
-    for (int i = 0; i < I3S_REG_CAP; i++)
-        if (r->slot[i].used && !memcmp(r->slot[i].cookie, cookie, IPERF3_COOKIE_LEN))
-            return &r->slot[i];
-    return NULL;
-}
-
-static int reg_add(struct iperf3_registry *r, const char *cookie, int pipe_wr)
-{
-    int rc = -ENOSPC;
-
-    pthread_mutex_lock(&r->lock);
-    if (reg_find(r, cookie))
-        rc = -EEXIST;
-    for (int i = 0; rc == -ENOSPC && i < I3S_REG_CAP; i++) {
-        if (r->slot[i].used)
-            continue;
-        r->slot[i] = (struct reg_slot){.used = true, .open = true, .pipe_wr = pipe_wr};
-        memcpy(r->slot[i].cookie, cookie, IPERF3_COOKIE_LEN);
-        rc = 0;
-    }
-    pthread_mutex_unlock(&r->lock);
-    return rc;
-}
-
-static void reg_set(struct iperf3_registry *r, const char *cookie, bool remove)
-{
-    struct reg_slot *e;
-
-    pthread_mutex_lock(&r->lock);
-    e = reg_find(r, cookie);
-    if (e && remove)
-        e->used = false;
-    else if (e)
-        e->open = false;
-    pthread_mutex_unlock(&r->lock);
-}
-
-/* 1 = handed to its test, 0 = no test has this cookie, -1 = its test has all its streams. */
-static int reg_route(struct iperf3_registry *r, const char *cookie, int fd)
-{
-    struct reg_slot *e;
-    int rc = 0;
-
-    pthread_mutex_lock(&r->lock);
-    e = reg_find(r, cookie);
-    if (e && !e->open)
-        rc = -1;
-    else if (e)
-        rc = write(e->pipe_wr, &fd, sizeof(fd)) == (ssize_t)sizeof(fd) ? 1 : -1;
-    pthread_mutex_unlock(&r->lock);
-    return rc;
-}
-
-static int udp_turn_take(struct iperf3_registry *r, int wait_ms)
-{
-    struct timespec ts;
-    int rc = 0;
-
-    clock_gettime(CLOCK_REALTIME, &ts);
-    ts.tv_sec += wait_ms / 1000;
-    ts.tv_nsec += (long)(wait_ms % 1000) * 1000000L;
-    if (ts.tv_nsec >= 1000000000L) {
-        ts.tv_sec++;
-        ts.tv_nsec -= 1000000000L;
-    }
-    pthread_mutex_lock(&r->lock);
-    while (r->udp_busy && rc == 0)
-        rc = pthread_cond_timedwait(&r->cond, &r->lock, &ts);
-    if (!r->udp_busy) {
-        r->udp_busy = true;
-        rc = 0;
-    }
-    pthread_mutex_unlock(&r->lock);
-    return rc ? -EBUSY : 0;
-}
-
-static void udp_turn_give(struct iperf3_registry *r)
-{
-    pthread_mutex_lock(&r->lock);
-    r->udp_busy = false;
-    pthread_cond_broadcast(&r->cond);
-    pthread_mutex_unlock(&r->lock);
-}
-
 /* ---------------------------------------------------------------- set-up */
 
-static int tmo(const struct i3s *ss) { return server_opts(ss->srv)->timeout_ms; }
+static int tmo(const struct i3s *ss) { return ss->conf->timeout_ms; }
 
 /* --metrics: where events are counted (NULL: not counted) */
-static struct metrics *mx(const struct i3s *ss) { return server_opts(ss->srv)->metrics; }
+static struct metrics *mx(const struct i3s *ss) { return ss->conf->metrics; }
 
 /* How a refusal is counted: a metrics_refusal, or a control error while setting up. */
 enum {
@@ -204,7 +80,7 @@ static int refuse(struct i3s *ss, int kind, int code, int err_no, const char *wh
 
 static int admit(struct i3s *ss)
 {
-    const struct server_opts *o = server_opts(ss->srv);
+    const struct served_conf *o = ss->conf;
     uint32_t running;
     int rc;
 
@@ -212,7 +88,7 @@ static int admit(struct i3s *ss)
         return refuse(ss, I3S_AUTH, IPERF3_IEAUTHTEST, 0,
                       "this server requires netrig authentication "
                       "(--auth-file), which iperf3 clients cannot give");
-    rc = server_admit(ss->srv, (struct sockaddr *)&ss->peer, &running);
+    rc = admit_enter(ss->admit, (struct sockaddr *)&ss->peer, &running);
     if (rc) {
         LOG_WARN("iperf3 client %s: refused: busy (%u tests %s)", ss->who, running,
                  rc == -EUSERS ? "from this address" : "running");
@@ -222,7 +98,7 @@ static int admit(struct i3s *ss)
     }
     ss->admitted = true;
     if (o->exclusive) {
-        if (server_exclusive_acquire(ss->srv, tmo(ss), NULL, NULL)) {
+        if (admit_exclusive_acquire(ss->admit, tmo(ss), o->stop, NULL, NULL)) {
             LOG_WARN("iperf3 client %s: refused: another test holds the exclusive turn", ss->who);
             metrics_refused(mx(ss), METRICS_REFUSED_BUSY);
             iperf3_proto_state_send(ss->ctl, IPERF3_ACCESS_DENIED, 2000);
@@ -236,13 +112,13 @@ static int admit(struct i3s *ss)
 /* --max-duration, --max-flows, --max-rate and the congestion control, as iperf3 codes. */
 static int check_limits(struct i3s *ss)
 {
-    const struct server_opts *o = server_opts(ss->srv);
+    const struct policy_limits *o = &ss->conf->limits;
     struct params *p = &ss->ip.p;
     uint64_t flow_rate;
     char msg[256];
     int fd, code;
 
-    if (policy_check_limits(server_limits(ss->srv), p, &flow_rate, msg, sizeof(msg))) {
+    if (policy_check_limits(o, p, &flow_rate, msg, sizeof(msg))) {
         code = o->max_duration_ns && p->duration_ns + p->omit_ns > o->max_duration_ns
                    ? IPERF3_IEDURATION
                : o->max_flows && params_total_flows(p) > o->max_flows ? IPERF3_IENUMSTREAMS
@@ -297,7 +173,7 @@ static int exchange_params(struct i3s *ss)
 static int udp_listener(struct i3s *ss)
 {
     struct sockaddr_storage a;
-    uint16_t port = server_port(ss->srv);
+    uint16_t port = ss->conf->port;
     int one = 1, fd;
 
     if (dataconn_local_addr(ss->ctl, &a))
@@ -330,13 +206,13 @@ static int prepare_streams(struct i3s *ss)
     if (!ss->e || !ss->fds)
         return refuse(ss, I3S_SETUP, IPERF3_IEINITTEST, ENOMEM, ss->e ? "out of memory" : err);
     if (ss->ip.p.udp) {
-        if (udp_turn_take(ss->reg, tmo(ss)))
+        if (admit_udp_turn_take(ss->admit, tmo(ss)))
             return refuse(ss, I3S_SETUP, IPERF3_IESTREAMLISTEN, EBUSY,
                           "another iperf3 UDP test kept the port's set-up turn too long");
         ss->udp_turn = true;
         ss->udp_listen = udp_listener(ss);
         if (ss->udp_listen < 0) {
-            snprintf(err, sizeof(err), "cannot open UDP port %u: %s", server_port(ss->srv),
+            snprintf(err, sizeof(err), "cannot open UDP port %u: %s", ss->conf->port,
                      strerror(-ss->udp_listen));
             return refuse(ss, I3S_SETUP, IPERF3_IESTREAMLISTEN, -ss->udp_listen, err);
         }
@@ -345,7 +221,7 @@ static int prepare_streams(struct i3s *ss)
             return refuse(ss, I3S_SETUP, IPERF3_IEINITTEST, errno, "cannot create a pipe");
         ss->pipe_rd = fds[0];
         ss->pipe_wr = fds[1];
-        rc = reg_add(ss->reg, ss->cookie, ss->pipe_wr);
+        rc = admit_register(ss->admit, ADMIT_KEY_IPERF3, ss->cookie, ss->pipe_wr);
         if (rc)
             return refuse(ss, I3S_SETUP, IPERF3_IEINITTEST, -rc,
                           rc == -EEXIST ? "its cookie is already in use"
@@ -411,7 +287,7 @@ static int gather_streams(struct i3s *ss)
             {.fd = ss->ctl, .events = POLLIN}};
         uint64_t now = clock_mono_ns();
         uint32_t before = have;
-        int fd;
+        struct admit_conn c;
 
         rc = now < deadline ? poll(pf, 2, (int)((deadline - now) / 1000000ULL) + 1) : 0;
         if (rc == 0) {
@@ -436,8 +312,8 @@ static int gather_streams(struct i3s *ss)
                                               "UDP stream set-up failed");
             have += rc == 0;
         } else {
-            while (have < ss->nflows && read(ss->pipe_rd, &fd, sizeof(fd)) == (ssize_t)sizeof(fd))
-                if (attach(ss, have++, fd))
+            while (have < ss->nflows && read(ss->pipe_rd, &c, sizeof(c)) == (ssize_t)sizeof(c))
+                if (attach(ss, have++, c.fd))
                     return -EPROTO;
         }
         if (have > before)
@@ -449,18 +325,18 @@ static int gather_streams(struct i3s *ss)
 /* Streams complete: later ones with this cookie are refused; the UDP turn passes on. */
 static void close_setup(struct i3s *ss)
 {
-    int fd;
+    struct admit_conn c;
 
     if (ss->registered)
-        reg_set(ss->reg, ss->cookie, false);
+        admit_close(ss->admit, ADMIT_KEY_IPERF3, ss->cookie);
     if (ss->pipe_rd >= 0) /* routed before we closed the door */
-        while (read(ss->pipe_rd, &fd, sizeof(fd)) == (ssize_t)sizeof(fd))
-            close(fd);
+        while (read(ss->pipe_rd, &c, sizeof(c)) == (ssize_t)sizeof(c))
+            close(c.fd);
     if (ss->udp_listen >= 0)
         close(ss->udp_listen);
     ss->udp_listen = -1;
     if (ss->udp_turn)
-        udp_turn_give(ss->reg);
+        admit_udp_turn_give(ss->admit);
     ss->udp_turn = false;
 }
 
@@ -507,7 +383,7 @@ static int on_watch(void *arg)
 static int on_interval(void *arg, const struct side_result *s, const struct interval *iv)
 {
     struct i3s *ss = arg;
-    uint64_t limit = server_opts(ss->srv)->max_rate_bps;
+    uint64_t limit = ss->conf->limits.max_rate_bps;
 
     (void)s;
     if (!limit || iv->omitted || !policy_rate_exceeded(limit, iv))
@@ -612,7 +488,7 @@ static void save_history(struct i3s *ss)
     char err[512];
     int64_t id;
 
-    if (store_save_served(server_opts(ss->srv)->history_db, &ss->ip.p, &ss->side, ss->who, &id, err,
+    if (store_save_served(ss->conf->history_db, &ss->ip.p, &ss->side, ss->who, &id, err,
                           sizeof(err)))
         LOG_WARN("iperf3 test %s: not saved to the history: %s", ss->tag, err);
     else
@@ -638,7 +514,7 @@ static void run_and_report(struct i3s *ss)
         .watch_fd = ss->ctl,
         .on_watch = on_watch,
         .on_interval = on_interval,
-        .stop_flag = server_stop_flag(ss->srv),
+        .stop_flag = ss->conf->stop,
         .ctx = ss,
     };
     enum engine_end why = engine_run(ss->e, &h);
@@ -670,7 +546,7 @@ static void run_and_report(struct i3s *ss)
         exchange_results(ss);
     else if (why == ENGINE_END_SIGNAL)
         iperf3_proto_state_send(ss->ctl, IPERF3_SERVER_TERMINATE, 2000);
-    if (server_opts(ss->srv)->history_db && why != ENGINE_END_ERROR)
+    if (ss->conf->history_db && why != ENGINE_END_ERROR)
         save_history(ss);
 }
 
@@ -680,7 +556,7 @@ static void cleanup(struct i3s *ss)
 {
     close_setup(ss);
     if (ss->registered)
-        reg_set(ss->reg, ss->cookie, true);
+        admit_unregister(ss->admit, ADMIT_KEY_IPERF3, ss->cookie);
     engine_destroy(ss->e); /* closes the attached flow sockets */
     free(ss->fds);
     if (ss->pipe_rd >= 0)
@@ -689,11 +565,11 @@ static void cleanup(struct i3s *ss)
         close(ss->pipe_wr);
     result_side_fini(&ss->side);
     if (ss->exclusive)
-        server_exclusive_release(ss->srv);
+        admit_exclusive_release(ss->admit);
     if (ss->admitted)
-        server_release(ss->srv, (struct sockaddr *)&ss->peer);
+        admit_leave(ss->admit, (struct sockaddr *)&ss->peer);
     close(ss->ctl);
-    server_session_done(ss->srv);
+    admit_thread_done(ss->admit);
     free(ss);
 }
 
@@ -712,8 +588,8 @@ static void *i3s_main(void *arg)
     return NULL;
 }
 
-static void spawn(struct server *s, int fd, const struct sockaddr_storage *peer, const char *cookie,
-                  const char *who)
+static void spawn(const struct served_conf *c, struct admit *a, int fd,
+                  const struct sockaddr_storage *peer, const char *cookie, const char *who)
 {
     struct i3s *ss = calloc(1, sizeof(*ss));
     pthread_attr_t attr;
@@ -724,8 +600,8 @@ static void spawn(struct server *s, int fd, const struct sockaddr_storage *peer,
         close(fd);
         return;
     }
-    ss->srv = s;
-    ss->reg = server_iperf3(s);
+    ss->conf = c;
+    ss->admit = a;
     ss->ctl = fd;
     ss->peer = *peer;
     ss->pipe_rd = ss->pipe_wr = ss->udp_listen = -1;
@@ -733,20 +609,21 @@ static void spawn(struct server *s, int fd, const struct sockaddr_storage *peer,
     memcpy(ss->cookie, cookie, IPERF3_COOKIE_LEN);
     snprintf(ss->tag, sizeof(ss->tag), "%.8s", cookie);
     sock_set_nonblock(fd, false);
-    server_session_started(s);
+    admit_thread_started(a);
     pthread_attr_init(&attr);
     pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
     rc = pthread_create(&th, &attr, i3s_main, ss);
     pthread_attr_destroy(&attr);
     if (rc) {
         LOG_ERR("cannot start a thread for iperf3 client %s: %s", who, strerror(rc));
-        server_session_done(s);
+        admit_thread_done(a);
         close(fd);
         free(ss);
     }
 }
 
-void iperf3_server_take(struct server *s, int fd, const struct sockaddr_storage *peer)
+void iperf3_server_take(const struct served_conf *c, struct admit *a, int fd,
+                        const struct sockaddr_storage *peer)
 {
     uint8_t cookie[IPERF3_COOKIE_LEN];
     int8_t denied = IPERF3_ACCESS_DENIED;
@@ -760,7 +637,7 @@ void iperf3_server_take(struct server *s, int fd, const struct sockaddr_storage 
         close(fd);
         return;
     }
-    rc = reg_route(server_iperf3(s), (const char *)cookie, fd);
+    rc = admit_route(a, ADMIT_KEY_IPERF3, cookie, 0, fd);
     if (rc > 0) {
         LOG_DBG("iperf3 stream from %s for test %.8s", who, (const char *)cookie);
         return;
@@ -774,5 +651,5 @@ void iperf3_server_take(struct server *s, int fd, const struct sockaddr_storage 
         return;
     }
     LOG_DBG("iperf3 control connection from %s", who);
-    spawn(s, fd, peer, (const char *)cookie, who);
+    spawn(c, a, fd, peer, (const char *)cookie, who);
 }

@@ -12,11 +12,9 @@
 #include "log.h"
 #include "metrics.h"
 #include "report_json.h"
-#include "server.h"
 #include "sock.h"
 #include "store.h"
 #include "units.h"
-#include "worker.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -35,7 +33,8 @@
 #define SESSION_EXCLUSIVE_WAIT_MS (10 * 60 * 1000)
 
 struct session {
-    struct server *srv;
+    const struct served_conf *conf;
+    struct admit *admit;
     int ctl;
     struct sockaddr_storage peer;
     char who[80];
@@ -53,9 +52,9 @@ struct session {
 };
 
 /* --metrics: where events are counted (NULL: not counted) */
-static struct metrics *mx(const struct session *ss) { return server_opts(ss->srv)->metrics; }
+static struct metrics *mx(const struct session *ss) { return ss->conf->metrics; }
 
-static int timeout_ms(const struct session *ss) { return server_opts(ss->srv)->timeout_ms; }
+static int timeout_ms(const struct session *ss) { return ss->conf->timeout_ms; }
 
 /* Reads and checks the client's hello. On failure the client has been told why. */
 static int read_hello(struct session *ss)
@@ -83,7 +82,7 @@ static int read_hello(struct session *ss)
             snprintf(ss->user, sizeof(ss->user), "%s", user->valuestring);
     }
     if (!strcmp(ctl_type(m), "run")) { /* a controller: a test from us toward another daemon */
-        thirdparty_serve(ss->srv, ss->ctl, m, (struct sockaddr *)&ss->peer, ss->who);
+        thirdparty_serve(ss->conf, ss->admit, ss->ctl, m, (struct sockaddr *)&ss->peer, ss->who);
         cJSON_Delete(m);
         return -ECANCELED; /* answered: nothing more on this connection */
     }
@@ -148,7 +147,8 @@ static int check_congestion(struct session *ss)
 /* Admission, exclusivity, congestion control and CPU checks, then the engine. */
 static int admit(struct session *ss)
 {
-    const struct server_opts *o = server_opts(ss->srv);
+    const struct served_conf *o = ss->conf;
+    const struct admit_limits *al = admit_limits(ss->admit);
     struct cpulist cpus;
     char err[320], note[320];
     uint32_t running;
@@ -161,19 +161,19 @@ static int admit(struct session *ss)
         metrics_refused(mx(ss), METRICS_REFUSED_AUTH_FAILED);
         return -EACCES;
     }
-    if (policy_check_limits(server_limits(ss->srv), &ss->p, &ss->flow_rate_bps, err, sizeof(err))) {
+    if (policy_check_limits(&o->limits, &ss->p, &ss->flow_rate_bps, err, sizeof(err))) {
         LOG_WARN("client %s: refused: %s", ss->who, err);
         ctl_send_error(ss->ctl, "limit", "%s", err);
         metrics_refused(mx(ss), METRICS_REFUSED_LIMIT);
         return -EPERM;
     }
-    rc = server_admit(ss->srv, (struct sockaddr *)&ss->peer, &running);
+    rc = admit_enter(ss->admit, (struct sockaddr *)&ss->peer, &running);
     if (rc == -EUSERS) {
         LOG_WARN("client %s: refused: %u tests from this address", ss->who, running);
         ctl_send_error(ss->ctl, "busy",
                        "server busy: this address already runs %u tests (its "
                        "--max-client-tests is %u); try again later",
-                       running, o->max_client_tests);
+                       running, al->max_client_tests);
         metrics_refused(mx(ss), METRICS_REFUSED_BUSY);
         return -EBUSY;
     }
@@ -181,13 +181,14 @@ static int admit(struct session *ss)
         LOG_WARN("client %s: refused: busy, %u tests running", ss->who, running);
         ctl_send_error(ss->ctl, "busy",
                        "server busy: %u tests running (its --max-tests is %u); try again later",
-                       running, o->max_tests);
+                       running, al->max_tests);
         metrics_refused(mx(ss), METRICS_REFUSED_BUSY);
         return -EBUSY;
     }
     ss->admitted = true;
     if (o->exclusive && ss->p.test == PARAMS_TEST_STREAM) { /* throughput tests queue */
-        if (server_exclusive_acquire(ss->srv, SESSION_EXCLUSIVE_WAIT_MS, tell_queued, ss)) {
+        if (admit_exclusive_acquire(ss->admit, SESSION_EXCLUSIVE_WAIT_MS, o->stop, tell_queued,
+                                    ss)) {
             ctl_send_error(ss->ctl, "busy", "waited too long for an exclusive slot");
             metrics_refused(mx(ss), METRICS_REFUSED_BUSY);
             return -EBUSY;
@@ -273,7 +274,7 @@ static int register_test(struct session *ss)
     ss->pipe_rd = fds[0];
     ss->pipe_wr = fds[1];
     ctl_id_to_hex(ss->id, ss->idhex);
-    if (server_register(ss->srv, ss->id, ss->pipe_wr)) {
+    if (admit_register(ss->admit, ADMIT_KEY_NETRIG, ss->id, ss->pipe_wr)) {
         ctl_send_error(ss->ctl, "busy", "server's test registry is full");
         return -EBUSY;
     }
@@ -291,11 +292,11 @@ static int register_test(struct session *ss)
 
 static void unregister_test(struct session *ss)
 {
-    struct session_data_conn dc;
+    struct admit_conn dc;
 
     if (!ss->registered)
         return;
-    server_unregister(ss->srv, ss->id);
+    admit_unregister(ss->admit, ADMIT_KEY_NETRIG, ss->id);
     ss->registered = false;
     /* connections routed after we stopped reading */
     while (read(ss->pipe_rd, &dc, sizeof(dc)) == (ssize_t)sizeof(dc))
@@ -325,7 +326,7 @@ static int gather_flows(struct session *ss)
     while (!engine_complete(ss->e)) {
         struct pollfd pf[2] = {{.fd = ss->pipe_rd, .events = POLLIN},
                                {.fd = ss->ctl, .events = POLLIN}};
-        struct session_data_conn dc;
+        struct admit_conn dc;
         uint64_t now = clock_mono_ns();
         int rc = now < deadline ? poll(pf, 2, (int)((deadline - now) / 1000000) + 1) : 0;
 
@@ -425,7 +426,7 @@ static int on_watch(void *arg)
 static int on_interval(void *arg, const struct side_result *s, const struct interval *iv)
 {
     struct session *ss = arg;
-    uint64_t limit = server_opts(ss->srv)->max_rate_bps;
+    uint64_t limit = ss->conf->limits.max_rate_bps;
 
     (void)s;
     if (iv->omitted || !policy_rate_exceeded(limit, iv))
@@ -445,8 +446,7 @@ static void save_history(struct session *ss, const struct side_result *side)
     char err[512];
     int64_t id;
 
-    if (store_save_served(server_opts(ss->srv)->history_db, &ss->p, side, ss->who, &id, err,
-                          sizeof(err)))
+    if (store_save_served(ss->conf->history_db, &ss->p, side, ss->who, &id, err, sizeof(err)))
         LOG_WARN("test %.8s: not saved to the history: %s", ss->idhex, err);
     else
         LOG_INFO("test %.8s saved as run %lld", ss->idhex, (long long)id);
@@ -458,8 +458,8 @@ static void run_and_report(struct session *ss)
         .run_ns = ss->p.duration_ns + ss->p.omit_ns + SESSION_WATCHDOG_NS,
         .watch_fd = ss->ctl,
         .on_watch = on_watch,
-        .on_interval = server_opts(ss->srv)->max_rate_bps ? on_interval : NULL,
-        .stop_flag = server_stop_flag(ss->srv),
+        .on_interval = ss->conf->limits.max_rate_bps ? on_interval : NULL,
+        .stop_flag = ss->conf->stop,
         .ctx = ss,
     };
     enum engine_end why = engine_run(ss->e, &h);
@@ -505,7 +505,7 @@ static void run_and_report(struct session *ss)
         struct pollfd pf = {.fd = ss->ctl, .events = POLLIN};
         poll(&pf, 1, timeout_ms(ss));
     }
-    if (server_opts(ss->srv)->history_db && why != ENGINE_END_ERROR)
+    if (ss->conf->history_db && why != ENGINE_END_ERROR)
         save_history(ss, &side);
     result_side_fini(&side);
 }
@@ -523,11 +523,11 @@ static void session_cleanup(struct session *ss)
     if (ss->pipe_wr >= 0)
         close(ss->pipe_wr);
     if (ss->exclusive)
-        server_exclusive_release(ss->srv);
+        admit_exclusive_release(ss->admit);
     if (ss->admitted)
-        server_release(ss->srv, (struct sockaddr *)&ss->peer);
+        admit_leave(ss->admit, (struct sockaddr *)&ss->peer);
     close(ss->ctl);
-    server_session_done(ss->srv);
+    admit_thread_done(ss->admit);
     free(ss);
 }
 
@@ -552,7 +552,8 @@ done:
     return NULL;
 }
 
-int session_spawn(struct server *s, int fd, const struct sockaddr_storage *peer)
+int session_spawn(const struct served_conf *c, struct admit *a, int fd,
+                  const struct sockaddr_storage *peer)
 {
     struct session *ss = calloc(1, sizeof(*ss));
     pthread_attr_t attr;
@@ -563,20 +564,21 @@ int session_spawn(struct server *s, int fd, const struct sockaddr_storage *peer)
         close(fd);
         return -ENOMEM;
     }
-    ss->srv = s;
+    ss->conf = c;
+    ss->admit = a;
     ss->ctl = fd;
     ss->peer = *peer;
     ss->pipe_rd = ss->pipe_wr = -1;
     sock_addr_str((const struct sockaddr *)peer, ss->who, sizeof(ss->who));
     sock_addr_host((const struct sockaddr *)peer, ss->host, sizeof(ss->host));
-    server_session_started(s);
+    admit_thread_started(a);
     pthread_attr_init(&attr);
     pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
     rc = pthread_create(&th, &attr, session_main, ss);
     pthread_attr_destroy(&attr);
     if (rc) {
         LOG_ERR("cannot start a thread for client %s: %s", ss->who, strerror(rc));
-        server_session_done(s);
+        admit_thread_done(a);
         close(fd);
         free(ss);
         return -rc;

@@ -7,7 +7,6 @@
 #include "multi.h"
 #include "policy.h"
 #include "report_json.h"
-#include "server.h"
 #include "sock.h"
 
 #include <errno.h>
@@ -15,10 +14,10 @@
 #include <string.h>
 
 /* Reads the request into client options; refuses what this daemon does not allow. */
-static int parse_request(struct server *srv, const cJSON *msg, const struct sockaddr *peer,
-                         struct client_opts *o, const char **code, char *err, size_t errlen)
+static int parse_request(const struct served_conf *so, const cJSON *msg,
+                         const struct sockaddr *peer, struct client_opts *o, const char **code,
+                         char *err, size_t errlen)
 {
-    const struct server_opts *so = server_opts(srv);
     const cJSON *target = cJSON_GetObjectItemCaseSensitive(msg, "target");
     const cJSON *test = cJSON_GetObjectItemCaseSensitive(msg, "test");
     struct multi_target t;
@@ -50,7 +49,7 @@ static int parse_request(struct server *srv, const cJSON *msg, const struct sock
                  test->valuestring, params_test_name(o->p.test));
         return -EINVAL;
     }
-    if (policy_check_limits(server_limits(srv), &o->p, &flow_rate, err, errlen)) {
+    if (policy_check_limits(&so->limits, &o->p, &flow_rate, err, errlen)) {
         *code = "limit";
         return -EPERM;
     }
@@ -62,9 +61,9 @@ static int parse_request(struct server *srv, const cJSON *msg, const struct sock
     return 0;
 }
 
-static int authenticate(struct server *srv, int ctl, const cJSON *msg, char *err, size_t errlen)
+static int authenticate(const struct served_conf *so, int ctl, const cJSON *msg, char *err,
+                        size_t errlen)
 {
-    const struct server_opts *so = server_opts(srv);
     const cJSON *user = cJSON_GetObjectItemCaseSensitive(msg, "user");
 
     if (!so->auth)
@@ -73,8 +72,8 @@ static int authenticate(struct server *srv, int ctl, const cJSON *msg, char *err
                                so->timeout_ms, err, errlen);
 }
 
-void thirdparty_serve(struct server *srv, int ctl, const cJSON *msg, const struct sockaddr *peer,
-                      const char *who)
+void thirdparty_serve(const struct served_conf *c, struct admit *a, int ctl, const cJSON *msg,
+                      const struct sockaddr *peer, const char *who)
 {
     struct client_opts o;
     struct run_result r;
@@ -84,31 +83,31 @@ void thirdparty_serve(struct server *srv, int ctl, const cJSON *msg, const struc
     cJSON *reply;
     int rc;
 
-    if (authenticate(srv, ctl, msg, err, sizeof(err))) {
+    if (authenticate(c, ctl, msg, err, sizeof(err))) {
         LOG_WARN("controller %s: refused: %s", who, err);
         ctl_send_error(ctl, "auth_failed", "%s", err);
         return;
     }
-    if (parse_request(srv, msg, peer, &o, &code, err, sizeof(err))) {
+    if (parse_request(c, msg, peer, &o, &code, err, sizeof(err))) {
         LOG_WARN("controller %s: refused: %s", who, err);
         ctl_send_error(ctl, code, "%s", err);
         return;
     }
-    if (server_admit(srv, peer, &running)) {
+    if (admit_enter(a, peer, &running)) {
         ctl_send_error(ctl, "busy", "server busy: %u tests running; try again later", running);
         return;
     }
     LOG_INFO("controller %s: running %s toward %s:%u", who, params_test_name(o.p.test), o.host,
              o.port);
-    rc = client_run(&o, server_stop_flag(srv), &r, err, sizeof(err));
-    server_release(srv, peer);
+    rc = client_run(&o, c->stop, &r, err, sizeof(err));
+    admit_leave(a, peer);
     reply = ctl_msg_new("run_result");
     cJSON_AddStringToObject(reply, "status", rc == 0 ? "complete" : rc > 0 ? "partial" : "failed");
     if (rc)
         cJSON_AddStringToObject(reply, "message", rc < 0 ? err : r.error);
     if (rc >= 0)
         cJSON_AddItemToObject(reply, "result", report_json_run(&r));
-    ctl_send(ctl, reply, server_opts(srv)->timeout_ms);
+    ctl_send(ctl, reply, c->timeout_ms);
     cJSON_Delete(reply);
     result_fini(&r);
 }

@@ -8,10 +8,11 @@
 #include <cjson/cJSON.h>
 #include <sys/socket.h>
 
-struct server;
+#include "admit.h"
+#include "served.h"
 
 /* msg is the controller's "run" request on ctl. Answers it (refusal or results). */
-void thirdparty_serve(struct server *srv, int ctl, const cJSON *msg, const struct sockaddr *peer,
-                      const char *who);
+void thirdparty_serve(const struct served_conf *c, struct admit *a, int ctl, const cJSON *msg,
+                      const struct sockaddr *peer, const char *who);
 
 #endif
