@@ -15,7 +15,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#define ADMIT_KEY_MAX IPERF3_COOKIE_LEN /* the longest key */
+_Static_assert(IPERF3_COOKIE_LEN <= ADMIT_KEY_MAX && CTL_TEST_ID_LEN <= ADMIT_KEY_MAX,
+               "ADMIT_KEY_MAX holds every key");
 
 struct client_count {
     uint8_t key[16];
@@ -215,11 +216,16 @@ struct table {
     size_t len; /* of a key */
 };
 
+size_t admit_key_len(enum admit_key kind)
+{
+    return kind == ADMIT_KEY_IPERF3 ? IPERF3_COOKIE_LEN : CTL_TEST_ID_LEN;
+}
+
 static struct table table_of(struct admit *a, enum admit_key kind)
 {
     if (kind == ADMIT_KEY_IPERF3)
-        return (struct table){a->iperf3, ADMIT_IPERF3_MAX, IPERF3_COOKIE_LEN};
-    return (struct table){a->netrig, ADMIT_NETRIG_MAX, CTL_TEST_ID_LEN};
+        return (struct table){a->iperf3, ADMIT_IPERF3_MAX, admit_key_len(kind)};
+    return (struct table){a->netrig, ADMIT_NETRIG_MAX, admit_key_len(kind)};
 }
 
 static struct route *route_find(struct table t, const void *key)

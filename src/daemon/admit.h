@@ -9,12 +9,14 @@
 #define NETRIG_ADMIT_H
 
 #include <signal.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <sys/socket.h>
 
 #define ADMIT_CLIENTS_MAX 1024 /* client addresses with tests admitted at once */
 #define ADMIT_NETRIG_MAX  1024 /* netrig tests gathering data connections at once */
 #define ADMIT_IPERF3_MAX  256  /* iperf3 tests registered at once */
+#define ADMIT_KEY_MAX     40   /* bytes, at least the longest key below */
 
 struct admit_limits {
     uint32_t max_tests;        /* tests admitted at once */
@@ -52,6 +54,9 @@ enum admit_key {
     ADMIT_KEY_NETRIG, /* a 16-byte test id (CTL_TEST_ID_LEN), from the data connection hello */
     ADMIT_KEY_IPERF3, /* a 37-byte iperf3 cookie (IPERF3_COOKIE_LEN), each stream's first bytes */
 };
+
+/* The length of a key of this kind. */
+size_t admit_key_len(enum admit_key kind);
 
 /* What a test's pipe carries for each connection routed to it (flow: 0 for iperf3). */
 struct admit_conn {

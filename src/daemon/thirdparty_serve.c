@@ -1,6 +1,7 @@
 /* thirdparty_serve: running a test toward another daemon for a controller. */
 #include "thirdparty_serve.h"
 
+#include "acl.h"
 #include "client.h"
 #include "ctl.h"
 #include "log.h"
@@ -72,42 +73,39 @@ static int authenticate(const struct served_conf *so, int ctl, const cJSON *msg,
                                so->timeout_ms, err, errlen);
 }
 
-void thirdparty_serve(const struct served_conf *c, struct admit *a, int ctl, const cJSON *msg,
-                      const struct sockaddr *peer, const char *who)
+void thirdparty_serve(struct served *t, const cJSON *msg)
 {
+    const struct sockaddr *peer = (const struct sockaddr *)&t->peer;
+    struct served_refusal how = {.count = SERVED_UNCOUNTED, .code = "auth_failed"};
     struct client_opts o;
     struct run_result r;
-    const char *code = "bad_request";
     char err[512] = "";
     uint32_t running;
     cJSON *reply;
     int rc;
 
-    if (authenticate(c, ctl, msg, err, sizeof(err))) {
-        LOG_WARN("controller %s: refused: %s", who, err);
-        ctl_send_error(ctl, "auth_failed", "%s", err);
+    t->label = "controller";
+    if (authenticate(t->conf, t->ctl, msg, err, sizeof(err)) ||
+        parse_request(t->conf, msg, peer, &o, &how.code, err, sizeof(err))) {
+        served_refuse(t, how, "%s", err);
         return;
     }
-    if (parse_request(c, msg, peer, &o, &code, err, sizeof(err))) {
-        LOG_WARN("controller %s: refused: %s", who, err);
-        ctl_send_error(ctl, code, "%s", err);
+    if (served_admit(t, &running)) {
+        how.code = "busy";
+        served_refuse(t, how, "server busy: %u tests running; try again later", running);
         return;
     }
-    if (admit_enter(a, peer, &running)) {
-        ctl_send_error(ctl, "busy", "server busy: %u tests running; try again later", running);
-        return;
-    }
-    LOG_INFO("controller %s: running %s toward %s:%u", who, params_test_name(o.p.test), o.host,
+    LOG_INFO("controller %s: running %s toward %s:%u", t->who, params_test_name(o.p.test), o.host,
              o.port);
-    rc = client_run(&o, c->stop, &r, err, sizeof(err));
-    admit_leave(a, peer);
+    rc = client_run(&o, t->conf->stop, &r, err, sizeof(err));
+    served_release(t);
     reply = ctl_msg_new("run_result");
     cJSON_AddStringToObject(reply, "status", rc == 0 ? "complete" : rc > 0 ? "partial" : "failed");
     if (rc)
         cJSON_AddStringToObject(reply, "message", rc < 0 ? err : r.error);
     if (rc >= 0)
         cJSON_AddItemToObject(reply, "result", report_json_run(&r));
-    ctl_send(ctl, reply, c->timeout_ms);
+    ctl_send(t->ctl, reply, t->conf->timeout_ms);
     cJSON_Delete(reply);
     result_fini(&r);
 }

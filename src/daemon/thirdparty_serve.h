@@ -6,13 +6,11 @@
 #define NETRIG_THIRDPARTY_SERVE_H
 
 #include <cjson/cJSON.h>
-#include <sys/socket.h>
 
-#include "admit.h"
 #include "served.h"
 
-/* msg is the controller's "run" request on ctl. Answers it (refusal or results). */
-void thirdparty_serve(const struct served_conf *c, struct admit *a, int ctl, const cJSON *msg,
-                      const struct sockaddr *peer, const char *who);
+/* msg is the controller's "run" request on t's control connection (a session's). Answers it:
+ * a refusal, or the run's results. Its admission lasts as long as the run. */
+void thirdparty_serve(struct served *t, const cJSON *msg);
 
 #endif
