@@ -7,12 +7,19 @@
 #include "log.h"
 #include "multi.h"
 #include "policy.h"
-#include "report_json.h"
+#include "result_json.h"
 #include "sock.h"
 
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+
+/* The target queued the run behind exclusive ones: the daemon's log says so. */
+static void on_queued(void *ctx, int ahead)
+{
+    (void)ctx;
+    LOG_INFO("server is busy with %d exclusive test(s); waiting our turn", ahead);
+}
 
 /* Reads the request into client options; refuses what this daemon does not allow. */
 static int parse_request(const struct served_conf *so, const cJSON *msg,
@@ -57,8 +64,7 @@ static int parse_request(const struct served_conf *so, const cJSON *msg,
     snprintf(o->host, sizeof(o->host), "%s", t.host);
     o->port = t.port;
     o->timeout_ms = so->timeout_ms;
-    o->output = CLIENT_OUT_NONE;
-    o->out = stderr;
+    o->observer.on_queued = on_queued;
     return 0;
 }
 
@@ -104,7 +110,7 @@ void thirdparty_serve(struct served *t, const cJSON *msg)
     if (rc)
         cJSON_AddStringToObject(reply, "message", rc < 0 ? err : r.error);
     if (rc >= 0)
-        cJSON_AddItemToObject(reply, "result", report_json_run(&r));
+        cJSON_AddItemToObject(reply, "result", result_json_run(&r));
     ctl_send(t->ctl, reply, t->conf->timeout_ms);
     cJSON_Delete(reply);
     result_fini(&r);
