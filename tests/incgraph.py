@@ -7,10 +7,10 @@ graph it prints the strongly connected components of more than one node (each ho
 one cycle), the number of elementary cycles and the number of back edges a depth-first search
 meets (nodes in sorted order): both are 0 exactly when the graph has no cycle.
 
-For folders it also counts the upward edges: includes from a folder to one listed after it in
-the layer order (lowest first; --layers overrides the default, the map of issue 13).
+For folders it also lists the edges that src/layers.txt does not allow (the rule that
+tests/checksrc.sh and the build enforce), when that file exists.
 
-  tests/incgraph.py [--src DIR] [--layers a,b,...] [--folder NAME]
+  tests/incgraph.py [--src DIR] [--folder NAME]
   (--folder, repeatable: also the graph of the modules inside NAME)
 """
 import argparse
@@ -18,8 +18,6 @@ import os
 import re
 import sys
 
-LAYERS = ("core,sys,model,proto,engine,flows,store,audit,tune,diagnose,client,analyze,report,"
-          "daemon,exporter,cli")
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
 
 
@@ -123,6 +121,29 @@ def count_cycles(nodes, edges, cap=1000000):
     return n
 
 
+def layers(path):
+    """{folder: every folder it may include} from src/layers.txt, or None without one."""
+    if not os.path.exists(path):
+        return None
+    direct = {}
+    with open(path, encoding="utf-8") as fh:
+        for line in fh:
+            line = line.split("#", 1)[0]
+            if ":" in line:
+                name, deps = line.split(":", 1)
+                direct[name.strip()] = deps.split()
+    reach = {}
+    for f in direct:
+        seen, todo = {f}, [f]
+        while todo:
+            for g in direct.get(todo.pop(), ()):
+                if g not in seen:
+                    seen.add(g)
+                    todo.append(g)
+        reach[f] = seen
+    return reach
+
+
 def report(title, nodes, edges):
     comps = [c for c in sccs(nodes, edges) if len(c) > 1]
     back = back_edges(nodes, edges)
@@ -140,7 +161,6 @@ def report(title, nodes, edges):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--src", default=os.path.join(os.path.dirname(__file__), "..", "src"))
-    ap.add_argument("--layers", default=LAYERS)
     ap.add_argument("--folder", action="append", default=[])
     a = ap.parse_args()
     folder, deps = modules(a.src)
@@ -151,13 +171,13 @@ def main():
             if folder[m] != folder[n]:
                 fdeps.setdefault(folder[m], set()).add(folder[n])
     bad += report("folders (src/)", set(folder.values()), fdeps)
-    rank = {f: i for i, f in enumerate(a.layers.split(","))}
-    up = sorted((f, g) for f, gs in fdeps.items() for g in gs
-                if rank.get(f, len(rank)) < rank.get(g, len(rank)))
-    print(f"folders: {len(up)} upward edge(s) against the layer order")
-    for f, g in up:
-        print(f"  upward: {f} -> {g}")
-    bad += len(up)
+    rule = layers(os.path.join(a.src, "layers.txt"))
+    if rule is not None:
+        wrong = sorted((f, g) for f, gs in fdeps.items() for g in gs if g not in rule.get(f, ()))
+        print(f"folders: {len(wrong)} edge(s) that src/layers.txt does not allow")
+        for f, g in wrong:
+            print(f"  not allowed: {f} -> {g}")
+        bad += len(wrong)
     for f in a.folder:
         inside = {m for m in folder if folder[m] == f}
         bad += report(f"modules inside {f}/", inside,
