@@ -4,6 +4,7 @@
 
 #include "hostfs.h"
 #include "hostwr.h"
+#include "tune_state.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -346,6 +347,7 @@ static void undo_one(const char *sysroot, const struct tune_journal_entry *e, st
         rc = e->old_value ? hostwr_replace(sysroot, e->path, e->old_value, 0644)
                           : hostwr_remove(sysroot, e->path);
         snprintf(u->to, sizeof(u->to), "%s", e->old_value ? "(previous content)" : "(removed)");
+        hostwr_remove_temps(sysroot, e->path); /* left by a kill during --persist */
         if (!rc) {
             int r = hostwr_slurp(sysroot, e->path, TUNE_FILE_MAX, &text);
             if (e->old_value ? (r || strcmp(text, e->old_value)) : r != -ENOENT)
@@ -407,11 +409,17 @@ int tune_apply_revert(const char *journal, const char *sysroot, const char *stat
 {
     struct tune_journal j;
     struct tune_journal_writer w = {.fd = -1};
+    char jdir[PATH_MAX];
     int lock = -1, rc = -1;
 
     memset(res, 0, sizeof(*res));
     snprintf(res->journal, sizeof(res->journal), "%s", journal);
-    if (tune_journal_load(journal, &j, err, errlen))
+    if (tune_state_dirname(journal, jdir, sizeof(jdir))) {
+        snprintf(err, errlen, "journal path '%s' is too long", journal);
+        return -1;
+    }
+    if (tune_state_check_dir(jdir, false, NULL, err, errlen) ||
+        tune_journal_load(journal, &j, err, errlen))
         return -1;
     if (!same_root(j.sysroot, sysroot)) {
         snprintf(err, errlen,

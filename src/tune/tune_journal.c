@@ -3,6 +3,8 @@
 #include "tune_journal.h"
 
 #include "hostwr.h"
+#include "tune_persist.h"
+#include "tune_state.h"
 
 #include <cjson/cJSON.h>
 #include <dirent.h>
@@ -90,16 +92,11 @@ int tune_journal_create(const char *dir, const struct tune_journal_header *h,
     struct tm tm;
     time_t t;
     cJSON *o;
-    int rc = hostwr_mkdirs(NULL, dir, 0700);
+    int rc;
 
     w->fd = -1;
-    if (rc) {
-        snprintf(err, errlen,
-                 "cannot create the state directory '%s': %s: pass --state-dir DIR "
-                 "with a writable directory",
-                 dir, strerror(-rc));
+    if (tune_state_check_dir(dir, true, NULL, err, errlen))
         return -1;
-    }
     utc_now(now, sizeof(now), &unix_s);
     t = (time_t)unix_s;
     gmtime_r(&t, &tm);
@@ -107,7 +104,7 @@ int tune_journal_create(const char *dir, const struct tune_journal_header *h,
              tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
              (long)((unix_s - (double)t) * 1e6) % 1000000, (long)getpid());
     snprintf(w->path, sizeof(w->path), "%s/%s", dir, name);
-    w->fd = open(w->path, O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_CLOEXEC, 0600);
+    w->fd = open(w->path, O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0600);
     if (w->fd < 0) {
         snprintf(err, errlen,
                  "cannot create the journal '%s': %s: nothing was changed; pass "
@@ -145,13 +142,8 @@ int tune_journal_create(const char *dir, const struct tune_journal_header *h,
 int tune_journal_reopen(const char *path, struct tune_journal_writer *w, char *err, size_t errlen)
 {
     snprintf(w->path, sizeof(w->path), "%s", path);
-    w->fd = open(path, O_WRONLY | O_APPEND | O_CLOEXEC);
-    if (w->fd < 0) {
-        snprintf(err, errlen, "cannot open the journal '%s' to record the revert: %s", path,
-                 strerror(errno));
-        return -1;
-    }
-    return 0;
+    w->fd = tune_state_open(path, O_WRONLY | O_APPEND, 0, "journal", err, errlen);
+    return w->fd < 0 ? -1 : 0;
 }
 
 void tune_journal_close(struct tune_journal_writer *w)
@@ -333,8 +325,8 @@ static bool allowed_path(const char *kind, const char *path)
         return !strncmp(path, "/proc/sys/", 10);
     if (!strcmp(kind, "sysfs"))
         return !strncmp(path, "/sys/", 5) || !strncmp(path, "/proc/irq/", 10);
-    if (!strcmp(kind, "file"))
-        return !strncmp(path, "/etc/", 5);
+    if (!strcmp(kind, "file")) /* the only files netrig ever writes */
+        return !strcmp(path, TUNE_SYSCTL_CONF) || !strcmp(path, TUNE_UDEV_RULES);
     return false;
 }
 
@@ -456,40 +448,67 @@ static int load_line(struct load_ctx *lc, const char *text)
     return rc;
 }
 
-static void read_error(const char *path, int rc, char *err, size_t errlen)
+/* Reads up to max bytes of fd into buf; returns the count, or -1 (errno set). */
+static ssize_t read_upto(int fd, char *buf, size_t max)
 {
-    if (rc == -ENOENT)
+    size_t n = 0;
+
+    while (n < max) {
+        ssize_t r = read(fd, buf + n, max - n);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r < 0)
+            return -1;
+        if (r == 0)
+            break;
+        n += (size_t)r;
+    }
+    return (ssize_t)n;
+}
+
+/* Reads the whole journal (O_NOFOLLOW, checked like every state file) into a new string. */
+static int read_journal(const char *path, char **out, char *err, size_t errlen)
+{
+    int fd = tune_state_open(path, O_RDONLY, 0, "journal", err, errlen);
+    char *buf = fd < 0 ? NULL : malloc(TUNE_JOURNAL_MAX_BYTES + 1);
+    ssize_t n = buf ? read_upto(fd, buf, TUNE_JOURNAL_MAX_BYTES + 1) : -1;
+
+    *out = NULL;
+    if (fd < 0)
+        return -1;
+    close(fd);
+    if (!buf)
+        snprintf(err, errlen, "out of memory reading the journal '%s'", path);
+    else if (n < 0)
+        snprintf(err, errlen, "cannot read journal '%s': %s", path, strerror(errno));
+    else if ((size_t)n > TUNE_JOURNAL_MAX_BYTES)
         snprintf(err, errlen,
-                 "journal '%s' does not exist: run 'netrig tune --list' to see the "
-                 "journals",
-                 path);
-    else if (rc == -EFBIG)
-        snprintf(err, errlen,
-                 "journal '%s' is larger than %u MiB: not a netrig tune journal; "
-                 "nothing was changed",
+                 "journal '%s' is larger than %u MiB: not a netrig tune journal; nothing was "
+                 "changed",
                  path, TUNE_JOURNAL_MAX_BYTES >> 20);
-    else if (rc == -EINVAL)
+    else if (buf[n] = '\0', strlen(buf) != (size_t)n)
         snprintf(err, errlen,
-                 "journal '%s' is not a text file: not a netrig tune journal; "
-                 "nothing was changed",
+                 "journal '%s' is not a text file: not a netrig tune journal; nothing was "
+                 "changed",
                  path);
-    else
-        snprintf(err, errlen, "cannot read journal '%s': %s", path, strerror(-rc));
+    else {
+        *out = buf;
+        return 0;
+    }
+    free(buf);
+    return -1;
 }
 
 int tune_journal_load(const char *path, struct tune_journal *j, char *err, size_t errlen)
 {
     struct load_ctx lc = {.j = j, .err = err, .errlen = errlen};
     char *buf, *p;
-    int rc;
+    int rc = 0;
 
     memset(j, 0, sizeof(*j));
     snprintf(j->path, sizeof(j->path), "%s", path);
-    rc = hostwr_slurp(NULL, path, TUNE_JOURNAL_MAX_BYTES, &buf);
-    if (rc) {
-        read_error(path, rc, err, errlen);
+    if (read_journal(path, &buf, err, errlen))
         return -1;
-    }
     if (!*buf) {
         snprintf(err, errlen,
                  "journal '%s' is empty: its apply stopped before writing anything, "
@@ -543,12 +562,18 @@ static bool journal_name(const char *name)
 
 int tune_journal_list(const char *dir, char ***names, size_t *n, char *err, size_t errlen)
 {
-    DIR *d = opendir(dir);
+    DIR *d;
     struct dirent *de;
     size_t cap = 0;
+    bool exists;
 
     *names = NULL;
     *n = 0;
+    if (tune_state_check_dir(dir, false, &exists, err, errlen))
+        return -1;
+    if (!exists)
+        return 0;
+    d = opendir(dir);
     if (!d) {
         if (errno == ENOENT)
             return 0;
@@ -588,33 +613,41 @@ void tune_journal_names_free(char **names, size_t n)
     free(names);
 }
 
-int tune_journal_lock(const char *dir, char *err, size_t errlen)
+int tune_journal_lock_wait(const char *dir, unsigned wait_ms, char *err, size_t errlen)
 {
     char path[PATH_MAX];
-    int fd, rc = hostwr_mkdirs(NULL, dir, 0700);
+    int fd;
 
-    if (rc) {
-        snprintf(err, errlen,
-                 "cannot create the state directory '%s': %s: pass --state-dir DIR "
-                 "with a writable directory",
-                 dir, strerror(-rc));
+    if (tune_state_check_dir(dir, true, NULL, err, errlen))
         return -1;
-    }
     snprintf(path, sizeof(path), "%s/.lock", dir);
-    fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-    if (fd < 0) {
-        snprintf(err, errlen, "cannot open the lock '%s': %s", path, strerror(errno));
+    fd = tune_state_open(path, O_RDWR | O_CREAT, 0600, "lock", err, errlen);
+    if (fd < 0)
         return -1;
+    for (unsigned waited = 0;; waited += 50) {
+        if (!flock(fd, LOCK_EX | LOCK_NB))
+            return fd;
+        if (errno != EWOULDBLOCK && errno != EINTR) {
+            snprintf(err, errlen, "cannot lock '%s': %s", path, strerror(errno));
+            break;
+        }
+        if (waited >= wait_ms) {
+            snprintf(err, errlen,
+                     "another netrig tune is applying or reverting (it holds '%s'): "
+                     "wait for it to finish",
+                     path);
+            break;
+        }
+        struct timespec ts = {.tv_nsec = 50 * 1000000L};
+        nanosleep(&ts, NULL);
     }
-    if (flock(fd, LOCK_EX | LOCK_NB)) {
-        snprintf(err, errlen,
-                 "another netrig tune is applying or reverting (it holds '%s'): "
-                 "wait for it to finish",
-                 path);
-        close(fd);
-        return -1;
-    }
-    return fd;
+    close(fd);
+    return -1;
+}
+
+int tune_journal_lock(const char *dir, char *err, size_t errlen)
+{
+    return tune_journal_lock_wait(dir, 0, err, errlen);
 }
 
 void tune_journal_unlock(int fd)

@@ -111,6 +111,8 @@ void tune_journal_names_free(char **names, size_t n);
 /* Takes the state directory's lock (dir/.lock, flock) so two applies or reverts never
  * interleave. Returns the lock fd, or -1 with err (another netrig tune holds it). */
 int tune_journal_lock(const char *dir, char *err, size_t errlen);
+/* The same, waiting up to wait_ms for another holder to let go. */
+int tune_journal_lock_wait(const char *dir, unsigned wait_ms, char *err, size_t errlen);
 void tune_journal_unlock(int fd);
 
 const char *tune_journal_state_name(enum tune_journal_state st);
