@@ -7,9 +7,11 @@
 #include "audit.h"
 #include "tune_apply.h"
 #include "tune_journal.h"
+#include "tune_mtu.h"
 #include "tune_persist.h"
 #include "tune_plan.h"
 #include "tune_report.h"
+#include "tune_risk.h"
 
 #include <cjson/cJSON.h>
 #include <getopt.h>
@@ -22,7 +24,8 @@
 void cli_help_tune(FILE *out)
 {
     fprintf(out, "usage: netrig tune [--rate RATE] [--rtt TIME] [--profile throughput|latency]\n"
-                 "                   [-I IFACE] [--apply [--persist]] [--state-dir DIR]\n"
+                 "                   [-I IFACE] [--apply [--persist]] [--allow-disruptive]\n"
+                 "                   [--only ITEMS] [--peer HOST] [--state-dir DIR]\n"
                  "                   [--sysroot DIR] [-J]\n"
                  "       netrig tune --revert [JOURNAL] [--state-dir DIR] [--sysroot DIR] [-J]\n"
                  "       netrig tune --list [--state-dir DIR] [--sysroot DIR] [-J]\n"
@@ -34,9 +37,20 @@ void cli_help_tune(FILE *out)
                  "ioctls); tc, setpci, services and boot settings are manual steps, never run.\n"
                  "\n"
                  "  --rate, --rtt, --profile, -I  the target, as for 'netrig audit'\n"
-                 "  --apply            journal every old value (fsync'd), then apply, read back\n"
-                 "                     and report; a change the kernel refuses is reported and\n"
-                 "                     the rest go on (root)\n"
+                 "  --apply            journal every old value (fsync'd), then apply the safe\n"
+                 "                     changes, read back and report; a change the kernel\n"
+                 "                     refuses is reported and the rest go on (root)\n"
+                 "  --allow-disruptive with --apply: also the disruptive changes (MTU, rings,\n"
+                 "                     channels, coalescing, pause, hardware offloads), which\n"
+                 "                     may reset the link\n"
+                 "  --only ITEMS       apply only these items (comma-separated; the plan shows\n"
+                 "                     each change's item: mtu:eth0, ring:eth0,\n"
+                 "                     net.ipv4.tcp_rmem; a group such as mtu or sysctl names\n"
+                 "                     them all); a disruptive item named here is applied\n"
+                 "  --peer HOST        a host past the path (answering ping): an MTU change is\n"
+                 "                     probed toward it with don't-fragment pings, and applied\n"
+                 "                     only if HOST answers the new size (else put back at once);\n"
+                 "                     without --peer an MTU change is advice, never applied\n"
                  "  --persist          with --apply: also write /etc/sysctl.d/90-netrig.conf and\n"
                  "                     /etc/udev/rules.d/90-netrig.rules (journaled, undone by\n"
                  "                     --revert); without --apply: show what they would hold\n"
@@ -48,6 +62,9 @@ void cli_help_tune(FILE *out)
                  "                     tree) instead of this host; the state directory too\n"
                  "  -J, --json         one JSON document\n"
                  "\n"
+                 "Every change has a class: safe (sysctls, txqueuelen, RPS, IRQ affinity,\n"
+                 "governor: --apply makes them), disruptive (may reset the link: only with\n"
+                 "--allow-disruptive or --only) or manual (never run).\n"
                  "Inside a network namespace only per-namespace settings change; global ones\n"
                  "(such as net.core.rmem_max) are reported as not changeable there.\n"
                  "Exit status: 0 done, 1 some change refused or not possible here, 2 nothing\n"
@@ -69,6 +86,9 @@ enum {
     OPT_REVERT,
     OPT_LIST,
     OPT_STATE_DIR,
+    OPT_ALLOW_DISRUPTIVE,
+    OPT_ONLY,
+    OPT_PEER,
 };
 
 static const struct option tune_long[] = {
@@ -84,6 +104,9 @@ static const struct option tune_long[] = {
     {"revert", no_argument, NULL, OPT_REVERT},
     {"list", no_argument, NULL, OPT_LIST},
     {"state-dir", required_argument, NULL, OPT_STATE_DIR},
+    {"allow-disruptive", no_argument, NULL, OPT_ALLOW_DISRUPTIVE},
+    {"only", required_argument, NULL, OPT_ONLY},
+    {"peer", required_argument, NULL, OPT_PEER},
     {NULL, 0, NULL, 0},
 };
 
@@ -93,6 +116,7 @@ struct tune_cli {
     char state_dir[PATH_MAX]; /* joined with the sysroot */
     const char *state_opt, *journal;
     bool json, apply, persist, revert, list;
+    struct tune_select sel; /* --allow-disruptive, --only, --peer */
     unsigned pause_ms;
 };
 
@@ -148,6 +172,9 @@ static int tune_opt(int c, const char *arg, struct tune_cli *tc)
     case OPT_REVERT: tc->revert = true; return 0;
     case OPT_LIST: tc->list = true; return 0;
     case OPT_STATE_DIR: tc->state_opt = arg; return 0;
+    case OPT_ALLOW_DISRUPTIVE: tc->sel.allow_disruptive = true; return 0;
+    case OPT_ONLY: tc->sel.only = arg; return 0;
+    case OPT_PEER: tc->sel.peer = arg; return 0;
     default: return -1;
     }
 }
@@ -173,6 +200,16 @@ static int tune_check(struct tune_cli *tc, int argc, char **argv)
         (tc->persist || tc->ao.rate_bps || tc->ao.rtt_ns || tc->ao.iface)) {
         cli_error("--revert and --list take no target or --persist: the journal holds what "
                   "was changed");
+        return -1;
+    }
+    if ((tc->revert || tc->list) && (tc->sel.allow_disruptive || tc->sel.only || tc->sel.peer)) {
+        cli_error("--allow-disruptive, --only and --peer choose what a plan applies: they do "
+                  "not go with --revert or --list");
+        return -1;
+    }
+    if (tc->sel.peer && tc->ao.sysroot) {
+        cli_error("--peer probes the live network, which a --sysroot tree is not part of: drop "
+                  "one of them");
         return -1;
     }
     if (tc->ao.sysroot && dir[0] != '/') {
@@ -299,19 +336,21 @@ static void describe(const struct tune_plan *plan, char *target, size_t len, cha
              tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, target);
 }
 
-static int run_apply(const struct tune_cli *tc, const struct tune_plan *plan)
+static int run_apply(const struct tune_cli *tc, const struct tune_plan *plan,
+                     struct tune_mtu_peer *mp)
 {
     char target[96], stamp[160], err[2 * PATH_MAX + 256], undo[3 * PATH_MAX];
     struct tune_apply_opts o = {.sysroot = tc->ao.sysroot,
                                 .state_dir = tc->state_dir,
                                 .persist = tc->persist,
                                 .pause_ms = tc->pause_ms,
+                                .mtu_verify = tc->sel.peer ? tune_mtu_verify : NULL,
+                                .mtu_arg = mp,
                                 .profile = plan->profile == AUDIT_PROFILE_LATENCY ? "latency"
                                                                                   : "throughput"};
     struct tune_apply_result res;
+    size_t here = 0, held = 0;
     int rc;
-
-    size_t here = 0;
 
     if (tc->persist && plan->netns_child == 1) {
         cli_error("--persist writes /etc/sysctl.d and /etc/udev/rules.d, which the host reads at "
@@ -319,18 +358,21 @@ static int run_apply(const struct tune_cli *tc, const struct tune_plan *plan)
                   "apply without --persist and set the namespace's sysctls where it is created");
         return 2;
     }
-    for (size_t i = 0; i < plan->nchanges; i++)
-        here += !plan->changes[i].blocked[0];
+    for (size_t i = 0; i < plan->nchanges; i++) {
+        here += !plan->changes[i].blocked[0] && !plan->changes[i].held[0];
+        held += plan->changes[i].held[0] != 0;
+    }
     if (!here) { /* no journal for an apply that would change nothing */
         if (tc->json)
             print_doc(tune_report_plan_json(plan, NULL, NULL, 0));
         else
             tune_report_plan_text(stdout, plan, NULL, NULL, 0, NULL);
-        cli_error("nothing to apply: %s", plan->nchanges
-                                              ? "no planned change can be made "
-                                                "here (see 'NOT HERE' above)"
-                                              : "no finding at warn or bad that netrig applies");
-        return plan->nchanges ? 1 : 0;
+        cli_error("nothing to apply: %s",
+                  held ? "every change that can be made here is held back (see 'HELD BACK' "
+                         "above)"
+                  : plan->nchanges ? "no planned change can be made here (see 'NOT HERE' above)"
+                                   : "no finding at warn or bad that netrig applies");
+        return plan->nchanges > held ? 1 : 0;
     }
     describe(plan, target, sizeof(target), stamp, sizeof(stamp));
     o.target = target;
@@ -355,7 +397,7 @@ static int run_apply(const struct tune_cli *tc, const struct tune_plan *plan)
         tune_report_plan_text(stdout, plan, &res, NULL, 0, undo);
     if (rc)
         cli_error("%s", err);
-    rc = rc ? 2 : (res.applied == plan->nchanges && !res.unverified ? 0 : 1);
+    rc = rc ? 2 : (res.refused || res.unverified || res.blocked ? 1 : 0);
     for (size_t i = 0; i < res.nfiles; i++)
         if (res.file_done[i].outcome != TUNE_O_APPLIED && rc == 0)
             rc = 1;
@@ -388,6 +430,23 @@ static int run_dry(const struct tune_cli *tc, const struct tune_plan *plan, int 
     return 0;
 }
 
+/* What --apply makes (--allow-disruptive, --only) and, with --peer, the MTU preflight probes.
+ * 0, or -1 after printing the error (bad command line, no raw socket). */
+static int select_changes(const struct tune_cli *tc, struct tune_plan *plan,
+                          struct tune_mtu_peer *mp)
+{
+    char err[1024];
+
+    memset(mp, 0, sizeof(*mp));
+    if (tune_risk_select(plan, &tc->sel, err, sizeof(err)) ||
+        (tc->sel.peer && (tune_mtu_open(tc->sel.peer, mp, err, sizeof(err)) ||
+                          tune_mtu_preflight(plan, mp, err, sizeof(err))))) {
+        cli_error("%s", err);
+        return -1;
+    }
+    return 0;
+}
+
 static unsigned pause_hook(void)
 {
     const char *s = getenv("NETRIG_TUNE_PAUSE_MS"); /* test hook: kill -9 between changes */
@@ -401,6 +460,7 @@ int cli_tune(int argc, char **argv, volatile sig_atomic_t *stop)
     struct tune_cli tc;
     struct audit_ctx *ctx;
     struct tune_plan plan;
+    struct tune_mtu_peer mp;
     char err[640];
     int rc = parse_tune(argc, argv, &tc);
 
@@ -420,7 +480,10 @@ int cli_tune(int argc, char **argv, volatile sig_atomic_t *stop)
         audit_destroy(ctx);
         return 2;
     }
-    rc = tc.apply ? run_apply(&tc, &plan) : run_dry(&tc, &plan, argc, argv);
+    if (select_changes(&tc, &plan, &mp))
+        rc = 2;
+    else
+        rc = tc.apply ? run_apply(&tc, &plan, &mp) : run_dry(&tc, &plan, argc, argv);
     tune_plan_free(&plan);
     audit_destroy(ctx);
     return fflush(stdout) ? 2 : rc;

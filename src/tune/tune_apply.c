@@ -104,6 +104,36 @@ static void verify(const struct tune_plan *plan, const char *sysroot, const stru
     }
 }
 
+/* An MTU change was just written: the path must carry it, or the old MTU goes back at once
+ * (journaled as refused when it reads back as before: nothing to revert; as unverified
+ * otherwise, so --revert tries again). */
+static void mtu_check(const struct tune_apply_opts *o, const struct tune_change *c, const char *old,
+                      struct tune_done *d)
+{
+    char why[AUDIT_TEXT_LEN] = "no path-MTU probe was asked for", now[TUNE_VALUE_LEN];
+    int rc;
+
+    if (o->mtu_verify && !o->mtu_verify(o->mtu_arg, c, why, sizeof(why))) {
+        snprintf(d->note, sizeof(d->note), "%s", why);
+        return;
+    }
+    rc = tune_plan_write(o->sysroot, c->kind, c->path, old);
+    if (!rc && tune_plan_read(o->sysroot, c->kind, c->path, old, now, sizeof(now)) >= 0 &&
+        tune_plan_same_value(now, old)) {
+        snprintf(d->error, sizeof(d->error),
+                 "the path does not carry %s-byte packets: %s; put back %s", c->new_value, why,
+                 old);
+        snprintf(d->now, sizeof(d->now), "%s", now);
+        d->outcome = TUNE_O_REFUSED;
+        return;
+    }
+    snprintf(d->error, sizeof(d->error),
+             "the path does not carry %s-byte packets: %s; putting back %s failed (%s): run "
+             "netrig tune --revert",
+             c->new_value, why, old, rc ? strerror(-rc) : "it reads back otherwise");
+    d->outcome = TUNE_O_UNVERIFIED;
+}
+
 /* One change: 0 done (whatever the kernel said), -1 the journal could not be written. */
 static int apply_one(const struct tune_plan *plan, const struct tune_apply_opts *o,
                      struct tune_journal_writer *w, unsigned *seq, const struct tune_change *c,
@@ -124,10 +154,13 @@ static int apply_one(const struct tune_plan *plan, const struct tune_apply_opts 
         return -1;
     rc = tune_plan_write(o->sysroot, c->kind, c->path, c->new_value);
     verify(plan, o->sysroot, c, old, rc, d);
+    if (c->mtu && d->outcome == TUNE_O_APPLIED)
+        mtu_check(o, c, old, d);
     tune_plan_squash(old, a, sizeof(a));
     tune_plan_squash(d->now, b, sizeof(b));
     if (d->outcome == TUNE_O_APPLIED)
-        line(o->progress, "applied", "%s: %s -> %s", c->name, a, b);
+        line(o->progress, "applied", "%s: %s -> %s%s%s%s", c->name, a, b, d->note[0] ? " (" : "",
+             d->note, d->note[0] ? ")" : "");
     else
         line(o->progress, d->outcome == TUNE_O_REFUSED ? "refused" : "unverified", "%s: %s",
              c->name, d->error);
@@ -216,6 +249,24 @@ static void count(struct tune_apply_result *res, enum tune_outcome o)
         res->unverified++;
     else if (o == TUNE_O_BLOCKED)
         res->blocked++;
+    else if (o == TUNE_O_HELD)
+        res->held++;
+}
+
+/* Marks what is not attempted (blocked, held) and says so. */
+static void skip_unattempted(const struct tune_plan *plan, const struct tune_apply_opts *o,
+                             struct tune_apply_result *res)
+{
+    for (size_t i = 0; i < plan->nchanges; i++) {
+        const struct tune_change *c = &plan->changes[i];
+        struct tune_done *d = &res->done[i];
+        if (!c->blocked[0] && !c->held[0])
+            continue;
+        d->outcome = c->held[0] ? TUNE_O_HELD : TUNE_O_BLOCKED;
+        snprintf(d->error, sizeof(d->error), "%s", c->held[0] ? c->held : c->blocked);
+        line(o->progress, c->held[0] ? "held back" : "not here", "%s: %s", c->name, d->error);
+        count(res, d->outcome);
+    }
 }
 
 static int apply_all(const struct tune_plan *plan, const struct tune_apply_opts *o,
@@ -224,22 +275,19 @@ static int apply_all(const struct tune_plan *plan, const struct tune_apply_opts 
 {
     unsigned seq = 0, tried = 0;
 
-    for (size_t i = 0; i < plan->nchanges; i++) {
-        const struct tune_change *c = &plan->changes[i];
-        struct tune_done *d = &res->done[i];
-        if (c->blocked[0]) {
-            d->outcome = TUNE_O_BLOCKED;
-            snprintf(d->error, sizeof(d->error), "%s", c->blocked);
-            line(o->progress, "not here", "%s: %s", c->name, c->blocked);
-            count(res, d->outcome);
-            continue;
+    skip_unattempted(plan, o, res);
+    /* the safe changes first: if a disruptive one cuts the link, they are done and journaled */
+    for (int pass = 0; pass < 2; pass++)
+        for (size_t i = 0; i < plan->nchanges; i++) {
+            const struct tune_change *c = &plan->changes[i];
+            if (c->blocked[0] || c->held[0] || (c->risk == TUNE_RISK_SAFE) != (pass == 0))
+                continue;
+            if (tried++ && o->pause_ms)
+                sleep_ms(o->pause_ms);
+            if (apply_one(plan, o, w, &seq, c, &res->done[i], err, errlen))
+                return -1;
+            count(res, res->done[i].outcome);
         }
-        if (tried++ && o->pause_ms)
-            sleep_ms(o->pause_ms);
-        if (apply_one(plan, o, w, &seq, c, d, err, errlen))
-            return -1;
-        count(res, d->outcome);
-    }
     if (o->persist && persist(plan, o, w, &seq, res, err, errlen))
         return -1;
     return tune_journal_done(w, res->applied, res->refused, res->unverified, err, errlen);
@@ -263,7 +311,7 @@ int tune_apply_run(const struct tune_plan *plan, const struct tune_apply_opts *o
     for (size_t i = 0; i < plan->nchanges; i++)
         res->done[i].outcome = TUNE_O_NOT_RUN;
     for (size_t i = 0; i < plan->nchanges; i++)
-        h.planned += !plan->changes[i].blocked[0];
+        h.planned += !plan->changes[i].blocked[0] && !plan->changes[i].held[0];
     h.netns = plan->netns_child == 1 ? "child" : (plan->netns_child == 0 ? "host" : "unknown");
     lock = tune_journal_lock(o->state_dir, err, errlen);
     if (lock < 0)

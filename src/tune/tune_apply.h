@@ -18,6 +18,7 @@ enum tune_outcome {
     TUNE_O_UNVERIFIED, /* written, but it reads back as another value */
     TUNE_O_BLOCKED,    /* not attempted: cannot be changed where netrig runs (plan's blocked) */
     TUNE_O_NOT_RUN,    /* not attempted: the apply stopped before it (journal unwritable) */
+    TUNE_O_HELD,       /* not attempted: disruptive, not in --only, or an unproved MTU (held) */
 };
 
 struct tune_apply_opts {
@@ -29,12 +30,18 @@ struct tune_apply_opts {
     bool persist;
     unsigned pause_ms; /* test hook: sleep this long before each change but the first */
     FILE *progress;    /* one line per change as it happens; NULL = quiet */
+    /* Right after an MTU change is written: 0 when the path carries the new size (why says
+     * how it was shown), -1 with why when not, and the old MTU is put back at once. NULL:
+     * MTU changes are never made (tune_risk_select holds them without --peer). */
+    int (*mtu_verify)(void *arg, const struct tune_change *c, char *why, size_t len);
+    void *mtu_arg;
 };
 
 struct tune_done {
     enum tune_outcome outcome;
     char now[TUNE_VALUE_LEN];   /* read back after the write */
-    char error[AUDIT_TEXT_LEN]; /* why it was refused, blocked or unverified */
+    char error[AUDIT_TEXT_LEN]; /* why it was refused, blocked, held or unverified */
+    char note[AUDIT_TEXT_LEN];  /* applied MTU changes: how the path was shown to carry it */
 };
 
 struct tune_apply_result {
@@ -45,12 +52,14 @@ struct tune_apply_result {
     struct tune_file files[TUNE_PERSIST_MAX];
     struct tune_done file_done[TUNE_PERSIST_MAX];
     char persist_skipped[AUDIT_TEXT_LEN]; /* findings no file can keep */
-    unsigned applied, refused, unverified, blocked;
+    unsigned applied, refused, unverified, blocked, held;
 };
 
-/* Returns 0 when the journal held every step (changes may still have been refused: see the
- * counts), or -1 with err when nothing could be started (lock, journal) or the journal could
- * not be written any more (the apply stops there; what it changed is journaled). */
+/* Makes every change that is neither blocked (cannot be changed here) nor held (tune_risk
+ * select), the safe ones first, then the disruptive ones. Returns 0 when the journal held
+ * every step (changes may still have been refused: see the counts), or -1 with err when
+ * nothing could be started (lock, journal) or the journal could not be written any more (the
+ * apply stops there; what it changed is journaled). */
 int tune_apply_run(const struct tune_plan *plan, const struct tune_apply_opts *o,
                    struct tune_apply_result *res, char *err, size_t errlen);
 void tune_apply_result_free(struct tune_apply_result *res);
