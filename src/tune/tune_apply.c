@@ -316,7 +316,14 @@ int tune_apply_run(const struct tune_plan *plan, const struct tune_apply_opts *o
     lock = tune_journal_lock(o->state_dir, err, errlen);
     if (lock < 0)
         return -1;
-    if (tune_journal_create(o->state_dir, &h, &w, err, errlen)) {
+    if ((o->check && o->check(o->hook_arg, err, errlen)) ||
+        tune_journal_create(o->state_dir, &h, &w, err, errlen)) {
+        tune_journal_unlock(lock);
+        return -1;
+    }
+    if (o->started && o->started(o->hook_arg, w.path, &w, err, errlen)) {
+        tune_journal_close(&w);
+        unlink(w.path); /* only its header: nothing was changed */
         tune_journal_unlock(lock);
         return -1;
     }
@@ -325,6 +332,83 @@ int tune_apply_run(const struct tune_plan *plan, const struct tune_apply_opts *o
     rc = apply_all(plan, o, &w, res, err, errlen);
     tune_journal_close(&w);
     tune_journal_unlock(lock);
+    return rc;
+}
+
+static bool same_root(const char *a, const char *b)
+{
+    char ra[PATH_MAX], rb[PATH_MAX];
+
+    a = a && *a ? a : NULL;
+    b = b && *b ? b : NULL;
+    if (!a || !b)
+        return !a && !b;
+    return realpath(a, ra) && realpath(b, rb) && !strcmp(ra, rb);
+}
+
+/* A plan of the values journal j applied (files aside), each marked applied in res. */
+static int plan_of_journal(const struct tune_journal *j, struct tune_plan *plan,
+                           struct tune_apply_result *res)
+{
+    memset(plan, 0, sizeof(*plan));
+    plan->changes = calloc(j->n + 1, sizeof(*plan->changes));
+    res->done = calloc(j->n + 1, sizeof(*res->done));
+    if (!plan->changes || !res->done)
+        return -1;
+    for (size_t i = 0; i < j->n; i++) {
+        const struct tune_journal_entry *e = &j->e[i];
+        struct tune_change *c = &plan->changes[plan->nchanges];
+        int k = tune_plan_kind_from_name(e->kind);
+        if (k < 0 || e->state != TUNE_J_APPLIED)
+            continue;
+        c->kind = (enum tune_kind)k;
+        snprintf(c->name, sizeof(c->name), "%s", e->name);
+        snprintf(c->path, sizeof(c->path), "%s", e->path);
+        snprintf(c->new_value, sizeof(c->new_value), "%s", e->new_value);
+        snprintf(c->finding, sizeof(c->finding), "%s", e->name);
+        res->done[plan->nchanges++].outcome = TUNE_O_APPLIED;
+    }
+    res->n = plan->nchanges;
+    return 0;
+}
+
+int tune_apply_persist_journal(const char *journal, const struct tune_apply_opts *o,
+                               struct tune_apply_result *res, char *err, size_t errlen)
+{
+    struct tune_journal j;
+    struct tune_journal_writer w = {.fd = -1};
+    struct tune_plan plan = {0};
+    unsigned seq;
+    int lock, rc = -1;
+
+    memset(res, 0, sizeof(*res));
+    snprintf(res->journal, sizeof(res->journal), "%s", journal);
+    if ((lock = tune_journal_lock(o->state_dir, err, errlen)) < 0)
+        return -1;
+    if (tune_journal_load(journal, &j, err, errlen)) {
+        tune_journal_unlock(lock);
+        return -1;
+    }
+    if (!same_root(j.sysroot, o->sysroot))
+        snprintf(err, errlen, "journal '%s' was applied to another --sysroot: nothing persisted",
+                 journal);
+    else if (!strcmp(j.netns, "child"))
+        snprintf(err, errlen,
+                 "journal '%s' was applied inside a network namespace: --persist would write "
+                 "the host's /etc with the namespace's values; nothing persisted",
+                 journal);
+    else if (j.reverts)
+        snprintf(err, errlen, "journal '%s' was reverted: nothing to persist", journal);
+    else if (plan_of_journal(&j, &plan, res))
+        snprintf(err, errlen, "out of memory: nothing persisted");
+    else if (!tune_journal_reopen(journal, &w, err, errlen)) {
+        seq = (unsigned)j.n;
+        rc = persist(&plan, o, &w, &seq, res, err, errlen);
+    }
+    tune_journal_close(&w);
+    tune_journal_unlock(lock);
+    tune_journal_free(&j);
+    free(plan.changes);
     return rc;
 }
 
@@ -337,17 +421,6 @@ void tune_apply_result_free(struct tune_apply_result *res)
 }
 
 /* ---- revert ------------------------------------------------------------------------------ */
-
-static bool same_root(const char *a, const char *b)
-{
-    char ra[PATH_MAX], rb[PATH_MAX];
-
-    a = a && *a ? a : NULL;
-    b = b && *b ? b : NULL;
-    if (!a || !b)
-        return !a && !b;
-    return realpath(a, ra) && realpath(b, rb) && !strcmp(ra, rb);
-}
 
 int tune_apply_pick_journal(const char *state_dir, const char *path, char *out, size_t len,
                             char *err, size_t errlen)
@@ -452,13 +525,14 @@ static int revert_all(const struct tune_journal *j, const char *sysroot, FILE *p
     return tune_journal_revert_done(w, res->restored + res->skipped, res->failed, err, errlen);
 }
 
-int tune_apply_revert(const char *journal, const char *sysroot, const char *state_dir,
-                      FILE *progress, struct tune_revert_result *res, char *err, size_t errlen)
+int tune_apply_revert_opts(const char *journal, const char *sysroot, const char *state_dir,
+                           FILE *progress, const struct tune_revert_opts *ro,
+                           struct tune_revert_result *res, char *err, size_t errlen)
 {
     struct tune_journal j;
     struct tune_journal_writer w = {.fd = -1};
     char jdir[PATH_MAX];
-    int lock = -1, rc = -1;
+    int lock, rc = -1;
 
     memset(res, 0, sizeof(*res));
     snprintf(res->journal, sizeof(res->journal), "%s", journal);
@@ -466,23 +540,33 @@ int tune_apply_revert(const char *journal, const char *sysroot, const char *stat
         snprintf(err, errlen, "journal path '%s' is too long", journal);
         return -1;
     }
-    if (tune_state_check_dir(jdir, false, NULL, err, errlen) ||
-        tune_journal_load(journal, &j, err, errlen))
+    if (tune_state_check_dir(jdir, false, NULL, err, errlen))
         return -1;
+    /* the lock first, then the journal: what it says (confirmed, reverted) cannot change
+     * between reading it and acting on it */
+    if ((lock = tune_journal_lock_wait(state_dir, ro->lock_wait_ms, err, errlen)) < 0)
+        return -1;
+    if (tune_journal_load(journal, &j, err, errlen)) {
+        tune_journal_unlock(lock);
+        return -1;
+    }
     if (!same_root(j.sysroot, sysroot)) {
         snprintf(err, errlen,
                  "journal '%s' was applied to %s%s, not to %s%s: nothing was "
                  "changed; run the revert with the same --sysroot",
                  journal, j.sysroot[0] ? "--sysroot " : "this host", j.sysroot,
                  sysroot && *sysroot ? "--sysroot " : "this host", sysroot ? sysroot : "");
+    } else if (ro->unless_confirmed && j.confirmed) {
+        snprintf(err, errlen, "journal '%s' was confirmed (%s): nothing to revert", journal,
+                 j.confirmed_at);
+        rc = 2;
     } else if (j.reverted && !j.revert_failed) {
         snprintf(err, errlen, "journal '%s' was reverted already (%s): nothing to do", journal,
                  j.reverted_at);
     } else if (!(res->undo = calloc(j.n + 1, sizeof(*res->undo)))) {
         snprintf(err, errlen, "out of memory: nothing was changed");
-    } else if ((lock = tune_journal_lock(state_dir, err, errlen)) >= 0 &&
-               !tune_journal_reopen(journal, &w, err, errlen) &&
-               !tune_journal_revert_start(&w, err, errlen)) {
+    } else if (!tune_journal_reopen(journal, &w, err, errlen) &&
+               !tune_journal_revert_start(&w, ro->by, err, errlen)) {
         say(progress, "reverting %s (%zu changes, newest first)\n", journal, j.n);
         rc = revert_all(&j, sysroot, progress, &w, res, err, errlen);
         if (rc == 0 && res->failed)
@@ -491,9 +575,17 @@ int tune_apply_revert(const char *journal, const char *sysroot, const char *stat
     tune_journal_close(&w);
     tune_journal_unlock(lock);
     tune_journal_free(&j);
-    if (rc < 0)
+    if (rc < 0 || rc == 2)
         tune_apply_revert_free(res);
     return rc;
+}
+
+int tune_apply_revert(const char *journal, const char *sysroot, const char *state_dir,
+                      FILE *progress, struct tune_revert_result *res, char *err, size_t errlen)
+{
+    const struct tune_revert_opts ro = {0};
+
+    return tune_apply_revert_opts(journal, sysroot, state_dir, progress, &ro, res, err, errlen);
 }
 
 void tune_apply_revert_free(struct tune_revert_result *res)

@@ -35,6 +35,13 @@ struct tune_apply_opts {
      * MTU changes are never made (tune_risk_select holds them without --peer). */
     int (*mtu_verify)(void *arg, const struct tune_change *c, char *why, size_t len);
     void *mtu_arg;
+    /* With the state directory's lock held: check() before the journal is created (non-zero:
+     * nothing is done, err says why), started() right after (the confirm watchdog; non-zero:
+     * the journal is removed, nothing was changed). Either may be NULL. */
+    int (*check)(void *arg, char *err, size_t errlen);
+    int (*started)(void *arg, const char *journal, struct tune_journal_writer *w, char *err,
+                   size_t errlen);
+    void *hook_arg;
 };
 
 struct tune_done {
@@ -64,6 +71,12 @@ int tune_apply_run(const struct tune_plan *plan, const struct tune_apply_opts *o
                    struct tune_apply_result *res, char *err, size_t errlen);
 void tune_apply_result_free(struct tune_apply_result *res);
 
+/* `netrig tune --confirm --persist`: writes the --persist files for the values journal applied
+ * (o: sysroot, state_dir, stamp, progress), journaled in that same journal, so its --revert
+ * undoes them too. 0, or -1 with err. */
+int tune_apply_persist_journal(const char *journal, const struct tune_apply_opts *o,
+                               struct tune_apply_result *res, char *err, size_t errlen);
+
 struct tune_undo {
     unsigned seq;
     char kind[8], name[TUNE_NAME_LEN], path[TUNE_PATH_LEN];
@@ -91,5 +104,17 @@ int tune_apply_pick_journal(const char *state_dir, const char *path, char *out, 
 int tune_apply_revert(const char *journal, const char *sysroot, const char *state_dir,
                       FILE *progress, struct tune_revert_result *res, char *err, size_t errlen);
 void tune_apply_revert_free(struct tune_revert_result *res);
+
+/* The same with options: how long to wait for the state directory's lock (another apply or
+ * revert), who reverts ("watchdog" goes into the journal), and, for the confirm watchdog,
+ * leave a journal alone that was confirmed meanwhile (returns 2 then, err saying so). */
+struct tune_revert_opts {
+    unsigned lock_wait_ms;
+    const char *by;
+    bool unless_confirmed;
+};
+int tune_apply_revert_opts(const char *journal, const char *sysroot, const char *state_dir,
+                           FILE *progress, const struct tune_revert_opts *ro,
+                           struct tune_revert_result *res, char *err, size_t errlen);
 
 #endif

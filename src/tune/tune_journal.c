@@ -190,20 +190,52 @@ int tune_journal_done(struct tune_journal_writer *w, unsigned applied, unsigned 
 {
     cJSON *o = cJSON_CreateObject();
 
+    char now[40];
+    double unix_s;
+
+    utc_now(now, sizeof(now), &unix_s);
     cJSON_AddTrueToObject(o, "done");
     cJSON_AddNumberToObject(o, "applied", applied);
     cJSON_AddNumberToObject(o, "refused", refused);
     cJSON_AddNumberToObject(o, "unverified", unverified);
+    cJSON_AddStringToObject(o, "at", now);
+    cJSON_AddNumberToObject(o, "at_unix", unix_s);
     return append(w, o, err, errlen);
 }
 
-int tune_journal_revert_start(struct tune_journal_writer *w, char *err, size_t errlen)
+int tune_journal_revert_start(struct tune_journal_writer *w, const char *by, char *err,
+                              size_t errlen)
 {
     char now[40];
     cJSON *o = cJSON_CreateObject();
 
     utc_now(now, sizeof(now), NULL);
     cJSON_AddStringToObject(o, "revert", "start");
+    cJSON_AddStringToObject(o, "at", now);
+    if (by)
+        cJSON_AddStringToObject(o, "by", by);
+    return append(w, o, err, errlen);
+}
+
+int tune_journal_confirm_pending(struct tune_journal_writer *w, unsigned within_ms, long pid,
+                                 const char *boot_id, char *err, size_t errlen)
+{
+    cJSON *o = cJSON_CreateObject();
+
+    cJSON_AddStringToObject(o, "confirm", "pending");
+    cJSON_AddNumberToObject(o, "within_ms", within_ms);
+    cJSON_AddNumberToObject(o, "watchdog_pid", (double)pid);
+    cJSON_AddStringToObject(o, "boot_id", boot_id ? boot_id : "");
+    return append(w, o, err, errlen);
+}
+
+int tune_journal_confirm_done(struct tune_journal_writer *w, char *err, size_t errlen)
+{
+    char now[40];
+    cJSON *o = cJSON_CreateObject();
+
+    utc_now(now, sizeof(now), NULL);
+    cJSON_AddStringToObject(o, "confirm", "done");
     cJSON_AddStringToObject(o, "at", now);
     return append(w, o, err, errlen);
 }
@@ -401,8 +433,11 @@ static int load_revert(struct load_ctx *lc, const cJSON *o)
     unsigned seq;
 
     if (what && !strcmp(what, "start") && get_str(o, "at")) {
+        const char *by = get_str(o, "by");
         j->reverts++;
         j->reverted = false;
+        snprintf(j->reverted_by, sizeof(j->reverted_by), "%s",
+                 by && !strcmp(by, "watchdog") ? "watchdog" : "");
         return 0;
     }
     if (what && !strcmp(what, "done") && get_str(o, "at") && j->reverts &&
@@ -418,6 +453,39 @@ static int load_revert(struct load_ctx *lc, const cJSON *o)
         return bad(lc, "is a revert record for a change the journal does not hold");
     e->revert = strcmp(res, "restored") ? TUNE_R_FAILED : TUNE_R_RESTORED;
     return 0;
+}
+
+static int load_done(struct load_ctx *lc, const cJSON *o)
+{
+    const cJSON *at = cJSON_GetObjectItemCaseSensitive(o, "at_unix");
+
+    if (lc->j->done)
+        return bad(lc, "is a second end-of-apply record");
+    lc->j->done = true;
+    lc->j->done_unix = cJSON_IsNumber(at) && at->valuedouble > 0 ? at->valuedouble : 0;
+    return 0;
+}
+
+static int load_confirm(struct load_ctx *lc, const cJSON *o)
+{
+    struct tune_journal *j = lc->j;
+    const char *what = get_str(o, "confirm"), *boot = get_str(o, "boot_id");
+    unsigned within, pid;
+
+    if (what && !strcmp(what, "pending") && !j->confirm && !j->n &&
+        !get_uint(o, "within_ms", &within) && !get_uint(o, "watchdog_pid", &pid) && boot &&
+        !copy_field(j->boot_id, sizeof(j->boot_id), boot)) {
+        j->confirm = true;
+        j->confirm_within_ms = within;
+        j->watchdog_pid = (long)pid;
+        return 0;
+    }
+    if (what && !strcmp(what, "done") && j->confirm && !j->confirmed &&
+        !copy_field(j->confirmed_at, sizeof(j->confirmed_at), get_str(o, "at"))) {
+        j->confirmed = true;
+        return 0;
+    }
+    return bad(lc, "is a malformed or misplaced confirmation record");
 }
 
 static int load_line(struct load_ctx *lc, const char *text)
@@ -437,8 +505,10 @@ static int load_line(struct load_ctx *lc, const char *text)
         rc = load_change(lc, o);
     else if (cJSON_GetObjectItemCaseSensitive(o, "seq"))
         rc = load_result(lc, o);
-    else if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "done")) && !lc->j->done)
-        rc = (lc->j->done = true, 0);
+    else if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "done")))
+        rc = load_done(lc, o);
+    else if (cJSON_GetObjectItemCaseSensitive(o, "confirm"))
+        rc = load_confirm(lc, o);
     else if (cJSON_GetObjectItemCaseSensitive(o, "revert") ||
              cJSON_GetObjectItemCaseSensitive(o, "revert_seq"))
         rc = load_revert(lc, o);

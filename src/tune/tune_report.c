@@ -2,7 +2,10 @@
 #define _GNU_SOURCE
 #include "tune_report.h"
 
+#include "tune_confirm.h"
 #include "tune_risk.h"
+
+#include <time.h>
 
 #include <limits.h>
 #include <string.h>
@@ -390,7 +393,8 @@ cJSON *tune_report_revert_json(const struct tune_revert_result *res)
 
 /* ---- --list ------------------------------------------------------------------------------ */
 
-/* "applied", "reverted", "partly reverted", "revert interrupted", "apply interrupted" */
+/* "applied", "reverted", "partly reverted", "revert interrupted", "apply interrupted", with
+ * the confirmation when one was asked for */
 static const char *journal_state(const struct tune_journal *j)
 {
     if (j->reverted)
@@ -398,6 +402,28 @@ static const char *journal_state(const struct tune_journal *j)
     if (j->reverts)
         return "revert interrupted";
     return j->done ? "applied" : "apply interrupted";
+}
+
+static void confirm_state(const struct tune_journal *j, char *buf, size_t len)
+{
+    char at[32];
+    time_t t = (time_t)tune_confirm_deadline(j);
+    struct tm tm;
+
+    buf[0] = '\0';
+    if (!j->confirm)
+        return;
+    gmtime_r(&t, &tm);
+    strftime(at, sizeof(at), "%Y-%m-%dT%H:%M:%SZ", &tm);
+    if (j->reverts && !strcmp(j->reverted_by, "watchdog"))
+        snprintf(buf, len, "by its watchdog: not confirmed in time");
+    else if (j->confirmed)
+        snprintf(buf, len, "confirmed %s", j->confirmed_at);
+    else if (!j->reverts)
+        snprintf(buf, len,
+                 "waits for 'netrig tune --confirm': its watchdog (pid %ld) reverts it "
+                 "at %s",
+                 j->watchdog_pid, at);
 }
 
 static void journal_counts(const struct tune_journal *j, unsigned c[4])
@@ -409,7 +435,7 @@ static void journal_counts(const struct tune_journal *j, unsigned c[4])
 
 void tune_report_list_text(FILE *out, const char *dir, char **names, size_t n)
 {
-    char path[PATH_MAX], err[PATH_MAX + 256];
+    char path[PATH_MAX], err[PATH_MAX + 256], conf[256];
     unsigned c[4];
 
     if (!n) {
@@ -426,14 +452,39 @@ void tune_report_list_text(FILE *out, const char *dir, char **names, size_t n)
             continue;
         }
         journal_counts(&j, c);
+        confirm_state(&j, conf, sizeof(conf));
         fprintf(out,
                 "  %.19sZ  %zu changes (%u applied, %u refused, %u unverified, %u "
                 "unfinished)  %s%s%s\n    %s  [%s]\n",
                 j.created, j.n, c[TUNE_J_APPLIED], c[TUNE_J_REFUSED], c[TUNE_J_UNVERIFIED],
                 c[TUNE_J_PENDING], journal_state(&j), j.reverted ? " " : "",
                 j.reverted ? j.reverted_at : "", path, j.target);
+        if (conf[0])
+            wrap(out, 4, conf);
         tune_journal_free(&j);
     }
+}
+
+static cJSON *confirm_json(const struct tune_journal *j)
+{
+    cJSON *c;
+    char state[256];
+
+    if (!j->confirm)
+        return cJSON_CreateNull();
+    c = cJSON_CreateObject();
+    confirm_state(j, state, sizeof(state));
+    cJSON_AddNumberToObject(c, "within_ms", j->confirm_within_ms);
+    cJSON_AddNumberToObject(c, "deadline_unix", tune_confirm_deadline(j));
+    cJSON_AddNumberToObject(c, "watchdog_pid", (double)j->watchdog_pid);
+    cJSON_AddStringToObject(c, "state",
+                            j->confirmed                                        ? "confirmed"
+                            : j->reverts && !strcmp(j->reverted_by, "watchdog") ? "expired"
+                            : j->reverts                                        ? "reverted"
+                                                                                : "waiting");
+    cJSON_AddItemToObject(c, "confirmed_at", str_or_null(j->confirmed_at));
+    cJSON_AddStringToObject(c, "text", state);
+    return c;
 }
 
 cJSON *tune_report_list_json(const char *dir, char **names, size_t n)
@@ -465,6 +516,8 @@ cJSON *tune_report_list_json(const char *dir, char **names, size_t n)
         cJSON_AddNumberToObject(e, "unfinished", c[TUNE_J_PENDING]);
         cJSON_AddStringToObject(e, "state", journal_state(&j));
         cJSON_AddItemToObject(e, "reverted_at", str_or_null(j.reverted_at));
+        cJSON_AddItemToObject(e, "reverted_by", str_or_null(j.reverted_by));
+        cJSON_AddItemToObject(e, "confirm", confirm_json(&j));
         tune_journal_free(&j);
     }
     cJSON_AddItemToObject(o, "journals", arr);
