@@ -7,7 +7,7 @@
 
 #define RX_SHARE_LO 0.5  /* the kernel's own starting ratio, and 1500-byte frames at worst */
 #define RX_SHARE_HI 0.93 /* 64 KB GRO/TSO aggregates */
-#define TX_SHARE_LO 0.6  /* refilled at two thirds, 10 % skb overhead (small TSO skbs) */
+#define TX_SHARE_LO 0.5  /* refilled at two thirds; paced (bbr): part of it waits unsent */
 #define TX_SHARE_HI 0.98 /* a full buffer of 64 KB TSO skbs */
 
 static void receive_model(int kmajor, int kminor, int s, struct audit_bufcap *m)
@@ -40,7 +40,8 @@ void audit_bufcap_model(enum audit_bufcap_side side, int kmajor, int kminor, int
     m->lo = TX_SHARE_LO;
     m->hi = TX_SHARE_HI;
     snprintf(m->basis, sizeof(m->basis),
-             "skb overhead, and the sender refills when a third is free: 0.6-0.98 of it");
+             "skb overhead, refills when a third is free, unsent data a paced sender holds: "
+             "0.5-0.98 of it");
 }
 
 void audit_bufcap_rate(const struct audit_bufcap *m, double buf, double rtt_s, double *lo_bps,

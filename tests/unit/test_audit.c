@@ -221,8 +221,7 @@ static const struct want seed002_ipoib[] = {
     {"sysctl.tcp_rmem_max", "", "bad", "4194304", "16777216"},
     {"sysctl.tcp_wmem_max", "", "bad", "4194304", "16777216"},
     {"sysctl.rmem_max", "", "bad", "4194304", "16777216"},
-    /* 2 x 4 MiB of SO_SNDBUF keeps >= 0.6 x 8.39 MB = 5.03 MB in flight: the BDP */
-    {"sysctl.wmem_max", "", "ok", "4194304", "4194304"},
+    {"sysctl.wmem_max", "", "bad", "4194304", "16777216"},
     {"sysctl.optmem_max", "", "ok", "4194304", "4194304"},
     {"sysctl.tcp_mem", "", "ok", "383877 511837 767754", "383877 511837 767754"},
     {"qdisc.default", "", "warn", "pfifo_fast", "fq"},
@@ -353,8 +352,8 @@ static void test_seed001_wan(void **state)
                                    "a window of 101 MB or more, more than the BDP");
     assert_string_equal(f->fix, "sysctl -w net.ipv4.tcp_rmem=\"4096 87380 134217728\"");
     f = must_find(ctx, "sysctl.tcp_wmem_max", NULL);
-    assert_contains(f->reason, "net.ipv4.tcp_wmem max 131 kB gives 78.6-128 kB in flight");
-    assert_contains(f->reason, "which caps one flow at 21-34.3 Mbit/s");
+    assert_contains(f->reason, "net.ipv4.tcp_wmem max 131 kB gives 65.5-128 kB in flight");
+    assert_contains(f->reason, "which caps one flow at 17.5-34.3 Mbit/s");
     f = must_find(ctx, "sysctl.rmem_max", NULL);
     assert_contains(f->reason, "BDP 37.5 MB at 10 Gbit/s x 30 ms");
     assert_contains(f->reason, "gets at most 2 x 131071 = 262 kB: a window of 197 kB");
@@ -364,7 +363,7 @@ static void test_seed001_wan(void **state)
      * 30 ms, inside the send-side model */
     f = must_find(ctx, "sysctl.wmem_max", NULL);
     assert_contains(f->reason, "SO_SNDBUF");
-    assert_contains(f->reason, "which caps that flow at 41.9-68.5 Mbit/s");
+    assert_contains(f->reason, "which caps that flow at 35-68.5 Mbit/s");
     f = must_find(ctx, "sysctl.congestion_control", NULL);
     assert_contains(f->fix, "modprobe tcp_htcp");
     f = must_find(ctx, "qdisc.fq_available", NULL);

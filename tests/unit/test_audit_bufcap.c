@@ -28,8 +28,8 @@ static void test_shares(void **state)
         {AUDIT_BUFCAP_RECEIVE, 0, 0, 1, 0.5, 0.93},
         {AUDIT_BUFCAP_RECEIVE, 5, 4, AUDIT_BUFCAP_AWS_UNKNOWN, 0.5, 0.93},
         /* the send side does not depend on either */
-        {AUDIT_BUFCAP_SEND, 2, 6, 2, 0.6, 0.98},
-        {AUDIT_BUFCAP_SEND, 6, 18, 1, 0.6, 0.98},
+        {AUDIT_BUFCAP_SEND, 2, 6, 2, 0.5, 0.98},
+        {AUDIT_BUFCAP_SEND, 6, 18, 1, 0.5, 0.98},
     };
     (void)state;
 
@@ -43,8 +43,9 @@ static void test_shares(void **state)
     }
 }
 
-/* The runs issue 14 measured at 40 ms (a TUN delay line, 6.x kernel) and seed 001's: the
- * model's range holds each measured rate, where buffer x 8 / RTT did not. */
+/* The runs issue 14 measured at 40 ms (a TUN delay line, 6.x kernel), the same runs through
+ * tests/tools/wanem here (tune_bufcap.sh; the machine busy, so figures vary by 10 %) and seed
+ * 001's: the model's range holds each measured rate, where buffer x 8 / RTT did not. */
 static void test_rates_against_runs(void **state)
 {
     static const struct {
@@ -54,10 +55,15 @@ static void test_rates_against_runs(void **state)
     } runs[] = {
         /* receiver tcp_rmem max 437 kB: 87.4 Mbit/s claimed, 55 measured */
         {AUDIT_BUFCAP_RECEIVE, 6, 18, 1, 437000, 0.040, 55e6, 43.7e6, 81.282e6},
-        /* sender tcp_wmem max 4 MiB: 839 Mbit/s claimed, 534 measured */
-        {AUDIT_BUFCAP_SEND, 6, 18, 1, 4194304, 0.040, 534e6, 503.32e6, 822.08e6},
+        /* sender tcp_wmem max 4 MiB: 839 Mbit/s claimed, 534 measured (bbr) */
+        {AUDIT_BUFCAP_SEND, 6, 18, 1, 4194304, 0.040, 534e6, 419.43e6, 822.08e6},
+        /* the same through tests/tools/wanem on this kernel: bbr 475-532, cubic 579 */
+        {AUDIT_BUFCAP_SEND, 6, 18, 1, 4194304, 0.040, 475e6, 419.43e6, 822.08e6},
+        {AUDIT_BUFCAP_SEND, 6, 18, 1, 4194304, 0.040, 579e6, 419.43e6, 822.08e6},
+        /* and the receiver's 437 kB there: 53-56 Mbit/s */
+        {AUDIT_BUFCAP_RECEIVE, 6, 18, 1, 437000, 0.040, 53e6, 43.7e6, 81.282e6},
         /* seed 001: iperf -w 4M got 2 x 131071 of send buffer, 56 Mbit/s at 30 ms */
-        {AUDIT_BUFCAP_SEND, 2, 6, 2, 262142, 0.030, 56e6, 41.94e6, 68.51e6},
+        {AUDIT_BUFCAP_SEND, 2, 6, 2, 262142, 0.030, 56e6, 34.95e6, 68.51e6},
     };
     (void)state;
 
