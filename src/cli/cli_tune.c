@@ -501,7 +501,7 @@ static int run_apply(const struct tune_cli *tc, const struct tune_plan *plan,
                      struct tune_mtu_peer *mp)
 {
     struct apply_hooks hooks = {.tc = tc};
-    char target[96], stamp[160], err[2 * PATH_MAX + 256], undo[3 * PATH_MAX];
+    char target[96], stamp[160], err[2 * PATH_MAX + 256], undo[3 * PATH_MAX], banner[160];
     struct tune_apply_opts o = {.sysroot = tc->ao.sysroot,
                                 .state_dir = tc->state_dir,
                                 .persist = tc->persist,
@@ -547,8 +547,9 @@ static int run_apply(const struct tune_cli *tc, const struct tune_plan *plan,
     o.target = target;
     o.stamp = stamp;
     o.progress = tc->json ? NULL : stdout;
-    if (!tc->json)
-        printf("netrig tune --apply: %zu change(s) for %s\n", plan->nchanges, target);
+    snprintf(banner, sizeof(banner), "netrig tune --apply: %zu change(s) for %s", plan->nchanges,
+             target);
+    o.banner = banner;
     rc = tune_apply_run(plan, &o, &res, err, sizeof(err));
     if (rc && !res.journal[0]) {
         cli_error("%s", err);

@@ -328,6 +328,8 @@ int tune_apply_run(const struct tune_plan *plan, const struct tune_apply_opts *o
         return -1;
     }
     snprintf(res->journal, sizeof(res->journal), "%s", w.path);
+    if (o->banner)
+        say(o->progress, "%s\n", o->banner);
     say(o->progress, "journal %s\n", w.path);
     rc = apply_all(plan, o, &w, res, err, errlen);
     tune_journal_close(&w);

@@ -28,8 +28,9 @@ struct tune_apply_opts {
     const char *stamp;     /* time and target, for the header comment of persisted files */
     const char *profile;
     bool persist;
-    unsigned pause_ms; /* test hook: sleep this long before each change but the first */
-    FILE *progress;    /* one line per change as it happens; NULL = quiet */
+    unsigned pause_ms;  /* test hook: sleep this long before each change but the first */
+    FILE *progress;     /* one line per change as it happens; NULL = quiet */
+    const char *banner; /* printed to progress once the journal exists (NULL: none) */
     /* Right after an MTU change is written: 0 when the path carries the new size (why says
      * how it was shown), -1 with why when not, and the old MTU is put back at once. NULL:
      * MTU changes are never made (tune_risk_select holds them without --peer). */
