@@ -518,21 +518,44 @@ static int load_line(struct load_ctx *lc, const char *text)
     return rc;
 }
 
-/* Reads up to max bytes of fd into buf; returns the count, or -1 (errno set). */
-static ssize_t read_upto(int fd, char *buf, size_t max)
+/* Reads all of fd (at most max bytes, then one more to tell it is larger) into a new buffer
+ * sized from the file, growing it if the file grew. Returns the count (> max: too large), or
+ * -1 (errno set). */
+static ssize_t read_all(int fd, size_t max, char **out)
 {
-    size_t n = 0;
+    struct stat st;
+    size_t cap, n = 0;
+    char *buf = NULL;
 
-    while (n < max) {
-        ssize_t r = read(fd, buf + n, max - n);
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r < 0)
+    if (fstat(fd, &st))
+        return -1;
+    cap = (size_t)st.st_size < max ? (size_t)st.st_size + 4096 : max + 1;
+    for (;;) {
+        char *p = realloc(buf, cap + 1);
+        if (!p) {
+            free(buf);
+            errno = ENOMEM;
             return -1;
-        if (r == 0)
+        }
+        buf = p;
+        while (n < cap) {
+            ssize_t r = read(fd, buf + n, cap - n);
+            if (r < 0 && errno == EINTR)
+                continue;
+            if (r < 0) {
+                free(buf);
+                return -1;
+            }
+            if (r == 0)
+                break;
+            n += (size_t)r;
+        }
+        if (n < cap || cap > max)
             break;
-        n += (size_t)r;
+        cap = cap * 2 > max + 1 ? max + 1 : cap * 2; /* it grew while being read */
     }
+    buf[n] = '\0';
+    *out = buf;
     return (ssize_t)n;
 }
 
@@ -540,23 +563,22 @@ static ssize_t read_upto(int fd, char *buf, size_t max)
 static int read_journal(const char *path, char **out, char *err, size_t errlen)
 {
     int fd = tune_state_open(path, O_RDONLY, 0, "journal", err, errlen);
-    char *buf = fd < 0 ? NULL : malloc(TUNE_JOURNAL_MAX_BYTES + 1);
-    ssize_t n = buf ? read_upto(fd, buf, TUNE_JOURNAL_MAX_BYTES + 1) : -1;
+    char *buf = NULL;
+    ssize_t n;
 
     *out = NULL;
     if (fd < 0)
         return -1;
+    n = read_all(fd, TUNE_JOURNAL_MAX_BYTES, &buf);
     close(fd);
-    if (!buf)
-        snprintf(err, errlen, "out of memory reading the journal '%s'", path);
-    else if (n < 0)
+    if (n < 0)
         snprintf(err, errlen, "cannot read journal '%s': %s", path, strerror(errno));
     else if ((size_t)n > TUNE_JOURNAL_MAX_BYTES)
         snprintf(err, errlen,
                  "journal '%s' is larger than %u MiB: not a netrig tune journal; nothing was "
                  "changed",
                  path, TUNE_JOURNAL_MAX_BYTES >> 20);
-    else if (buf[n] = '\0', strlen(buf) != (size_t)n)
+    else if (strlen(buf) != (size_t)n)
         snprintf(err, errlen,
                  "journal '%s' is not a text file: not a netrig tune journal; nothing was "
                  "changed",
@@ -665,7 +687,8 @@ int tune_journal_list(const char *dir, char ***names, size_t *n, char *err, size
         (*n)++;
     }
     closedir(d);
-    qsort(*names, *n, sizeof(**names), cmp_names);
+    if (*n) /* qsort of NULL, even of nothing, is undefined */
+        qsort(*names, *n, sizeof(**names), cmp_names);
     return 0;
 oom:
     closedir(d);
