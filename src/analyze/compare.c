@@ -1,12 +1,54 @@
-/* compare: metric-by-metric and host-by-host comparison of two sets of stored runs. */
+/* compare: metric-by-metric comparison of two sets of stored runs, with what was compared
+ * (compare_params.c) and the host settings that differ (compare_host.c), as text and JSON. */
 #include "compare.h"
 
 #include "store_run.h"
 
 #include <errno.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+
+int compare_join(char **list, const char *v)
+{
+    size_t n = strlen(v), have = *list ? strlen(*list) : 0;
+    char *grown;
+
+    for (const char *p = *list; p;) {
+        if (!strncmp(p, v, n) && (p[n] == '\0' || !strncmp(p + n, " | ", 3)))
+            return 0;
+        p = strstr(p, " | ");
+        if (p)
+            p += 3;
+    }
+    grown = realloc(*list, have + n + 4);
+    if (!grown)
+        return -ENOMEM;
+    snprintf(grown + have, n + 4, "%s%s", have ? " | " : "", v);
+    *list = grown;
+    return 1;
+}
+
+int compare_warn(struct compare_result *c, const char *kind, const char *fmt, ...)
+{
+    struct compare_warning *w = realloc(c->warnings, (c->nwarnings + 1) * sizeof(*w));
+    va_list ap;
+    char buf[1024];
+
+    if (!w)
+        return -ENOMEM;
+    c->warnings = w;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof(buf), fmt, ap);
+    va_end(ap);
+    w[c->nwarnings].kind = kind;
+    w[c->nwarnings].message = strdup(buf);
+    if (!w[c->nwarnings].message)
+        return -ENOMEM;
+    c->nwarnings++;
+    return 0;
+}
 
 /* The values of one metric over a set (runs lacking it are skipped). */
 static void collect(struct store *st, const int64_t *ids, size_t n, const char *name, double *v,
@@ -39,75 +81,23 @@ static void compare_metrics(struct store *st, struct compare_result *c, double *
     }
 }
 
-/* Is v one of the " | "-separated values in list? */
-static bool has_value(const char *list, const char *v)
-{
-    size_t n = strlen(v);
-
-    for (const char *p = list; p;) {
-        if (!strncmp(p, v, n) && (p[n] == '\0' || !strncmp(p + n, " | ", 3)))
-            return true;
-        p = strstr(p, " | ");
-        if (p)
-            p += 3;
-    }
-    return false;
-}
-
-/* A set's settings: each key's distinct values joined with " | ". */
-static void merge_hosts(struct store *st, const int64_t *ids, size_t n, struct hostsnap *acc,
-                        struct hostsnap *tmp)
-{
-    hostsnap_clear(acc);
-    for (size_t i = 0; i < n; i++) {
-        store_run_host(st, ids[i], tmp);
-        for (uint32_t k = 0; k < tmp->n; k++) {
-            const char *cur = hostsnap_get(acc, tmp->e[k].key);
-            char joined[HOSTSNAP_VAL_LEN * 2 + 4];
-            if (!cur) {
-                if (i == 0)
-                    hostsnap_set(acc, tmp->e[k].key, tmp->e[k].value);
-                continue;
-            }
-            if (has_value(cur, tmp->e[k].value))
-                continue;
-            snprintf(joined, sizeof(joined), "%s | %s", cur, tmp->e[k].value);
-            hostsnap_set(acc, tmp->e[k].key, joined);
-        }
-    }
-}
-
-static void add_diff(const char *key, const char *va, const char *vb, void *arg)
-{
-    struct compare_result *c = arg;
-    struct compare_host *h = &c->host[c->nhost++];
-
-    snprintf(h->key, sizeof(h->key), "%s", key);
-    snprintf(h->a, sizeof(h->a), "%s", va ? va : "");
-    snprintf(h->b, sizeof(h->b), "%s", vb ? vb : "");
-}
-
 int compare_sets(struct store *st, const int64_t *a, size_t na, const int64_t *b, size_t nb,
-                 struct compare_result *out, char *err, size_t errlen)
+                 unsigned flags, struct compare_result *out, char *err, size_t errlen)
 {
     double *va = calloc(na + 1, sizeof(double)), *vb = calloc(nb + 1, sizeof(double));
-    struct hostsnap *ha = malloc(sizeof(*ha)), *hb = malloc(sizeof(*hb));
-    struct hostsnap *tmp = malloc(sizeof(*tmp));
-    int rc = 0;
+    int rc = va && vb ? 0 : -ENOMEM;
 
     memset(out, 0, sizeof(*out));
     out->a = a, out->na = na, out->b = b, out->nb = nb;
-    out->host = calloc(2 * HOSTSNAP_MAX, sizeof(*out->host));
-    if (!va || !vb || !ha || !hb || !tmp || !out->host) {
-        snprintf(err, errlen, "out of memory comparing runs");
-        rc = -ENOMEM;
-    } else {
+    if (!rc)
+        rc = compare_params(st, out, flags, err, errlen);
+    if (!rc) {
         compare_metrics(st, out, va, vb);
-        merge_hosts(st, a, na, ha, tmp);
-        merge_hosts(st, b, nb, hb, tmp);
-        hostsnap_diff(ha, hb, add_diff, out);
+        rc = compare_host(st, out);
     }
-    free(va), free(vb), free(ha), free(hb), free(tmp);
+    if (rc == -ENOMEM)
+        snprintf(err, errlen, "out of memory comparing runs");
+    free(va), free(vb);
     if (rc)
         compare_free(out);
     return rc;
@@ -115,9 +105,13 @@ int compare_sets(struct store *st, const int64_t *a, size_t na, const int64_t *b
 
 void compare_free(struct compare_result *c)
 {
-    free(c->host);
-    c->host = NULL;
-    c->nhost = 0;
+    compare_params_free(c);
+    compare_host_free(c);
+    for (size_t i = 0; i < c->nwarnings; i++)
+        free(c->warnings[i].message);
+    free(c->warnings);
+    c->warnings = NULL;
+    c->nwarnings = 0;
 }
 
 const char *compare_verdict(const struct compare_row *r)
@@ -126,6 +120,8 @@ const char *compare_verdict(const struct compare_row *r)
         return "";
     return (r->b.mean > r->a.mean) == r->def->higher_is_better ? "better" : "worse";
 }
+
+/* ---- JSON ---- */
 
 static cJSON *side_json(const struct stats_sample *s)
 {
@@ -146,6 +142,84 @@ static cJSON *ids_json(const int64_t *ids, size_t n)
     return a;
 }
 
+static cJSON *row_json(const struct compare_row *r)
+{
+    cJSON *m = cJSON_CreateObject();
+
+    cJSON_AddStringToObject(m, "name", r->def->name);
+    cJSON_AddStringToObject(m, "unit", metric_unit_name(r->def->unit));
+    cJSON_AddBoolToObject(m, "higher_is_better", r->def->higher_is_better);
+    cJSON_AddItemToObject(m, "a", side_json(&r->a));
+    cJSON_AddItemToObject(m, "b", side_json(&r->b));
+    if (isnan(r->change_pct))
+        cJSON_AddNullToObject(m, "change_pct");
+    else
+        cJSON_AddNumberToObject(m, "change_pct", r->change_pct);
+    if (r->w.valid) {
+        cJSON *t = cJSON_AddObjectToObject(m, "welch");
+        cJSON_AddNumberToObject(t, "t", isfinite(r->w.t) ? r->w.t : (r->w.t > 0 ? 1e308 : -1e308));
+        cJSON_AddNumberToObject(t, "df", r->w.df);
+        cJSON_AddNumberToObject(t, "p", r->w.p);
+    } else {
+        cJSON_AddNullToObject(m, "welch");
+    }
+    cJSON_AddBoolToObject(m, "significant", r->significant);
+    cJSON_AddStringToObject(m, "verdict", compare_verdict(r));
+    return m;
+}
+
+static void params_json(cJSON *o, const struct compare_result *c)
+{
+    cJSON *arr = cJSON_AddArrayToObject(o, "parameters");
+
+    for (size_t i = 0; i < c->nparams; i++) {
+        cJSON *p = cJSON_CreateObject();
+        cJSON_AddStringToObject(p, "name", c->params[i].name);
+        cJSON_AddStringToObject(p, "label", c->params[i].label);
+        cJSON_AddStringToObject(p, "a", c->params[i].a);
+        cJSON_AddStringToObject(p, "b", c->params[i].b);
+        cJSON_AddBoolToObject(p, "mixed", c->params[i].mixed);
+        cJSON_AddItemToArray(arr, p);
+    }
+    arr = cJSON_AddArrayToObject(o, "warnings");
+    for (size_t i = 0; i < c->nwarnings; i++) {
+        cJSON *w = cJSON_CreateObject();
+        cJSON_AddStringToObject(w, "kind", c->warnings[i].kind);
+        cJSON_AddStringToObject(w, "message", c->warnings[i].message);
+        cJSON_AddItemToArray(arr, w);
+    }
+}
+
+static void hosts_json(cJSON *o, const struct compare_result *c)
+{
+    cJSON *diffs = cJSON_AddArrayToObject(o, "host_differences");
+    cJSON *sides = cJSON_AddObjectToObject(o, "hosts");
+
+    for (int s = 0; s < 2; s++) {
+        const struct compare_side *sd = &c->side[s];
+        cJSON *so = cJSON_AddObjectToObject(sides, sd->name), *miss;
+        for (size_t i = 0; i < sd->ndiff; i++) {
+            cJSON *h = cJSON_CreateObject();
+            cJSON_AddStringToObject(h, "side", sd->name);
+            cJSON_AddStringToObject(h, "key", sd->diff[i].key);
+            cJSON_AddStringToObject(h, "a", sd->diff[i].a);
+            cJSON_AddStringToObject(h, "b", sd->diff[i].b);
+            cJSON_AddItemToArray(diffs, h);
+        }
+        cJSON_AddBoolToObject(so, "compared", sd->compared);
+        cJSON_AddNumberToObject(so, "differences", (double)sd->ndiff);
+        cJSON_AddNumberToObject(so, "not_compared_settings", (double)sd->unrecorded);
+        miss = cJSON_AddArrayToObject(so, "not_recorded");
+        for (size_t i = 0; i < sd->nmissing; i++) {
+            cJSON *m = cJSON_CreateObject();
+            cJSON_AddNumberToObject(m, "run", (double)sd->missing[i].run);
+            cJSON_AddStringToObject(m, "set", sd->missing[i].set == 'a' ? "a" : "b");
+            cJSON_AddStringToObject(m, "reason", sd->missing[i].note);
+            cJSON_AddItemToArray(miss, m);
+        }
+    }
+}
+
 cJSON *compare_json(const struct compare_result *c, const char *name_a, const char *name_b)
 {
     cJSON *o = cJSON_CreateObject(), *x, *arr;
@@ -157,42 +231,15 @@ cJSON *compare_json(const struct compare_result *c, const char *name_a, const ch
     cJSON_AddStringToObject(x, "name", name_b);
     cJSON_AddItemToObject(x, "runs", ids_json(c->b, c->nb));
     cJSON_AddNumberToObject(o, "confidence", COMPARE_LEVEL);
+    params_json(o, c);
     arr = cJSON_AddArrayToObject(o, "metrics");
-    for (size_t i = 0; i < c->nrows; i++) {
-        const struct compare_row *r = &c->rows[i];
-        cJSON *m = cJSON_CreateObject();
-        cJSON_AddStringToObject(m, "name", r->def->name);
-        cJSON_AddStringToObject(m, "unit", metric_unit_name(r->def->unit));
-        cJSON_AddBoolToObject(m, "higher_is_better", r->def->higher_is_better);
-        cJSON_AddItemToObject(m, "a", side_json(&r->a));
-        cJSON_AddItemToObject(m, "b", side_json(&r->b));
-        if (isnan(r->change_pct))
-            cJSON_AddNullToObject(m, "change_pct");
-        else
-            cJSON_AddNumberToObject(m, "change_pct", r->change_pct);
-        if (r->w.valid) {
-            cJSON *t = cJSON_AddObjectToObject(m, "welch");
-            cJSON_AddNumberToObject(t, "t",
-                                    isfinite(r->w.t) ? r->w.t : (r->w.t > 0 ? 1e308 : -1e308));
-            cJSON_AddNumberToObject(t, "df", r->w.df);
-            cJSON_AddNumberToObject(t, "p", r->w.p);
-        } else {
-            cJSON_AddNullToObject(m, "welch");
-        }
-        cJSON_AddBoolToObject(m, "significant", r->significant);
-        cJSON_AddStringToObject(m, "verdict", compare_verdict(r));
-        cJSON_AddItemToArray(arr, m);
-    }
-    arr = cJSON_AddArrayToObject(o, "host_differences");
-    for (size_t i = 0; i < c->nhost; i++) {
-        cJSON *h = cJSON_CreateObject();
-        cJSON_AddStringToObject(h, "key", c->host[i].key);
-        cJSON_AddStringToObject(h, "a", c->host[i].a);
-        cJSON_AddStringToObject(h, "b", c->host[i].b);
-        cJSON_AddItemToArray(arr, h);
-    }
+    for (size_t i = 0; i < c->nrows; i++)
+        cJSON_AddItemToArray(arr, row_json(&c->rows[i]));
+    hosts_json(o, c);
     return o;
 }
+
+/* ---- text ---- */
 
 static void side_line(FILE *out, const char *tag, const char *name, const int64_t *ids, size_t n)
 {
@@ -202,12 +249,22 @@ static void side_line(FILE *out, const char *tag, const char *name, const int64_
     fprintf(out, "%s)\n", n > 12 ? " ..." : "");
 }
 
-void compare_text(const struct compare_result *c, const char *name_a, const char *name_b, FILE *out)
+static void params_text(const struct compare_result *c, FILE *out)
+{
+    if (!c->nparams)
+        fputs("parameters: no differences\n", out);
+    else
+        fputs("parameters that differ (A -> B):\n", out);
+    for (size_t i = 0; i < c->nparams; i++)
+        fprintf(out, "  %-22s %s -> %s\n", c->params[i].label, c->params[i].a, c->params[i].b);
+    for (size_t i = 0; i < c->nwarnings; i++)
+        fprintf(out, "warning: %s\n", c->warnings[i].message);
+}
+
+static void metrics_text(const struct compare_result *c, FILE *out)
 {
     char va[48], vb[48], chg[24], sig[48];
 
-    side_line(out, "A", name_a, c->a, c->na);
-    side_line(out, "B", name_b, c->b, c->nb);
     fprintf(out, "%-20s %15s %15s %9s  %s\n", "metric", "A", "B", "change", "Welch t-test, 95%");
     for (size_t i = 0; i < c->nrows; i++) {
         const struct compare_row *r = &c->rows[i];
@@ -225,13 +282,62 @@ void compare_text(const struct compare_result *c, const char *name_a, const char
                      *compare_verdict(r) ? ", " : "", compare_verdict(r));
         fprintf(out, "%-20s %15s %15s %9s  %s\n", r->def->label, va, vb, chg, sig);
     }
-    if (!c->nhost) {
-        fputs("host settings: no differences\n", out);
+}
+
+/* "run 3 (why), runs 4, 5 (why)": the runs of a side that was not recorded, by reason. */
+static void missing_text(const struct compare_side *sd, FILE *out)
+{
+    for (size_t i = 0; i < sd->nmissing; i++) {
+        const struct compare_missing *m = &sd->missing[i];
+        size_t same = 0;
+        bool first = true;
+        for (size_t j = 0; j < i; j++)
+            if (!strcmp(sd->missing[j].note, m->note))
+                first = false;
+        if (!first)
+            continue;
+        for (size_t j = i; j < sd->nmissing; j++)
+            same += !strcmp(sd->missing[j].note, m->note);
+        fprintf(out, "%s run%s", i ? ";" : "", same > 1 ? "s" : "");
+        for (size_t j = i, k = 0; j < sd->nmissing; j++)
+            if (!strcmp(sd->missing[j].note, m->note))
+                fprintf(out, "%s %lld", k++ ? "," : "", (long long)sd->missing[j].run);
+        fprintf(out, ": %s", m->note[0] ? m->note : "reason unknown");
+    }
+}
+
+static void host_text(const struct compare_side *sd, FILE *out)
+{
+    if (!sd->compared) {
+        fprintf(out, "%s host settings: not compared, not recorded for", sd->name);
+        missing_text(sd, out);
+        fputc('\n', out);
         return;
     }
-    fputs("host settings that differ (A -> B):\n", out);
-    for (size_t i = 0; i < c->nhost; i++)
-        fprintf(out, "  %-40s %s -> %s\n", c->host[i].key,
-                c->host[i].a[0] ? c->host[i].a : "(none)",
-                c->host[i].b[0] ? c->host[i].b : "(none)");
+    if (!sd->ndiff)
+        fprintf(out, "%s host settings: no differences\n", sd->name);
+    else
+        fprintf(out, "%s host settings that differ (A -> B):\n", sd->name);
+    for (size_t i = 0; i < sd->ndiff; i++)
+        fprintf(out, "  %-40s %s -> %s\n", sd->diff[i].key,
+                sd->diff[i].a[0] ? sd->diff[i].a : "(none)",
+                sd->diff[i].b[0] ? sd->diff[i].b : "(none)");
+    if (sd->nmissing) {
+        fprintf(out, "  (not recorded for");
+        missing_text(sd, out);
+        fputs(")\n", out);
+    }
+    if (sd->unrecorded)
+        fprintf(out, "  (%zu setting%s only a newer netrig records: not compared)\n",
+                sd->unrecorded, sd->unrecorded == 1 ? "" : "s");
+}
+
+void compare_text(const struct compare_result *c, const char *name_a, const char *name_b, FILE *out)
+{
+    side_line(out, "A", name_a, c->a, c->na);
+    side_line(out, "B", name_b, c->b, c->nb);
+    params_text(c, out);
+    metrics_text(c, out);
+    host_text(&c->side[0], out);
+    host_text(&c->side[1], out);
 }

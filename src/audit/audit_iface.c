@@ -1,6 +1,6 @@
 /* audit_iface: interface discovery and the NIC group's checks (link, MTU, txqueuelen,
  * driver, offloads, rings, coalescing, channels, pause). Sysfs through audit_read, ethtool
- * answers through audit_nic. */
+ * answers through nicinfo. */
 #include "audit_iface.h"
 
 #include "cpulist.h"
@@ -183,10 +183,10 @@ void audit_iface_query(struct audit_ctx *ctx, struct audit_iface *ifc)
     char path[160], text[8192];
     size_t len;
 
-    audit_nic_query(audit_sysroot(ctx), ifc->name, &ifc->nic);
+    nicinfo_query(audit_sysroot(ctx), ifc->name, &ifc->nic);
     if (audit_recording(ctx)) {
-        audit_nic_answer_path(ifc->name, path, sizeof(path));
-        len = audit_nic_format(&ifc->nic, ifc->name, text, sizeof(text));
+        nicinfo_answer_path(ifc->name, path, sizeof(path));
+        len = nicinfo_format(&ifc->nic, ifc->name, text, sizeof(text));
         audit_record(ctx, path, text, len);
     }
     if (!ifc->nic.drv_err && is_pci_address(ifc->nic.bus_info))
@@ -220,7 +220,7 @@ static void skip_nic(struct audit_ctx *ctx, const char *id, const struct audit_i
 
     if (err == EBADMSG)
         AUDIT_SET(f->current, "unreadable");
-    AUDIT_SET(f->reason, "%s on %s: %s%s", request, ifc->name, audit_nic_errtext(err),
+    AUDIT_SET(f->reason, "%s on %s: %s%s", request, ifc->name, nicinfo_errtext(err),
               err == ENODATA || err == EBADMSG ? " (netrig/ethtool/ in the sysroot)" : "");
 }
 
@@ -364,7 +364,7 @@ static void check_txqueuelen(struct audit_ctx *ctx, struct audit_iface *ifc)
 
 static void check_driver(struct audit_ctx *ctx, struct audit_iface *ifc)
 {
-    const struct audit_nic *n = &ifc->nic;
+    const struct nicinfo *n = &ifc->nic;
     struct audit_finding *f;
 
     if (n->drv_err && !ifc->dev_driver[0]) {
@@ -375,7 +375,7 @@ static void check_driver(struct audit_ctx *ctx, struct audit_iface *ifc)
     if (n->drv_err) {
         AUDIT_SET(f->current, "%s", ifc->dev_driver);
         AUDIT_SET(f->reason, "ETHTOOL_GDRVINFO: %s; driver from sysfs",
-                  audit_nic_errtext(n->drv_err));
+                  nicinfo_errtext(n->drv_err));
         return;
     }
     AUDIT_SET(f->current, "%s %s, firmware %s", n->driver, n->version[0] ? n->version : "-",
@@ -388,19 +388,19 @@ static void check_driver(struct audit_ctx *ctx, struct audit_iface *ifc)
 
 struct feature_rule {
     const char *id, *ethtool_name, *why_off;
-    enum audit_nic_feature feat;
+    enum nicinfo_feature feat;
 };
 
 static const struct feature_rule feature_rules[] = {
-    {"nic.tso", "tso", "the CPU cuts every 64 KB send into MTU-sized packets", AUDIT_NIC_TSO},
-    {"nic.gso", "gso", "segmentation happens per packet in the stack", AUDIT_NIC_GSO},
-    {"nic.gro", "gro", "every received packet travels the stack alone", AUDIT_NIC_GRO},
-    {"nic.rx_checksum", "rx", "the CPU checksums every received byte", AUDIT_NIC_RXCSUM},
+    {"nic.tso", "tso", "the CPU cuts every 64 KB send into MTU-sized packets", NICINFO_TSO},
+    {"nic.gso", "gso", "segmentation happens per packet in the stack", NICINFO_GSO},
+    {"nic.gro", "gro", "every received packet travels the stack alone", NICINFO_GRO},
+    {"nic.rx_checksum", "rx", "the CPU checksums every received byte", NICINFO_RXCSUM},
 };
 
 static struct audit_finding *add_feature(struct audit_ctx *ctx, const char *id,
                                          const struct audit_iface *ifc, enum audit_status st,
-                                         enum audit_nic_feature feat)
+                                         enum nicinfo_feature feat)
 {
     struct audit_finding *f = audit_add(ctx, id, ifc->name, AUDIT_G_NIC, st);
 
@@ -420,9 +420,9 @@ static void feature_fix(struct audit_finding *f, const char *ifname, const char 
 /* A feature netrig cannot judge: skipped (unknown) or info (fixed off). Returns true when
  * handled. */
 static bool feature_unusable(struct audit_ctx *ctx, const char *id, const struct audit_iface *ifc,
-                             enum audit_nic_feature feat)
+                             enum nicinfo_feature feat)
 {
-    const struct audit_nic *n = &ifc->nic;
+    const struct nicinfo *n = &ifc->nic;
     struct audit_finding *f;
 
     if (n->feat_err) {
@@ -431,14 +431,13 @@ static bool feature_unusable(struct audit_ctx *ctx, const char *id, const struct
     }
     if (!n->feat[feat].known) {
         f = audit_add(ctx, id, ifc->name, AUDIT_G_NIC, AUDIT_SKIPPED);
-        AUDIT_SET(f->reason, "the kernel does not list the feature %s",
-                  audit_nic_feature_name(feat));
+        AUDIT_SET(f->reason, "the kernel does not list the feature %s", nicinfo_feature_name(feat));
         return true;
     }
     if (!n->feat[feat].active && n->feat[feat].fixed) {
         f = add_feature(ctx, id, ifc, AUDIT_INFO, feat);
         AUDIT_SET(f->reason, "%s cannot be turned on for this device (driver %s)",
-                  audit_nic_feature_name(feat), n->driver[0] ? n->driver : ifc->dev_driver);
+                  nicinfo_feature_name(feat), n->driver[0] ? n->driver : ifc->dev_driver);
         return true;
     }
     return false;
@@ -446,7 +445,7 @@ static bool feature_unusable(struct audit_ctx *ctx, const char *id, const struct
 
 static void check_offloads(struct audit_ctx *ctx, struct audit_iface *ifc)
 {
-    const struct audit_nic *n = &ifc->nic;
+    const struct nicinfo *n = &ifc->nic;
     struct audit_finding *f;
 
     for (size_t i = 0; i < sizeof(feature_rules) / sizeof(feature_rules[0]); i++) {
@@ -457,20 +456,20 @@ static void check_offloads(struct audit_ctx *ctx, struct audit_iface *ifc)
         f = add_feature(ctx, r->id, ifc, on ? AUDIT_OK : AUDIT_WARN, r->feat);
         AUDIT_SET(f->recommended, "on");
         if (on) {
-            AUDIT_SET(f->reason, "%s is on", audit_nic_feature_name(r->feat));
+            AUDIT_SET(f->reason, "%s is on", nicinfo_feature_name(r->feat));
             continue;
         }
-        AUDIT_SET(f->reason, "%s is off: %s", audit_nic_feature_name(r->feat), r->why_off);
+        AUDIT_SET(f->reason, "%s is off: %s", nicinfo_feature_name(r->feat), r->why_off);
         feature_fix(f, ifc->name, r->ethtool_name, true);
     }
-    if (!feature_unusable(ctx, "nic.lro", ifc, AUDIT_NIC_LRO)) {
-        bool on = n->feat[AUDIT_NIC_LRO].active, fwd = audit_get_host(ctx)->forwarding;
+    if (!feature_unusable(ctx, "nic.lro", ifc, NICINFO_LRO)) {
+        bool on = n->feat[NICINFO_LRO].active, fwd = audit_get_host(ctx)->forwarding;
         bool want = !fwd && (on || lro_wanted(ctx));
         enum audit_status st = on == want        ? AUDIT_OK
                                : fwd             ? AUDIT_BAD
                                : lro_wanted(ctx) ? AUDIT_WARN
                                                  : AUDIT_INFO;
-        f = add_feature(ctx, "nic.lro", ifc, st, AUDIT_NIC_LRO);
+        f = add_feature(ctx, "nic.lro", ifc, st, NICINFO_LRO);
         AUDIT_SET(f->recommended, "%s", want ? "on" : "off");
         if (fwd)
             AUDIT_SET(f->reason, "this host forwards IPv4: LRO merges packets it must forward "
@@ -482,13 +481,13 @@ static void check_offloads(struct audit_ctx *ctx, struct audit_iface *ifc)
         if (st != AUDIT_OK)
             feature_fix(f, ifc->name, "lro", want);
     }
-    if (!feature_unusable(ctx, "nic.rxhash", ifc, AUDIT_NIC_RXHASH)) {
-        bool on = n->feat[AUDIT_NIC_RXHASH].active, multi = ifc->rx_queues > 1;
+    if (!feature_unusable(ctx, "nic.rxhash", ifc, NICINFO_RXHASH)) {
+        bool on = n->feat[NICINFO_RXHASH].active, multi = ifc->rx_queues > 1;
         f = add_feature(ctx, "nic.rxhash", ifc,
                         on      ? AUDIT_OK
                         : multi ? AUDIT_WARN
                                 : AUDIT_INFO,
-                        AUDIT_NIC_RXHASH);
+                        NICINFO_RXHASH);
         AUDIT_SET(f->recommended, "on");
         AUDIT_SET(f->reason, "%s",
                   on ? "receive hashing lets RSS spread flows over the queues"
@@ -517,7 +516,7 @@ static int64_t rx_drops(struct audit_ctx *ctx, const struct audit_iface *ifc)
 
 static void check_rings(struct audit_ctx *ctx, struct audit_iface *ifc)
 {
-    const struct audit_nic *n = &ifc->nic;
+    const struct nicinfo *n = &ifc->nic;
     bool full = n->rx >= n->rx_max && n->tx >= n->tx_max;
     int64_t drops;
     enum audit_status st;
@@ -550,7 +549,7 @@ static void check_rings(struct audit_ctx *ctx, struct audit_iface *ifc)
     AUDIT_SET(f->persist, "RxBufferSize= and TxBufferSize= in a systemd .link file");
 }
 
-static void coalesce_text(const struct audit_nic *n, char *buf, size_t len)
+static void coalesce_text(const struct nicinfo *n, char *buf, size_t len)
 {
     snprintf(buf, len, "adaptive-rx %s rx-usecs %u rx-frames %u", n->adaptive_rx ? "on" : "off",
              n->rx_usecs, n->rx_frames);
@@ -558,10 +557,10 @@ static void coalesce_text(const struct audit_nic *n, char *buf, size_t len)
 
 static void check_coalesce(struct audit_ctx *ctx, struct audit_iface *ifc)
 {
-    const struct audit_nic *n = &ifc->nic;
+    const struct nicinfo *n = &ifc->nic;
     bool mlx5 = !strcmp(n->driver, "mlx5_core") || !strcmp(ifc->dev_driver, "mlx5_core");
-    bool lro = n->feat[AUDIT_NIC_LRO].known && (n->feat[AUDIT_NIC_LRO].active ||
-                                                (!n->feat[AUDIT_NIC_LRO].fixed && lro_wanted(ctx)));
+    bool lro = n->feat[NICINFO_LRO].known &&
+               (n->feat[NICINFO_LRO].active || (!n->feat[NICINFO_LRO].fixed && lro_wanted(ctx)));
     enum audit_status st;
     const char *rec, *why;
     struct audit_finding *f;
@@ -622,7 +621,7 @@ static int local_cpu_count(struct audit_ctx *ctx, const struct audit_iface *ifc)
 
 static void check_channels(struct audit_ctx *ctx, struct audit_iface *ifc)
 {
-    const struct audit_nic *n = &ifc->nic;
+    const struct nicinfo *n = &ifc->nic;
     uint32_t have = n->ch_combined + n->ch_rx, max = n->ch_combined_max + n->ch_rx_max, want;
     int local;
     struct audit_finding *f;
@@ -637,7 +636,7 @@ static void check_channels(struct audit_ctx *ctx, struct audit_iface *ifc)
         AUDIT_SET(f->current, "%u rx queue%s", ifc->rx_queues, ifc->rx_queues == 1 ? "" : "s");
         AUDIT_SET(f->recommended, "%s", f->current);
         AUDIT_SET(f->reason, "ETHTOOL_GCHANNELS: %s; counted in sysfs%s",
-                  audit_nic_errtext(n->chan_err),
+                  nicinfo_errtext(n->chan_err),
                   ifc->rx_queues > 1 ? ""
                                      : "; one queue means one CPU takes all receive "
                                        "interrupts (see nic.rps)");
@@ -667,7 +666,7 @@ static void check_channels(struct audit_ctx *ctx, struct audit_iface *ifc)
 
 static void check_pause(struct audit_ctx *ctx, struct audit_iface *ifc)
 {
-    const struct audit_nic *n = &ifc->nic;
+    const struct nicinfo *n = &ifc->nic;
     bool on = n->pause_rx && n->pause_tx;
     struct audit_finding *f;
 

@@ -5,7 +5,7 @@
 #define NETRIG_AUDIT_IFACE_H
 
 #include "audit.h"
-#include "audit_nic.h"
+#include "nicinfo.h"
 
 struct audit_iface {
     char name[IF_NAMESIZE];
@@ -18,7 +18,7 @@ struct audit_iface {
     char pci[32];        /* PCI address (DDDD:BB:DD.F) of the NIC, "" if none */
     char dev_driver[32]; /* DRIVER= from device/uevent */
     uint32_t rx_queues;  /* queues/rx-N directories, 0 if none */
-    struct audit_nic nic;
+    struct nicinfo nic;
 };
 
 /* Lists sysroot/sys/class/net and decides which interfaces to audit. With only set, that

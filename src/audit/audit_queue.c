@@ -434,7 +434,7 @@ void audit_queue_host(struct audit_ctx *ctx)
 
 void audit_queue_iface(struct audit_ctx *ctx, struct audit_iface *ifc)
 {
-    const struct audit_nic *n = &ifc->nic;
+    const struct nicinfo *n = &ifc->nic;
     bool tp = audit_get_profile(ctx) == AUDIT_PROFILE_THROUGHPUT;
     bool multi = !strcmp(n->qdisc_root, "mq") || !strcmp(n->qdisc_root, "mqprio");
     const char *kind = multi ? n->qdisc_leaf : n->qdisc_root;
@@ -445,7 +445,7 @@ void audit_queue_iface(struct audit_ctx *ctx, struct audit_iface *ifc)
     if (n->qdisc_err) {
         f = audit_add(ctx, "qdisc.root", ifc->name, AUDIT_G_QUEUE, AUDIT_SKIPPED);
         AUDIT_SET(f->reason, "rtnetlink qdisc dump for %s: %s", ifc->name,
-                  audit_nic_errtext(n->qdisc_err));
+                  nicinfo_errtext(n->qdisc_err));
         return;
     }
     st = !strcmp(kind, "fq")                                  ? AUDIT_OK

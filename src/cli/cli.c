@@ -1,4 +1,4 @@
-/* cli: dispatch and shared option parsing. */
+/* cli: the table of commands (dispatch, --help, help CMD) and shared option parsing. */
 #include "cli.h"
 
 #include "units.h"
@@ -8,6 +8,81 @@
 #include <stdlib.h>
 #include <string.h>
 
+static int run_stream(int argc, char **argv, volatile sig_atomic_t *stop)
+{
+    return cli_measure(PARAMS_TEST_STREAM, argc, argv, stop);
+}
+
+static int run_rr(int argc, char **argv, volatile sig_atomic_t *stop)
+{
+    return cli_measure(PARAMS_TEST_RR, argc, argv, stop);
+}
+
+static int run_crr(int argc, char **argv, volatile sig_atomic_t *stop)
+{
+    return cli_measure(PARAMS_TEST_CRR, argc, argv, stop);
+}
+
+static int run_help(int argc, char **argv, volatile sig_atomic_t *stop);
+
+/* Every command, in the order 'netrig --help' lists them. */
+static const struct cli_command commands[] = {
+    {"stream", run_stream, "throughput: TCP, or paced UDP with -u (loss, jitter)", cli_help_stream},
+    {"rr", run_rr, "request/response latency and rate, TCP or UDP", cli_help_rr},
+    {"crr", run_crr, "connection rate: connect, request, response, close", cli_help_crr},
+    {"mesh", cli_mesh, "run a plan of tests between many daemons, print the matrix", cli_help_mesh},
+    {"serve", cli_serve,
+     "run the daemon that answers these tests from other hosts\n"
+     "(stream, rr and crr with no -c start a built-in loopback server)",
+     cli_help_serve},
+    {"exporter", cli_exporter, "scheduled tests toward listed targets, results for Prometheus",
+     cli_help_exporter},
+    {"audit", cli_audit, "read-only check of this host's tuning for a target rate and RTT",
+     cli_help_audit},
+    {"tune", cli_tune,
+     "apply the audit's fixes, journaled (dry run without --apply);\n"
+     "--revert undoes them",
+     cli_help_tune},
+    {"diagnose", cli_diagnose, "why a transfer is slow: a short test, TCP_INFO and host counters",
+     cli_help_diagnose},
+    {"history", cli_history, "the stored runs (every test is saved; --no-save skips it)",
+     cli_help_history},
+    {"show", cli_show, "one stored run: parameters, results, host snapshot", cli_help_show},
+    {"export", cli_export, "stored runs as CSV or JSON", cli_help_export},
+    {"tag", cli_tag, "name runs or sets of runs, e.g. before and after a change", cli_help_tag},
+    {"compare", cli_compare, "two runs or sets side by side: % change, t-test, host changes",
+     cli_help_compare},
+    {"sweep", cli_sweep, "a test over every combination of --vary values, repeated to a CI",
+     cli_help_sweep},
+    {"plot", cli_plot, "a run or sweep as an SVG or PNG chart (gnuplot)", cli_help_plot},
+    {"report", cli_report, "one self-contained HTML report of a run, sweep or comparison",
+     cli_help_report},
+    {"help", run_help, "show help for a command: netrig help stream", NULL},
+};
+
+static const struct cli_command *find_command(const char *name)
+{
+    for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+        if (!strcmp(commands[i].name, name))
+            return &commands[i];
+    return NULL;
+}
+
+/* "  name     summary", each further line of the summary under the first. */
+static void list_commands(FILE *out)
+{
+    for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++) {
+        const char *line = commands[i].summary, *nl;
+
+        fprintf(out, "  %-8s ", commands[i].name);
+        while ((nl = strchr(line, '\n'))) {
+            fprintf(out, "%.*s\n%11s", (int)(nl - line), line, "");
+            line = nl + 1;
+        }
+        fprintf(out, "%s\n", line);
+    }
+}
+
 static void help_main(FILE *out)
 {
     fprintf(out,
@@ -15,41 +90,41 @@ static void help_main(FILE *out)
             "\n"
             "usage: netrig COMMAND [OPTIONS]\n"
             "\n"
-            "commands:\n"
-            "  stream   throughput: TCP, or paced UDP with -u (loss, jitter)\n"
-            "  rr       request/response latency and rate, TCP or UDP\n"
-            "  crr      connection rate: connect, request, response, close\n"
-            "  mesh     run a plan of tests between many daemons, print the matrix\n"
-            "  serve    run the daemon that answers these tests from other hosts\n"
-            "           (stream, rr and crr with no -c start a built-in loopback server)\n"
-            "  exporter scheduled tests toward listed targets, results for Prometheus\n"
-            "  audit    read-only check of this host's tuning for a target rate and RTT\n"
-            "  tune     apply the audit's fixes, journaled (dry run without --apply);\n"
-            "           --revert undoes them\n"
-            "  diagnose why a transfer is slow: a short test, TCP_INFO and host counters\n"
-            "  history  the stored runs (every test is saved; --no-save skips it)\n"
-            "  show     one stored run: parameters, results, host snapshot\n"
-            "  export   stored runs as CSV or JSON\n"
-            "  tag      name runs or sets of runs, e.g. before and after a change\n"
-            "  compare  two runs or sets side by side: %% change, t-test, host changes\n"
-            "  sweep    a test over every combination of --vary values, repeated to a CI\n"
-            "  plot     a run or sweep as an SVG or PNG chart (gnuplot)\n"
-            "  report   one self-contained HTML report of a run, sweep or comparison\n"
-            "  help     show help for a command: netrig help stream\n"
-            "\n"
-            "options:\n"
-            "  -h, --help      this text\n"
-            "  -V, --version   version and built-in features\n"
-            "\n"
-            "Examples:\n"
-            "  netrig stream                          # 10 s loopback test, shows the report\n"
-            "  netrig serve -D                        # daemon on port 5301\n"
-            "  netrig stream -c HOST -P 4 -T 2 -t 30  # 4 flows on 2 threads for 30 s\n"
-            "  netrig stream -c HOST -R -J            # server sends, JSON report\n"
-            "  netrig rr -c HOST -P 4 -T 2            # 1-byte request/response latency\n"
-            "  netrig crr -c HOST --connect-only      # connections per second\n"
-            "  netrig stream -c HOST -u -b 1G         # UDP at 1 Gbit/s: loss and jitter\n",
+            "commands:\n",
             NETRIG_VERSION);
+    list_commands(out);
+    fputs("\n"
+          "options:\n"
+          "  -h, --help      this text\n"
+          "  -V, --version   version and built-in features\n"
+          "\n"
+          "Examples:\n"
+          "  netrig stream                          # 10 s loopback test, shows the report\n"
+          "  netrig serve -D                        # daemon on port 5301\n"
+          "  netrig stream -c HOST -P 4 -T 2 -t 30  # 4 flows on 2 threads for 30 s\n"
+          "  netrig stream -c HOST -R -J            # server sends, JSON report\n"
+          "  netrig rr -c HOST -P 4 -T 2            # 1-byte request/response latency\n"
+          "  netrig crr -c HOST --connect-only      # connections per second\n"
+          "  netrig stream -c HOST -u -b 1G         # UDP at 1 Gbit/s: loss and jitter\n",
+          out);
+}
+
+/* netrig help [COMMAND] */
+static int run_help(int argc, char **argv, volatile sig_atomic_t *stop)
+{
+    const struct cli_command *c = argc > 1 ? find_command(argv[1]) : NULL;
+
+    (void)stop;
+    if (argc < 2) {
+        help_main(stdout);
+        return CLI_EXIT_OK;
+    }
+    if (!c || !c->help) {
+        cli_error("no help for '%s': run 'netrig --help' for the list of commands", argv[1]);
+        return CLI_EXIT_USAGE;
+    }
+    c->help(stdout);
+    return CLI_EXIT_OK;
 }
 
 static void version(void)
@@ -130,65 +205,21 @@ int cli_parse_rate(const char *opt, const char *val, uint64_t *out)
 
 int cli_main(int argc, char **argv, volatile sig_atomic_t *stop)
 {
-    const char *cmd = argc > 1 ? argv[1] : NULL;
+    const char *name = argc > 1 ? argv[1] : NULL;
+    const struct cli_command *c;
 
-    if (!cmd || !strcmp(cmd, "-h") || !strcmp(cmd, "--help")) {
-        help_main(cmd ? stdout : stderr);
-        return cmd ? CLI_EXIT_OK : CLI_EXIT_USAGE;
+    if (!name || !strcmp(name, "-h") || !strcmp(name, "--help")) {
+        help_main(name ? stdout : stderr);
+        return name ? CLI_EXIT_OK : CLI_EXIT_USAGE;
     }
-    if (!strcmp(cmd, "-V") || !strcmp(cmd, "--version")) {
+    if (!strcmp(name, "-V") || !strcmp(name, "--version")) {
         version();
         return CLI_EXIT_OK;
     }
-    if (!strcmp(cmd, "help")) {
-        if (argc < 3)
-            help_main(stdout);
-        else if (!strcmp(argv[2], "stream"))
-            cli_help_stream(stdout);
-        else if (!strcmp(argv[2], "rr"))
-            cli_help_rr(stdout);
-        else if (!strcmp(argv[2], "crr"))
-            cli_help_crr(stdout);
-        else if (!strcmp(argv[2], "serve"))
-            cli_help_serve(stdout);
-        else if (!strcmp(argv[2], "mesh"))
-            cli_help_mesh(stdout);
-        else if (!strcmp(argv[2], "audit"))
-            cli_help_audit(stdout);
-        else if (!strcmp(argv[2], "tune"))
-            cli_help_tune(stdout);
-        else if (!strcmp(argv[2], "diagnose"))
-            cli_help_diagnose(stdout);
-        else if (!strcmp(argv[2], "exporter"))
-            cli_help_exporter(stdout);
-        else if (cli_history_help(argv[2], stdout) == 0) {
-            /* history, show, export, tag, compare, sweep, plot, report */
-        } else {
-            cli_error("no help for '%s': run 'netrig --help' for the list of commands", argv[2]);
-            return CLI_EXIT_USAGE;
-        }
-        return CLI_EXIT_OK;
+    c = find_command(name);
+    if (!c) {
+        cli_error("unknown command '%s': run 'netrig --help' for the list", name);
+        return CLI_EXIT_USAGE;
     }
-    if (!strcmp(cmd, "stream"))
-        return cli_test(PARAMS_TEST_STREAM, argc - 1, argv + 1, stop);
-    if (!strcmp(cmd, "rr"))
-        return cli_test(PARAMS_TEST_RR, argc - 1, argv + 1, stop);
-    if (!strcmp(cmd, "crr"))
-        return cli_test(PARAMS_TEST_CRR, argc - 1, argv + 1, stop);
-    if (!strcmp(cmd, "serve"))
-        return cli_serve(argc - 1, argv + 1, stop);
-    if (!strcmp(cmd, "mesh"))
-        return cli_mesh(argc - 1, argv + 1, stop);
-    if (!strcmp(cmd, "audit"))
-        return cli_audit(argc - 1, argv + 1, stop);
-    if (!strcmp(cmd, "tune"))
-        return cli_tune(argc - 1, argv + 1, stop);
-    if (!strcmp(cmd, "diagnose"))
-        return cli_diagnose(argc - 1, argv + 1, stop);
-    if (!strcmp(cmd, "exporter"))
-        return cli_exporter(argc - 1, argv + 1, stop);
-    if (cli_history_command(cmd))
-        return cli_history(cmd, argc - 1, argv + 1, stop);
-    cli_error("unknown command '%s': run 'netrig --help' for the list", cmd);
-    return CLI_EXIT_USAGE;
+    return c->run(argc - 1, argv + 1, stop);
 }

@@ -17,21 +17,26 @@ static const char help_names[] =
     "RUN is an id (12), a range (10-14), a list (3,5,9), a tag, 'last', sweep:N or mesh:N.\n"
     "      --db PATH         history database (default ~/.local/share/netrig/history.db)\n";
 
-static void help_compare(FILE *out)
+void cli_help_compare(FILE *out)
 {
     fprintf(out,
-            "usage: netrig compare A B [-J] [--db PATH]\n"
+            "usage: netrig compare A B [-J] [--force] [--db PATH]\n"
             "\n"
             "Compares B against A, where each is a run or a set of runs (e.g. tags 'before' and\n"
-            "'after'): every metric's mean side by side with the change in %%, Welch's t-test at\n"
-            "95%% where a side has several runs (significant: p < 0.05; 'better' or 'worse' by\n"
-            "the metric's direction), and the host settings that differ between the two sides.\n"
+            "'after'): first the tests' parameters that differ (direction, flows, threads, write\n"
+            "size, window, congestion control, pacing, MSS, duration, server, ...) with a warning\n"
+            "when the tests differ in kind or a set mixes parameters; then every metric's mean\n"
+            "side by side with the change in %%, Welch's t-test at 95%% where a side has several\n"
+            "runs (significant: p < 0.05; 'better' or 'worse' by the metric's direction); then\n"
+            "the host settings that differ, the client's and the server's apart, each with both\n"
+            "values. rr or crr against stream is refused (exit 2) unless --force.\n"
             "\n"
-            "  -J, --json            the comparison as JSON\n");
+            "  -J, --json            the comparison as JSON\n"
+            "      --force           compare rr or crr runs against stream runs anyway\n");
     fputs(help_names, out);
 }
 
-static void help_plot(FILE *out)
+void cli_help_plot(FILE *out)
 {
     fprintf(out,
             "usage: netrig plot RUN|sweep:N -o FILE.svg|FILE.png [--db PATH]\n"
@@ -46,23 +51,26 @@ static void help_plot(FILE *out)
     fputs(help_names, out);
 }
 
-static void help_report(FILE *out)
+void cli_help_report(FILE *out)
 {
-    fprintf(out, "usage: netrig report RUN|sweep:N|mesh:N|compare A B -o FILE.html [--db PATH]\n"
+    fprintf(out, "usage: netrig report RUN|sweep:N|mesh:N|compare A B [--force] -o FILE.html\n"
+                 "                     [--db PATH]\n"
                  "\n"
                  "Writes one self-contained HTML page: charts as inline SVG, tables and the host\n"
                  "snapshot; no scripts and nothing fetched from the network. Charts need gnuplot;\n"
                  "without it the page says so and keeps the tables. mesh:N draws a mesh plan as a\n"
                  "matrix per test (source rows, destination columns), each cell coloured by its\n"
-                 "throughput or latency, failed cells with their reason.\n"
+                 "throughput or latency, failed cells with their reason. compare A B shows what\n"
+                 "netrig compare prints: parameters, warnings, metrics, host settings.\n"
                  "\n"
-                 "  -o, --output FILE     the page to write\n");
+                 "  -o, --output FILE     the page to write\n"
+                 "      --force           (compare) compare rr or crr runs against stream runs\n");
     fputs(help_names, out);
 }
 
 struct an_cli {
     const char *db, *output;
-    bool json;
+    bool json, force;
 };
 
 enum { OPT_DB = 400 };
@@ -74,6 +82,7 @@ static int parse_an(const char *cmd, int argc, char **argv, void (*help)(FILE *)
         {"db", required_argument, NULL, OPT_DB},
         {"json", no_argument, NULL, 'J'},
         {"output", required_argument, NULL, 'o'},
+        {"force", no_argument, NULL, 'F'}, /* long only: 'F' is not in the short options */
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -96,6 +105,8 @@ static int parse_an(const char *cmd, int argc, char **argv, void (*help)(FILE *)
             ac->db = optarg;
         else if (c == 'J')
             ac->json = true;
+        else if (c == 'F')
+            ac->force = true;
         else
             ac->output = optarg;
     }
@@ -114,7 +125,7 @@ static int resolve(struct store *st, const char *spec, int64_t **ids, size_t *n)
     return 0;
 }
 
-static int cmd_compare(int argc, char **argv)
+int cli_compare(int argc, char **argv, volatile sig_atomic_t *stop)
 {
     struct an_cli ac;
     struct compare_result c;
@@ -122,8 +133,9 @@ static int cmd_compare(int argc, char **argv)
     int64_t *a = NULL, *b = NULL;
     size_t na = 0, nb = 0;
     char err[512];
-    int rc = parse_an("compare", argc, argv, help_compare, "J", &ac);
+    int rc = parse_an("compare", argc, argv, cli_help_compare, "JF", &ac);
 
+    (void)stop;
     if (rc)
         return rc > 0 ? CLI_EXIT_OK : CLI_EXIT_USAGE;
     if (argc - optind != 2) {
@@ -131,11 +143,12 @@ static int cmd_compare(int argc, char **argv)
                   "'netrig compare before after'");
         return CLI_EXIT_USAGE;
     }
-    st = cli_history_open(ac.db, false);
+    st = cli_history_read(ac.db);
     if (!st)
         return CLI_EXIT_FAIL;
     rc = resolve(st, argv[optind], &a, &na) || resolve(st, argv[optind + 1], &b, &nb) ? -1 : 0;
-    if (!rc && (rc = compare_sets(st, a, na, b, nb, &c, err, sizeof(err))) != 0)
+    if (!rc && (rc = compare_sets(st, a, na, b, nb, ac.force ? COMPARE_FORCE : 0, &c, err,
+                                  sizeof(err))) != 0)
         cli_error("%s", err);
     if (!rc) {
         if (ac.json) {
@@ -153,7 +166,7 @@ static int cmd_compare(int argc, char **argv)
     free(a);
     free(b);
     store_close(st);
-    return rc ? CLI_EXIT_FAIL : CLI_EXIT_OK;
+    return rc == -EDOM ? CLI_EXIT_USAGE : rc ? CLI_EXIT_FAIL : CLI_EXIT_OK;
 }
 
 /* "PREFIXN" ("sweep:4", "mesh:2") -> N, else 0. */
@@ -171,7 +184,7 @@ static long long unit_id(const char *s, const char *prefix)
 
 static long long sweep_id(const char *s) { return unit_id(s, "sweep:"); }
 
-static int cmd_plot(int argc, char **argv)
+int cli_plot(int argc, char **argv, volatile sig_atomic_t *stop)
 {
     struct an_cli ac;
     struct plot_out po = {0};
@@ -179,8 +192,9 @@ static int cmd_plot(int argc, char **argv)
     int64_t *ids = NULL;
     size_t n = 0;
     char err[512];
-    int fmt, rc = parse_an("plot", argc, argv, help_plot, "o", &ac);
+    int fmt, rc = parse_an("plot", argc, argv, cli_help_plot, "o", &ac);
 
+    (void)stop;
     if (rc)
         return rc > 0 ? CLI_EXIT_OK : CLI_EXIT_USAGE;
     if (argc - optind != 1 || !ac.output) {
@@ -194,7 +208,7 @@ static int cmd_plot(int argc, char **argv)
     }
     po.format = (enum plot_format)fmt;
     po.path = ac.output;
-    st = cli_history_open(ac.db, false);
+    st = cli_history_read(ac.db);
     if (!st)
         return CLI_EXIT_FAIL;
     if (sweep_id(argv[optind]))
@@ -213,7 +227,7 @@ static int cmd_plot(int argc, char **argv)
     return rc ? CLI_EXIT_FAIL : CLI_EXIT_OK;
 }
 
-static int report_write(struct store *st, int argc, char **argv, FILE *f, char *note,
+static int report_write(struct store *st, char **argv, unsigned flags, FILE *f, char *note,
                         size_t notelen, char *err, size_t errlen)
 {
     int64_t *a = NULL, *b = NULL;
@@ -224,8 +238,8 @@ static int report_write(struct store *st, int argc, char **argv, FILE *f, char *
     if (!strcmp(argv[optind], "compare")) {
         rc = resolve(st, argv[optind + 1], &a, &na) || resolve(st, argv[optind + 2], &b, &nb)
                  ? -1
-                 : report_html_compare(st, a, na, argv[optind + 1], b, nb, argv[optind + 2], f,
-                                       note, notelen, err, errlen);
+                 : report_html_compare(st, a, na, argv[optind + 1], b, nb, argv[optind + 2], flags,
+                                       f, note, notelen, err, errlen);
     } else if (sweep_id(argv[optind])) {
         rc = report_html_sweep(st, sweep_id(argv[optind]), f, note, notelen, err, errlen);
     } else if (unit_id(argv[optind], "mesh:")) {
@@ -235,20 +249,20 @@ static int report_write(struct store *st, int argc, char **argv, FILE *f, char *
                  ? -1
                  : report_html_run(st, a[na - 1], f, note, notelen, err, errlen);
     }
-    (void)argc;
     free(a);
     free(b);
     return rc;
 }
 
-static int cmd_report(int argc, char **argv)
+int cli_report(int argc, char **argv, volatile sig_atomic_t *stop)
 {
     struct an_cli ac;
     struct store *st;
     char err[512], note[512];
     FILE *f;
-    int rc = parse_an("report", argc, argv, help_report, "o", &ac);
+    int rc = parse_an("report", argc, argv, cli_help_report, "oF", &ac);
 
+    (void)stop;
     if (rc)
         return rc > 0 ? CLI_EXIT_OK : CLI_EXIT_USAGE;
     if (!ac.output || optind >= argc ||
@@ -256,7 +270,11 @@ static int cmd_report(int argc, char **argv)
         cli_error("report takes RUN, sweep:N, mesh:N or 'compare A B', and -o FILE.html");
         return CLI_EXIT_USAGE;
     }
-    st = cli_history_open(ac.db, false);
+    if (ac.force && strcmp(argv[optind], "compare")) {
+        cli_error("--force applies to 'report compare A B' only");
+        return CLI_EXIT_USAGE;
+    }
+    st = cli_history_read(ac.db);
     if (!st)
         return CLI_EXIT_FAIL;
     f = fopen(ac.output, "w");
@@ -265,7 +283,8 @@ static int cmd_report(int argc, char **argv)
         store_close(st);
         return CLI_EXIT_FAIL;
     }
-    rc = report_write(st, argc, argv, f, note, sizeof(note), err, sizeof(err));
+    rc = report_write(st, argv, ac.force ? COMPARE_FORCE : 0, f, note, sizeof(note), err,
+                      sizeof(err));
     if (fclose(f) && !rc) {
         snprintf(err, sizeof(err), "cannot write report '%s': %s", ac.output, strerror(errno));
         rc = -1;
@@ -278,42 +297,5 @@ static int cmd_report(int argc, char **argv)
         cli_error("warning: %s (the report has its tables but no chart)", note);
     }
     store_close(st);
-    return rc ? CLI_EXIT_FAIL : CLI_EXIT_OK;
-}
-
-static const struct {
-    const char *name;
-    int (*run)(int argc, char **argv);
-    void (*help)(FILE *out);
-} cmds[] = {
-    {"compare", cmd_compare, help_compare},
-    {"plot", cmd_plot, help_plot},
-    {"report", cmd_report, help_report},
-};
-
-bool cli_analyze_command(const char *cmd)
-{
-    for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
-        if (!strcmp(cmd, cmds[i].name))
-            return true;
-    return false;
-}
-
-int cli_analyze(const char *cmd, int argc, char **argv)
-{
-    for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
-        if (!strcmp(cmd, cmds[i].name))
-            return cmds[i].run(argc, argv);
-    cli_error("unknown command '%s': run 'netrig --help' for the list", cmd);
-    return CLI_EXIT_USAGE;
-}
-
-int cli_analyze_help(const char *cmd, FILE *out)
-{
-    for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
-        if (!strcmp(cmd, cmds[i].name)) {
-            cmds[i].help(out);
-            return 0;
-        }
-    return -1;
+    return rc == -EDOM ? CLI_EXIT_USAGE : rc ? CLI_EXIT_FAIL : CLI_EXIT_OK;
 }

@@ -12,6 +12,7 @@
 #include "diagnose_host.h"
 #include "diagnose_report.h"
 #include "log.h"
+#include "report_text.h"
 #include "server.h"
 #include "sock.h"
 
@@ -108,7 +109,7 @@ static int own_opt(int *i, int argc, char **argv, struct diag_cli *dc)
     return 0;
 }
 
-/* Splits argv: diagnose's options here, the rest (after a default -t 5) to cli_test_parse. */
+/* Splits argv: diagnose's options here, the rest (after a default -t 5) to cli_measure_parse. */
 static int parse_diag(int argc, char **argv, struct diag_cli *dc)
 {
     char **fwd = calloc((size_t)argc + 4, sizeof(*fwd));
@@ -138,12 +139,12 @@ static int parse_diag(int argc, char **argv, struct diag_cli *dc)
         rc = -1;
     }
     if (rc >= 0)
-        rc = cli_test_parse(PARAMS_TEST_STREAM, n, fwd, &dc->o);
+        rc = cli_measure_parse(PARAMS_TEST_STREAM, n, fwd, &dc->o);
     free(fwd);
     if (rc)
         return rc;
     dc->during_ns = dc->o.p.duration_ns;
-    dc->o.output = CLIENT_OUT_NONE;
+    dc->o.observer = report_text_quiet_observer(); /* the verdict comes at the end */
     return 0;
 }
 

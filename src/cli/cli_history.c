@@ -1,6 +1,7 @@
-/* cli_history: the history commands (history, show, export, tag), dispatch of the other
- * history-based commands (compare, plot, report, sweep), and saving a test's run. */
+/* cli_history: the history commands history, show and tag (export is cli_export.c), what
+ * they share (cli_history.h), and saving a measurement's run to the history. */
 #include "cli.h"
+#include "cli_history.h"
 
 #include "hostsnap.h"
 #include "metric.h"
@@ -16,16 +17,16 @@
 #include <string.h>
 #include <time.h>
 
-static const char help_db[] =
+const char cli_history_help_db[] =
     "      --db PATH         history database (default $XDG_DATA_HOME/netrig/history.db,\n"
     "                        else ~/.local/share/netrig/history.db)\n";
 
-static const char help_runs[] =
+const char cli_history_help_runs[] =
     "RUN names one run or a set: an id (12), a range (10-14), a list (3,5,9), a tag\n"
     "('netrig tag'), 'last' (the newest run), sweep:N (every run of sweep N) or mesh:N\n"
     "(every run of mesh N).\n";
 
-static void help_history(FILE *out)
+void cli_help_history(FILE *out)
 {
     fprintf(
         out,
@@ -41,10 +42,10 @@ static void help_history(FILE *out)
         "      --sweeps          list the stored sweeps instead\n"
         "      --meshes          list the stored mesh plans instead\n"
         "  -J, --json            a JSON array: id, test, title, started_at, summary, ...\n");
-    fputs(help_db, out);
+    fputs(cli_history_help_db, out);
 }
 
-static void help_show(FILE *out)
+void cli_help_show(FILE *out)
 {
     fprintf(out,
             "usage: netrig show RUN|sweep:N|mesh:N [-J] [--db PATH]\n"
@@ -52,22 +53,11 @@ static void help_show(FILE *out)
             "One stored run: parameters, summary, flows, tags and the host snapshot. -J prints\n"
             "the run's -J document with its id, tags, metrics and host snapshot added. sweep:N\n"
             "shows a sweep's points; mesh:N a mesh plan's matrix (-J: every cell).\n\n");
-    fputs(help_db, out);
-    fputs(help_runs, out);
+    fputs(cli_history_help_db, out);
+    fputs(cli_history_help_runs, out);
 }
 
-static void help_export(FILE *out)
-{
-    fprintf(out,
-            "usage: netrig export RUN... --csv|--json [--db PATH]\n"
-            "\n"
-            "Stored runs for other tools: --csv one line per run (identity, parameters, every\n"
-            "metric), --json an array of the documents 'netrig show -J' prints.\n\n");
-    fputs(help_db, out);
-    fputs(help_runs, out);
-}
-
-static void help_tag(FILE *out)
+void cli_help_tag(FILE *out)
 {
     fprintf(out,
             "usage: netrig tag [-d] RUN NAME [--db PATH]\n"
@@ -77,8 +67,8 @@ static void help_tag(FILE *out)
             "digits, '.', '_' and '-'.\n"
             "\n"
             "  -d, --delete          remove the tag from those runs instead\n");
-    fputs(help_db, out);
-    fputs(help_runs, out);
+    fputs(cli_history_help_db, out);
+    fputs(cli_history_help_runs, out);
 }
 
 /* ---- opening and saving ---- */
@@ -101,10 +91,30 @@ struct store *cli_history_open(const char *db, bool create)
     return st;
 }
 
+struct store *cli_history_read(const char *db)
+{
+    char path[4096], err[1024];
+    struct store *st;
+
+    if (!db) {
+        if (store_default_path(path, sizeof(path), false, err, sizeof(err))) {
+            cli_error("%s", err);
+            return NULL;
+        }
+        db = path;
+    }
+    st = store_open_read(db, err, sizeof(err));
+    if (!st)
+        cli_error("%s", err);
+    else if (store_notice(st)[0])
+        cli_error("note: %s", store_notice(st));
+    return st;
+}
+
 long long cli_history_save(const char *db, const struct run_result *r, FILE *note)
 {
     char path[4096], err[512];
-    struct hostsnap *hs = malloc(sizeof(*hs));
+    struct hostsnap *hs = hostsnap_new();
     struct store *st = NULL;
     int64_t id = 0;
 
@@ -125,20 +135,11 @@ long long cli_history_save(const char *db, const struct run_result *r, FILE *not
         fprintf(note, "saved as run %lld (netrig show %lld)\n", (long long)id, (long long)id);
     }
     store_close(st);
-    free(hs);
+    hostsnap_free(hs);
     return id;
 }
 
 /* ---- shared option parsing ---- */
-
-enum { OPT_DB = 300, OPT_LAST, OPT_TITLE, OPT_SINCE, OPT_CSV, OPT_SWEEPS, OPT_MESHES };
-
-struct hist_cli {
-    const char *db;
-    bool json, csv, del, sweeps, meshes;
-    struct store_run_filter f;
-    char since[32];
-};
 
 static int field(const char *s, int at, int n)
 {
@@ -200,19 +201,19 @@ static int hist_opt(int c, const char *arg, struct hist_cli *hc)
     uint32_t n;
 
     switch (c) {
-    case OPT_DB: hc->db = arg; return 0;
+    case HIST_OPT_DB: hc->db = arg; return 0;
     case 'J': hc->json = true; return 0;
-    case OPT_CSV: hc->csv = true; return 0;
+    case HIST_OPT_CSV: hc->csv = true; return 0;
     case 'd': hc->del = true; return 0;
-    case OPT_SWEEPS: hc->sweeps = true; return 0;
-    case OPT_MESHES: hc->meshes = true; return 0;
-    case OPT_LAST:
+    case HIST_OPT_SWEEPS: hc->sweeps = true; return 0;
+    case HIST_OPT_MESHES: hc->meshes = true; return 0;
+    case HIST_OPT_LAST:
         if (cli_parse_u32("--last", arg, 0, UINT32_MAX, &n))
             return -1;
         hc->f.last = n;
         return 0;
-    case OPT_TITLE: hc->f.title = arg; return 0;
-    case OPT_SINCE:
+    case HIST_OPT_TITLE: hc->f.title = arg; return 0;
+    case HIST_OPT_SINCE:
         if (parse_since(arg, hc->since, sizeof(hc->since)))
             return -1;
         hc->f.since = hc->since;
@@ -222,21 +223,21 @@ static int hist_opt(int c, const char *arg, struct hist_cli *hc)
 }
 
 static const struct option hist_long[] = {
-    {"db", required_argument, NULL, OPT_DB},
+    {"db", required_argument, NULL, HIST_OPT_DB},
     {"json", no_argument, NULL, 'J'},
-    {"last", required_argument, NULL, OPT_LAST},
-    {"title", required_argument, NULL, OPT_TITLE},
-    {"since", required_argument, NULL, OPT_SINCE},
-    {"csv", no_argument, NULL, OPT_CSV},
+    {"last", required_argument, NULL, HIST_OPT_LAST},
+    {"title", required_argument, NULL, HIST_OPT_TITLE},
+    {"since", required_argument, NULL, HIST_OPT_SINCE},
+    {"csv", no_argument, NULL, HIST_OPT_CSV},
     {"delete", no_argument, NULL, 'd'},
-    {"sweeps", no_argument, NULL, OPT_SWEEPS},
-    {"meshes", no_argument, NULL, OPT_MESHES},
+    {"sweeps", no_argument, NULL, HIST_OPT_SWEEPS},
+    {"meshes", no_argument, NULL, HIST_OPT_MESHES},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };
 
 /* Options every history command shares; `allowed` lists the ones cmd takes (as codes). */
-static int parse_hist(const char *cmd, int argc, char **argv, const int *allowed,
+int cli_history_parse(const char *cmd, int argc, char **argv, const int *allowed,
                       void (*help)(FILE *), struct hist_cli *hc)
 {
     int c;
@@ -363,7 +364,7 @@ static int list_sweep(const struct store_sweep *sw, void *arg)
     return 0;
 }
 
-static void print_json_doc(cJSON *doc)
+void cli_history_print_json(cJSON *doc)
 {
     char *t = cJSON_Print(doc);
 
@@ -373,15 +374,17 @@ static void print_json_doc(cJSON *doc)
     cJSON_Delete(doc);
 }
 
-static int cmd_history(int argc, char **argv)
+int cli_history(int argc, char **argv, volatile sig_atomic_t *stop)
 {
-    static const int allowed[] = {OPT_DB,    'J',        OPT_LAST,   OPT_TITLE,
-                                  OPT_SINCE, OPT_SWEEPS, OPT_MESHES, 0};
+    static const int allowed[] = {
+        HIST_OPT_DB,     'J', HIST_OPT_LAST, HIST_OPT_TITLE, HIST_OPT_SINCE, HIST_OPT_SWEEPS,
+        HIST_OPT_MESHES, 0};
     struct hist_cli hc;
     struct list_ctx lc = {.out = stdout};
     char err[512];
-    int rc = parse_hist("history", argc, argv, allowed, help_history, &hc);
+    int rc = cli_history_parse("history", argc, argv, allowed, cli_help_history, &hc);
 
+    (void)stop;
     if (rc)
         return rc > 0 ? CLI_EXIT_OK : CLI_EXIT_USAGE;
     if (optind < argc) {
@@ -389,7 +392,7 @@ static int cmd_history(int argc, char **argv)
                   argv[optind]);
         return CLI_EXIT_USAGE;
     }
-    lc.st = cli_history_open(hc.db, false);
+    lc.st = cli_history_read(hc.db);
     if (!lc.st)
         return CLI_EXIT_FAIL;
     if (hc.meshes) {
@@ -413,7 +416,7 @@ static int cmd_history(int argc, char **argv)
     if (rc)
         cli_error("%s", err);
     else if (lc.arr)
-        print_json_doc(lc.arr), lc.arr = NULL;
+        cli_history_print_json(lc.arr), lc.arr = NULL;
     cJSON_Delete(lc.arr);
     store_close(lc.st);
     return rc ? CLI_EXIT_FAIL : CLI_EXIT_OK;
@@ -422,7 +425,7 @@ static int cmd_history(int argc, char **argv)
 /* ---- show ---- */
 
 /* Resolves the run-set arguments argv[from..argc-1]; prints the error. */
-static int resolve_args(struct store *st, int argc, char **argv, int from, int64_t **ids, size_t *n)
+int cli_history_resolve(struct store *st, int argc, char **argv, int from, int64_t **ids, size_t *n)
 {
     int64_t *all = NULL, *part;
     size_t total = 0, np;
@@ -451,22 +454,37 @@ static int resolve_args(struct store *st, int argc, char **argv, int from, int64
     return 0;
 }
 
-static cJSON *host_json(struct store *st, int64_t id)
+static cJSON *snap_json(const struct hostsnap *hs)
 {
-    struct hostsnap *hs = malloc(sizeof(*hs));
     cJSON *o = cJSON_CreateObject();
 
-    if (!hs)
-        return o;
-    store_run_host(st, id, hs);
-    for (uint32_t i = 0; i < hs->n; i++)
+    for (uint32_t i = 0; hs && i < hs->n; i++)
         cJSON_AddStringToObject(o, hs->e[i].key, hs->e[i].value);
-    free(hs);
     return o;
 }
 
+/* "host": the run's own side (the client's; the server's for a run a daemon served);
+ * "peer_host": the other side's, or null with "peer_host_note" saying why. */
+static void hosts_json(cJSON *doc, struct store *st, const struct store_run *r)
+{
+    struct hostsnap *hs = hostsnap_new();
+    bool served = !strcmp(r->role, "server");
+    char note[200] = "";
+
+    if (hs)
+        store_run_host_side(st, r->id, served ? "server" : "client", hs, note, sizeof(note));
+    cJSON_AddItemToObject(doc, "host", snap_json(hs));
+    if (hs &&
+        store_run_host_side(st, r->id, served ? "client" : "server", hs, note, sizeof(note)) == 1)
+        cJSON_AddItemToObject(doc, "peer_host", snap_json(hs));
+    else
+        cJSON_AddNullToObject(doc, "peer_host");
+    cJSON_AddStringToObject(doc, "peer_host_note", note);
+    hostsnap_free(hs);
+}
+
 /* The stored document with what the history knows about the run added. */
-static cJSON *run_json(struct store *st, const struct store_run *r)
+cJSON *cli_history_run_json(struct store *st, const struct store_run *r)
 {
     char *text = store_run_document(st, r->id);
     cJSON *doc = text ? cJSON_Parse(text) : NULL;
@@ -483,7 +501,7 @@ static cJSON *run_json(struct store *st, const struct store_run *r)
         cJSON_AddNumberToObject(doc, "sweep_point", (double)r->sweep_point);
     add_mesh(doc, r);
     cJSON_AddItemToObject(doc, "metrics", metrics_json(st, r->id));
-    cJSON_AddItemToObject(doc, "host", host_json(st, r->id));
+    hosts_json(doc, st, r);
     return doc;
 }
 
@@ -545,7 +563,7 @@ static void show_text(struct store *st, const struct store_run *r, FILE *out)
 {
     struct metric_value m[METRIC_MAX];
     size_t n = store_run_metrics(st, r->id, m, METRIC_MAX);
-    struct hostsnap *hs = malloc(sizeof(*hs));
+    struct hostsnap *hs = hostsnap_new();
     uint32_t nci = 0, nsi = 0;
     char v[64];
 
@@ -579,33 +597,39 @@ static void show_text(struct store *st, const struct store_run *r, FILE *out)
     store_run_intervals(st, r->id, "server", count_iv, &nsi);
     fprintf(out, "intervals: %u client, %u server (netrig export %lld --json)\n", nci, nsi,
             (long long)r->id);
-    if (!hs)
-        return;
-    store_run_host(st, r->id, hs);
-    fprintf(out, "host (%u settings):\n", hs->n);
-    for (uint32_t i = 0; i < hs->n; i++)
-        fprintf(out, "  %-44s %s\n", hs->e[i].key, hs->e[i].value);
-    free(hs);
+    for (int side = 0; hs && side < 2; side++) {
+        const char *name = side ? "server" : "client";
+        char note[200];
+        if (store_run_host_side(st, r->id, name, hs, note, sizeof(note)) != 1) {
+            fprintf(out, "%s host: not recorded (%s)\n", name, note);
+            continue;
+        }
+        fprintf(out, "%s host (%u settings):\n", name, hs->n);
+        for (uint32_t i = 0; i < hs->n; i++)
+            fprintf(out, "  %-44s %s\n", hs->e[i].key, hs->e[i].value);
+    }
+    hostsnap_free(hs);
 }
 
-static int cmd_show(int argc, char **argv)
+int cli_show(int argc, char **argv, volatile sig_atomic_t *stop)
 {
-    static const int allowed[] = {OPT_DB, 'J', 0};
+    static const int allowed[] = {HIST_OPT_DB, 'J', 0};
     struct hist_cli hc;
     struct store *st;
     struct store_run r;
     int64_t *ids = NULL;
     size_t n = 0;
     char err[512];
-    int rc = parse_hist("show", argc, argv, allowed, help_show, &hc);
+    int rc = cli_history_parse("show", argc, argv, allowed, cli_help_show, &hc);
 
+    (void)stop;
     if (rc)
         return rc > 0 ? CLI_EXIT_OK : CLI_EXIT_USAGE;
     if (optind + 1 != argc) {
         cli_error("show takes one RUN (an id, a tag or 'last'): see 'netrig help show'");
         return CLI_EXIT_USAGE;
     }
-    st = cli_history_open(hc.db, false);
+    st = cli_history_read(hc.db);
     if (!st)
         return CLI_EXIT_FAIL;
     if (!strncmp(argv[optind], "sweep:", 6) && argv[optind][6] && !strchr(argv[optind], ',')) {
@@ -618,7 +642,7 @@ static int cmd_show(int argc, char **argv)
         store_close(st);
         return rc ? CLI_EXIT_FAIL : CLI_EXIT_OK;
     }
-    rc = resolve_args(st, argc, argv, optind, &ids, &n);
+    rc = cli_history_resolve(st, argc, argv, optind, &ids, &n);
     if (!rc && n > 1)
         fprintf(stderr, "netrig: '%s' names %zu runs; showing the newest, %lld\n", argv[optind], n,
                 (long long)ids[n - 1]);
@@ -626,130 +650,10 @@ static int cmd_show(int argc, char **argv)
         cli_error("%s", err);
     if (!rc) {
         if (hc.json)
-            print_json_doc(run_json(st, &r));
+            cli_history_print_json(cli_history_run_json(st, &r));
         else
             show_text(st, &r, stdout);
     }
-    free(ids);
-    store_close(st);
-    return rc ? CLI_EXIT_FAIL : CLI_EXIT_OK;
-}
-
-/* ---- export ---- */
-
-static void csv_field(FILE *out, const char *s)
-{
-    if (!strpbrk(s, ",\"\n\r")) {
-        fputs(s, out);
-        return;
-    }
-    fputc('"', out);
-    for (; *s; s++) {
-        if (*s == '"')
-            fputc('"', out);
-        fputc(*s, out);
-    }
-    fputc('"', out);
-}
-
-static const char *const csv_params[] = {
-    "flows",      "threads",  "server_threads", "duration_s", "omit_s",      "write_size",
-    "window",     "mss",      "nodelay",        "zerocopy",   "fq_rate_bps", "direction",
-    "congestion", "req_size", "resp_size",      "depth",      "rate_tps",    "udp_rate_bps",
-};
-
-static void csv_param(FILE *out, const cJSON *p, const char *key)
-{
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(p, key);
-
-    if (cJSON_IsString(v))
-        csv_field(out, v->valuestring);
-    else if (cJSON_IsBool(v))
-        fputs(cJSON_IsTrue(v) ? "1" : "0", out);
-    else if (cJSON_IsNumber(v))
-        fprintf(out, "%.10g", v->valuedouble);
-}
-
-static void csv_row(struct store *st, const struct store_run *r, FILE *out)
-{
-    size_t nd;
-    const struct metric_def *defs = metric_all(&nd);
-    char *text = store_run_document(st, r->id);
-    cJSON *doc = text ? cJSON_Parse(text) : NULL;
-    const cJSON *p = cJSON_GetObjectItemCaseSensitive(doc, "params");
-    double v;
-
-    free(text);
-    fprintf(out, "%lld,%s,%d,%s,", (long long)r->id, r->test, r->udp, r->role);
-    csv_field(out, r->title);
-    fprintf(out, ",%s,", r->started_at);
-    csv_field(out, r->peer);
-    fprintf(out, ",%d,", r->partial);
-    csv_field(out, r->tags);
-    for (size_t i = 0; i < sizeof(csv_params) / sizeof(csv_params[0]); i++) {
-        fputc(',', out);
-        csv_param(out, p, csv_params[i]);
-    }
-    for (size_t i = 0; i < nd; i++) {
-        fputc(',', out);
-        if (!store_run_metric(st, r->id, defs[i].name, &v))
-            fprintf(out, "%.15g", v);
-    }
-    fputc('\n', out);
-    cJSON_Delete(doc);
-}
-
-static void csv_header(FILE *out)
-{
-    size_t nd;
-    const struct metric_def *defs = metric_all(&nd);
-
-    fputs("id,test,udp,role,title,started_at,peer,partial,tags", out);
-    for (size_t i = 0; i < sizeof(csv_params) / sizeof(csv_params[0]); i++)
-        fprintf(out, ",%s", csv_params[i]);
-    for (size_t i = 0; i < nd; i++)
-        fprintf(out, ",%s", defs[i].name);
-    fputc('\n', out);
-}
-
-static int cmd_export(int argc, char **argv)
-{
-    static const int allowed[] = {OPT_DB, OPT_CSV, 'J', 0};
-    struct hist_cli hc;
-    struct store *st;
-    struct store_run r;
-    int64_t *ids = NULL;
-    size_t n = 0;
-    char err[512];
-    cJSON *arr = NULL;
-    int rc = parse_hist("export", argc, argv, allowed, help_export, &hc);
-
-    if (rc)
-        return rc > 0 ? CLI_EXIT_OK : CLI_EXIT_USAGE;
-    if (hc.csv == hc.json || optind >= argc) {
-        cli_error("export needs RUN... and one of --csv or --json: see 'netrig help export'");
-        return CLI_EXIT_USAGE;
-    }
-    st = cli_history_open(hc.db, false);
-    if (!st)
-        return CLI_EXIT_FAIL;
-    rc = resolve_args(st, argc, argv, optind, &ids, &n);
-    if (!rc && hc.csv)
-        csv_header(stdout);
-    else if (!rc)
-        arr = cJSON_CreateArray();
-    for (size_t i = 0; !rc && i < n; i++) {
-        if ((rc = store_run_get(st, ids[i], &r, err, sizeof(err))) != 0)
-            cli_error("%s", err);
-        else if (arr)
-            cJSON_AddItemToArray(arr, run_json(st, &r));
-        else
-            csv_row(st, &r, stdout);
-    }
-    if (!rc && arr)
-        print_json_doc(arr);
-    else
-        cJSON_Delete(arr);
     free(ids);
     store_close(st);
     return rc ? CLI_EXIT_FAIL : CLI_EXIT_OK;
@@ -769,17 +673,18 @@ static bool tag_name_ok(const char *s)
     return true;
 }
 
-static int cmd_tag(int argc, char **argv)
+int cli_tag(int argc, char **argv, volatile sig_atomic_t *stop)
 {
-    static const int allowed[] = {OPT_DB, 'd', 0};
+    static const int allowed[] = {HIST_OPT_DB, 'd', 0};
     struct hist_cli hc;
     struct store *st;
     int64_t *ids = NULL;
     size_t n = 0;
     char err[512];
     const char *name;
-    int rc = parse_hist("tag", argc, argv, allowed, help_tag, &hc);
+    int rc = cli_history_parse("tag", argc, argv, allowed, cli_help_tag, &hc);
 
+    (void)stop;
     if (rc)
         return rc > 0 ? CLI_EXIT_OK : CLI_EXIT_USAGE;
     if (optind + 2 != argc) {
@@ -796,7 +701,7 @@ static int cmd_tag(int argc, char **argv)
     st = cli_history_open(hc.db, false);
     if (!st)
         return CLI_EXIT_FAIL;
-    rc = resolve_args(st, optind + 1, argv, optind, &ids, &n);
+    rc = cli_history_resolve(st, optind + 1, argv, optind, &ids, &n);
     if (!rc && !(rc = store_begin(st, err, sizeof(err)))) {
         for (size_t i = 0; !rc && i < n; i++)
             rc = hc.del ? store_exec(st, err, sizeof(err),
@@ -813,49 +718,4 @@ static int cmd_tag(int argc, char **argv)
     free(ids);
     store_close(st);
     return rc ? CLI_EXIT_FAIL : CLI_EXIT_OK;
-}
-
-/* ---- dispatch ---- */
-
-static const struct {
-    const char *name;
-    int (*run)(int argc, char **argv);
-    void (*help)(FILE *out);
-} cmds[] = {
-    {"history", cmd_history, help_history},
-    {"show", cmd_show, help_show},
-    {"export", cmd_export, help_export},
-    {"tag", cmd_tag, help_tag},
-};
-
-bool cli_history_command(const char *cmd)
-{
-    for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
-        if (!strcmp(cmd, cmds[i].name))
-            return true;
-    return !strcmp(cmd, "sweep") || cli_analyze_command(cmd);
-}
-
-int cli_history(const char *cmd, int argc, char **argv, volatile sig_atomic_t *stop)
-{
-    for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
-        if (!strcmp(cmd, cmds[i].name))
-            return cmds[i].run(argc, argv);
-    if (!strcmp(cmd, "sweep"))
-        return cli_sweep(argc, argv, stop);
-    return cli_analyze(cmd, argc, argv);
-}
-
-int cli_history_help(const char *cmd, FILE *out)
-{
-    for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
-        if (!strcmp(cmd, cmds[i].name)) {
-            cmds[i].help(out);
-            return 0;
-        }
-    if (!strcmp(cmd, "sweep")) {
-        cli_sweep_help(out);
-        return 0;
-    }
-    return cli_analyze_help(cmd, out);
 }

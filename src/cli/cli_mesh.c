@@ -321,7 +321,7 @@ static int parse_mesh(int argc, char **argv, struct mesh_cli *mc)
 
 int cli_mesh(int argc, char **argv, volatile sig_atomic_t *stop)
 {
-    struct mesh_cli mc = {.base = {.timeout_ms = 10000, .out = stderr, .output = CLIENT_OUT_NONE}};
+    struct mesh_cli mc = {.base = {.timeout_ms = 10000}};
     struct mesh_save sv = {0};
     struct mesh_plan plan;
     char err[512];

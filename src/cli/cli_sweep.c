@@ -8,6 +8,7 @@
 #include "client.h"
 #include "log.h"
 #include "metric.h"
+#include "report_text.h"
 #include "server.h"
 #include "stats.h"
 #include "store.h"
@@ -21,7 +22,7 @@
 #include <string.h>
 #include <sys/resource.h>
 
-void cli_sweep_help(FILE *out)
+void cli_help_sweep(FILE *out)
 {
     fprintf(
         out,
@@ -131,7 +132,7 @@ static int parse_sweep(int argc, char **argv, struct sweep_cli *sc)
     d->repeat = 1;
     d->ci_level = 0.95;
     if (argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
-        cli_sweep_help(argc < 2 ? stderr : stdout);
+        cli_help_sweep(argc < 2 ? stderr : stdout);
         return argc < 2 ? -1 : 1;
     }
     kind = params_test_from_name(argv[1]);
@@ -143,7 +144,7 @@ static int parse_sweep(int argc, char **argv, struct sweep_cli *sc)
     for (int i = 2; i < argc; i++) {
         const char *a = argv[i];
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-            cli_sweep_help(stdout);
+            cli_help_sweep(stdout);
             return 1;
         }
         if (!strcmp(a, "-J") || !strcmp(a, "--json")) {
@@ -200,7 +201,7 @@ static int point_opts(const struct sweep_cli *sc, uint32_t idx, struct client_op
         cli_error("out of memory building sweep point %u", idx + 1);
         return -1;
     }
-    rc = cli_test_parse(sc->d.kind, ac, av, o);
+    rc = cli_measure_parse(sc->d.kind, ac, av, o);
     sweep_free_argv(ac, av);
     if (rc) {
         sweep_point_label(&sc->d, idx, label, sizeof(label));
@@ -314,8 +315,7 @@ static int run_once(struct sweep_run *sr, struct store_sweep_point *pt)
         snprintf(o->host, sizeof(o->host), "%s", sr->srv.host);
         o->port = sr->srv.port;
     }
-    o->output = CLIENT_OUT_JSON; /* nothing printed while it runs */
-    o->out = sr->sc->log;
+    o->observer = report_text_quiet_observer(); /* nothing printed while it runs */
     sweep_point_label(&sr->sc->d, pt->idx, label, sizeof(label));
     if (o->p.title[0])
         snprintf(o->p.title + strlen(o->p.title), sizeof(o->p.title) - strlen(o->p.title), " %s",
@@ -478,7 +478,7 @@ int cli_sweep(int argc, char **argv, volatile sig_atomic_t *stop)
     log_setup("netrig", false, LOG_LVL_WARN);
     rc = check_points(sc, &need_server, &max_flows) || point_opts(sc, 0, &sr->o) ? CLI_EXIT_USAGE
                                                                                  : CLI_EXIT_OK;
-    sr->hs = rc ? NULL : malloc(sizeof(*sr->hs));
+    sr->hs = rc ? NULL : hostsnap_new();
     if (!rc && (!sr->hs || !(sr->st = cli_history_open(sc->db, true)) || open_sweep(sr)))
         rc = CLI_EXIT_FAIL;
     raise_fd_limit(max_flows);
@@ -502,7 +502,7 @@ int cli_sweep(int argc, char **argv, volatile sig_atomic_t *stop)
     }
     loopsrv_stop(&sr->srv);
     store_close(sr->st);
-    free(sr->hs);
+    hostsnap_free(sr->hs);
     free(sr);
     free(sc);
     return rc;

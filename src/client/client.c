@@ -9,11 +9,10 @@
 #include "ctl.h"
 #include "policy.h"
 #include "engine.h"
+#include "flow_kinds.h"
 #include "hostfs.h"
 #include "log.h"
-#include "report_json.h"
-#include "report_live.h"
-#include "report_text.h"
+#include "result_json.h"
 #include "sock.h"
 #include "units.h"
 
@@ -30,32 +29,19 @@
 #define CLIENT_QUEUE_WAIT_MS (10 * 60 * 1000) /* --exclusive servers may queue us this long */
 
 struct client_ctx {
+    struct client_view view; /* first: the engine's interval hook reads it */
     const struct client_opts *o;
     struct run_result *r;
     int ctl;
     char failure[256];
-    cJSON *early_result;     /* the server ended the test itself (shutting down) */
-    struct report_live live; /* --live: what the last frame drew */
+    cJSON *early_result; /* the server ended the test itself (shutting down) */
 };
 
-static int on_interval(void *arg, const struct side_result *s, const struct interval *iv)
+int client_view_interval(void *ctx, const struct side_result *s, const struct interval *iv)
 {
-    struct client_ctx *c = arg;
+    const struct client_view *v = ctx;
 
-    if (c->o->output == CLIENT_OUT_TEXT && c->o->live) {
-        report_live_interval(&c->live, c->o->out, c->r, s, iv);
-    } else if (c->o->output == CLIENT_OUT_TEXT) {
-        report_text_interval(c->o->out, c->r, s, iv);
-    } else if (c->o->output == CLIENT_OUT_JSON_STREAM) {
-        cJSON *j = report_json_interval(c->r, s, iv);
-        char *text = cJSON_PrintUnformatted(j);
-        if (text) {
-            fprintf(c->o->out, "%s\n", text);
-            fflush(c->o->out);
-        }
-        free(text);
-        cJSON_Delete(j);
-    }
+    run_observer_interval(v->observer, v->r, s, iv);
     return 0;
 }
 
@@ -101,7 +87,7 @@ struct client_auth {
 
 /* Waits for a message of the wanted type; "error", "queued" and (with auth) "challenge" are
  * handled here. */
-static int expect_auth(int ctl, const char *want, int timeout_ms, FILE *out,
+static int expect_auth(int ctl, const char *want, int timeout_ms, const struct run_observer *obs,
                        const struct client_auth *auth, cJSON **msg, char *err, size_t errlen)
 {
     for (;;) {
@@ -127,9 +113,7 @@ static int expect_auth(int ctl, const char *want, int timeout_ms, FILE *out,
         }
         if (!strcmp(ctl_type(m), "queued")) {
             const cJSON *ahead = cJSON_GetObjectItemCaseSensitive(m, "ahead");
-            fprintf(out == stdout ? stderr : out,
-                    "netrig: server is busy with %d exclusive test(s); waiting our turn\n",
-                    cJSON_IsNumber(ahead) ? ahead->valueint : 1);
+            run_observer_queued(obs, cJSON_IsNumber(ahead) ? ahead->valueint : 1);
             cJSON_Delete(m);
             timeout_ms = CLIENT_QUEUE_WAIT_MS;
             continue;
@@ -143,10 +127,10 @@ static int expect_auth(int ctl, const char *want, int timeout_ms, FILE *out,
     }
 }
 
-static int expect(int ctl, const char *want, int timeout_ms, FILE *out, cJSON **msg, char *err,
-                  size_t errlen)
+static int expect(int ctl, const char *want, int timeout_ms, const struct run_observer *obs,
+                  cJSON **msg, char *err, size_t errlen)
 {
-    return expect_auth(ctl, want, timeout_ms, out, NULL, msg, err, errlen);
+    return expect_auth(ctl, want, timeout_ms, obs, NULL, msg, err, errlen);
 }
 
 static int hello(const struct client_opts *o, int ctl, uint8_t id[CTL_TEST_ID_LEN],
@@ -178,7 +162,7 @@ static int hello(const struct client_opts *o, int ctl, uint8_t id[CTL_TEST_ID_LE
     }
     ca.user = o->user;
     ca.secret = o->user[0] ? secret : NULL;
-    rc = expect_auth(ctl, "accept", o->timeout_ms, o->out, &ca, &reply, err, errlen);
+    rc = expect_auth(ctl, "accept", o->timeout_ms, &o->observer, &ca, &reply, err, errlen);
     OPENSSL_cleanse(secret, sizeof(secret));
     if (rc)
         return rc;
@@ -308,7 +292,8 @@ static int open_tcp_flows(const struct client_opts *o, const struct sock_addr *t
 
     for (uint32_t i = 0; i < n; i++) {
         uint8_t hello_buf[CTL_DATA_HELLO_LEN];
-        int fd = sock_connect(to, o->bind[0] ? o->bind : NULL, &o->p, o->timeout_ms, err, errlen);
+        int fd = dataconn_tcp_connect(to, o->bind[0] ? o->bind : NULL, &o->p, o->timeout_ms, err,
+                                      errlen);
         int rc;
 
         if (fd < 0)
@@ -370,9 +355,9 @@ static void conclude(struct client_ctx *c, struct engine *e, bool ctl_ok)
         return;
     }
     /* the server may drain its receivers for up to ENGINE_DRAIN_NS before it answers */
-    if ((!m && expect(c->ctl, "result", c->o->timeout_ms + ENGINE_DRAIN_NS / 1000000, c->o->out, &m,
-                      err, sizeof(err))) ||
-        report_json_side_parse(cJSON_GetObjectItemCaseSensitive(m, "side"),
+    if ((!m && expect(c->ctl, "result", c->o->timeout_ms + ENGINE_DRAIN_NS / 1000000,
+                      &c->o->observer, &m, err, sizeof(err))) ||
+        result_json_side_parse(cJSON_GetObjectItemCaseSensitive(m, "side"),
                                server_flow_count(&c->o->p), max_intervals(&c->o->p), &c->r->remote,
                                err, sizeof(err))) {
         c->r->partial = true;
@@ -432,7 +417,7 @@ static int run_engine(struct client_ctx *c, struct engine *e, volatile sig_atomi
         .run_ns = c->o->p.duration_ns + c->o->p.omit_ns,
         .watch_fd = c->ctl,
         .on_watch = on_watch,
-        .on_interval = on_interval,
+        .on_interval = client_view_interval,
         .stop_flag = stop,
         .ctx = c,
     };
@@ -518,12 +503,12 @@ static int session_setup(struct client_session *s, char *err, size_t errlen)
         return rc;
     p = o->p;
     apply_rate_limit(s->accept, &p, r);
-    s->e = engine_create(&p, true, &cpus, err, errlen);
+    s->e = engine_create(flow_kind_for(&p, true), &p, true, &cpus, err, errlen);
     if (!s->e)
         return -ENOMEM;
     rc = open_flows(o, &s->to, id, s->accept, s->c.ctl, s->e, err, errlen);
     if (!rc)
-        rc = expect(s->c.ctl, "ready", o->timeout_ms, o->out, &ready, err, errlen);
+        rc = expect(s->c.ctl, "ready", o->timeout_ms, &o->observer, &ready, err, errlen);
     cJSON_Delete(ready);
     return rc;
 }
@@ -544,6 +529,8 @@ int client_prepare(const struct client_opts *o, struct run_result *r, struct cli
     s->r = r;
     s->c.o = &s->o;
     s->c.r = r;
+    s->c.view.observer = &s->o.observer;
+    s->c.view.r = r;
     s->c.ctl = -1;
     snprintf(r->test, sizeof(r->test), "%s", params_test_name(o->p.test));
     r->params = o->p;
@@ -570,7 +557,8 @@ int client_clock_offset(struct client_session *s, int64_t *offset_ns, uint64_t *
 
         cJSON_Delete(m);
         if (!rc)
-            rc = expect(s->c.ctl, "time", s->o.timeout_ms, s->o.out, &reply, err, sizeof(err));
+            rc =
+                expect(s->c.ctl, "time", s->o.timeout_ms, &s->o.observer, &reply, err, sizeof(err));
         if (rc)
             return rc;
         t3 = clock_real_ns();
@@ -610,8 +598,7 @@ int client_go(struct client_session *s, volatile sig_atomic_t *stop, uint64_t st
 
     if (start_at_ns)
         cJSON_AddNumberToObject(m, "at_ns", (double)((int64_t)start_at_ns + server_offset_ns));
-    if (s->o.output == CLIENT_OUT_TEXT && !s->o.live) /* the live table has its own title */
-        report_text_header(s->o.out, s->r);
+    run_observer_start(&s->o.observer, s->r);
     rc = ctl_send(s->c.ctl, m, s->o.timeout_ms);
     cJSON_Delete(m);
     if (start_at_ns)

@@ -1,39 +1,36 @@
-/* client: runs a test (stream, rr, crr; TCP or UDP) against a netrig server (or an in-process one)
- * and fills a run_result. */
+/* client: runs a measurement (stream, rr, crr; TCP or UDP) against a netrig server (or an
+ * in-process one) and fills a run_result; what it shows while it runs is the observer's. */
 #ifndef NETRIG_CLIENT_H
 #define NETRIG_CLIENT_H
 
 #include <signal.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
-#include <stdio.h>
 
 #include "params.h"
 #include "result.h"
-
-enum client_output { CLIENT_OUT_TEXT, CLIENT_OUT_JSON, CLIENT_OUT_JSON_STREAM, CLIENT_OUT_NONE };
+#include "run_observer.h"
 
 struct client_opts {
     struct params p;
     char host[256];
     uint16_t port;
-    int family;     /* 0, 4 or 6 */
-    char bind[256]; /* -B */
-    char cpus[256]; /* -A: cpulist, "auto" or "" */
-    enum client_output output;
-    int timeout_ms; /* connect and control replies */
-    FILE *out;
-    char user[64];         /* --user: answer the server's challenge as this user */
-    char credentials[256]; /* --credentials FILE (else $NETRIG_SECRET) */
-    bool live;             /* text output: redraw a table in place (report_live), not lines */
+    int family;                   /* 0, 4 or 6 */
+    char bind[256];               /* -B */
+    char cpus[256];               /* -A: cpulist, "auto" or "" */
+    int timeout_ms;               /* connect and control replies */
+    char user[64];                /* --user: answer the server's challenge as this user */
+    char credentials[256];        /* --credentials FILE (else $NETRIG_SECRET) */
+    struct run_observer observer; /* what the run shows while it goes; zeroed: nothing */
 };
 
-/* Returns 0 on a complete test, 1 when results are partial (r->error says why), or a negative
+/* Returns 0 on a complete run, 1 when results are partial (r->error says why), or a negative
  * errno when no result could be had (err says why). */
 int client_run(const struct client_opts *o, volatile sig_atomic_t *stop, struct run_result *r,
                char *err, size_t errlen);
 
-/* The same in steps, for tests against several servers at once (multi.c): prepare sets up the
+/* The same in steps, for runs against several servers at once (multi.c): prepare sets up the
  * control exchange and the data paths; clock_offset measures the server's clock against ours
  * (server - client, from the fastest of five probes); go starts at start_at_ns on our
  * CLOCK_REALTIME (0 = now), telling the server its own start time, and runs to the end. */
@@ -44,5 +41,14 @@ int client_clock_offset(struct client_session *s, int64_t *offset_ns, uint64_t *
 int client_go(struct client_session *s, volatile sig_atomic_t *stop, uint64_t start_at_ns,
               int64_t server_offset_ns, char *err, size_t errlen);
 void client_session_free(struct client_session *s);
+
+/* What an engine's interval hook needs to show the interval: a client run's hook context
+ * (client.c's, iperf3_client.c's) starts with one, so client_view_interval is the engine's
+ * on_interval for both. */
+struct client_view {
+    const struct run_observer *observer;
+    const struct run_result *r;
+};
+int client_view_interval(void *ctx, const struct side_result *s, const struct interval *iv);
 
 #endif

@@ -6,10 +6,9 @@
 #include "cpulist.h"
 #include "dataconn.h"
 #include "engine.h"
+#include "flow_kinds.h"
 #include "iperf3_proto.h"
 #include "log.h"
-#include "report_json.h"
-#include "report_text.h"
 #include "sock.h"
 
 #include <errno.h>
@@ -30,6 +29,7 @@ static const uint8_t udp_reply[4] = {'6', '7', '8', '9'};
 static const uint8_t udp_reply_legacy[4] = {0xb1, 0x68, 0xde, 0x3a}; /* 987654321, LE */
 
 struct i3c {
+    struct client_view view; /* first: the engine's interval hook reads it */
     const struct client_opts *o;
     struct run_result *r;
     int ctl;
@@ -212,7 +212,8 @@ static int open_tcp(struct i3c *c, const struct sock_addr *to, const char *cooki
     const struct client_opts *o = c->o;
 
     for (uint32_t i = 0; i < params_total_flows(&o->p); i++) {
-        int fd = sock_connect(to, o->bind[0] ? o->bind : NULL, &o->p, o->timeout_ms, err, errlen);
+        int fd = dataconn_tcp_connect(to, o->bind[0] ? o->bind : NULL, &o->p, o->timeout_ms, err,
+                                      errlen);
         int rc;
 
         if (fd < 0)
@@ -307,25 +308,6 @@ static int on_watch(void *arg)
     return -1;
 }
 
-static int on_interval(void *arg, const struct side_result *s, const struct interval *iv)
-{
-    struct i3c *c = arg;
-
-    if (c->o->output == CLIENT_OUT_TEXT) {
-        report_text_interval(c->o->out, c->r, s, iv);
-    } else if (c->o->output == CLIENT_OUT_JSON_STREAM) {
-        cJSON *j = report_json_interval(c->r, s, iv);
-        char *text = j ? cJSON_PrintUnformatted(j) : NULL;
-        if (text) {
-            fprintf(c->o->out, "%s\n", text);
-            fflush(c->o->out);
-        }
-        free(text);
-        cJSON_Delete(j);
-    }
-    return 0;
-}
-
 /* EXCHANGE_RESULTS: ours out, theirs in (checked), then DISPLAY_RESULTS and IPERF_DONE. */
 static int exchange_results(struct i3c *c, char *err, size_t errlen)
 {
@@ -386,7 +368,7 @@ static int run_engine(struct i3c *c, struct engine *e, volatile sig_atomic_t *st
         .run_ns = c->o->p.duration_ns + c->o->p.omit_ns,
         .watch_fd = c->ctl,
         .on_watch = on_watch,
-        .on_interval = on_interval,
+        .on_interval = client_view_interval,
         .stop_flag = stop,
         .ctx = c,
     };
@@ -464,7 +446,7 @@ static int setup_streams(struct i3c *c, const struct sock_addr *to, const char *
 int iperf3_client_run(const struct client_opts *o, volatile sig_atomic_t *stop,
                       struct run_result *r, char *err, size_t errlen)
 {
-    struct i3c c = {.o = o, .r = r, .ctl = -1};
+    struct i3c c = {.view = {&o->observer, r}, .o = o, .r = r, .ctl = -1};
     char cookie[IPERF3_COOKIE_LEN], host[64], note[320];
     struct engine *e = NULL;
     struct cpulist cpus;
@@ -495,12 +477,13 @@ int iperf3_client_run(const struct client_opts *o, volatile sig_atomic_t *stop,
     if (c.ctl < 0)
         return c.ctl;
     rc = negotiate(&c, cookie, err, errlen);
-    if (!rc && !(e = engine_create(&r->params, true, &cpus, err, errlen)))
+    if (!rc &&
+        !(e = engine_create(flow_kind_for(&r->params, true), &r->params, true, &cpus, err, errlen)))
         rc = -ENOMEM;
     if (!rc)
         rc = setup_streams(&c, &to, cookie, e, err, errlen);
-    if (!rc && o->output == CLIENT_OUT_TEXT)
-        report_text_header(o->out, r);
+    if (!rc)
+        run_observer_start(&o->observer, r);
     if (!rc)
         rc = engine_start(e, err, errlen);
     if (!rc) {

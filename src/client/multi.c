@@ -117,7 +117,9 @@ static uint32_t prepare_all(const struct client_opts *base, struct multi_result 
         struct client_opts o = *base;
         snprintf(o.host, sizeof(o.host), "%s", m->targets[t].host);
         o.port = m->targets[t].port;
-        o.output = CLIENT_OUT_NONE;
+        /* the targets' progress is not shown, only a wait in a server's queue */
+        o.observer =
+            (struct run_observer){.on_queued = base->observer.on_queued, .ctx = base->observer.ctx};
         m->rc[t] = client_prepare(&o, &m->runs[t], &run[t].s, m->err[t], sizeof(m->err[t]));
         if (m->rc[t] == 0)
             m->rc[t] = client_clock_offset(run[t].s, &m->offset_ns[t], &m->rtt_ns[t]);

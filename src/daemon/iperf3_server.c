@@ -5,6 +5,7 @@
 
 #include "dataconn.h"
 #include "engine.h"
+#include "flow_kinds.h"
 #include "iperf3_proto.h"
 #include "log.h"
 #include "metrics.h"
@@ -325,7 +326,8 @@ static int prepare_streams(struct i3s *ss)
     char err[320];
     int fds[2], rc;
 
-    ss->e = engine_create(&ss->ip.p, false, NULL, err, sizeof(err));
+    ss->e =
+        engine_create(flow_kind_for(&ss->ip.p, false), &ss->ip.p, false, NULL, err, sizeof(err));
     ss->fds = calloc(ss->nflows, sizeof(*ss->fds));
     if (!ss->e || !ss->fds)
         return refuse(ss, I3S_SETUP, IPERF3_IEINITTEST, ENOMEM, ss->e ? "out of memory" : err);

@@ -9,9 +9,10 @@
 #include "thirdparty.h"
 #include "dataconn.h"
 #include "engine.h"
+#include "flow_kinds.h"
 #include "log.h"
 #include "metrics.h"
-#include "report_json.h"
+#include "result_json.h"
 #include "server.h"
 #include "sock.h"
 #include "store.h"
@@ -206,7 +207,7 @@ static int admit(struct session *ss)
     }
     if (note[0])
         LOG_INFO("test %.8s: %s", ss->idhex, note);
-    ss->e = engine_create(&ss->p, false, &cpus, err, sizeof(err));
+    ss->e = engine_create(flow_kind_for(&ss->p, false), &ss->p, false, &cpus, err, sizeof(err));
     if (!ss->e) {
         ctl_send_error(ss->ctl, "server_error", "%s", err);
         return -ENOMEM;
@@ -499,7 +500,7 @@ static void run_and_report(struct session *ss)
                                         : "client gone");
     if (why != ENGINE_END_ERROR && why != ENGINE_END_LIMIT) {
         m = ctl_msg_new("result");
-        cJSON_AddItemToObject(m, "side", report_json_side(&side));
+        cJSON_AddItemToObject(m, "side", result_json_side(&side));
         ctl_send(ss->ctl, m, timeout_ms(ss));
         cJSON_Delete(m);
         /* wait (bounded) for the client to read and hang up */

@@ -6,7 +6,7 @@
 #include "log.h"
 #include "multi.h"
 #include "policy.h"
-#include "report_json.h"
+#include "result_json.h"
 #include "server.h"
 #include "sock.h"
 
@@ -18,6 +18,13 @@
 #include <unistd.h>
 
 #define THIRDPARTY_GRACE_MS 30000 /* beyond the test's own duration */
+
+/* The target queued the run behind exclusive ones: the daemon's log says so. */
+static void on_queued(void *ctx, int ahead)
+{
+    (void)ctx;
+    LOG_INFO("server is busy with %d exclusive test(s); waiting our turn", ahead);
+}
 
 /* Reads the request into client options; refuses what this daemon does not allow. */
 static int parse_request(struct server *srv, const cJSON *msg, const struct sockaddr *peer,
@@ -62,8 +69,7 @@ static int parse_request(struct server *srv, const cJSON *msg, const struct sock
     snprintf(o->host, sizeof(o->host), "%s", t.host);
     o->port = t.port;
     o->timeout_ms = so->timeout_ms;
-    o->output = CLIENT_OUT_NONE;
-    o->out = stderr;
+    o->observer.on_queued = on_queued;
     return 0;
 }
 
@@ -112,7 +118,7 @@ void thirdparty_serve(struct server *srv, int ctl, const cJSON *msg, const struc
     if (rc)
         cJSON_AddStringToObject(reply, "message", rc < 0 ? err : r.error);
     if (rc >= 0)
-        cJSON_AddItemToObject(reply, "result", report_json_run(&r));
+        cJSON_AddItemToObject(reply, "result", result_json_run(&r));
     ctl_send(ctl, reply, server_opts(srv)->timeout_ms);
     cJSON_Delete(reply);
     result_fini(&r);

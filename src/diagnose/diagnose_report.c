@@ -2,7 +2,7 @@
 #include "diagnose_report.h"
 
 #include "audit.h"
-#include "report_json.h"
+#include "result_json.h"
 
 #include <string.h>
 
@@ -146,6 +146,6 @@ cJSON *diagnose_report_json(const char *what, const struct diagnose_sample *s,
     cJSON_AddItemToObject(o, "host", host_json(&s->host));
     cJSON_AddItemToObject(o, "verdict", verdict_json(v));
     if (run)
-        cJSON_AddItemToObject(o, "run", report_json_run(run));
+        cJSON_AddItemToObject(o, "run", result_json_run(run));
     return o;
 }

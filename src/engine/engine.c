@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 struct engine {
+    const struct flow_kind *kind;
     struct params p;
     bool is_client;
     uint32_t nflows, nworkers, attached;
@@ -45,16 +46,8 @@ struct engine {
 
 static uint32_t min_u32(uint32_t a, uint32_t b) { return a < b ? a : b; }
 
-/* Flows on this side: crr servers have one listener per worker; everything else -P (x2 bidir). */
-static uint32_t flow_count(const struct params *p, bool is_client, uint32_t nworkers)
-{
-    if (p->test == PARAMS_TEST_CRR && !is_client)
-        return nworkers;
-    return params_total_flows(p);
-}
-
-struct engine *engine_create(const struct params *p, bool is_client, const struct cpulist *cpus,
-                             char *err, size_t errlen)
+struct engine *engine_create(const struct flow_kind *kind, const struct params *p, bool is_client,
+                             const struct cpulist *cpus, char *err, size_t errlen)
 {
     struct engine *e = calloc(1, sizeof(*e));
     uint32_t want = is_client ? p->threads : (p->server_threads ? p->server_threads : p->threads);
@@ -63,12 +56,13 @@ struct engine *engine_create(const struct params *p, bool is_client, const struc
 
     if (!e)
         goto nomem;
+    e->kind = kind;
     e->p = *p;
     e->is_client = is_client;
-    /* a crr server has a listener per thread; elsewhere threads never outnumber flows */
-    e->nworkers =
-        p->test == PARAMS_TEST_CRR && !is_client ? want : min_u32(want, params_total_flows(p));
-    e->nflows = flow_count(p, is_client, e->nworkers);
+    /* a flow per worker (e.g. a listener each), or -P (x2 bidir) flows on at most as many
+     * threads */
+    e->nworkers = kind->flow_per_worker ? want : min_u32(want, params_total_flows(p));
+    e->nflows = kind->flow_per_worker ? e->nworkers : params_total_flows(p);
     e->clk_tck = sysconf(_SC_CLK_TCK);
     e->flows = calloc(e->nflows, sizeof(*e->flows));
     e->workers = calloc(e->nworkers, sizeof(*e->workers));
@@ -90,13 +84,13 @@ struct engine *engine_create(const struct params *p, bool is_client, const struc
     for (uint32_t i = 0; i < e->nflows; i++)
         e->flows[i].fd = -1;
     for (uint32_t i = 0; i < e->nflows; i++)
-        if (flow_init(&e->flows[i], i, &e->p, is_client))
+        if (flow_init(&e->flows[i], i, kind, &e->p, is_client))
             goto nomem;
     for (uint32_t w = 0; w < e->nworkers; w++) {
         int cpu = cpus && cpus->n ? cpus->cpu[w % (uint32_t)cpus->n] : -1;
         /* flows go round-robin, so a worker owns ceil(nflows / nworkers) at most */
         uint32_t cap = (e->nflows + e->nworkers - 1) / e->nworkers;
-        if (worker_init(&e->workers[w], w, cpu, &e->p, cap, ENGINE_DRAIN_NS)) {
+        if (worker_init(&e->workers[w], w, cpu, &e->p, cap, ENGINE_DRAIN_NS, kind->transactional)) {
             snprintf(err, errlen,
                      "cannot set up worker thread %u: out of memory or file descriptors", w);
             engine_destroy(e);
@@ -108,7 +102,7 @@ struct engine *engine_create(const struct params *p, bool is_client, const struc
     hostfs_read(NULL, "/proc/sys/kernel/random/boot_id", e->res.boot_id, sizeof(e->res.boot_id));
     if (cpus && cpus->n)
         cpulist_format(cpus, e->res.cpus, sizeof(e->res.cpus));
-    if (params_is_transactional(p) && is_client) {
+    if (kind->transactional && is_client) {
         e->res.lat = malloc(sizeof(*e->res.lat));
         if (!e->res.lat)
             goto nomem;
@@ -126,8 +120,10 @@ uint32_t engine_flow_count(const struct engine *e) { return e->nflows; }
 int engine_set_target(struct engine *e, const struct sockaddr *to, socklen_t len,
                       const char *bind_addr)
 {
+    if (!e->kind->set_target)
+        return -EOPNOTSUPP; /* this kind's flows are handed their sockets */
     for (uint32_t i = 0; i < e->nflows; i++) {
-        if (flow_crr_set_target(&e->flows[i], to, len, bind_addr))
+        if (e->kind->set_target(&e->flows[i], to, len, bind_addr))
             return -EINVAL;
         if (worker_add_flow(&e->workers[i % e->nworkers], &e->flows[i]))
             return -ENOSPC;
@@ -139,6 +135,7 @@ int engine_set_target(struct engine *e, const struct sockaddr *to, socklen_t len
 int engine_attach(struct engine *e, uint32_t id, int fd, char *err, size_t errlen)
 {
     struct flow *f;
+    struct sock_flow_opts fo;
     char warn[256];
     int rc, zc = 0;
     socklen_t zl = sizeof(zc);
@@ -149,12 +146,8 @@ int engine_attach(struct engine *e, uint32_t id, int fd, char *err, size_t errle
         return -EPROTO;
     }
     f = &e->flows[id];
-    if (e->p.udp) {
-        struct params wp = {.window = e->p.window}; /* UDP: only the socket buffers apply */
-        rc = sock_apply_flow_opts(fd, &wp, f->sender, err, errlen, warn, sizeof(warn));
-    } else {
-        rc = sock_apply_flow_opts(fd, &e->p, f->sender, err, errlen, warn, sizeof(warn));
-    }
+    flow_sock_opts(&e->p, e->kind->tcp, &fo);
+    rc = sock_apply_flow_opts(fd, &fo, f->sender, err, errlen, warn, sizeof(warn));
     if (rc)
         return rc;
     if (warn[0] && !e->res.warning[0])
@@ -173,7 +166,7 @@ int engine_attach(struct engine *e, uint32_t id, int fd, char *err, size_t errle
         snprintf(err, errlen, "cannot add flow %u to its worker: %s", id, strerror(-rc));
         return rc;
     }
-    if (e->attached++ == 0 && !e->p.udp) {
+    if (e->attached++ == 0 && e->kind->tcp) {
         char cc[PARAMS_CC_LEN] = "";
         socklen_t cl = sizeof(cc) - 1;
         if (!getsockopt(fd, IPPROTO_TCP, TCP_CONGESTION, cc, &cl))
@@ -183,12 +176,6 @@ int engine_attach(struct engine *e, uint32_t id, int fd, char *err, size_t errle
 }
 
 bool engine_complete(const struct engine *e) { return e->attached == e->nflows; }
-
-/* TCP_INFO means something on the flow's fd only for TCP flows that keep one connection. */
-static bool has_tcpinfo(const struct engine *e)
-{
-    return !e->p.udp && e->p.test != PARAMS_TEST_CRR;
-}
 
 static void mark_measure_start(struct engine *e, uint64_t now)
 {
@@ -201,7 +188,7 @@ static void mark_measure_start(struct engine *e, uint64_t now)
         e->base_txns[i] = atomic_load_explicit(&e->flows[i].txns, memory_order_relaxed);
         e->base_timeouts[i] = atomic_load_explicit(&e->flows[i].timeouts, memory_order_relaxed);
         /* counters of TCP_INFO that grow over the connection's life start here too */
-        if (e->omit_done && e->p.omit_ns && e->flows[i].fd >= 0 && has_tcpinfo(e))
+        if (e->omit_done && e->p.omit_ns && e->flows[i].fd >= 0 && e->kind->has_tcpinfo)
             tcpinfo_read(e->flows[i].fd, &e->base_ti[i]);
     }
     cpu_sample_system(NULL, &e->cpu_meas);
@@ -266,7 +253,7 @@ static int sample_interval(struct engine *e, uint64_t now, bool omitted,
         uint64_t tx = atomic_load_explicit(&f->txns, memory_order_relaxed);
         uint64_t ls = atomic_load_explicit(&f->lat_sum_ns, memory_order_relaxed);
 
-        if (f->fd >= 0 && has_tcpinfo(e))
+        if (f->fd >= 0 && e->kind->has_tcpinfo)
             tcpinfo_read(f->fd, &ti);
         iv->txns += tx - e->prev_txns[i];
         iv->lat_sum_ns += ls - e->prev_lat[i];
@@ -416,24 +403,13 @@ static void set_send_method(struct engine *e)
                            : names[method]);
 }
 
-/* Transaction and UDP counters of one flow, after the omit period. */
+/* Transaction counters of one flow after the omit period, and the kind's own figures. */
 static void collect_counts(const struct engine *e, struct flow *f, struct side_flow *sf)
 {
     sf->txns = atomic_load(&f->txns) - e->base_txns[f->id];
     sf->timeouts = atomic_load(&f->timeouts) - e->base_timeouts[f->id];
-    sf->sent_pkts = atomic_load(&f->sent_pkts);
-    sf->send_drops = atomic_load(&f->send_drops);
-    if (f->udp) {
-        sf->has_udp_rx = true;
-        sf->udp.received = f->udp->received;
-        sf->udp.duplicates = f->udp->duplicates;
-        sf->udp.out_of_order = f->udp->out_of_order;
-        sf->udp.max_seq_plus1 = f->udp->max_seq_plus1;
-        sf->udp.jitter_ns = f->udp->jitter_ns;
-        sf->udp.owd_sum_ns = f->udp->owd_sum_ns;
-        sf->udp.owd_min_ns = f->udp->owd_min_ns == UINT64_MAX ? 0 : f->udp->owd_min_ns;
-        sf->udp.owd_max_ns = f->udp->owd_max_ns;
-    }
+    if (e->kind->collect)
+        e->kind->collect(f, sf);
 }
 
 void engine_stop(struct engine *e)
@@ -489,7 +465,7 @@ void engine_finish(struct engine *e, struct side_result *out)
                 sf->seconds = e->res.seconds;
             else
                 sf->seconds = last > e->t_meas ? (double)(last - e->t_meas) / 1e9 : 0;
-            if (f->fd >= 0 && has_tcpinfo(e)) {
+            if (f->fd >= 0 && e->kind->has_tcpinfo) {
                 tcpinfo_read(f->fd, &sf->ti);
                 tcpinfo_since(&sf->ti, &e->base_ti[i]);
             }

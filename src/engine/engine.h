@@ -10,6 +10,7 @@
 #include <sys/socket.h>
 
 #include "cpulist.h"
+#include "flow.h"
 #include "params.h"
 #include "result.h"
 
@@ -39,15 +40,17 @@ struct engine_hooks {
     void *ctx;
 };
 
-/* is_client selects which flows this side sends. cpus: worker pinning, NULL or empty = none. */
-struct engine *engine_create(const struct params *p, bool is_client, const struct cpulist *cpus,
-                             char *err, size_t errlen);
+/* kind: what this side's flows are (a const table the caller keeps, flows/flow_kinds.h);
+ * is_client selects which flows this side sends. cpus: worker pinning, NULL or empty = none. */
+struct engine *engine_create(const struct flow_kind *kind, const struct params *p, bool is_client,
+                             const struct cpulist *cpus, char *err, size_t errlen);
 /* Hands a connected data socket for flow id to the engine (options applied here). */
 int engine_attach(struct engine *e, uint32_t id, int fd, char *err, size_t errlen);
 bool engine_complete(const struct engine *e); /* every flow attached */
-/* Flows this side runs (a crr server: one listener per worker thread). */
+/* Flows this side runs (one per worker thread for kinds with flow_per_worker). */
 uint32_t engine_flow_count(const struct engine *e);
-/* crr client: every flow connects to `to` itself, once per transaction (no attach). */
+/* Kinds with set_target: every flow connects to `to` itself (no attach); -EOPNOTSUPP for
+ * the others. */
 int engine_set_target(struct engine *e, const struct sockaddr *to, socklen_t len,
                       const char *bind_addr);
 int engine_start(struct engine *e, char *err, size_t errlen);

@@ -1,7 +1,8 @@
-/* flow: one flow of a test and the operations its kind defines. A flow is owned by one worker
- * thread; its counters are written by that thread only and read by the engine with relaxed
- * atomic loads. Each kind (stream, rr, crr, udp) lives in its own flow_<kind>.c and is chosen
- * by flow_init from the test parameters. */
+/* flow: one flow of a test, the operations its kind defines, and the kind's description the
+ * engine runs it by. A flow is owned by one worker thread; its counters are written by that
+ * thread only and read by the engine with relaxed atomic loads. The kinds themselves (their
+ * const tables and code) live in flows/; the engine's caller picks one and hands it to
+ * engine_create, so nothing here names a kind. */
 #ifndef NETRIG_FLOW_H
 #define NETRIG_FLOW_H
 
@@ -15,6 +16,8 @@
 
 struct worker;
 struct flow;
+struct side_flow;      /* result.h */
+struct sock_flow_opts; /* sock.h */
 
 enum flow_state { FLOW_ACTIVE, FLOW_DONE };
 
@@ -25,6 +28,7 @@ enum flow_tx {
     FLOW_TX_SENDFILE,     /* sendfile() from a memory file: pages referenced, not copied */
 };
 
+/* What one flow does on its worker's thread. */
 struct flow_ops {
     const char *name;
     uint32_t events; /* epoll interest when the flow is added to its worker */
@@ -43,79 +47,58 @@ struct flow_ops {
     void (*run_alone)(struct worker *w, struct flow *f);
 };
 
-/* UDP receive accounting (flow_udp.c). */
-struct flow_udp_rx {
-    uint64_t received, duplicates, out_of_order;
-    uint64_t max_seq_plus1; /* highest sequence number seen + 1 */
-    double jitter_ns;       /* RFC 3550 estimator */
-    int64_t last_transit_ns;
-    bool have_transit;
-    double owd_sum_ns; /* one-way delay (meaningful only with a shared clock) */
-    uint64_t owd_min_ns, owd_max_ns;
-    uint64_t window_base; /* bitmap of recent sequence numbers, for duplicates */
-    uint64_t window[16];
+/* A kind of flow, as one side of a test runs it: a const table owned by the caller of
+ * engine_create (flows/flow_kinds.h has them and picks one from the test parameters). */
+struct flow_kind {
+    const char *name;
+    /* Sets up flow f (f->id set, the rest zero) for this side: f->ops, f->sender and the
+     * kind's own state in f->priv (freed by flow_fini). Returns 0 or -ENOMEM. */
+    int (*init)(struct flow *f, const struct params *p, bool is_client);
+    /* One flow per worker thread (e.g. a listener each) instead of one per flow of the test. */
+    bool flow_per_worker;
+    bool tcp;           /* data sockets are TCP: TCP options apply, congestion is reported */
+    bool has_tcpinfo;   /* a flow's fd is one TCP connection for the whole test: TCP_INFO */
+    bool transactional; /* flows count transactions; the client records their latencies */
+    /* May a flow of this side, alone on its worker, run with blocking calls (run_alone)?
+     * NULL: never. */
+    bool (*may_run_alone)(const struct params *p, bool is_client);
+    /* Flows connect by themselves to `to` (no engine_attach); NULL when they are handed a
+     * connected socket. */
+    int (*set_target)(struct flow *f, const struct sockaddr *to, socklen_t len,
+                      const char *bind_addr);
+    /* Adds the kind's own figures to a flow's result after the workers joined; may be NULL. */
+    void (*collect)(const struct flow *f, struct side_flow *out);
 };
 
 struct flow {
     int fd;
     uint32_t id;
     bool sender;        /* this side originates the data / the requests */
-    bool can_run_alone; /* its kind may use run_alone when it has a worker to itself */
+    bool can_run_alone; /* its kind lets it use run_alone when it has a worker to itself */
     uint32_t worker;
     const struct flow_ops *ops;
-    void *priv;                  /* kind-specific state, allocated by flow_init */
+    void *priv;                  /* the kind's own state, allocated by its init */
     _Atomic int tx;              /* enum flow_tx; the worker may switch MSG_ZEROCOPY to sendfile */
     _Atomic uint64_t bytes;      /* payload bytes moved */
     _Atomic uint64_t last_ns;    /* receiver: CLOCK_MONOTONIC time of the last byte */
-    _Atomic uint64_t txns;       /* transactions completed (rr, crr) */
+    _Atomic uint64_t txns;       /* transactions completed (transactional kinds) */
     _Atomic uint64_t lat_sum_ns; /* their latencies summed (interval means) */
     _Atomic uint64_t timeouts;   /* transactions given up on */
-    _Atomic uint64_t sent_pkts, send_drops; /* UDP sender: datagrams sent / not accepted */
     _Atomic int state;
-    _Atomic int err; /* errno when the flow failed */
-    uint64_t due_ns; /* next timer, 0 = none (worker-owned) */
-    uint64_t zc_sent, zc_done;
-    _Atomic bool zc_copied;  /* the kernel copied MSG_ZEROCOPY sends (local receiver) */
-    struct flow_udp_rx *udp; /* UDP receivers only; read by the engine after join */
+    _Atomic int err;        /* errno when the flow failed */
+    uint64_t due_ns;        /* next timer, 0 = none (worker-owned) */
+    _Atomic bool zc_copied; /* the kernel copied MSG_ZEROCOPY sends (local receiver) */
 };
 
-/* Picks the flow's kind from p and allocates its state. is_client: this is the client side.
- * Returns 0 or -ENOMEM. */
-int flow_init(struct flow *f, uint32_t id, const struct params *p, bool is_client);
+/* Sets flow id up as `kind` does for this side (is_client: the client's). Returns 0 or
+ * -ENOMEM; flow_fini releases what it holds either way. */
+int flow_init(struct flow *f, uint32_t id, const struct flow_kind *kind, const struct params *p,
+              bool is_client);
 void flow_fini(struct flow *f);
 
-/* Per-kind operations (flow_stream.c, flow_rr.c, flow_crr.c, flow_udp.c). */
-extern const struct flow_ops flow_stream_send_ops, flow_stream_recv_ops;
-extern const struct flow_ops flow_rr_client_ops, flow_rr_server_ops;
-extern const struct flow_ops flow_crr_client_ops, flow_crr_server_ops;
-extern const struct flow_ops flow_udp_send_ops, flow_udp_recv_ops;
-
-/* Kind set-up helpers used by flow_init. */
-int flow_rr_init(struct flow *f, const struct params *p, bool is_client);
-int flow_crr_init(struct flow *f, const struct params *p, bool is_client);
-int flow_udp_init(struct flow *f, const struct params *p, bool is_client);
-/* UDP receive accounting, one datagram at a time (exposed for tests): sequence numbers
- * (received, duplicates, late ones within a 1024-datagram window), and RFC 3550 jitter with
- * one-way delay from the send time in the datagram. */
-void flow_udp_account(struct flow_udp_rx *rx, uint64_t seq);
-/* UDP senders of either datagram format: clear an ICMP error; stop at once. */
-int flow_udp_send_event(struct worker *w, struct flow *f, uint32_t events);
-int flow_udp_send_stop(struct worker *w, struct flow *f);
-void flow_udp_timing(struct flow_udp_rx *rx, uint64_t send_ns, uint64_t recv_ns);
-
-/* iperf3's UDP datagram format, for tests with an iperf3 peer (flow_iperf3_udp.c; chosen by
- * flow_init when p->iperf3_wire): the header (send time, sequence number from 1, big-endian)
- * written into buf (its length returned) and read back, and iperf3's receive accounting. */
-extern const struct flow_ops flow_iperf3_udp_send_ops, flow_iperf3_udp_recv_ops;
-int flow_iperf3_udp_init(struct flow *f, const struct params *p, bool is_client);
-size_t flow_iperf3_udp_header(uint8_t *buf, uint64_t sec, uint32_t usec, uint64_t seq, bool seq64);
-int flow_iperf3_udp_parse(const uint8_t *buf, size_t len, bool seq64, uint64_t *send_ns,
-                          uint64_t *seq);
-void flow_iperf3_udp_account(struct flow_udp_rx *rx, uint64_t seq);
-
-/* crr client flows connect to this address (set by the engine before start). */
-int flow_crr_set_target(struct flow *f, const struct sockaddr *to, socklen_t len,
-                        const char *bind_addr);
+/* The socket options of a data flow of test p: all of them on TCP, the buffers only on a
+ * datagram socket. */
+void flow_sock_opts(const struct params *p, bool tcp, struct sock_flow_opts *out);
 
 /* Single-writer counter bump. */
 static inline void flow_add(_Atomic uint64_t *c, uint64_t n)

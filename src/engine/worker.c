@@ -1,7 +1,6 @@
 /* worker: the per-thread epoll loop; what happens on each event belongs to the flow's kind. */
 #define _GNU_SOURCE
 #include "worker.h"
-#include "clock.h"
 
 #include "sock.h"
 
@@ -38,7 +37,7 @@ static int make_memfd(const char *buf, size_t len)
 static size_t max_sz(size_t a, size_t b) { return a > b ? a : b; }
 
 int worker_init(struct worker *w, uint32_t id, int cpu, const struct params *p, uint32_t cap_flows,
-                uint64_t drain_ns)
+                uint64_t drain_ns, bool lat)
 {
     struct epoll_event ev = {.events = EPOLLIN, .data.ptr = NULL};
     /* receives read in chunks of at least 128 KiB whatever -l is: fewer syscalls */
@@ -59,13 +58,12 @@ int worker_init(struct worker *w, uint32_t id, int cpu, const struct params *p, 
     /* page-aligned, so MSG_ZEROCOPY pins whole pages */
     if (posix_memalign((void **)&w->buf, 4096, buflen))
         w->buf = NULL;
-    if (params_is_transactional(p)) {
+    if (lat) {
         w->lat = malloc(sizeof(*w->lat));
         if (w->lat)
             histo_init(w->lat);
     }
-    if (w->epfd < 0 || w->stopfd < 0 || !w->flows || !w->buf ||
-        (params_is_transactional(p) && !w->lat)) {
+    if (w->epfd < 0 || w->stopfd < 0 || !w->flows || !w->buf || (lat && !w->lat)) {
         worker_fini(w);
         return -ENOMEM;
     }
@@ -155,7 +153,7 @@ static uint32_t run_timers(struct worker *w, uint64_t now, uint64_t *next)
 
 static uint32_t start_flows(struct worker *w)
 {
-    uint64_t now = clock_mono_ns();
+    uint64_t now = worker_now(w);
     uint32_t ended = 0;
 
     for (uint32_t i = 0; i < w->nflows; i++) {
@@ -182,7 +180,7 @@ static void wait_time(const struct worker *w, uint64_t next_timer, uint64_t dead
     }
     if (!until)
         return;
-    now = clock_mono_ns();
+    now = worker_now(w);
     until = until > now ? until - now : 0;
     ts->tv_sec = (time_t)(until / 1000000000ULL);
     ts->tv_nsec = (long)(until % 1000000000ULL);
@@ -218,12 +216,12 @@ static void run_evented(struct worker *w)
         int n;
 
         if (w->has_timers) {
-            uint64_t now = clock_mono_ns();
+            uint64_t now = worker_now(w);
             active -= run_timers(w, now, &next_timer);
             if (!active)
                 break;
         }
-        if (deadline && clock_mono_ns() >= deadline)
+        if (deadline && worker_now(w) >= deadline)
             break;
         wait_time(w, next_timer, deadline, &ts, &tsp);
         n = wait_events(w, ev, 64, tsp);
@@ -237,7 +235,7 @@ static void run_evented(struct worker *w)
             if (!w->stopping &&
                 (!f || atomic_load_explicit(&w->stop_requested, memory_order_relaxed))) {
                 active -= stop_flows(w);
-                deadline = clock_mono_ns() + w->drain_ns;
+                deadline = worker_now(w) + w->drain_ns;
             }
             if (f && is_active(f))
                 active -= (uint32_t)f->ops->on_event(w, f, ev[i].events);

@@ -12,6 +12,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "clock.h"
 #include "cpu.h"
 #include "flow.h"
 #include "histo.h"
@@ -38,13 +39,17 @@ struct worker {
     bool no_pwait2;              /* epoll_pwait2 is missing here: epoll_wait instead */
     bool alone;                  /* one flow, run with blocking calls (flow_ops.run_alone) */
     int err;
-    struct histo *lat;                  /* transactional tests: this thread's latencies */
+    struct histo *lat;                  /* transactional kinds: this thread's latencies */
     _Atomic bool measuring;             /* past the omit period: latencies count */
     struct cpu_thread_snap cpu_at_exit; /* the thread's own CPU time, taken as it ends */
+    /* a test's fake clock for worker_now (NULL: CLOCK_MONOTONIC), set before the worker runs */
+    uint64_t (*fake_now)(void *ctx);
+    void *fake_ctx;
 };
 
+/* lat: the flows complete transactions, whose latencies go into the worker's histogram. */
 int worker_init(struct worker *w, uint32_t id, int cpu, const struct params *p, uint32_t cap_flows,
-                uint64_t drain_ns);
+                uint64_t drain_ns, bool lat);
 int worker_add_flow(struct worker *w, struct flow *f);
 int worker_start(struct worker *w);
 /* Asks the thread to stop: each flow's on_stop decides (senders half-close, receivers drain
@@ -54,6 +59,14 @@ void worker_join(struct worker *w);
 void worker_fini(struct worker *w);
 
 /* ---- for flow kinds, on the worker's own thread ---- */
+/* The time on the worker's thread (deadlines, timers, latencies): CLOCK_MONOTONIC in ns, or
+ * the fake clock a test installed. One predictable branch on the hot path. */
+static inline uint64_t worker_now(const struct worker *w)
+{
+    if (__builtin_expect(w->fake_now != NULL, 0))
+        return w->fake_now(w->fake_ctx);
+    return clock_mono_ns();
+}
 /* Has the engine asked this worker to stop? (relaxed load, for blocking loops) */
 bool worker_stop_requested(struct worker *w);
 void worker_flow_finish(struct worker *w, struct flow *f, int err);

@@ -333,7 +333,6 @@ static int section(struct parser *ps, char *s)
     ps->cur->o.p.duration_ns = DEFAULT_DURATION_NS;
     ps->cur->o.port = SOCK_DEFAULT_PORT;
     ps->cur->o.timeout_ms = 10000;
-    ps->cur->o.output = CLIENT_OUT_JSON;
     return 0;
 }
 

@@ -3,6 +3,7 @@
 #include "dataconn.h"
 
 #include "engine.h"
+#include "flow.h"
 
 #include <errno.h>
 #include <netinet/in.h>
@@ -29,6 +30,15 @@ int dataconn_local_addr(int fd, struct sockaddr_storage *out)
     else
         ((struct sockaddr_in *)out)->sin_port = 0;
     return 0;
+}
+
+int dataconn_tcp_connect(const struct sock_addr *to, const char *bind_addr, const struct params *p,
+                         int timeout_ms, char *err, size_t errlen)
+{
+    struct sock_flow_opts fo;
+
+    flow_sock_opts(p, true, &fo);
+    return sock_connect(to, bind_addr, &fo, timeout_ms, err, errlen);
 }
 
 int dataconn_udp_open(const struct sockaddr_storage *local, uint32_t n, int *fds, uint16_t *ports,

@@ -1,6 +1,6 @@
-/* dataconn: the data paths that do not come through the daemon's TCP port: UDP sockets (one
- * per flow, each learning its peer from a hello datagram) and the SO_REUSEPORT listeners of a
- * crr test (one per server worker). */
+/* dataconn: the data paths of a test: TCP connections with the flow's socket options, UDP
+ * sockets (one per flow, each learning its peer from a hello datagram) and the SO_REUSEPORT
+ * listeners of a crr test (one per server worker). */
 #ifndef NETRIG_DATACONN_H
 #define NETRIG_DATACONN_H
 
@@ -9,9 +9,15 @@
 #include <sys/socket.h>
 
 #include "ctl.h"
+#include "params.h"
 #include "sock.h"
 
 struct engine;
+
+/* Client: a TCP data connection to `to` with test p's pre-connect options (window, MSS,
+ * TCP_NODELAY only with -N). Returns fd or -errno with err filled, as sock_connect. */
+int dataconn_tcp_connect(const struct sock_addr *to, const char *bind_addr, const struct params *p,
+                         int timeout_ms, char *err, size_t errlen);
 
 /* Server: n UDP sockets on the control connection's local address, ephemeral ports. */
 int dataconn_udp_open(const struct sockaddr_storage *local, uint32_t n, int *fds, uint16_t *ports,

@@ -3,8 +3,7 @@
  * server and the client's ports stay free. Server side: each worker owns one SO_REUSEPORT
  * listener (a flow) and a fixed pool of connection slots, set up before the test starts. */
 #define _GNU_SOURCE
-#include "flow.h"
-#include "clock.h"
+#include "flow_crr.h"
 
 #include "sock.h"
 #include "worker.h"
@@ -45,7 +44,7 @@ struct crr_conn {
     uint32_t got;
 };
 
-static const struct flow_ops crr_conn_ops;
+static const struct flow_ops crr_conn_ops, crr_client_ops, crr_server_ops;
 
 int flow_crr_init(struct flow *f, const struct params *p, bool is_client)
 {
@@ -60,7 +59,7 @@ int flow_crr_init(struct flow *f, const struct params *p, bool is_client)
         c->timeout_ns = p->txn_timeout_ns;
         snprintf(c->congestion, sizeof(c->congestion), "%s", p->congestion);
         f->priv = c;
-        f->ops = &flow_crr_client_ops;
+        f->ops = &crr_client_ops;
         return 0;
     }
     struct crr_server *s = calloc(1, sizeof(*s));
@@ -73,7 +72,7 @@ int flow_crr_init(struct flow *f, const struct params *p, bool is_client)
     s->nslots = p->flows + 16;
     s->slots = calloc(s->nslots, sizeof(*s->slots));
     f->priv = s;
-    f->ops = &flow_crr_server_ops;
+    f->ops = &crr_server_ops;
     if (!s->slots)
         return -ENOMEM;
     for (uint32_t i = 0; i < s->nslots; i++) {
@@ -165,7 +164,7 @@ static int on_connected(struct worker *w, struct flow *f)
     if (getsockopt(f->fd, SOL_SOCKET, SO_ERROR, &soerr, &len) || soerr)
         return client_fail(w, f, soerr ? soerr : errno);
     if (c->connect_only) {
-        record(w, f, clock_mono_ns());
+        record(w, f, worker_now(w));
         c->phase = CRR_WAIT_EOF;
     } else {
         if (send(f->fd, w->buf, c->req, MSG_NOSIGNAL | MSG_DONTWAIT) != (ssize_t)c->req)
@@ -194,11 +193,11 @@ static int crr_client_event(struct worker *w, struct flow *f, uint32_t events)
             close(f->fd);
             f->fd = -1;
             flow_add(&f->bytes, c->got);
-            return w->stopping ? (worker_flow_finish(w, f, 0), 1) : begin(w, f, clock_mono_ns());
+            return w->stopping ? (worker_flow_finish(w, f, 0), 1) : begin(w, f, worker_now(w));
         }
         c->got += (uint32_t)n;
         if (c->phase == CRR_READING && c->got >= c->resp) {
-            record(w, f, clock_mono_ns());
+            record(w, f, worker_now(w));
             c->phase = CRR_WAIT_EOF;
         }
     }
@@ -316,7 +315,7 @@ static const struct flow_ops crr_conn_ops = {
     .on_stop = conn_stop,
 };
 
-const struct flow_ops flow_crr_client_ops = {
+static const struct flow_ops crr_client_ops = {
     .name = "crr-client",
     .events = 0,
     .on_event = crr_client_event,
@@ -325,7 +324,7 @@ const struct flow_ops flow_crr_client_ops = {
     .on_start = crr_client_start,
 };
 
-const struct flow_ops flow_crr_server_ops = {
+static const struct flow_ops crr_server_ops = {
     .name = "crr-server",
     .events = EPOLLIN,
     .on_event = crr_server_event,

@@ -3,8 +3,7 @@
  * intended send time, so a stalled server shows in the tail). The server answers each
  * complete request with a response. Latencies go to the worker's histogram. */
 #define _GNU_SOURCE
-#include "flow.h"
-#include "clock.h"
+#include "flow_rr.h"
 
 #include "ctl.h"
 #include "worker.h"
@@ -33,6 +32,8 @@ struct rr_state {
     bool out_armed;         /* TCP: EPOLLOUT is in the flow's epoll interest */
 };
 
+static const struct flow_ops rr_client_ops, rr_server_ops;
+
 int flow_rr_init(struct flow *f, const struct params *p, bool is_client)
 {
     struct rr_state *s = calloc(1, sizeof(*s));
@@ -42,9 +43,7 @@ int flow_rr_init(struct flow *f, const struct params *p, bool is_client)
         return -ENOMEM;
     f->priv = s;
     f->sender = is_client;
-    f->ops = is_client ? &flow_rr_client_ops : &flow_rr_server_ops;
-    /* a lone closed-loop flow at depth 1 runs as a blocking ping-pong */
-    f->can_run_alone = !is_client || (p->rate_tps == 0 && p->depth == 1);
+    f->ops = is_client ? &rr_client_ops : &rr_server_ops;
     s->req = p->req_size;
     s->resp = p->resp_size;
     s->udp = p->udp;
@@ -62,6 +61,12 @@ int flow_rr_init(struct flow *f, const struct params *p, bool is_client)
     }
     s->sent_at = calloc(s->ring_cap, sizeof(*s->sent_at));
     return s->sent_at ? 0 : -ENOMEM;
+}
+
+bool flow_rr_may_run_alone(const struct params *p, bool is_client)
+{
+    /* a lone closed-loop flow at depth 1 runs as a blocking ping-pong */
+    return !is_client || (p->rate_tps == 0 && p->depth == 1);
 }
 
 static void rr_fini(struct flow *f)
@@ -87,19 +92,33 @@ static void complete_one(struct worker *w, struct flow *f, struct rr_state *s, u
     flow_add(&f->lat_sum_ns, lat);
 }
 
-/* Writes what is pending (TCP). Returns 0, or -errno when the connection failed. */
-static int flush_tcp(struct worker *w, struct flow *f, struct rr_state *s)
+/* Writes what is pending (TCP). flags MSG_DONTWAIT: until the socket buffer is full; 0:
+ * blocking calls, going on through their timeout slices until all is written. Returns 0, or
+ * -errno when the connection failed. */
+static int write_pending(struct worker *w, struct flow *f, struct rr_state *s, int flags)
 {
     while (s->pending_write) {
         size_t len = s->pending_write < w->buflen ? s->pending_write : w->buflen;
-        ssize_t n = send(f->fd, w->buf, len, MSG_NOSIGNAL | MSG_DONTWAIT);
+        ssize_t n = send(f->fd, w->buf, len, MSG_NOSIGNAL | flags);
         if (n < 0) {
-            if (errno == EAGAIN || errno == EINTR)
+            if (errno != EAGAIN && errno != EINTR)
+                return -errno;
+            if (flags & MSG_DONTWAIT)
                 break;
-            return -errno;
+            continue;
         }
         s->pending_write -= (uint64_t)n;
     }
+    return 0;
+}
+
+/* Writes what is pending without blocking (TCP, event loop). Returns 0 or -errno. */
+static int flush_tcp(struct worker *w, struct flow *f, struct rr_state *s)
+{
+    int rc = write_pending(w, f, s, MSG_DONTWAIT);
+
+    if (rc)
+        return rc;
     /* ask for EPOLLOUT only while something waits to be written: one epoll_ctl per change,
      * not per transaction */
     if ((s->pending_write != 0) != s->out_armed) {
@@ -131,6 +150,18 @@ static int issue(struct worker *w, struct flow *f, struct rr_state *s, uint64_t 
         return send_udp(w, f, s->seq++, s->req);
     s->pending_write += s->req;
     return flush_tcp(w, f, s);
+}
+
+/* UDP client: is the response of n bytes in the buffer the answer to a request already given
+ * up on (not in flight any more)? Then it is not counted twice. */
+static bool stale(const struct worker *w, const struct rr_state *s, size_t n)
+{
+    uint64_t seq;
+
+    if (n < sizeof(seq) || s->req < sizeof(seq))
+        return false; /* too short to carry the number */
+    memcpy(&seq, w->buf, sizeof(seq));
+    return be64toh(seq) < s->seq - s->inflight;
 }
 
 static void arm_timer(struct flow *f, struct rr_state *s)
@@ -180,19 +211,15 @@ static int rr_client_event(struct worker *w, struct flow *f, uint32_t events)
         }
         flow_add(&f->bytes, (uint64_t)n);
         if (s->udp) {
-            uint64_t seq;
-            /* a response to a request already given up on is not counted twice */
-            if (n >= 8 && s->req >= 8 &&
-                (memcpy(&seq, w->buf, 8), be64toh(seq) < s->seq - s->inflight))
-                continue;
-            done++;
+            if (!stale(w, s, (size_t)n))
+                done++;
         } else {
             s->partial += (uint64_t)n;
             done += s->partial / s->resp;
             s->partial %= s->resp;
         }
     }
-    now = clock_mono_ns();
+    now = worker_now(w);
     while (done-- && s->inflight) {
         complete_one(w, f, s, now);
         if (!s->open_loop && !w->stopping && (err = -issue(w, f, s, now)))
@@ -249,6 +276,32 @@ static int rr_client_stop(struct worker *w, struct flow *f)
     return 1;
 }
 
+/* The server's answer to n bytes just read into the worker's buffer, on either path (event
+ * loop or alone). UDP: a datagram is a request, answered at once by a response carrying its
+ * number. TCP: every complete request queues a response in pending_write, which the caller
+ * writes its own way. Returns 0 or -errno. */
+static int rr_answer(struct worker *w, struct flow *f, struct rr_state *s, size_t n)
+{
+    if (s->udp) {
+        uint64_t seq = 0;
+        if (n >= 4 && !memcmp(w->buf, ctl_data_magic, 4))
+            return 0; /* a repeated hello */
+        if (n >= sizeof(seq)) {
+            memcpy(&seq, w->buf, sizeof(seq));
+            seq = be64toh(seq); /* echoed back as it came */
+        }
+        flow_add(&f->bytes, n);
+        flow_add(&f->txns, 1);
+        return send_udp(w, f, seq, s->resp);
+    }
+    flow_add(&f->bytes, n);
+    s->partial += n;
+    flow_add(&f->txns, s->partial / s->req);
+    s->pending_write += s->partial / s->req * s->resp;
+    s->partial %= s->req;
+    return 0;
+}
+
 /* Server, TCP: answer every complete request; UDP: answer every datagram. */
 static int rr_server_event(struct worker *w, struct flow *f, uint32_t events)
 {
@@ -267,25 +320,8 @@ static int rr_server_event(struct worker *w, struct flow *f, uint32_t events)
             err = n < 0 ? errno : 0; /* EOF: the client finished */
             goto fail;
         }
-        if (s->udp) {
-            uint64_t seq = 0;
-            if (n >= 4 && !memcmp(w->buf, ctl_data_magic, 4))
-                continue; /* a repeated hello */
-            if ((size_t)n >= sizeof(seq)) {
-                memcpy(&seq, w->buf, sizeof(seq));
-                seq = be64toh(seq); /* echoed back as it came */
-            }
-            flow_add(&f->bytes, (uint64_t)n);
-            flow_add(&f->txns, 1);
-            if ((err = -send_udp(w, f, seq, s->resp)))
-                goto fail;
-            continue;
-        }
-        flow_add(&f->bytes, (uint64_t)n);
-        s->partial += (uint64_t)n;
-        flow_add(&f->txns, s->partial / s->req);
-        s->pending_write += s->partial / s->req * s->resp;
-        s->partial %= s->req;
+        if ((err = -rr_answer(w, f, s, (size_t)n)))
+            goto fail;
     }
     if (!s->udp && (err = -flush_tcp(w, f, s)))
         goto fail;
@@ -327,9 +363,8 @@ static int read_response(struct worker *w, struct flow *f, struct rr_state *s)
             return n < 0 ? -errno : -ECONNRESET;
         flow_add(&f->bytes, (uint64_t)n);
         if (s->udp) {
-            uint64_t seq;
-            if (n >= 8 && s->req >= 8 && (memcpy(&seq, w->buf, 8), be64toh(seq) + 1 < s->seq))
-                continue; /* the answer to a request already given up on */
+            if (stale(w, s, (size_t)n))
+                continue;
             return 1;
         }
         s->partial += (uint64_t)n;
@@ -350,7 +385,7 @@ static void rr_client_alone(struct worker *w, struct flow *f)
 
     set_timeouts(f->fd, slice);
     while (!worker_stop_requested(w)) {
-        uint64_t t0 = clock_mono_ns();
+        uint64_t t0 = worker_now(w);
         int got = 0;
 
         s->head = 0, s->inflight = 1, s->sent_at[0] = t0;
@@ -361,14 +396,14 @@ static void rr_client_alone(struct worker *w, struct flow *f)
             err = errno ? errno : EIO;
             break;
         }
-        while (!got && !worker_stop_requested(w) && clock_mono_ns() - t0 < s->timeout_ns)
+        while (!got && !worker_stop_requested(w) && worker_now(w) - t0 < s->timeout_ns)
             got = read_response(w, f, s);
         if (got < 0) {
             err = -got;
             break;
         }
         if (got) {
-            complete_one(w, f, s, clock_mono_ns());
+            complete_one(w, f, s, worker_now(w));
         } else if (!worker_stop_requested(w)) {
             flow_add(&f->timeouts, 1);
             if (!s->udp) { /* a TCP stream cannot resynchronise */
@@ -383,7 +418,7 @@ static void rr_client_alone(struct worker *w, struct flow *f)
         worker_flow_finish(w, f, err);
 }
 
-const struct flow_ops flow_rr_client_ops = {
+static const struct flow_ops rr_client_ops = {
     .name = "rr-client",
     .events = EPOLLIN,
     .on_event = rr_client_event,
@@ -408,8 +443,8 @@ static void rr_server_alone(struct worker *w, struct flow *f)
             if (worker_stop_requested(w) && s->udp)
                 break; /* UDP has no end of stream: stop means stop */
             if (!deadline && worker_stop_requested(w))
-                deadline = clock_mono_ns() + w->drain_ns;
-            if (deadline && clock_mono_ns() >= deadline) {
+                deadline = worker_now(w) + w->drain_ns;
+            if (deadline && worker_now(w) >= deadline) {
                 err = ETIMEDOUT;
                 break;
             }
@@ -421,43 +456,14 @@ static void rr_server_alone(struct worker *w, struct flow *f)
             err = n < 0 ? errno : 0; /* EOF: the client finished */
             break;
         }
-        if (s->udp) {
-            uint64_t seq = 0;
-            if (n >= 4 && !memcmp(w->buf, ctl_data_magic, 4))
-                continue; /* a repeated hello */
-            if ((size_t)n >= sizeof(seq)) {
-                memcpy(&seq, w->buf, sizeof(seq));
-                seq = be64toh(seq);
-            }
-            flow_add(&f->bytes, (uint64_t)n);
-            flow_add(&f->txns, 1);
-            if ((err = -send_udp(w, f, seq, s->resp)))
-                break;
-            continue;
-        }
-        flow_add(&f->bytes, (uint64_t)n);
-        s->partial += (uint64_t)n;
-        flow_add(&f->txns, s->partial / s->req);
-        s->pending_write += s->partial / s->req * s->resp;
-        s->partial %= s->req;
-        while (s->pending_write) {
-            size_t len = s->pending_write < w->buflen ? s->pending_write : w->buflen;
-            ssize_t m = send(f->fd, w->buf, len, MSG_NOSIGNAL);
-            if (m < 0 && (errno == EAGAIN || errno == EINTR))
-                continue;
-            if (m < 0) {
-                err = errno;
-                break;
-            }
-            s->pending_write -= (uint64_t)m;
-        }
-        if (err)
+        if ((err = -rr_answer(w, f, s, (size_t)n)) ||
+            (!s->udp && (err = -write_pending(w, f, s, 0))))
             break;
     }
     worker_flow_finish(w, f, err);
 }
 
-const struct flow_ops flow_rr_server_ops = {
+static const struct flow_ops rr_server_ops = {
     .name = "rr-server",
     .events = EPOLLIN,
     .on_event = rr_server_event,

@@ -2,12 +2,12 @@
  * it; receivers read until EOF. On stop, senders half-close so receivers get every queued
  * byte and both ends count the same total. */
 #define _GNU_SOURCE
-#include "flow.h"
-#include "clock.h"
+#include "flow_stream.h"
 
 #include "worker.h"
 
 #include <errno.h>
+#include <stdlib.h>
 #include <sys/time.h>
 #include <linux/errqueue.h>
 #include <sys/epoll.h>
@@ -26,9 +26,33 @@
 
 #define STREAM_BATCH 16 /* syscalls per flow per wake-up, so one flow cannot starve others */
 
+struct stream_state {
+    uint64_t zc_sent, zc_done; /* MSG_ZEROCOPY sends made, and completions read back */
+};
+
+static const struct flow_ops stream_send_ops, stream_recv_ops;
+
+int flow_stream_init(struct flow *f, const struct params *p, bool is_client)
+{
+    f->priv = calloc(1, sizeof(struct stream_state));
+    if (!f->priv)
+        return -ENOMEM;
+    f->sender = params_flow_client_sends(p, f->id) == is_client;
+    f->ops = f->sender ? &stream_send_ops : &stream_recv_ops;
+    return 0;
+}
+
+bool flow_stream_may_run_alone(const struct params *p, bool is_client)
+{
+    (void)p;
+    (void)is_client;
+    return true; /* either direction, whenever a flow has its worker to itself */
+}
+
 /* Reads MSG_ZEROCOPY completions from the error queue. */
 static void zc_reap(struct flow *f)
 {
+    struct stream_state *s = f->priv;
     char control[128];
 
     for (;;) {
@@ -41,7 +65,7 @@ static void zc_reap(struct flow *f)
             struct sock_extended_err *ee = (struct sock_extended_err *)CMSG_DATA(cm);
             if (ee->ee_errno != 0 || ee->ee_origin != SO_EE_ORIGIN_ZEROCOPY)
                 continue;
-            f->zc_done += (uint64_t)(ee->ee_data - ee->ee_info) + 1;
+            s->zc_done += (uint64_t)(ee->ee_data - ee->ee_info) + 1;
             if (ee->ee_code & SO_EE_CODE_ZEROCOPY_COPIED)
                 atomic_store_explicit(&f->zc_copied, true, memory_order_relaxed);
         }
@@ -58,7 +82,7 @@ static ssize_t tx_one(struct worker *w, struct flow *f, int tx)
     if (tx == FLOW_TX_MSG_ZEROCOPY) {
         ssize_t n = send(f->fd, w->buf, w->send_len, MSG_NOSIGNAL | MSG_DONTWAIT | MSG_ZEROCOPY);
         if (n > 0)
-            f->zc_sent++;
+            ((struct stream_state *)f->priv)->zc_sent++;
         return n;
     }
     return send(f->fd, w->buf, w->send_len, MSG_NOSIGNAL | MSG_DONTWAIT);
@@ -118,7 +142,7 @@ static int stream_recv(struct worker *w, struct flow *f, uint32_t events)
     }
     if (moved) {
         flow_add(&f->bytes, moved);
-        atomic_store_explicit(&f->last_ns, clock_mono_ns(), memory_order_relaxed);
+        atomic_store_explicit(&f->last_ns, worker_now(w), memory_order_relaxed);
     }
     if (ended)
         worker_flow_finish(w, f, err);
@@ -182,13 +206,13 @@ static void stream_recv_alone(struct worker *w, struct flow *f)
         ssize_t n = recv(f->fd, w->buf, w->buflen, 0);
         if (n > 0) {
             flow_add(&f->bytes, (uint64_t)n);
-            atomic_store_explicit(&f->last_ns, clock_mono_ns(), memory_order_relaxed);
+            atomic_store_explicit(&f->last_ns, worker_now(w), memory_order_relaxed);
             continue;
         }
         if (n < 0 && (errno == EAGAIN || errno == EINTR)) {
             if (!deadline && worker_stop_requested(w))
-                deadline = clock_mono_ns() + w->drain_ns;
-            if (deadline && clock_mono_ns() >= deadline) {
+                deadline = worker_now(w) + w->drain_ns;
+            if (deadline && worker_now(w) >= deadline) {
                 worker_flow_finish(w, f, ETIMEDOUT);
                 return;
             }
@@ -199,7 +223,7 @@ static void stream_recv_alone(struct worker *w, struct flow *f)
     }
 }
 
-const struct flow_ops flow_stream_send_ops = {
+static const struct flow_ops stream_send_ops = {
     .name = "stream-send",
     .events = EPOLLOUT,
     .on_event = stream_send,
@@ -207,7 +231,7 @@ const struct flow_ops flow_stream_send_ops = {
     .run_alone = stream_send_alone,
 };
 
-const struct flow_ops flow_stream_recv_ops = {
+static const struct flow_ops stream_recv_ops = {
     .name = "stream-recv",
     .events = EPOLLIN | EPOLLRDHUP,
     .on_event = stream_recv,

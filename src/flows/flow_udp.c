@@ -1,14 +1,16 @@
 /* flow_udp: paced UDP streams. The sender keeps a timer schedule (-b or --pps per flow) and
  * writes datagrams carrying a sequence number and a send timestamp, in batches (UDP GSO when
- * the kernel has it, else sendmmsg). Datagrams the socket refuses still take their sequence
- * number, so sending faster than the path allows shows up as loss at the receiver. The
- * receiver counts received, lost, duplicate and out-of-order datagrams, jitter (RFC 3550) and
- * one-way delay. */
+ * the kernel and the datagram format allow it, else sendmmsg). Datagrams the socket refuses
+ * still take their sequence number, so sending faster than the path allows shows up as loss at
+ * the receiver. The receiver counts received, lost, duplicate and out-of-order datagrams,
+ * jitter (RFC 3550) and one-way delay. The datagram format is a codec: netrig's own (below) or
+ * iperf3's (flow_iperf3_udp.c); the loops are the same for both. */
 #define _GNU_SOURCE
-#include "flow.h"
+#include "flow_udp.h"
 #include "clock.h"
 
 #include "ctl.h"
+#include "result.h"
 #include "worker.h"
 
 #include <endian.h>
@@ -32,42 +34,119 @@
 #define UDP_WINDOW_BITS 1024
 
 struct udp_tx {
+    const struct flow_udp_codec *codec;
+    uint64_t sent_pkts, send_drops; /* datagrams sent / not accepted by the socket */
     uint32_t len;
     uint64_t period_ns; /* time between datagrams */
     uint64_t next_ns;   /* when the next datagram is due */
-    uint64_t seq;
-    bool gso; /* UDP_SEGMENT works on this socket */
+    uint64_t seq;       /* the number the next datagram carries */
+    bool gso;           /* UDP_SEGMENT works on this socket */
 };
 
+struct udp_rx {
+    const struct flow_udp_codec *codec;
+    struct flow_udp_rx acc;
+};
+
+static const struct flow_ops udp_send_ops, udp_recv_ops;
+
+/* netrig's own format: the sequence number from 0 and the send time, both big-endian u64 */
 struct udp_hdr {
     uint64_t seq;     /* big-endian on the wire, like the rest of the protocol */
     uint64_t send_ns; /* CLOCK_REALTIME, big-endian */
 };
 
-int flow_udp_init(struct flow *f, const struct params *p, bool is_client)
+static void own_stamp(uint8_t *buf, size_t stride, uint32_t n, uint64_t seq, uint64_t real_ns)
 {
-    (void)is_client;
+    for (uint32_t i = 0; i < n; i++) {
+        struct udp_hdr h = {.seq = htobe64(seq + i), .send_ns = htobe64(real_ns)};
+        memcpy(buf + (size_t)i * stride, &h, sizeof(h));
+    }
+}
+
+static int own_parse(const uint8_t *buf, size_t len, uint64_t *send_ns, uint64_t *seq)
+{
+    struct udp_hdr h;
+
+    if (len < UDP_HDR || !memcmp(buf, ctl_data_magic, 4))
+        return -EINVAL; /* a repeated hello, or not ours */
+    memcpy(&h, buf, sizeof(h));
+    *seq = be64toh(h.seq);
+    *send_ns = be64toh(h.send_ns);
+    return 0;
+}
+
+const struct flow_udp_codec flow_udp_codec = {
+    .name = "netrig",
+    .first_seq = 0,
+    .gso = true,
+    .stamp = own_stamp,
+    .parse = own_parse,
+    .account = flow_udp_account,
+};
+
+int flow_udp_setup(struct flow *f, const struct params *p, bool is_client,
+                   const struct flow_udp_codec *codec)
+{
+    f->sender = params_flow_client_sends(p, f->id) == is_client;
     if (!f->sender) {
-        f->udp = calloc(1, sizeof(*f->udp));
-        if (!f->udp)
+        struct udp_rx *r = calloc(1, sizeof(*r));
+        if (!r)
             return -ENOMEM;
-        f->udp->owd_min_ns = UINT64_MAX;
-        f->ops = &flow_udp_recv_ops;
+        r->codec = codec;
+        r->acc.owd_min_ns = UINT64_MAX;
+        f->priv = r;
+        f->ops = &udp_recv_ops;
         return 0;
     }
     struct udp_tx *t = calloc(1, sizeof(*t));
     if (!t)
         return -ENOMEM;
+    t->codec = codec;
     t->len = p->write_size;
+    t->seq = codec->first_seq;
     if (p->udp_pps)
         t->period_ns = 1000000000ULL / p->udp_pps;
     else
-        t->period_ns = (uint64_t)(8e9 * p->write_size / (double)p->udp_rate_bps);
+        t->period_ns =
+            (uint64_t)(8e9 * p->write_size / (double)(p->udp_rate_bps ? p->udp_rate_bps : 1));
     if (!t->period_ns)
         t->period_ns = 1;
     f->priv = t;
-    f->ops = &flow_udp_send_ops;
+    f->ops = &udp_send_ops;
     return 0;
+}
+
+int flow_udp_init(struct flow *f, const struct params *p, bool is_client)
+{
+    return flow_udp_setup(f, p, is_client, &flow_udp_codec);
+}
+
+struct flow_udp_rx *flow_udp_rx(struct flow *f)
+{
+    return f->sender ? NULL : &((struct udp_rx *)f->priv)->acc;
+}
+
+void flow_udp_collect(const struct flow *f, struct side_flow *out)
+{
+    const struct flow_udp_rx *rx;
+
+    if (f->sender) {
+        const struct udp_tx *t = f->priv;
+        out->sent_pkts = t->sent_pkts;
+        out->send_drops = t->send_drops;
+        return;
+    }
+    rx = &((const struct udp_rx *)f->priv)->acc;
+    out->has_udp_rx = true;
+    out->udp.received = rx->received;
+    out->udp.duplicates = rx->duplicates;
+    out->udp.out_of_order = rx->out_of_order;
+    out->udp.max_seq_plus1 = rx->max_seq_plus1;
+    out->udp.jitter_ns = rx->jitter_ns;
+    out->udp.owd_sum_ns = rx->owd_sum_ns;
+    out->udp.owd_min_ns = rx->owd_min_ns == UINT64_MAX ? 0 : rx->owd_min_ns;
+    out->udp.owd_max_ns = rx->owd_max_ns;
 }
 
 static int udp_send_start(struct worker *w, struct flow *f, uint64_t now)
@@ -76,7 +155,7 @@ static int udp_send_start(struct worker *w, struct flow *f, uint64_t now)
     int seg = (int)t->len;
 
     (void)w;
-    t->gso = setsockopt(f->fd, IPPROTO_UDP, UDP_SEGMENT, &seg, sizeof(seg)) == 0;
+    t->gso = t->codec->gso && setsockopt(f->fd, IPPROTO_UDP, UDP_SEGMENT, &seg, sizeof(seg)) == 0;
     if (t->gso) {
         seg = 0; /* per-call only: set it back, we pass it in a control message */
         setsockopt(f->fd, IPPROTO_UDP, UDP_SEGMENT, &seg, sizeof(seg));
@@ -84,17 +163,6 @@ static int udp_send_start(struct worker *w, struct flow *f, uint64_t now)
     t->next_ns = now;
     f->due_ns = now;
     return 0;
-}
-
-/* Fills n datagrams back to back in the worker's buffer. */
-static void stamp(struct worker *w, struct udp_tx *t, uint32_t n)
-{
-    uint64_t now = clock_real_ns();
-
-    for (uint32_t i = 0; i < n; i++) {
-        struct udp_hdr h = {.seq = htobe64(t->seq + i), .send_ns = htobe64(now)};
-        memcpy(w->buf + (size_t)i * t->len, &h, sizeof(h));
-    }
 }
 
 static ssize_t send_gso(struct worker *w, struct flow *f, struct udp_tx *t, uint32_t n)
@@ -145,7 +213,8 @@ static int udp_send_timer(struct worker *w, struct flow *f, uint64_t now)
     if (cap < 1)
         cap = 1;
     n = due < cap ? (uint32_t)due : cap;
-    stamp(w, t, n);
+    /* n datagrams back to back in the worker's buffer, the payload behind each header */
+    t->codec->stamp((uint8_t *)w->buf, t->len, n, t->seq, clock_real_ns());
     sent = t->gso ? send_gso(w, f, t, n) : send_mmsg(w, f, t, n);
     if (sent < 0 && errno != EAGAIN && errno != ENOBUFS && errno != ECONNREFUSED &&
         errno != EINTR) {
@@ -154,8 +223,8 @@ static int udp_send_timer(struct worker *w, struct flow *f, uint64_t now)
     }
     if (sent < 0)
         sent = 0;
-    flow_add(&f->sent_pkts, (uint64_t)sent);
-    flow_add(&f->send_drops, n - (uint64_t)sent);
+    t->sent_pkts += (uint64_t)sent;
+    t->send_drops += n - (uint64_t)sent;
     flow_add(&f->bytes, (uint64_t)sent * t->len);
     t->seq += n;
     t->next_ns += n * t->period_ns;
@@ -163,7 +232,7 @@ static int udp_send_timer(struct worker *w, struct flow *f, uint64_t now)
     return 0;
 }
 
-int flow_udp_send_event(struct worker *w, struct flow *f, uint32_t events)
+static int udp_send_event(struct worker *w, struct flow *f, uint32_t events)
 {
     int soerr = 0;
     socklen_t len = sizeof(soerr);
@@ -175,7 +244,7 @@ int flow_udp_send_event(struct worker *w, struct flow *f, uint32_t events)
     return 0;
 }
 
-int flow_udp_send_stop(struct worker *w, struct flow *f)
+static int udp_send_stop(struct worker *w, struct flow *f)
 {
     worker_flow_finish(w, f, 0);
     return 1;
@@ -254,13 +323,15 @@ void flow_udp_timing(struct flow_udp_rx *rx, uint64_t send_ns, uint64_t recv_ns)
 
 static int udp_recv_event(struct worker *w, struct flow *f, uint32_t events)
 {
-    struct flow_udp_rx *rx = f->udp;
+    struct udp_rx *r = f->priv;
+    const struct flow_udp_codec *codec = r->codec;
+    struct flow_udp_rx *rx = &r->acc;
     uint64_t moved = 0;
 
     (void)events;
     for (int i = 0; i < 64; i++) {
         ssize_t n = recv(f->fd, w->buf, w->buflen, MSG_DONTWAIT);
-        struct udp_hdr h;
+        uint64_t send_ns, seq;
 
         if (n < 0 && (errno == EAGAIN || errno == EINTR))
             break;
@@ -270,16 +341,16 @@ static int udp_recv_event(struct worker *w, struct flow *f, uint32_t events)
             worker_flow_finish(w, f, errno);
             return 1;
         }
-        if (n < UDP_HDR || !memcmp(w->buf, ctl_data_magic, 4))
-            continue; /* a repeated hello, or not ours */
-        memcpy(&h, w->buf, sizeof(h));
-        flow_udp_account(rx, be64toh(h.seq));
-        flow_udp_timing(rx, be64toh(h.send_ns), clock_real_ns());
+        /* too short for a header: a repeated hello, or not a datagram of this format */
+        if (codec->parse((const uint8_t *)w->buf, (size_t)n, &send_ns, &seq))
+            continue;
+        codec->account(rx, seq);
+        flow_udp_timing(rx, send_ns, clock_real_ns());
         moved += (uint64_t)n;
     }
     if (moved) {
         flow_add(&f->bytes, moved);
-        atomic_store_explicit(&f->last_ns, clock_mono_ns(), memory_order_relaxed);
+        atomic_store_explicit(&f->last_ns, worker_now(w), memory_order_relaxed);
     }
     return 0;
 }
@@ -287,7 +358,7 @@ static int udp_recv_event(struct worker *w, struct flow *f, uint32_t events)
 static int udp_recv_stop(struct worker *w, struct flow *f)
 {
     (void)w;
-    f->due_ns = clock_mono_ns() + UDP_RX_DRAIN_NS; /* datagrams still in flight */
+    f->due_ns = worker_now(w) + UDP_RX_DRAIN_NS; /* datagrams still in flight */
     return 0;
 }
 
@@ -298,16 +369,16 @@ static int udp_recv_timer(struct worker *w, struct flow *f, uint64_t now)
     return 1;
 }
 
-const struct flow_ops flow_udp_send_ops = {
+static const struct flow_ops udp_send_ops = {
     .name = "udp-send",
     .events = 0, /* epoll reports errors always; the timer schedule drives sending */
-    .on_event = flow_udp_send_event,
-    .on_stop = flow_udp_send_stop,
+    .on_event = udp_send_event,
+    .on_stop = udp_send_stop,
     .on_timer = udp_send_timer,
     .on_start = udp_send_start,
 };
 
-const struct flow_ops flow_udp_recv_ops = {
+static const struct flow_ops udp_recv_ops = {
     .name = "udp-recv",
     .events = EPOLLIN,
     .on_event = udp_recv_event,

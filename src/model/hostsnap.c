@@ -1,254 +1,200 @@
-/* hostsnap: host settings that shape network performance, read through hostfs. */
-#define _GNU_SOURCE
+/* hostsnap: the snapshot model — sorted entries, the diff, and the JSON form. Reading a host is
+ * hostsnap_take.c. */
 #include "hostsnap.h"
-
-#include "hostfs.h"
 
 #include <ctype.h>
 #include <errno.h>
-#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* sysctls by their dotted names; the file is /proc/sys/ with dots turned into slashes */
-static const char *const sysctls[] = {
-    "kernel.osrelease",
-    "net.core.rmem_max",
-    "net.core.wmem_max",
-    "net.core.rmem_default",
-    "net.core.wmem_default",
-    "net.core.optmem_max",
-    "net.core.netdev_max_backlog",
-    "net.core.netdev_budget",
-    "net.core.netdev_budget_usecs",
-    "net.core.somaxconn",
-    "net.core.default_qdisc",
-    "net.core.busy_poll",
-    "net.core.busy_read",
-    "net.core.rps_sock_flow_entries",
-    "net.ipv4.tcp_rmem",
-    "net.ipv4.tcp_wmem",
-    "net.ipv4.tcp_mem",
-    "net.ipv4.tcp_congestion_control",
-    "net.ipv4.tcp_available_congestion_control",
-    "net.ipv4.tcp_window_scaling",
-    "net.ipv4.tcp_timestamps",
-    "net.ipv4.tcp_sack",
-    "net.ipv4.tcp_mtu_probing",
-    "net.ipv4.tcp_slow_start_after_idle",
-    "net.ipv4.tcp_no_metrics_save",
-    "net.ipv4.tcp_notsent_lowat",
-    "net.ipv4.tcp_ecn",
-    "net.ipv4.tcp_autocorking",
-    "net.ipv4.tcp_limit_output_bytes",
-    "net.ipv4.tcp_adv_win_scale",
-    "net.ipv4.tcp_moderate_rcvbuf",
-    "net.ipv4.tcp_tw_reuse",
-    "net.ipv4.tcp_fin_timeout",
-    "net.ipv4.tcp_max_syn_backlog",
-    "net.ipv4.ip_local_port_range",
-    "net.ipv4.udp_mem",
-    "net.ipv4.udp_rmem_min",
-    "net.ipv4.udp_wmem_min",
-    "net.ipv4.tcp_fastopen",
-};
+struct hostsnap *hostsnap_new(void) { return calloc(1, sizeof(struct hostsnap)); }
 
-/* per-interface files under /sys/class/net/NAME/ */
-static const char *const iface_files[] = {
-    "mtu",
-    "tx_queue_len",
-    "speed",
-    "duplex",
-    "operstate",
-    "gro_flush_timeout",
-    "napi_defer_hard_irqs",
-    "device/numa_node",
-};
-
-void hostsnap_clear(struct hostsnap *hs) { hs->n = 0; }
-
-static void normalize(const char *in, char *out, size_t len)
+void hostsnap_clear(struct hostsnap *hs)
 {
-    size_t o = 0;
+    for (uint32_t i = 0; i < hs->n; i++) {
+        free(hs->e[i].key);
+        free(hs->e[i].value);
+    }
+    hs->n = 0;
+}
+
+void hostsnap_free(struct hostsnap *hs)
+{
+    if (!hs)
+        return;
+    hostsnap_clear(hs);
+    free(hs->e);
+    free(hs);
+}
+
+static bool key_ok(const char *key)
+{
+    size_t n = strlen(key);
+
+    if (n == 0 || n >= HOSTSNAP_KEY_MAX)
+        return false;
+    for (size_t i = 0; i < n; i++)
+        if (key[i] < '!' || key[i] > '~')
+            return false;
+    return true;
+}
+
+/* Collapses whitespace runs, trims, turns other non-printable bytes into '?', and cuts at
+ * HOSTSNAP_VAL_MAX - 1 bytes (malloc'd). */
+static char *normalize(const char *in)
+{
+    size_t cap = strnlen(in, HOSTSNAP_VAL_MAX - 1) + 1, o = 0;
+    char *out = malloc(cap);
     bool space = false;
 
+    if (!out)
+        return NULL;
     while (*in && isspace((unsigned char)*in))
         in++;
-    for (; *in && o + 1 < len; in++) {
+    for (; *in && o + 1 < cap; in++) {
         if (isspace((unsigned char)*in)) {
             space = true;
             continue;
         }
-        if (space && o + 2 < len)
+        if (space && o + 2 < cap)
             out[o++] = ' ';
         space = false;
         out[o++] = isprint((unsigned char)*in) ? *in : '?';
     }
     out[o] = '\0';
+    return out;
 }
 
-int hostsnap_set(struct hostsnap *hs, const char *key, const char *value)
+/* Natural order of a and b; 0 also for "a01" against "a1". */
+static int natural(const char *a, const char *b)
+{
+    while (*a && *b) {
+        if (isdigit((unsigned char)*a) && isdigit((unsigned char)*b)) {
+            const char *ea = a, *eb = b;
+            while (*a == '0' && isdigit((unsigned char)a[1]))
+                a++;
+            while (*b == '0' && isdigit((unsigned char)b[1]))
+                b++;
+            for (ea = a; isdigit((unsigned char)*ea); ea++)
+                ;
+            for (eb = b; isdigit((unsigned char)*eb); eb++)
+                ;
+            if (ea - a != eb - b)
+                return ea - a < eb - b ? -1 : 1;
+            for (; a < ea; a++, b++)
+                if (*a != *b)
+                    return *a < *b ? -1 : 1;
+            continue;
+        }
+        if (*a != *b)
+            return (unsigned char)*a < (unsigned char)*b ? -1 : 1;
+        a++, b++;
+    }
+    return *a ? 1 : *b ? -1 : 0;
+}
+
+int hostsnap_keycmp(const char *a, const char *b)
+{
+    int c = natural(a, b);
+
+    return c ? c : strcmp(a, b); /* a total order: equal only when the keys are */
+}
+
+/* The index of key, or where it would go (*found false). */
+static uint32_t find(const struct hostsnap *hs, const char *key, bool *found)
 {
     uint32_t lo = 0, hi = hs->n;
 
-    if (strlen(key) >= HOSTSNAP_KEY_LEN)
-        return -ENOSPC;
+    *found = false;
     while (lo < hi) {
         uint32_t mid = (lo + hi) / 2;
-        int c = strcmp(hs->e[mid].key, key);
+        int c = hostsnap_keycmp(hs->e[mid].key, key);
         if (c == 0) {
-            normalize(value, hs->e[mid].value, sizeof(hs->e[mid].value));
-            return 0;
+            *found = true;
+            return mid;
         }
         if (c < 0)
             lo = mid + 1;
         else
             hi = mid;
     }
+    return lo;
+}
+
+static int grow(struct hostsnap *hs)
+{
+    uint32_t cap = hs->cap ? hs->cap * 2 : 128;
+    struct hostsnap_entry *e;
+
+    if (hs->n < hs->cap)
+        return 0;
+    e = realloc(hs->e, cap * sizeof(*e));
+    if (!e)
+        return -ENOMEM;
+    hs->e = e;
+    hs->cap = cap;
+    return 0;
+}
+
+/* Inserts a new entry at index at (hs->n for the end). */
+static int insert(struct hostsnap *hs, uint32_t at, const char *key, const char *value)
+{
+    char *k, *v;
+
     if (hs->n >= HOSTSNAP_MAX)
         return -ENOSPC;
-    memmove(&hs->e[lo + 1], &hs->e[lo], (hs->n - lo) * sizeof(hs->e[0]));
-    snprintf(hs->e[lo].key, sizeof(hs->e[lo].key), "%s", key);
-    normalize(value, hs->e[lo].value, sizeof(hs->e[lo].value));
+    if (grow(hs))
+        return -ENOMEM;
+    k = strdup(key);
+    v = normalize(value ? value : "");
+    if (!k || !v) {
+        free(k);
+        free(v);
+        return -ENOMEM;
+    }
+    memmove(&hs->e[at + 1], &hs->e[at], (hs->n - at) * sizeof(hs->e[0]));
+    hs->e[at] = (struct hostsnap_entry){k, v};
     hs->n++;
+    return 0;
+}
+
+int hostsnap_set(struct hostsnap *hs, const char *key, const char *value)
+{
+    bool found;
+    uint32_t at;
+    char *v;
+
+    if (!key_ok(key))
+        return -EINVAL;
+    at = find(hs, key, &found);
+    if (!found)
+        return insert(hs, at, key, value);
+    v = normalize(value ? value : "");
+    if (!v)
+        return -ENOMEM;
+    free(hs->e[at].value);
+    hs->e[at].value = v;
     return 0;
 }
 
 const char *hostsnap_get(const struct hostsnap *hs, const char *key)
 {
-    uint32_t lo = 0, hi = hs->n;
+    bool found;
+    uint32_t at = find(hs, key, &found);
 
-    while (lo < hi) {
-        uint32_t mid = (lo + hi) / 2;
-        int c = strcmp(hs->e[mid].key, key);
-        if (c == 0)
-            return hs->e[mid].value;
-        if (c < 0)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return NULL;
+    return found ? hs->e[at].value : NULL;
 }
 
-static void read_into(const char *sysroot, struct hostsnap *hs, const char *key, const char *path)
+int hostsnap_version(const struct hostsnap *hs)
 {
-    char buf[HOSTSNAP_VAL_LEN * 2];
+    const char *v = hostsnap_get(hs, "host.snapshot");
+    long n = v ? strtol(v, NULL, 10) : 1;
 
-    if (hostfs_read(sysroot, path, buf, sizeof(buf)) >= 0)
-        hostsnap_set(hs, key, buf);
+    return n < 1 ? 1 : n > 1000 ? 1000 : (int)n;
 }
 
-static void take_sysctls(const char *sysroot, struct hostsnap *hs)
-{
-    char path[128];
-
-    for (size_t i = 0; i < sizeof(sysctls) / sizeof(sysctls[0]); i++) {
-        snprintf(path, sizeof(path), "/proc/sys/%s", sysctls[i]);
-        for (char *p = path + 10; *p; p++)
-            if (*p == '.')
-                *p = '/';
-        read_into(sysroot, hs, sysctls[i], path);
-    }
-}
-
-/* "model name : Intel(R) ..." from the first processor in /proc/cpuinfo */
-static void take_cpu_model(const char *sysroot, struct hostsnap *hs)
-{
-    char buf[8192], *line, *colon;
-
-    if (hostfs_read(sysroot, "/proc/cpuinfo", buf, sizeof(buf)) < 0)
-        return;
-    line = strstr(buf, "model name");
-    if (!line)
-        return;
-    colon = strchr(line, ':');
-    if (!colon)
-        return;
-    *strchrnul(colon, '\n') = '\0';
-    hostsnap_set(hs, "cpu.model", colon + 1);
-}
-
-static void take_cpu(const char *sysroot, struct hostsnap *hs)
-{
-    read_into(sysroot, hs, "cpu.online", "/sys/devices/system/cpu/online");
-    read_into(sysroot, hs, "cpu.governor", "/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor");
-    read_into(sysroot, hs, "cpu.smt_active", "/sys/devices/system/cpu/smt/active");
-    take_cpu_model(sysroot, hs);
-}
-
-struct iface_walk {
-    const char *sysroot;
-    struct hostsnap *hs;
-    char names[HOSTSNAP_MAX_IFACES][64];
-    uint32_t n;
-    uint32_t rx, tx; /* queue counting */
-};
-
-static int add_iface(const char *name, void *arg)
-{
-    struct iface_walk *w = arg;
-
-    if (w->n < HOSTSNAP_MAX_IFACES && strlen(name) < sizeof(w->names[0]))
-        snprintf(w->names[w->n++], sizeof(w->names[0]), "%s", name);
-    return 0;
-}
-
-static int count_queue(const char *name, void *arg)
-{
-    struct iface_walk *w = arg;
-
-    if (!strncmp(name, "rx-", 3))
-        w->rx++;
-    else if (!strncmp(name, "tx-", 3))
-        w->tx++;
-    return 0;
-}
-
-static int cmp_name(const void *a, const void *b) { return strcmp(a, b); }
-
-static void take_ifaces(const char *sysroot, struct hostsnap *hs)
-{
-    struct iface_walk *w = calloc(1, sizeof(*w));
-    char path[256], key[HOSTSNAP_KEY_LEN], num[32];
-
-    if (!w)
-        return;
-    w->sysroot = sysroot;
-    w->hs = hs;
-    hostfs_list(sysroot, "/sys/class/net", add_iface, w);
-    qsort(w->names, w->n, sizeof(w->names[0]), cmp_name);
-    for (uint32_t i = 0; i < w->n; i++) {
-        const char *nm = w->names[i];
-        for (size_t f = 0; f < sizeof(iface_files) / sizeof(iface_files[0]); f++) {
-            const char *leaf = strrchr(iface_files[f], '/');
-            snprintf(path, sizeof(path), "/sys/class/net/%s/%s", nm, iface_files[f]);
-            snprintf(key, sizeof(key), "iface.%s.%s", nm, leaf ? leaf + 1 : iface_files[f]);
-            read_into(sysroot, hs, key, path);
-        }
-        w->rx = w->tx = 0;
-        snprintf(path, sizeof(path), "/sys/class/net/%s/queues", nm);
-        if (hostfs_list(sysroot, path, count_queue, w) == 0) {
-            snprintf(key, sizeof(key), "iface.%s.rx_queues", nm);
-            snprintf(num, sizeof(num), "%u", w->rx);
-            hostsnap_set(hs, key, num);
-            snprintf(key, sizeof(key), "iface.%s.tx_queues", nm);
-            snprintf(num, sizeof(num), "%u", w->tx);
-            hostsnap_set(hs, key, num);
-        }
-    }
-    free(w);
-}
-
-void hostsnap_take(const char *sysroot, struct hostsnap *hs)
-{
-    hostsnap_clear(hs);
-    read_into(sysroot, hs, "host.name", "/proc/sys/kernel/hostname");
-    take_sysctls(sysroot, hs);
-    take_cpu(sysroot, hs);
-    take_ifaces(sysroot, hs);
-}
+bool hostsnap_is_observation(const char *key) { return !strcmp(key, "cpu.freq_mhz"); }
 
 size_t hostsnap_diff(const struct hostsnap *a, const struct hostsnap *b,
                      void (*fn)(const char *key, const char *va, const char *vb, void *arg),
@@ -258,23 +204,92 @@ size_t hostsnap_diff(const struct hostsnap *a, const struct hostsnap *b,
     size_t n = 0;
 
     while (i < a->n || j < b->n) {
-        int c = i >= a->n ? 1 : j >= b->n ? -1 : strcmp(a->e[i].key, b->e[j].key);
-        if (c < 0) {
-            if (fn)
-                fn(a->e[i].key, a->e[i].value, NULL, arg);
-            i++, n++;
-        } else if (c > 0) {
-            if (fn)
-                fn(b->e[j].key, NULL, b->e[j].value, arg);
-            j++, n++;
-        } else {
-            if (strcmp(a->e[i].value, b->e[j].value)) {
-                if (fn)
-                    fn(a->e[i].key, a->e[i].value, b->e[j].value, arg);
-                n++;
-            }
-            i++, j++;
-        }
+        int c = i >= a->n ? 1 : j >= b->n ? -1 : hostsnap_keycmp(a->e[i].key, b->e[j].key);
+        const char *key = c <= 0 ? a->e[i].key : b->e[j].key;
+        const char *va = c <= 0 ? a->e[i].value : NULL, *vb = c >= 0 ? b->e[j].value : NULL;
+
+        i += c <= 0;
+        j += c >= 0;
+        if (hostsnap_is_observation(key) || (va && vb && !strcmp(va, vb)))
+            continue;
+        if (fn)
+            fn(key, va, vb, arg);
+        n++;
     }
     return n;
+}
+
+cJSON *hostsnap_to_json(const struct hostsnap *hs)
+{
+    cJSON *o = cJSON_CreateObject();
+
+    for (uint32_t i = 0; o && i < hs->n; i++)
+        if (!cJSON_AddStringToObject(o, hs->e[i].key, hs->e[i].value)) {
+            cJSON_Delete(o);
+            return NULL;
+        }
+    return o;
+}
+
+static int entry_cmp(const void *a, const void *b)
+{
+    return hostsnap_keycmp(((const struct hostsnap_entry *)a)->key,
+                           ((const struct hostsnap_entry *)b)->key);
+}
+
+/* One member of a snapshot another host sent; appended unsorted. */
+static int from_member(const cJSON *m, struct hostsnap *hs, char *err, size_t errlen)
+{
+    int rc;
+
+    if (hs->n >= HOSTSNAP_MAX) {
+        snprintf(err, errlen, "host snapshot: more than %d settings", HOSTSNAP_MAX);
+        return -EINVAL;
+    }
+    if (!m->string || !key_ok(m->string)) {
+        snprintf(err, errlen, "host snapshot: invalid setting name '%.40s'",
+                 m->string ? m->string : "");
+        return -EINVAL;
+    }
+    if (!cJSON_IsString(m) || !m->valuestring) {
+        snprintf(err, errlen, "host snapshot: the value of '%s' is not a string", m->string);
+        return -EINVAL;
+    }
+    if (strnlen(m->valuestring, HOSTSNAP_VAL_MAX) >= HOSTSNAP_VAL_MAX) {
+        snprintf(err, errlen, "host snapshot: the value of '%s' is longer than %d bytes", m->string,
+                 HOSTSNAP_VAL_MAX - 1);
+        return -EINVAL;
+    }
+    rc = insert(hs, hs->n, m->string, m->valuestring);
+    if (rc)
+        snprintf(err, errlen, "host snapshot: cannot keep '%s': %s", m->string, strerror(-rc));
+    return rc;
+}
+
+int hostsnap_from_json(const cJSON *obj, struct hostsnap *hs, char *err, size_t errlen)
+{
+    const cJSON *m;
+    int rc = 0;
+
+    hostsnap_clear(hs);
+    if (!cJSON_IsObject(obj)) {
+        snprintf(err, errlen, "host snapshot: not a JSON object");
+        return -EINVAL;
+    }
+    cJSON_ArrayForEach(m, obj)
+    {
+        if ((rc = from_member(m, hs, err, errlen)) != 0)
+            break;
+    }
+    /* appended, then sorted once: no quadratic insertion whatever the order sent */
+    if (!rc && hs->n)
+        qsort(hs->e, hs->n, sizeof(hs->e[0]), entry_cmp);
+    for (uint32_t i = 1; !rc && i < hs->n; i++)
+        if (!hostsnap_keycmp(hs->e[i - 1].key, hs->e[i].key)) {
+            snprintf(err, errlen, "host snapshot: setting '%s' given twice", hs->e[i].key);
+            rc = -EINVAL;
+        }
+    if (rc)
+        hostsnap_clear(hs);
+    return rc;
 }

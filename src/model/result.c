@@ -37,6 +37,7 @@ void result_side_fini(struct side_result *s)
     free(s->flows);
     free(s->intervals);
     free(s->cells);
+    hostsnap_free(s->host);
     memset(s, 0, sizeof(*s));
 }
 

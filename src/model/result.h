@@ -9,6 +9,7 @@
 
 #include "cpu.h"
 #include "histo.h"
+#include "hostsnap.h"
 #include "params.h"
 #include "tcpinfo.h"
 
@@ -76,6 +77,10 @@ struct side_result {
     char warning[256];
     char boot_id[40];  /* the kernel's boot id: equal on both ends = one clock */
     struct histo *lat; /* rr/crr client: latencies of every transaction */
+    /* this side's host settings as it sent them (owned; NULL: not sent), and when NULL why,
+     * if known (e.g. "the daemon declined to send its settings") */
+    struct hostsnap *host;
+    char host_note[160];
 };
 
 struct flow_summary {

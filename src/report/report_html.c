@@ -96,7 +96,7 @@ static void row2(FILE *out, const char *k, const char *v)
 
 static void host_table(FILE *out, struct store *st, int64_t id)
 {
-    struct hostsnap *hs = malloc(sizeof(*hs));
+    struct hostsnap *hs = hostsnap_new();
 
     if (!hs)
         return;
@@ -112,7 +112,7 @@ static void host_table(FILE *out, struct store *st, int64_t id)
         row2(out, hs->e[i].key, hs->e[i].value);
     if (hs->n)
         fputs("</table>\n</details>\n", out);
-    free(hs);
+    hostsnap_free(hs);
 }
 
 static void metrics_table(FILE *out, struct store *st, int64_t id)
@@ -355,19 +355,61 @@ static void compare_rows(FILE *out, const struct compare_result *c)
                 : r->w.valid ? "no significant change"
                              : "-");
     }
-    fputs("</table>\n<h2>Host settings that differ</h2>\n", out);
-    if (!c->nhost) {
+    fputs("</table>\n", out);
+}
+
+static void what_compared(FILE *out, const struct compare_result *c)
+{
+    fputs("<h2>What was compared</h2>\n", out);
+    for (size_t i = 0; i < c->nwarnings; i++) {
+        fputs("<p class=\"note\">warning: ", out);
+        esc(out, c->warnings[i].message);
+        fputs("</p>\n", out);
+    }
+    if (!c->nparams) {
+        fputs("<p>the tests' parameters do not differ</p>\n", out);
+        return;
+    }
+    fputs("<table>\n<tr><th>parameter</th><th>A</th><th>B</th></tr>\n", out);
+    for (size_t i = 0; i < c->nparams; i++) {
+        fputs("<tr><td>", out);
+        esc(out, c->params[i].label);
+        fputs("</td><td>", out);
+        esc(out, c->params[i].a);
+        fputs("</td><td>", out);
+        esc(out, c->params[i].b);
+        fputs("</td></tr>\n", out);
+    }
+    fputs("</table>\n", out);
+}
+
+/* One side's host settings that differ, or why they were not compared. */
+static void host_rows(FILE *out, const struct compare_side *sd)
+{
+    fprintf(out, "<h2>%s host settings that differ</h2>\n",
+            strcmp(sd->name, "server") ? "Client" : "Server");
+    for (size_t i = 0; i < sd->nmissing; i++) {
+        fprintf(out,
+                "<p class=\"note\">not recorded for run %lld: ", (long long)sd->missing[i].run);
+        esc(out, sd->missing[i].note);
+        fputs("</p>\n", out);
+    }
+    if (!sd->compared) {
+        fputs("<p>not compared</p>\n", out);
+        return;
+    }
+    if (!sd->ndiff) {
         fputs("<p>none</p>\n", out);
         return;
     }
     fputs("<table>\n<tr><th>setting</th><th>A</th><th>B</th></tr>\n", out);
-    for (size_t i = 0; i < c->nhost; i++) {
+    for (size_t i = 0; i < sd->ndiff; i++) {
         fputs("<tr><td>", out);
-        esc(out, c->host[i].key);
+        esc(out, sd->diff[i].key);
         fputs("</td><td>", out);
-        esc(out, c->host[i].a[0] ? c->host[i].a : "(none)");
+        esc(out, sd->diff[i].a[0] ? sd->diff[i].a : "(none)");
         fputs("</td><td>", out);
-        esc(out, c->host[i].b[0] ? c->host[i].b : "(none)");
+        esc(out, sd->diff[i].b[0] ? sd->diff[i].b : "(none)");
         fputs("</td></tr>\n", out);
     }
     fputs("</table>\n", out);
@@ -384,8 +426,8 @@ static void side_row(FILE *out, const char *tag, const char *name, const int64_t
 }
 
 int report_html_compare(struct store *st, const int64_t *a, size_t na, const char *name_a,
-                        const int64_t *b, size_t nb, const char *name_b, FILE *out, char *note,
-                        size_t notelen, char *err, size_t errlen)
+                        const int64_t *b, size_t nb, const char *name_b, unsigned flags, FILE *out,
+                        char *note, size_t notelen, char *err, size_t errlen)
 {
     struct compare_result c;
     struct plot_out po = {PLOT_SVG, NULL, NULL};
@@ -394,8 +436,10 @@ int report_html_compare(struct store *st, const int64_t *a, size_t na, const cha
     int rc;
 
     note[0] = '\0';
-    if (store_run_get(st, a[0], &r, err, errlen) || compare_sets(st, a, na, b, nb, &c, err, errlen))
+    if (store_run_get(st, a[0], &r, err, errlen))
         return -1;
+    if ((rc = compare_sets(st, a, na, b, nb, flags, &c, err, errlen)) != 0)
+        return rc;
     snprintf(title, sizeof(title), "netrig comparison: %s against %s", name_b, name_a);
     head(out, title, st);
     fputs("<table>\n<tr><th></th><th>name</th><th>runs</th></tr>\n", out);
@@ -404,7 +448,10 @@ int report_html_compare(struct store *st, const int64_t *a, size_t na, const cha
     fputs("</table>\n<h2>Chart</h2>\n", out);
     rc = plot_compare(st, a, na, b, nb, metric_primary(r.test), &po, perr, sizeof(perr));
     chart(out, &po, rc, perr, note, notelen);
+    what_compared(out, &c);
     compare_rows(out, &c);
+    host_rows(out, &c.side[0]);
+    host_rows(out, &c.side[1]);
     host_table(out, st, b[nb - 1]);
     foot(out);
     compare_free(&c);

@@ -21,8 +21,11 @@ int report_html_sweep(struct store *st, int64_t id, FILE *out, char *note, size_
  * coloured by throughput (stream) or latency p50 (rr, crr), failed cells with their reason. */
 int report_html_mesh(struct store *st, int64_t id, FILE *out, char *note, size_t notelen, char *err,
                      size_t errlen);
+/* compare A B: what compare prints — the parameters that differ and the warnings, the metrics,
+ * the client's and the server's host settings that differ. flags as for compare_sets; returns
+ * its error (-EDOM: rr against stream without COMPARE_FORCE) with err. */
 int report_html_compare(struct store *st, const int64_t *a, size_t na, const char *name_a,
-                        const int64_t *b, size_t nb, const char *name_b, FILE *out, char *note,
-                        size_t notelen, char *err, size_t errlen);
+                        const int64_t *b, size_t nb, const char *name_b, unsigned flags, FILE *out,
+                        char *note, size_t notelen, char *err, size_t errlen);
 
 #endif

@@ -1,6 +1,7 @@
 /* report_live: the --live view, one table redrawn in place every interval. */
 #include "report_live.h"
 
+#include "report_text.h"
 #include "units.h"
 
 #include <stdarg.h>
@@ -177,4 +178,22 @@ void report_live_interval(struct report_live *l, FILE *out, const struct run_res
         fprintf(out, "\033[%dA", l->drawn - n);
     l->drawn = n;
     fflush(out);
+}
+
+static void live_interval(void *ctx, const struct run_result *r, const struct side_result *s,
+                          const struct interval *iv)
+{
+    struct report_live *l = ctx;
+
+    report_live_interval(l, l->out, r, s, iv);
+}
+
+struct run_observer report_live_observer(struct report_live *l, FILE *out)
+{
+    *l = (struct report_live){.out = out};
+    return (struct run_observer){
+        .on_queued = report_text_queued,
+        .on_interval = live_interval,
+        .ctx = l,
+    };
 }

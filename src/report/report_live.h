@@ -9,6 +9,7 @@
 #include <stdio.h>
 
 #include "result.h"
+#include "run_observer.h"
 
 enum report_live_mode {
     REPORT_LIVE_AUTO, /* on a capable terminal for runs longer than 10 s */
@@ -19,6 +20,7 @@ enum report_live_mode {
 /* What one redraw needs to remember: the height of the frame drawn last. Zero it to start. */
 struct report_live {
     int drawn;
+    FILE *out; /* where report_live_observer draws */
 };
 
 /* Runs (omit included) longer than this are drawn live by default. */
@@ -33,6 +35,10 @@ bool report_live_wanted(enum report_live_mode m, FILE *out, bool text_output, ui
 /* Draws the frame for interval iv of side s (the client's), over the previous frame. */
 void report_live_interval(struct report_live *l, FILE *out, const struct run_result *r,
                           const struct side_result *s, const struct interval *iv);
+
+/* An observer (run_observer.h) that redraws the table on out every interval; l keeps what was
+ * drawn and must outlive the run. No header: the table has its own title. */
+struct run_observer report_live_observer(struct report_live *l, FILE *out);
 
 /* The frame's text without escapes, for tests: at most rows lines of at most cols - 1
  * characters into buf. Returns the number of lines. */

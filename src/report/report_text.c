@@ -287,3 +287,32 @@ void report_text_multi(FILE *out, const struct multi_result *m)
     fprintf(out, "            started within %.1f us of each other\n", m->start_spread_ns / 1e3);
     fflush(out);
 }
+
+void report_text_queued(void *ctx, int ahead)
+{
+    (void)ctx;
+    fprintf(stderr, "netrig: server is busy with %d exclusive test(s); waiting our turn\n", ahead);
+}
+
+static void text_start(void *ctx, const struct run_result *r) { report_text_header(ctx, r); }
+
+static void text_interval(void *ctx, const struct run_result *r, const struct side_result *s,
+                          const struct interval *iv)
+{
+    report_text_interval(ctx, r, s, iv);
+}
+
+struct run_observer report_text_observer(FILE *out)
+{
+    return (struct run_observer){
+        .on_queued = report_text_queued,
+        .on_start = text_start,
+        .on_interval = text_interval,
+        .ctx = out,
+    };
+}
+
+struct run_observer report_text_quiet_observer(void)
+{
+    return (struct run_observer){.on_queued = report_text_queued};
+}

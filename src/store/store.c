@@ -1,10 +1,13 @@
 /* store: the SQLite history — open, schema migrations, and adding runs. */
 #include "store.h"
 
+#include "store_priv.h"
+
 #include "histo.h"
 #include "metric.h"
-#include "report_json.h"
+#include "result_json.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,108 +15,6 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
-
-struct store {
-    sqlite3 *db;
-    char path[4096];
-};
-
-/* Migration v-1 -> v is migrations[v - 1]. Never edit a shipped step: add a new one. */
-static const char *const migrations[STORE_SCHEMA_VERSION] = {
-    /* v1: runs and what they measured */
-    "CREATE TABLE runs ("
-    " id INTEGER PRIMARY KEY,"
-    " test TEXT NOT NULL,"
-    " udp INTEGER NOT NULL DEFAULT 0,"
-    " role TEXT NOT NULL DEFAULT 'client' CHECK (role IN ('client', 'server')),"
-    " title TEXT NOT NULL DEFAULT '',"
-    " started_at TEXT NOT NULL,"
-    " saved_at TEXT NOT NULL,"
-    " peer TEXT NOT NULL DEFAULT '',"
-    " client_version TEXT NOT NULL DEFAULT '',"
-    " server_version TEXT NOT NULL DEFAULT '',"
-    " partial INTEGER NOT NULL DEFAULT 0,"
-    " error TEXT NOT NULL DEFAULT '',"
-    " params TEXT NOT NULL,"
-    " document TEXT NOT NULL);"
-    "CREATE INDEX runs_started ON runs(started_at);"
-    "CREATE TABLE metrics ("
-    " run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,"
-    " name TEXT NOT NULL, value REAL NOT NULL, PRIMARY KEY (run_id, name)) WITHOUT ROWID;"
-    "CREATE TABLE flows ("
-    " run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,"
-    " flow INTEGER NOT NULL, direction TEXT NOT NULL,"
-    " bytes INTEGER NOT NULL, sender_bytes INTEGER NOT NULL,"
-    " throughput_bps REAL NOT NULL, sender_throughput_bps REAL NOT NULL,"
-    " retransmits INTEGER, rtt_us INTEGER, min_rtt_us INTEGER, cwnd INTEGER, snd_wnd INTEGER,"
-    " delivery_rate_bps REAL, busy_us INTEGER, rwnd_limited_us INTEGER,"
-    " sndbuf_limited_us INTEGER, client_cpu INTEGER, server_cpu INTEGER,"
-    " transactions INTEGER, timeouts INTEGER, datagrams_sent INTEGER,"
-    " datagrams_received INTEGER, datagrams_lost INTEGER, jitter_us REAL,"
-    " PRIMARY KEY (run_id, flow)) WITHOUT ROWID;"
-    "CREATE TABLE intervals ("
-    " run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,"
-    " side TEXT NOT NULL CHECK (side IN ('client', 'server')), seq INTEGER NOT NULL,"
-    " start_s REAL NOT NULL, end_s REAL NOT NULL, omitted INTEGER NOT NULL,"
-    " sent_bytes INTEGER NOT NULL, received_bytes INTEGER NOT NULL,"
-    " retransmits INTEGER NOT NULL, transactions INTEGER NOT NULL,"
-    " latency_sum_ns INTEGER NOT NULL, cpu_busy_pct REAL,"
-    " PRIMARY KEY (run_id, side, seq)) WITHOUT ROWID;"
-    "CREATE TABLE interval_flows ("
-    " run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,"
-    " seq INTEGER NOT NULL, flow INTEGER NOT NULL, bytes INTEGER NOT NULL,"
-    " retransmits INTEGER NOT NULL, rtt_us INTEGER NOT NULL, cwnd INTEGER NOT NULL,"
-    " PRIMARY KEY (run_id, seq, flow)) WITHOUT ROWID;"
-    "CREATE TABLE latency ("
-    " run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,"
-    " lo_ns INTEGER NOT NULL, hi_ns INTEGER NOT NULL, count INTEGER NOT NULL,"
-    " PRIMARY KEY (run_id, lo_ns)) WITHOUT ROWID;"
-    "CREATE TABLE host ("
-    " run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,"
-    " key TEXT NOT NULL, value TEXT NOT NULL, PRIMARY KEY (run_id, key)) WITHOUT ROWID;",
-
-    /* v2: tags, and sweeps stored as one unit */
-    "CREATE TABLE tags ("
-    " name TEXT NOT NULL, run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,"
-    " PRIMARY KEY (name, run_id)) WITHOUT ROWID;"
-    "CREATE INDEX tags_run ON tags(run_id);"
-    "CREATE TABLE sweeps ("
-    " id INTEGER PRIMARY KEY, test TEXT NOT NULL, title TEXT NOT NULL DEFAULT '',"
-    " created_at TEXT NOT NULL, finished_at TEXT,"
-    " status TEXT NOT NULL CHECK (status IN ('running', 'interrupted', 'done')),"
-    " definition TEXT NOT NULL, metric TEXT NOT NULL, repeat_max INTEGER NOT NULL,"
-    " ci_level REAL NOT NULL, ci_pct REAL NOT NULL);"
-    "CREATE TABLE sweep_points ("
-    " id INTEGER PRIMARY KEY,"
-    " sweep_id INTEGER NOT NULL REFERENCES sweeps(id) ON DELETE CASCADE,"
-    " idx INTEGER NOT NULL, settings TEXT NOT NULL,"
-    " status TEXT NOT NULL CHECK (status IN ('pending', 'done')),"
-    " runs INTEGER NOT NULL DEFAULT 0, mean REAL, ci_half REAL,"
-    " UNIQUE (sweep_id, idx));"
-    "ALTER TABLE runs ADD COLUMN sweep_point_id INTEGER"
-    " REFERENCES sweep_points(id) ON DELETE SET NULL;"
-    "CREATE INDEX runs_point ON runs(sweep_point_id);",
-
-    /* v3: mesh plans stored as one unit; each cell's run is an ordinary run */
-    "CREATE TABLE meshes ("
-    " id INTEGER PRIMARY KEY, plan TEXT NOT NULL, started_at TEXT NOT NULL, finished_at TEXT,"
-    " status TEXT NOT NULL CHECK (status IN ('running', 'interrupted', 'done')),"
-    " parallel INTEGER NOT NULL DEFAULT 0, hosts TEXT NOT NULL, tests TEXT NOT NULL);"
-    "CREATE TABLE mesh_cells ("
-    " mesh_id INTEGER NOT NULL REFERENCES meshes(id) ON DELETE CASCADE,"
-    " idx INTEGER NOT NULL, test_idx INTEGER NOT NULL, src INTEGER NOT NULL,"
-    " dst INTEGER NOT NULL, test TEXT NOT NULL, source TEXT NOT NULL,"
-    " destination TEXT NOT NULL,"
-    " status TEXT NOT NULL CHECK (status IN ('pending', 'complete', 'partial', 'failed')),"
-    " error TEXT NOT NULL DEFAULT '',"
-    " run_id INTEGER UNIQUE REFERENCES runs(id) ON DELETE SET NULL,"
-    " PRIMARY KEY (mesh_id, idx)) WITHOUT ROWID;",
-};
-
-const char *store_migration_sql(int v)
-{
-    return v >= 1 && v <= STORE_SCHEMA_VERSION ? migrations[v - 1] : NULL;
-}
 
 void store_time_iso(long long t, char *buf, size_t len)
 {
@@ -174,7 +75,7 @@ sqlite3 *store_sqlite(struct store *st) { return st->db; }
 
 const char *store_path(const struct store *st) { return st->path; }
 
-static int fail(struct store *st, char *err, size_t errlen, const char *what)
+int store_fail(struct store *st, char *err, size_t errlen, const char *what)
 {
     snprintf(err, errlen, "history database '%s': %s: %s", st->path, what, sqlite3_errmsg(st->db));
     return -EIO;
@@ -185,7 +86,7 @@ sqlite3_stmt *store_prepare(struct store *st, const char *sql, char *err, size_t
     sqlite3_stmt *s = NULL;
 
     if (sqlite3_prepare_v2(st->db, sql, -1, &s, NULL) != SQLITE_OK) {
-        fail(st, err, errlen, "cannot prepare a query");
+        store_fail(st, err, errlen, "cannot prepare a query");
         return NULL;
     }
     return s;
@@ -227,9 +128,9 @@ int store_exec(struct store *st, char *err, size_t errlen, const char *sql, cons
         while ((step = sqlite3_step(s)) == SQLITE_ROW)
             ;
         if (step != SQLITE_DONE)
-            rc = fail(st, err, errlen, "write failed");
+            rc = store_fail(st, err, errlen, "write failed");
     } else {
-        fail(st, err, errlen, "cannot bind a value");
+        store_fail(st, err, errlen, "cannot bind a value");
     }
     sqlite3_finalize(s);
     return rc;
@@ -252,15 +153,20 @@ static int query_int(struct store *st, const char *sql, int64_t *out)
 
 int store_begin(struct store *st, char *err, size_t errlen)
 {
+    if (st->readonly) {
+        snprintf(err, errlen, "history database '%s' was opened read-only", st->path);
+        return -EROFS;
+    }
     if (sqlite3_exec(st->db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK)
-        return fail(st, err, errlen, "cannot start a write (is it locked by another netrig?)");
+        return store_fail(st, err, errlen,
+                          "cannot start a write (is it locked by another netrig?)");
     return 0;
 }
 
 int store_commit(struct store *st, char *err, size_t errlen)
 {
     if (sqlite3_exec(st->db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK) {
-        int rc = fail(st, err, errlen, "cannot commit");
+        int rc = store_fail(st, err, errlen, "cannot commit");
         store_rollback(st);
         return rc;
     }
@@ -306,7 +212,7 @@ static int backup(struct store *st, int version, char *err, size_t errlen)
 }
 
 /* Applies every step past the current version in one transaction. */
-static int migrate(struct store *st, char *err, size_t errlen)
+int store_migrate(struct store *st, char *err, size_t errlen)
 {
     int64_t v = 0;
     char pragma[96];
@@ -316,12 +222,12 @@ static int migrate(struct store *st, char *err, size_t errlen)
     /* another netrig may have migrated while we waited for the lock */
     if (query_int(st, "PRAGMA user_version", &v)) {
         store_rollback(st);
-        return fail(st, err, errlen, "cannot read the schema version");
+        return store_fail(st, err, errlen, "cannot read the schema version");
     }
     for (int64_t step = v + 1; step <= STORE_SCHEMA_VERSION; step++) {
-        if (sqlite3_exec(st->db, migrations[step - 1], NULL, NULL, NULL) != SQLITE_OK) {
+        if (sqlite3_exec(st->db, store_migration_sql((int)step), NULL, NULL, NULL) != SQLITE_OK) {
             snprintf(pragma, sizeof(pragma), "migration to schema %lld failed", (long long)step);
-            fail(st, err, errlen, pragma);
+            store_fail(st, err, errlen, pragma);
             store_rollback(st);
             return -EIO;
         }
@@ -329,21 +235,21 @@ static int migrate(struct store *st, char *err, size_t errlen)
     snprintf(pragma, sizeof(pragma), "PRAGMA user_version = %d; PRAGMA application_id = %d",
              STORE_SCHEMA_VERSION, STORE_APPLICATION_ID);
     if (sqlite3_exec(st->db, pragma, NULL, NULL, NULL) != SQLITE_OK) {
-        fail(st, err, errlen, "cannot set the schema version");
+        store_fail(st, err, errlen, "cannot set the schema version");
         store_rollback(st);
         return -EIO;
     }
     return store_commit(st, err, errlen);
 }
 
-/* Refuses what is not ours or too new; backs up and migrates what is older. */
-static int check_schema(struct store *st, char *err, size_t errlen)
+/* Refuses what is not ours or too new; *v is the schema version. */
+int store_check_identity(struct store *st, int64_t *v, char *err, size_t errlen)
 {
-    int64_t v = 0, app = 0, tables = 0;
+    int64_t app = 0, tables = 0;
 
-    if (query_int(st, "PRAGMA user_version", &v) || query_int(st, "PRAGMA application_id", &app) ||
+    if (query_int(st, "PRAGMA user_version", v) || query_int(st, "PRAGMA application_id", &app) ||
         query_int(st, "SELECT count(*) FROM sqlite_master", &tables))
-        return fail(st, err, errlen, "cannot read it (is it an SQLite file?)");
+        return store_fail(st, err, errlen, "cannot read it (is it an SQLite file?)");
     if ((app && app != STORE_APPLICATION_ID) || (!app && tables > 0)) {
         snprintf(err, errlen,
                  "'%s' is an SQLite database but not a netrig history: give "
@@ -351,20 +257,48 @@ static int check_schema(struct store *st, char *err, size_t errlen)
                  st->path);
         return -EINVAL;
     }
-    if (v > STORE_SCHEMA_VERSION) {
+    if (*v > STORE_SCHEMA_VERSION) {
         snprintf(err, errlen,
                  "history database '%s' has schema version %lld, newer than this "
                  "netrig %s understands (%d): upgrade netrig, or give another --db PATH",
-                 st->path, (long long)v, NETRIG_VERSION, STORE_SCHEMA_VERSION);
+                 st->path, (long long)*v, NETRIG_VERSION, STORE_SCHEMA_VERSION);
         return -EPROTO;
     }
+    return 0;
+}
+
+/* Refuses what is not ours or too new; backs up and migrates what is older. */
+static int check_schema(struct store *st, char *err, size_t errlen)
+{
+    int64_t v = 0;
+    int rc = store_check_identity(st, &v, err, errlen);
+
+    if (rc)
+        return rc;
     if (sqlite3_exec(st->db, "PRAGMA journal_mode = WAL", NULL, NULL, NULL) != SQLITE_OK)
-        return fail(st, err, errlen, "cannot switch to WAL mode");
+        return store_fail(st, err, errlen, "cannot switch to WAL mode");
     if (v == STORE_SCHEMA_VERSION)
         return 0;
     if (v > 0 && backup(st, (int)v, err, errlen))
         return -EIO;
-    return migrate(st, err, errlen);
+    return store_migrate(st, err, errlen);
+}
+
+/* A one-line reason a write-mode open failed for lack of permission, or 0. */
+static int explain_unwritable(struct store *st, char *err, size_t errlen)
+{
+    int code = st->db ? sqlite3_errcode(st->db) : SQLITE_OK;
+
+    if (code != SQLITE_READONLY && code != SQLITE_CANTOPEN && code != SQLITE_PERM)
+        return 0;
+    if (access(st->path, F_OK) || (!access(st->path, W_OK) && code == SQLITE_CANTOPEN))
+        return 0;
+    snprintf(err, errlen,
+             "cannot write history database '%s': saving, tagging and sweeps need write access "
+             "to the file and its directory (history, show, export and compare only read it); "
+             "give another --db PATH",
+             st->path);
+    return -EACCES;
 }
 
 struct store *store_open(const char *path, bool create, char *err, size_t errlen)
@@ -384,14 +318,16 @@ struct store *store_open(const char *path, bool create, char *err, size_t errlen
         return NULL;
     }
     if (sqlite3_open_v2(path, &st->db, flags, NULL) != SQLITE_OK) {
-        snprintf(err, errlen, "cannot open history database '%s': %s; give another --db PATH", path,
-                 st->db ? sqlite3_errmsg(st->db) : "out of memory");
+        if (!explain_unwritable(st, err, errlen))
+            snprintf(err, errlen, "cannot open history database '%s': %s; give another --db PATH",
+                     path, st->db ? sqlite3_errmsg(st->db) : "out of memory");
         store_close(st);
         return NULL;
     }
     sqlite3_busy_timeout(st->db, STORE_BUSY_MS);
     sqlite3_exec(st->db, "PRAGMA foreign_keys = ON; PRAGMA synchronous = FULL", NULL, NULL, NULL);
     if (check_schema(st, err, errlen)) {
+        explain_unwritable(st, err, errlen);
         store_close(st);
         return NULL;
     }
@@ -420,7 +356,7 @@ static int row(struct store *st, sqlite3_stmt *s, char *err, size_t errlen, cons
     rc = store_bindv(s, types, ap);
     va_end(ap);
     if (rc || sqlite3_step(s) != SQLITE_DONE)
-        return fail(st, err, errlen, "cannot store a row");
+        return store_fail(st, err, errlen, "cannot store a row");
     return 0;
 }
 
@@ -436,20 +372,48 @@ int store_add_metrics(struct store *st, int64_t id, const struct metric_value *m
     return rc;
 }
 
-static int add_host(struct store *st, int64_t id, const struct hostsnap *hs, char *err,
-                    size_t errlen)
+int store_add_host(struct store *st, int64_t id, const char *side, const struct hostsnap *hs,
+                   const char *note, char *err, size_t errlen)
 {
     sqlite3_stmt *s;
     int rc;
 
+    if (store_exec(st, err, errlen, "INSERT OR REPLACE INTO host_sides VALUES (?,?,?,?)", "itit",
+                   id, side, (int64_t)(hs != NULL), hs || !note ? "" : note) ||
+        store_exec(st, err, errlen, "DELETE FROM host WHERE run_id = ? AND side = ?", "it", id,
+                   side))
+        return -EIO;
     if (!hs)
         return 0;
-    s = store_prepare(st, "INSERT INTO host VALUES (?,?,?)", err, errlen);
+    s = store_prepare(st, "INSERT INTO host VALUES (?,?,?,?)", err, errlen);
     rc = s ? 0 : -EIO;
     for (uint32_t i = 0; !rc && i < hs->n; i++)
-        rc = row(st, s, err, errlen, "itt", id, hs->e[i].key, hs->e[i].value);
+        rc = row(st, s, err, errlen, "ittt", id, side, hs->e[i].key, hs->e[i].value);
     sqlite3_finalize(s);
     return rc;
+}
+
+/* Is the server's address a loopback one ("127.0.0.1:5301", "[::1]:5301", "localhost:...")?
+ * Such a server shares the client's host and network namespace. */
+static bool loopback_server(const char *server)
+{
+    return !strncmp(server, "127.", 4) || !strncmp(server, "[::1]", 5) || !strcmp(server, "::1") ||
+           !strncmp(server, "localhost", 9);
+}
+
+/* Why a client's run has no server settings, when the result does not say. */
+static void server_host_note(const struct run_result *r, char *buf, size_t len)
+{
+    if (r->remote.host_note[0])
+        snprintf(buf, len, "%s", r->remote.host_note);
+    else if (loopback_server(r->server))
+        snprintf(buf, len,
+                 "the server ran on this host at a loopback address: its settings are the "
+                 "client's");
+    else if (r->remote.version[0])
+        snprintf(buf, len, "the server (netrig %s) did not send its settings", r->remote.version);
+    else
+        snprintf(buf, len, "the server did not send its settings");
 }
 
 static int add_intervals(struct store *st, int64_t id, const char *side,
@@ -565,7 +529,7 @@ static int add_flows(struct store *st, int64_t id, const struct run_result *r, c
             sqlite3_bind_double(s, 24, f->udp_jitter_us);
         }
         if (sqlite3_step(s) != SQLITE_DONE)
-            rc = fail(st, err, errlen, "cannot store a flow");
+            rc = store_fail(st, err, errlen, "cannot store a flow");
     }
     sqlite3_finalize(s);
     return rc;
@@ -584,7 +548,7 @@ static int add_run_row(struct store *st, const struct run_result *r, int64_t swe
                        int64_t *id, char *err, size_t errlen)
 {
     char now[32], *params = params_text(&r->params), *doc;
-    cJSON *d = report_json_run(r);
+    cJSON *d = result_json_run(r);
     int rc;
 
     doc = cJSON_PrintUnformatted(d);
@@ -615,13 +579,19 @@ int store_add_run(struct store *st, const struct run_result *r, const struct hos
 {
     struct metric_value m[METRIC_MAX];
     size_t nm = metric_from_run(r, m, METRIC_MAX);
+    char note[200];
 
     if (add_run_row(st, r, sweep_point, id, err, errlen) ||
         store_add_metrics(st, *id, m, nm, err, errlen) || add_flows(st, *id, r, err, errlen) ||
         add_intervals(st, *id, "client", &r->local, err, errlen) ||
         (r->remote.valid && add_intervals(st, *id, "server", &r->remote, err, errlen)) ||
         add_cells(st, *id, &r->local, err, errlen) ||
-        add_latency(st, *id, r->local.lat, err, errlen) || add_host(st, *id, hs, err, errlen))
+        add_latency(st, *id, r->local.lat, err, errlen))
+        return -EIO;
+    server_host_note(r, note, sizeof(note));
+    if (store_add_host(st, *id, "client", hs ? hs : r->local.host, "no snapshot was taken", err,
+                       errlen) ||
+        store_add_host(st, *id, "server", r->remote.host, note, err, errlen))
         return -EIO;
     return 0;
 }
@@ -658,7 +628,7 @@ static int add_side_flows(struct store *st, int64_t id, const struct params *p,
         if (params_is_transactional(p))
             sqlite3_bind_int64(s, 19, (int64_t)f->txns);
         if (sqlite3_step(s) != SQLITE_DONE)
-            rc = fail(st, err, errlen, "cannot store a flow");
+            rc = store_fail(st, err, errlen, "cannot store a flow");
     }
     sqlite3_finalize(s);
     return rc;
@@ -677,7 +647,7 @@ int store_add_server_run(struct store *st, const struct params *p, const struct 
     cJSON_AddStringToObject(d, "role", "server");
     cJSON_AddStringToObject(d, "client", client);
     cJSON_AddItemToObject(d, "params", params_to_json(p));
-    cJSON_AddItemToObject(d, "side", report_json_side(s));
+    cJSON_AddItemToObject(d, "side", result_json_side(s));
     doc = cJSON_PrintUnformatted(d);
     cJSON_Delete(d);
     store_time_iso(time(NULL), now, sizeof(now));
@@ -698,7 +668,11 @@ int store_add_server_run(struct store *st, const struct params *p, const struct 
     *id = sqlite3_last_insert_rowid(st->db);
     if (store_add_metrics(st, *id, m, nm, err, errlen) ||
         add_side_flows(st, *id, p, s, err, errlen) ||
-        add_intervals(st, *id, "server", s, err, errlen) || add_host(st, *id, hs, err, errlen))
+        add_intervals(st, *id, "server", s, err, errlen) ||
+        store_add_host(st, *id, "server", hs, "no snapshot was taken", err, errlen) ||
+        store_add_host(st, *id, "client", NULL,
+                       "a run this host's daemon served: only the server's settings are kept", err,
+                       errlen))
         return -EIO;
     return 0;
 }
@@ -716,7 +690,7 @@ int store_tag(struct store *st, const int64_t *ids, size_t n, const char *name, 
 int store_save_served(const char *path, const struct params *p, const struct side_result *s,
                       const char *client, int64_t *id, char *err, size_t errlen)
 {
-    struct hostsnap *hs = malloc(sizeof(*hs));
+    struct hostsnap *hs = hostsnap_new();
     struct store *st = hs ? store_open(path, true, err, errlen) : NULL;
     char started[32];
     int rc = -EIO;
@@ -735,6 +709,6 @@ int store_save_served(const char *path, const struct params *p, const struct sid
             store_rollback(st);
     }
     store_close(st);
-    free(hs);
+    hostsnap_free(hs);
     return rc;
 }

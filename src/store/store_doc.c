@@ -231,6 +231,8 @@ static int add_intervals(struct store *st, int64_t id, const char *side, const c
 int store_doc_add(struct store *st, const cJSON *doc, const char *title, int64_t *id, char *err,
                   size_t errlen)
 {
+    static const char mesh_note[] =
+        "the test ran between other hosts, which sent no settings with its results";
     struct metric_value m[METRIC_MAX];
     struct params p;
     char perr[256];
@@ -245,7 +247,9 @@ int store_doc_add(struct store *st, const cJSON *doc, const char *title, int64_t
         store_add_metrics(st, *id, m, nm, err, errlen) ||
         add_flows(st, *id, &p, doc, err, errlen) ||
         add_intervals(st, *id, "client", item(doc, "intervals"), err, errlen) ||
-        add_intervals(st, *id, "server", item(doc, "server_intervals"), err, errlen))
+        add_intervals(st, *id, "server", item(doc, "server_intervals"), err, errlen) ||
+        store_add_host(st, *id, "client", NULL, mesh_note, err, errlen) ||
+        store_add_host(st, *id, "server", NULL, mesh_note, err, errlen))
         return -EIO;
     return 0;
 }

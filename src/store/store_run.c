@@ -141,26 +141,63 @@ int store_run_metric(struct store *st, int64_t id, const char *name, double *out
     return rc;
 }
 
-void store_run_host(struct store *st, int64_t id, struct hostsnap *hs)
+int store_run_host_side(struct store *st, int64_t id, const char *side, struct hostsnap *hs,
+                        char *note, size_t notelen)
 {
     char err[256];
-    sqlite3_stmt *s =
-        store_prepare(st, "SELECT key, value FROM host WHERE run_id = ?", err, sizeof(err));
+    sqlite3_stmt *s = store_prepare(st,
+                                    "SELECT recorded, note FROM host_sides"
+                                    " WHERE run_id = ? AND side = ?",
+                                    err, sizeof(err));
+    int rc = 0;
 
     hostsnap_clear(hs);
+    snprintf(note, notelen, "no snapshot was stored with this run");
     if (!s)
-        return;
+        return -EIO;
     sqlite3_bind_int64(s, 1, id);
+    sqlite3_bind_text(s, 2, side, -1, SQLITE_STATIC);
+    if (sqlite3_step(s) == SQLITE_ROW) {
+        rc = sqlite3_column_int(s, 0) != 0;
+        col_str(s, 1, note, notelen);
+    }
+    sqlite3_finalize(s);
+    if (!rc)
+        return 0;
+    s = store_prepare(st, "SELECT key, value FROM host WHERE run_id = ? AND side = ?", err,
+                      sizeof(err));
+    if (!s)
+        return -EIO;
+    sqlite3_bind_int64(s, 1, id);
+    sqlite3_bind_text(s, 2, side, -1, SQLITE_STATIC);
     while (sqlite3_step(s) == SQLITE_ROW)
         hostsnap_set(hs, (const char *)sqlite3_column_text(s, 0),
                      (const char *)sqlite3_column_text(s, 1));
     sqlite3_finalize(s);
+    note[0] = '\0';
+    return 1;
 }
 
-char *store_run_document(struct store *st, int64_t id)
+void store_run_host(struct store *st, int64_t id, struct hostsnap *hs)
+{
+    char err[256], role[8] = "client", note[8];
+    sqlite3_stmt *s = store_prepare(st, "SELECT role FROM runs WHERE id = ?", err, sizeof(err));
+
+    if (s) {
+        sqlite3_bind_int64(s, 1, id);
+        if (sqlite3_step(s) == SQLITE_ROW)
+            col_str(s, 0, role, sizeof(role));
+        sqlite3_finalize(s);
+    }
+    store_run_host_side(st, id, strcmp(role, "server") ? "client" : "server", hs, note,
+                        sizeof(note));
+}
+
+/* One text column of a run (malloc'd), or NULL. */
+static char *run_text(struct store *st, int64_t id, const char *sql)
 {
     char err[256], *doc = NULL;
-    sqlite3_stmt *s = store_prepare(st, "SELECT document FROM runs WHERE id = ?", err, sizeof(err));
+    sqlite3_stmt *s = store_prepare(st, sql, err, sizeof(err));
 
     if (!s)
         return NULL;
@@ -169,6 +206,16 @@ char *store_run_document(struct store *st, int64_t id)
         doc = strdup((const char *)sqlite3_column_text(s, 0));
     sqlite3_finalize(s);
     return doc;
+}
+
+char *store_run_params(struct store *st, int64_t id)
+{
+    return run_text(st, id, "SELECT params FROM runs WHERE id = ?");
+}
+
+char *store_run_document(struct store *st, int64_t id)
+{
+    return run_text(st, id, "SELECT document FROM runs WHERE id = ?");
 }
 
 int store_run_intervals(struct store *st, int64_t id, const char *side,

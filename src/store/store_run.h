@@ -47,9 +47,17 @@ int store_run_get(struct store *st, int64_t id, struct store_run *out, char *err
 size_t store_run_metrics(struct store *st, int64_t id, struct metric_value *out, size_t max);
 /* The value of one metric; -ENOENT when the run lacks it. */
 int store_run_metric(struct store *st, int64_t id, const char *name, double *out);
+/* The host snapshot of the run's own side: the client's, or the server's for a run a daemon
+ * served (empty when there is none). */
 void store_run_host(struct store *st, int64_t id, struct hostsnap *hs);
+/* One side's snapshot ("client" or "server"): 1 with hs filled, 0 when that side was not
+ * recorded (hs empty, note says why), a negative errno when the history cannot be read. */
+int store_run_host_side(struct store *st, int64_t id, const char *side, struct hostsnap *hs,
+                        char *note, size_t notelen);
 /* The stored JSON document (malloc'd), or NULL. */
 char *store_run_document(struct store *st, int64_t id);
+/* The stored params JSON (docs/json.md; malloc'd), or NULL. */
+char *store_run_params(struct store *st, int64_t id);
 
 struct store_interval {
     uint32_t seq;

@@ -116,7 +116,7 @@ static int bind_local(int fd, const char *bind_addr, int af, char *err, size_t e
     return 0;
 }
 
-int sock_connect(const struct sock_addr *to, const char *bind_addr, const struct params *p,
+int sock_connect(const struct sock_addr *to, const char *bind_addr, const struct sock_flow_opts *fo,
                  int timeout_ms, char *err, size_t errlen)
 {
     char where[INET6_ADDRSTRLEN + 16];
@@ -134,9 +134,9 @@ int sock_connect(const struct sock_addr *to, const char *bind_addr, const struct
     rc = bind_local(fd, bind_addr, to->ss.ss_family, err, errlen);
     if (rc)
         goto fail_quiet;
-    if (p) {
-        if (set_window(fd, p->window) ||
-            (p->mss && setsockopt(fd, IPPROTO_TCP, TCP_MAXSEG, &p->mss, sizeof(p->mss)))) {
+    if (fo) {
+        if (set_window(fd, fo->window) ||
+            (fo->mss && setsockopt(fd, IPPROTO_TCP, TCP_MAXSEG, &fo->mss, sizeof(fo->mss)))) {
             rc = -errno;
             snprintf(err, errlen, "cannot set window/MSS: %s", strerror(-rc));
             goto fail_quiet;
@@ -162,10 +162,9 @@ int sock_connect(const struct sock_addr *to, const char *bind_addr, const struct
         rc = -rc;
         goto fail;
     }
-    if (!p || !p->nodelay) {
+    if (fo && !fo->nodelay) {
         int zero = 0; /* control connections keep NODELAY; data flows only on request */
-        if (p)
-            setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &zero, sizeof(zero));
+        setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &zero, sizeof(zero));
     }
     sock_set_nonblock(fd, false);
     return fd;
@@ -252,45 +251,45 @@ int sock_cc_available(const char *sysroot, char *buf, size_t len)
     return n < 0 ? (int)n : 0;
 }
 
-int sock_apply_flow_opts(int fd, const struct params *p, bool sender, char *err, size_t errlen,
-                         char *warn, size_t warnlen)
+int sock_apply_flow_opts(int fd, const struct sock_flow_opts *fo, bool sender, char *err,
+                         size_t errlen, char *warn, size_t warnlen)
 {
     int one = 1;
 
     if (warn && warnlen)
         warn[0] = '\0';
-    if (p->congestion[0] &&
-        setsockopt(fd, IPPROTO_TCP, TCP_CONGESTION, p->congestion, strlen(p->congestion))) {
+    if (fo->congestion && fo->congestion[0] &&
+        setsockopt(fd, IPPROTO_TCP, TCP_CONGESTION, fo->congestion, strlen(fo->congestion))) {
         int e = errno;
         char avail[256] = "unknown";
         sock_cc_available(NULL, avail, sizeof(avail));
         snprintf(err, errlen,
                  "congestion control '%s' is not available here (%s): choose one of: %s",
-                 p->congestion, strerror(e), avail);
+                 fo->congestion, strerror(e), avail);
         return -e;
     }
-    if (p->nodelay)
+    if (fo->nodelay)
         setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-    if (p->window) {
+    if (fo->window) {
         int got = 0;
         socklen_t gl = sizeof(got);
-        set_window(fd, p->window);
+        set_window(fd, fo->window);
         getsockopt(fd, SOL_SOCKET, sender ? SO_SNDBUF : SO_RCVBUF, &got, &gl);
         /* the kernel doubles the request, then caps it at {r,w}mem_max x 2 */
-        if (warn && (uint32_t)got < p->window)
+        if (warn && (uint32_t)got < fo->window)
             snprintf(warn, warnlen,
-                     "window %u was capped to %d by net.core.%s: raise it to use -w %u", p->window,
-                     got / 2, sender ? "wmem_max" : "rmem_max", p->window);
+                     "window %u was capped to %d by net.core.%s: raise it to use -w %u", fo->window,
+                     got / 2, sender ? "wmem_max" : "rmem_max", fo->window);
     }
-    if (sender && p->fq_rate_bps) {
-        uint64_t rate = p->fq_rate_bps / 8;
+    if (sender && fo->fq_rate_bps) {
+        uint64_t rate = fo->fq_rate_bps / 8;
         if (setsockopt(fd, SOL_SOCKET, SO_MAX_PACING_RATE, &rate, sizeof(rate))) {
             int e = errno;
             snprintf(err, errlen, "cannot set pacing rate (--fq-rate): %s", strerror(e));
             return -e;
         }
     }
-    if (sender && p->zerocopy && setsockopt(fd, SOL_SOCKET, SO_ZEROCOPY, &one, sizeof(one))) {
+    if (sender && fo->zerocopy && setsockopt(fd, SOL_SOCKET, SO_ZEROCOPY, &one, sizeof(one))) {
         if (warn)
             snprintf(warn, warnlen, "-Z: MSG_ZEROCOPY unavailable (%s): using sendfile()",
                      strerror(errno));

@@ -14,7 +14,7 @@
 
 #include "audit.h"
 #include "audit_cpu.h"
-#include "audit_nic.h"
+#include "nicinfo.h"
 #include "audit_pci.h"
 #include "audit_queue.h"
 #include "diagnose_host.h"
@@ -24,21 +24,21 @@
 static void nic(const char *text)
 {
     static char out1[8192], out2[8192];
-    struct audit_nic a, b;
+    struct nicinfo a, b;
     size_t n1, n2;
 
-    audit_nic_parse(text, &a);
+    nicinfo_parse(text, &a);
     /* A "feature" section that names none of the six features netrig judges parses as known
-     * (feat_err 0) but audit_nic_format writes no feature line for it, so it reads back as
+     * (feat_err 0) but nicinfo_format writes no feature line for it, so it reads back as
      * ENODATA: a known difference between the two, not checked here. */
     bool any = false;
-    for (int f = 0; f < AUDIT_NIC_FEATURE_COUNT; f++)
+    for (int f = 0; f < NICINFO_FEATURE_COUNT; f++)
         any |= a.feat[f].known;
     if (!a.feat_err && !any)
         a.feat_err = ENODATA;
-    n1 = audit_nic_format(&a, "eth0", out1, sizeof(out1));
-    audit_nic_parse(out1, &b);
-    n2 = audit_nic_format(&b, "eth0", out2, sizeof(out2));
+    n1 = nicinfo_format(&a, "eth0", out1, sizeof(out1));
+    nicinfo_parse(out1, &b);
+    n2 = nicinfo_format(&b, "eth0", out2, sizeof(out2));
     if (n1 != n2 || memcmp(out1, out2, n1))
         abort(); /* a recorded answer that does not read back as it was written */
 }

@@ -1,12 +1,14 @@
 /* libFuzzer target: everything a peer can send on the control channel. A frame is decoded;
  * when it holds "params" they go through the parameter validation, when it holds "side" the
- * results parser reads it, as client and server do. Nothing may crash, leak or hang. */
+ * results parser reads it, when it holds "host" the host snapshot decoder (a daemon sends its
+ * settings with its results), as client and server do. Nothing may crash, leak or hang. */
 #include <stddef.h>
 #include <stdint.h>
 
 #include "ctl.h"
+#include "hostsnap.h"
 #include "params.h"
-#include "report_json.h"
+#include "result_json.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -14,12 +16,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     char err[256];
     struct params p;
     struct side_result side;
+    struct hostsnap *hs;
 
     if (ctl_decode(data, size, CTL_MAX_REQUEST, &msg, err, sizeof(err)) == 0) {
         params_from_json(cJSON_GetObjectItemCaseSensitive(msg, "params"), &p, err, sizeof(err));
-        if (report_json_side_parse(cJSON_GetObjectItemCaseSensitive(msg, "side"), 8, 64, &side, err,
+        if (result_json_side_parse(cJSON_GetObjectItemCaseSensitive(msg, "side"), 8, 64, &side, err,
                                    sizeof(err)) == 0)
             result_side_fini(&side);
+        hs = hostsnap_new();
+        if (hs)
+            hostsnap_from_json(cJSON_GetObjectItemCaseSensitive(msg, "host"), hs, err, sizeof(err));
+        hostsnap_free(hs);
         cJSON_Delete(msg);
     }
     return 0;

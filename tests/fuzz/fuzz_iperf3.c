@@ -18,7 +18,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "flow.h"
+#include "flow_iperf3_udp.h"
 #include "iperf3_proto.h"
 
 static void parse_objects(const cJSON *j)

@@ -2,7 +2,7 @@
 # completion: contrib/netrig.bash-completion cannot drift from the program.
 #  - its command list is the one 'netrig --help' prints;
 #  - for every command, its long options are exactly those 'netrig help CMD' lists;
-#  - every long option in the getopt tables of src/cli_test.c, cli_serve.c and
+#  - every long option in the getopt tables of src/cli/cli_measure.c, cli_serve.c and
 #    cli_exporter.c is completed, and every one that takes a value is known to take one;
 #  - completing in a real bash gives the expected words.
 set -euo pipefail
@@ -61,7 +61,7 @@ check_table() { # FILE OPTION_LIST
         fi
     done < <(table "$file")
 }
-check_table "$ROOT/src/cli/cli_test.c" "$_netrig_opts_stream $_netrig_opts_rr $_netrig_opts_crr"
+check_table "$ROOT/src/cli/cli_measure.c" "$_netrig_opts_stream $_netrig_opts_rr $_netrig_opts_crr"
 check_table "$ROOT/src/cli/cli_serve.c" "$_netrig_opts_serve"
 check_table "$ROOT/src/cli/cli_exporter.c" "$_netrig_opts_exporter"
 

@@ -53,7 +53,7 @@ check "history --since garbage: one-line error" grep -q "invalid date 'yesterday
 # --- show: the stored document is exactly what -J printed
 nr show 1 -J >"$T/show1.json"
 check "show -J: the stored -J document round-trips" \
-    jqq --slurpfile orig "$T/s1.json" 'del(.id, .role, .tags, .metrics, .host) == $orig[0]' "$T/show1.json"
+    jqq --slurpfile orig "$T/s1.json" 'del(.id, .role, .tags, .metrics, .host, .peer_host, .peer_host_note) == $orig[0]' "$T/show1.json"
 check_jq "show -J: host snapshot with the kernel release" "$T/show1.json" \
     '.host["kernel.osrelease"] == $k' --arg k "$(uname -r)"
 check_jq "show -J: host snapshot with tcp_rmem and an interface" "$T/show1.json" \
@@ -83,6 +83,46 @@ nr history -J --last 0 >"$T/h7.json"
 check_jq "tags show in history" "$T/h7.json" '.[0].tags == ["before"] and .[3].tags == ["after"]'
 rc=0; nr tag 1 9lives 2>/dev/null || rc=$?
 check "tag with a bad name: exit 2 (got $rc)" test "$rc" -eq 2
+# what was compared: parameter rows, warnings, the refusal of rr against stream (issue 15)
+check_jq "compare: the flows row (-P 2 in B)" "$T/cmp.json" \
+    '[.parameters[] | select(.name == "flows")] == [{"name":"flows","label":"flows","a":"1","b":"2","mixed":false}]'
+check_jq "compare: only what differs is a row" "$T/cmp.json" '[.parameters[].name] == ["flows"]'
+check_jq "compare: no warnings for like tests" "$T/cmp.json" '.warnings == []'
+check_jq "compare: the client's host compared, the server's not recorded and why" "$T/cmp.json" \
+    '.hosts.client.compared and (.hosts.server.compared | not) and (.hosts.server.not_recorded | length) == 4 and (.hosts.server.not_recorded[0].reason | test("ran on this host at a loopback address"))'
+check "compare text: the parameter row above the metrics" \
+    awk '/^parameters that differ/{p=NR} /^  flows +1 -> 2$/{f=NR} /^metric /{m=NR} END{exit !(p && f == p + 1 && m > f)}' "$T/cmp.txt"
+check "compare text: the server's settings were not recorded, and why" \
+    grep -q "^server host settings: not compared, not recorded for runs 1, 2, 3, 4: the server ran on this host at a loopback address: its settings are the client's$" "$T/cmp.txt"
+nr compare 1,4 2 -J >"$T/cmpmix.json"
+check_jq "compare: a set mixing flows warns, in JSON" "$T/cmpmix.json" \
+    '[.warnings[] | select(.kind == "mixed_parameters") | .message] == ["set A mixes parameters (flows 1 | 2): its means blend different tests"]'
+nr compare 1,4 2 >"$T/cmpmix.txt"
+check "compare: a set mixing flows warns, in text" grep -q '^warning: set A mixes parameters (flows 1 | 2)' "$T/cmpmix.txt"
+rc=0; nr compare 1 5 >"$T/cmprr.txt" 2>"$T/cmprr.err" || rc=$?
+check "compare stream against rr: exit 2 (got $rc)" test "$rc" -eq 2
+check "compare stream against rr: one line naming --force" \
+    bash -c "[[ \$(wc -l <'$T/cmprr.err') -eq 1 ]] && grep -q 'A holds stream runs and B rr runs.*--force' '$T/cmprr.err'"
+check "compare stream against rr: nothing on standard output" test ! -s "$T/cmprr.txt"
+rc=0; nr compare 1 5 --force -J >"$T/cmprrf.json" 2>/dev/null || rc=$?
+check "compare stream against rr --force: exit 0 (got $rc)" test "$rc" -eq 0
+check_jq "compare --force: warns that the tests differ in kind" "$T/cmprrf.json" \
+    'any(.warnings[]; .kind == "test_kind") and ([.parameters[] | select(.name == "test")][0] | .a == "stream" and .b == "rr")'
+nr compare 5 6 -J >"$T/cmprc.json" || fail "compare rr against crr failed"
+check_jq "compare rr against crr: compared, with a warning" "$T/cmprc.json" 'any(.warnings[]; .kind == "test_kind")'
+rc=0; nr report compare 1 5 -o "$T/cmprr.html" 2>"$T/rep.err" || rc=$?
+check "report compare stream against rr: exit 2 (got $rc)" test "$rc" -eq 2
+check "report compare refused: no page left" test ! -e "$T/cmprr.html"
+rc=0; nr report compare 1 5 --force -o "$T/cmprr.html" 2>/dev/null || rc=$?
+check "report compare --force: exit 0 (got $rc)" test "$rc" -eq 0
+check "report compare: what was compared, and the warning" \
+    grep -q 'What was compared.*' "$T/cmprr.html"
+check "report compare: the test row" grep -q '<td>test</td><td>stream</td><td>rr</td>' "$T/cmprr.html"
+check "report compare: the warning" grep -q 'warning: the tests differ in kind' "$T/cmprr.html"
+rc=0; nr report 1 --force -o "$T/r1.html" 2>"$T/rf.err" || rc=$?
+check "report RUN --force: refused, exit 2 (got $rc)" test "$rc" -eq 2
+check_jq "show -J: no server settings, and why" "$T/show1.json" \
+    '.peer_host == null and (.peer_host_note | test("loopback address"))'
 rc=0; nr compare before nosuch 2>"$T/cmp.err" || rc=$?
 check "compare with an unknown tag: exit 1 (got $rc)" test "$rc" -eq 1
 check "compare with an unknown tag: names it" grep -q "'nosuch' is neither" "$T/cmp.err"

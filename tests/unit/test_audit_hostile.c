@@ -16,7 +16,7 @@
 
 #include "audit_cpu.h"
 #include "audit_irq.h"
-#include "audit_nic.h"
+#include "nicinfo.h"
 #include "audit_pci.h"
 #include "audit_queue.h"
 #include "audit_sysctl.h"
@@ -69,7 +69,7 @@ static const char nic_good[] =
 
 static void test_nic_answers(void **state)
 {
-    struct audit_nic n, back;
+    struct nicinfo n, back;
     char text[4096];
     static const char *const bad[] = {
         "garbage",
@@ -84,14 +84,14 @@ static void test_nic_answers(void **state)
     };
 
     (void)state;
-    audit_nic_parse(nic_good, &n);
+    nicinfo_parse(nic_good, &n);
     assert_int_equal(n.drv_err, 0);
     assert_string_equal(n.driver, "mlx5_core");
     assert_string_equal(n.firmware, "16.22.1002 (MT_0000000008)");
     assert_int_equal(n.feat_err, 0);
-    assert_true(n.feat[AUDIT_NIC_LRO].known && n.feat[AUDIT_NIC_LRO].fixed);
-    assert_true(n.feat[AUDIT_NIC_GRO].active && !n.feat[AUDIT_NIC_GRO].fixed);
-    assert_false(n.feat[AUDIT_NIC_TSO].known);
+    assert_true(n.feat[NICINFO_LRO].known && n.feat[NICINFO_LRO].fixed);
+    assert_true(n.feat[NICINFO_GRO].active && !n.feat[NICINFO_GRO].fixed);
+    assert_false(n.feat[NICINFO_TSO].known);
     assert_int_equal(n.ring_err, 0);
     assert_int_equal(n.tx, 512);
     assert_int_equal(n.coal_err, EOPNOTSUPP);
@@ -100,19 +100,19 @@ static void test_nic_answers(void **state)
     assert_int_equal(n.pause_err, 95);
     assert_string_equal(n.qdisc_leaf, "fq");
     /* the format round-trips */
-    audit_nic_format(&n, "eth9", text, sizeof(text));
-    audit_nic_parse(text, &back);
+    nicinfo_format(&n, "eth9", text, sizeof(text));
+    nicinfo_parse(text, &back);
     assert_memory_equal(&n, &back, sizeof(n));
     /* a section that is missing is "not recorded"; an incomplete one is unreadable */
-    audit_nic_parse("ring rx 1\n", &n);
+    nicinfo_parse("ring rx 1\n", &n);
     assert_int_equal(n.ring_err, EBADMSG);
     assert_int_equal(n.drv_err, ENODATA);
     for (size_t i = 0; i < N(bad); i++) {
-        audit_nic_parse(bad[i], &n);
+        nicinfo_parse(bad[i], &n);
         if (n.drv_err != EBADMSG || n.ring_err != EBADMSG || n.qdisc_err != EBADMSG)
             fail_msg("'%s' was accepted", bad[i]);
     }
-    audit_nic_parse("", &n);
+    nicinfo_parse("", &n);
     assert_int_equal(n.ring_err, ENODATA);
 }
 

@@ -12,7 +12,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "flow.h"
+#include "flow_iperf3_udp.h"
 #include "iperf3_client.h"
 #include "iperf3_proto.h"
 
@@ -700,6 +700,36 @@ static void test_udp_account(void **state)
     assert_int_equal(rx.received, 6); /* one lost: 7 - 6 */
 }
 
+/* The codec flow_udp.c's loops run for an iperf3 peer: a batch of headers exactly as
+ * flow_iperf3_udp_header writes them, numbered from 1, the filler untouched; read back. */
+static void test_udp_codec(void **state)
+{
+    const struct flow_udp_codec *c32 = &flow_iperf3_udp_codec32, *c64 = &flow_iperf3_udp_codec64;
+    const uint64_t real = 1700000000ULL * 1000000000ULL + 123456789ULL;
+    uint8_t buf[3 * 40], want[16];
+    uint64_t ns, seq;
+
+    (void)state;
+    assert_int_equal(c32->first_seq, 1);
+    assert_false(c32->gso);
+    assert_false(c64->gso);
+    for (int k = 0; k < 2; k++) {
+        const struct flow_udp_codec *c = k ? c64 : c32;
+        size_t hl = k ? 16 : 12;
+        memset(buf, 0x5a, sizeof(buf));
+        c->stamp(buf, 40, 3, 7, real);
+        for (uint64_t i = 0; i < 3; i++) {
+            assert_int_equal(flow_iperf3_udp_header(want, 1700000000ULL, 123456, 7 + i, k), hl);
+            assert_memory_equal(buf + i * 40, want, hl);
+            assert_int_equal(buf[i * 40 + hl], 0x5a);
+            assert_int_equal(c->parse(buf + i * 40, 40, &ns, &seq), 0);
+            assert_int_equal(seq, 7 + i);
+            assert_int_equal(ns, real / 1000 * 1000); /* microseconds on the wire */
+        }
+        assert_int_equal(c->parse(buf, hl - 1, &ns, &seq), -EINVAL);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -712,6 +742,7 @@ int main(void)
         cmocka_unit_test(test_results_312),        cmocka_unit_test(test_results_hostile),
         cmocka_unit_test(test_results_encode),     cmocka_unit_test(test_remote_side),
         cmocka_unit_test(test_udp_header),         cmocka_unit_test(test_udp_account),
+        cmocka_unit_test(test_udp_codec),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

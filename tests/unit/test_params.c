@@ -83,10 +83,10 @@ static void test_validate_rejects(void **state)
     EXPECT_INVALID(p->mss = 87, "MSS (--mss) 87");
     EXPECT_INVALID(p->mss = 65536, "65536");
     EXPECT_INVALID(p->dir = (enum params_dir)7, "direction 7");
-    EXPECT_INVALID(strcpy(p->congestion, "cu bic"), "'cu bic'");
-    EXPECT_INVALID(strcpy(p->congestion, "bbr;rm"), "'bbr;rm'");
-    EXPECT_INVALID(strcpy(p->title, "tab\there"), "unprintable");
-    EXPECT_INVALID(strcpy(p->server_cpus, "0-3\n"), "unprintable");
+    EXPECT_INVALID(snprintf(p->congestion, sizeof(p->congestion), "%s", "cu bic"), "'cu bic'");
+    EXPECT_INVALID(snprintf(p->congestion, sizeof(p->congestion), "%s", "bbr;rm"), "'bbr;rm'");
+    EXPECT_INVALID(snprintf(p->title, sizeof(p->title), "%s", "tab\there"), "unprintable");
+    EXPECT_INVALID(snprintf(p->server_cpus, sizeof(p->server_cpus), "%s", "0-3\n"), "unprintable");
 }
 
 static void test_validate_limits_accepted(void **state)
@@ -104,9 +104,9 @@ static void test_validate_limits_accepted(void **state)
     EXPECT_VALID(p->window = PARAMS_MAX_WINDOW);
     EXPECT_VALID(p->mss = 88);
     EXPECT_VALID(p->mss = 65535);
-    EXPECT_VALID(strcpy(p->congestion, "bbr"));
-    EXPECT_VALID(strcpy(p->congestion, "h-tcp_2"));
-    EXPECT_VALID(strcpy(p->title, "lab run #3 (25G)"));
+    EXPECT_VALID(snprintf(p->congestion, sizeof(p->congestion), "%s", "bbr"));
+    EXPECT_VALID(snprintf(p->congestion, sizeof(p->congestion), "%s", "h-tcp_2"));
+    EXPECT_VALID(snprintf(p->title, sizeof(p->title), "%s", "lab run #3 (25G)"));
 }
 
 /* ---- JSON ---- */

@@ -356,7 +356,7 @@ static void test_merge_remote_missing_one_flow(void **state)
     set_sender(&r->local.flows[0], 1250000000ULL, 10.0, 1, 100, -1);
     set_sender(&r->local.flows[1], 1250000000ULL, 10.0, 2, 100, -1);
     set_receiver(&r->remote.flows[0], 1000000000ULL, 10.0, -1);
-    r->remote.flows[1].id = UINT32_MAX; /* as report_json_side_parse marks unreported flows */
+    r->remote.flows[1].id = UINT32_MAX; /* as result_json_side_parse marks unreported flows */
 
     assert_int_equal(result_merge(r), 0);
     assert_int_equal(r->flows[0].bytes, 1000000000ULL);

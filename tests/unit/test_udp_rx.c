@@ -1,15 +1,19 @@
 /* Unit tests for the UDP receiver's accounting (flow_udp.c): sequence numbers in order, with
  * gaps, reordered, duplicated, very late (older than the 1024-datagram window) and after huge
  * jumps, with loss computed by result_merge exactly as a real run does; and the RFC 3550
- * jitter estimator and one-way delay against hand-computed values. */
+ * jitter estimator and one-way delay against hand-computed values; netrig's datagram format as
+ * its codec writes and reads it. */
 #include "test_util.h"
 
+#include <errno.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "flow.h"
+#include "ctl.h"
+#include "flow_kinds.h"
+#include "flow_udp.h"
 #include "params.h"
 #include "result.h"
 
@@ -28,12 +32,12 @@ static struct flow_udp_rx *rx_new(struct rx_flow *rf)
     rf->p.test = PARAMS_TEST_STREAM;
     rf->p.write_size = 1400;
     /* forward: the server receives flow 0 */
-    assert_int_equal(flow_init(&rf->f, 0, &rf->p, false), 0);
+    assert_int_equal(flow_init(&rf->f, 0, flow_kind_for(&rf->p, false), &rf->p, false), 0);
     assert_false(rf->f.sender);
-    assert_non_null(rf->f.udp);
-    assert_int_equal(rf->f.udp->received, 0);
-    assert_int_equal(rf->f.udp->max_seq_plus1, 0);
-    return rf->f.udp;
+    assert_non_null(flow_udp_rx(&rf->f));
+    assert_int_equal(flow_udp_rx(&rf->f)->received, 0);
+    assert_int_equal(flow_udp_rx(&rf->f)->max_seq_plus1, 0);
+    return flow_udp_rx(&rf->f);
 }
 
 static void rx_free(struct rx_flow *rf) { flow_fini(&rf->f); }
@@ -618,6 +622,29 @@ static void test_jitter_negative_transit(void **state)
     rx_free(&rf);
 }
 
+/* netrig's own datagram format (the codec flow_udp.c's loops run): sequence number and send
+ * time big-endian, numbered from 0; a repeated hello and short datagrams are no data. */
+static void test_own_codec(void **state)
+{
+    const struct flow_udp_codec *c = &flow_udp_codec;
+    uint8_t buf[2 * 32];
+    uint64_t ns, seq;
+
+    (void)state;
+    assert_int_equal(c->first_seq, 0);
+    memset(buf, 0x5a, sizeof(buf));
+    c->stamp(buf, 32, 2, 0x0102030405060708ULL, 0x1112131415161718ULL);
+    assert_memory_equal(buf, "\x01\x02\x03\x04\x05\x06\x07\x08\x11\x12\x13\x14\x15\x16\x17\x18",
+                        16);
+    assert_int_equal(buf[16], 0x5a);
+    assert_int_equal(c->parse(buf + 32, 32, &ns, &seq), 0);
+    assert_int_equal(seq, 0x0102030405060709ULL);
+    assert_int_equal(ns, 0x1112131415161718ULL);
+    assert_int_equal(c->parse(buf, 15, &ns, &seq), -EINVAL);
+    memcpy(buf, ctl_data_magic, 4);
+    assert_int_equal(c->parse(buf, 32, &ns, &seq), -EINVAL);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -638,6 +665,7 @@ int main(void)
         cmocka_unit_test(test_jitter_first_sample_and_constant),
         cmocka_unit_test(test_jitter_converges),
         cmocka_unit_test(test_jitter_negative_transit),
+        cmocka_unit_test(test_own_codec),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

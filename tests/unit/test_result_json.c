@@ -1,12 +1,14 @@
-/* Unit tests for report_json.c: a side's results on the wire (round trip, hostile input)
- * and the -J document of a merged run. */
+/* Unit tests for result_json.c: a side's results on the wire (round trip, hostile input) and
+ * the -J document of a merged run; and report_json.c's --json-stream line. */
 #include "test_util.h"
 
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "report_json.h"
+#include "result_json.h"
 
 /* cJSON 1.7.15 prints a double with 15 significant digits when that reads back within
  * DBL_EPSILON, so values on the wire may move by an ulp: compare them that closely. */
@@ -146,14 +148,14 @@ static void assert_cpu_equal(const struct cpu_usage *a, const struct cpu_usage *
 static int side_via_text(const struct side_result *in, uint32_t expect, struct side_result *out,
                          char *err, size_t errlen)
 {
-    cJSON *j = report_json_side(in);
+    cJSON *j = result_json_side(in);
     char *text = cJSON_PrintUnformatted(j);
     cJSON *back = cJSON_Parse(text);
     int rc;
 
     assert_non_null(back);
     memset(out, 0, sizeof(*out));
-    rc = report_json_side_parse(back, expect, 1000, out, err, errlen);
+    rc = result_json_side_parse(back, expect, 1000, out, err, errlen);
     cJSON_Delete(back);
     free(text);
     cJSON_Delete(j);
@@ -233,7 +235,7 @@ static void test_side_parse_unreported_flow_and_long_strings(void **state)
 
     (void)state;
     assert_non_null(j);
-    assert_int_equal(report_json_side_parse(j, 3, 1000, &out, err, sizeof(err)), 0);
+    assert_int_equal(result_json_side_parse(j, 3, 1000, &out, err, sizeof(err)), 0);
     cJSON_Delete(j);
     assert_int_equal(strlen(out.version), sizeof(out.version) - 1); /* cut, terminated */
     assert_int_equal(out.nflows, 3);
@@ -256,7 +258,7 @@ static void expect_hostile(const char *path, const char *key, const char *value,
     int rc;
 
     fill_side(&in);
-    doc = report_json_side(&in);
+    doc = result_json_side(&in);
     result_side_fini(&in);
     target = path ? (cJSON *)jpath(doc, path) : doc;
     if (path && !strcmp(path, "flows.0"))
@@ -274,7 +276,7 @@ static void expect_hostile(const char *path, const char *key, const char *value,
         cJSON_AddItemToObject(target, key, v);
     }
     memset(&out, 0, sizeof(out));
-    rc = report_json_side_parse(doc, expect_flows, 1000, &out, err, sizeof(err));
+    rc = result_json_side_parse(doc, expect_flows, 1000, &out, err, sizeof(err));
     cJSON_Delete(doc);
     if (rc != -EPROTO)
         fail_msg("%s.%s = %s: parse returned %d (%s), expected -EPROTO", path ? path : "", key,
@@ -339,8 +341,8 @@ static void test_side_parse_not_object(void **state)
 
     (void)state;
     memset(&out, 0, sizeof(out));
-    assert_int_equal(report_json_side_parse(arr, 1, 1000, &out, err, sizeof(err)), -EPROTO);
-    assert_int_equal(report_json_side_parse(NULL, 1, 1000, &out, err, sizeof(err)), -EPROTO);
+    assert_int_equal(result_json_side_parse(arr, 1, 1000, &out, err, sizeof(err)), -EPROTO);
+    assert_int_equal(result_json_side_parse(NULL, 1, 1000, &out, err, sizeof(err)), -EPROTO);
     assert_false(out.valid);
     cJSON_Delete(arr);
 }
@@ -380,7 +382,7 @@ static struct run_result *merged_forward_run(void)
 static void test_run_document_keys(void **state)
 {
     struct run_result *r = merged_forward_run();
-    cJSON *doc = report_json_run(r);
+    cJSON *doc = result_json_run(r);
     const cJSON *arr, *f, *iv;
 
     (void)state;
@@ -460,7 +462,7 @@ static void test_run_document_text_round_trip(void **state)
     (void)state;
     r->partial = true;
     snprintf(r->error, sizeof(r->error), "server closed the control connection");
-    doc = report_json_run(r);
+    doc = result_json_run(r);
     text = cJSON_Print(doc);
     assert_non_null(text);
     back = cJSON_Parse(text);
@@ -490,7 +492,7 @@ static void test_run_document_unknown_retransmits(void **state)
     (void)state;
     r->local.flows[1].ti.valid = false; /* no TCP_INFO from the sender */
     assert_int_equal(result_merge(r), 0);
-    doc = report_json_run(r);
+    doc = result_json_run(r);
     assert_dbl_near(jnum(cJSON_GetArrayItem(jpath(doc, "flows"), 1), "retransmits"), -1, 0);
     assert_dbl_near(jnum(cJSON_GetArrayItem(jpath(doc, "flows"), 0), "retransmits"), 17, 0);
     cJSON_Delete(doc);
@@ -515,6 +517,44 @@ static void test_interval_event(void **state)
     free(r);
 }
 
+/* The JSON observers: -J shows nothing while the run goes, --json-stream one line per interval
+ * (the interval event on one line); a zeroed observer shows nothing at all. */
+static void test_json_observers(void **state)
+{
+    struct run_result *r = merged_forward_run();
+    const struct interval *iv = &r->local.intervals[0];
+    struct run_observer quiet = {0}, doc, stream;
+    char *buf = NULL, *want;
+    size_t len = 0;
+    FILE *out = open_memstream(&buf, &len);
+    cJSON *ev = report_json_interval(r, &r->local, iv);
+
+    (void)state;
+    assert_non_null(out);
+    doc = report_json_observer(out, false);
+    stream = report_json_observer(out, true);
+    run_observer_start(&quiet, r);
+    run_observer_interval(&quiet, r, &r->local, iv);
+    run_observer_start(&doc, r);
+    run_observer_interval(&doc, r, &r->local, iv);
+    run_observer_interval(NULL, r, &r->local, iv);
+    fflush(out);
+    assert_int_equal(len, 0);
+    assert_null(stream.on_start);
+    run_observer_interval(&stream, r, &r->local, iv);
+    fclose(out);
+    want = cJSON_PrintUnformatted(ev);
+    assert_non_null(want);
+    assert_int_equal(len, strlen(want) + 1);
+    assert_memory_equal(buf, want, strlen(want));
+    assert_int_equal(buf[len - 1], '\n');
+    free(want);
+    free(buf);
+    cJSON_Delete(ev);
+    result_fini(r);
+    free(r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -527,6 +567,7 @@ int main(void)
         cmocka_unit_test(test_run_document_text_round_trip),
         cmocka_unit_test(test_run_document_unknown_retransmits),
         cmocka_unit_test(test_interval_event),
+        cmocka_unit_test(test_json_observers),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

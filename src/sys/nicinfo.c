@@ -1,7 +1,7 @@
-/* audit_nic: ethtool "get" ioctls and an rtnetlink qdisc dump for one interface, or the same
+/* nicinfo: ethtool "get" ioctls and an rtnetlink qdisc dump for one interface, or the same
  * answers from a recorded text file. The only place netrig talks SIOCETHTOOL. */
 #define _GNU_SOURCE
-#include "audit_nic.h"
+#include "nicinfo.h"
 
 #include "hostfs.h"
 
@@ -24,14 +24,21 @@
 
 #define MAX_FEATURES 1024 /* sanity bound on the kernel's feature string count */
 
-static const char *const feature_names[AUDIT_NIC_FEATURE_COUNT] = {
+static const char *const feature_names[NICINFO_FEATURE_COUNT] = {
     "tx-tcp-segmentation", "tx-generic-segmentation", "rx-gro", "rx-lro", "rx-hashing",
-    "rx-checksum",
+    "rx-checksum",         "tx-checksumming",
 };
 
-const char *audit_nic_feature_name(enum audit_nic_feature f)
+/* the kernel's features that ethtool -k sums up as "tx-checksumming" */
+static bool is_tx_checksum(const char *name)
 {
-    return f < AUDIT_NIC_FEATURE_COUNT ? feature_names[f] : "?";
+    return !strcmp(name, "tx-checksum-ipv4") || !strcmp(name, "tx-checksum-ip-generic") ||
+           !strcmp(name, "tx-checksum-ipv6");
+}
+
+const char *nicinfo_feature_name(enum nicinfo_feature f)
+{
+    return f < NICINFO_FEATURE_COUNT ? feature_names[f] : "?";
 }
 
 static const struct {
@@ -51,7 +58,7 @@ static const struct {
     {ENOMEM, "ENOMEM", "out of memory"},
 };
 
-const char *audit_nic_errname(int err, char *buf, size_t len)
+const char *nicinfo_errname(int err, char *buf, size_t len)
 {
     for (size_t i = 0; i < sizeof(errs) / sizeof(errs[0]); i++)
         if (errs[i].err == err)
@@ -60,7 +67,7 @@ const char *audit_nic_errname(int err, char *buf, size_t len)
     return buf;
 }
 
-const char *audit_nic_errtext(int err)
+const char *nicinfo_errtext(int err)
 {
     for (size_t i = 0; i < sizeof(errs) / sizeof(errs[0]); i++)
         if (errs[i].err == err)
@@ -82,7 +89,7 @@ static int errno_from_name(const char *name)
     return *end || v <= 0 || v > 4095 ? 0 : (int)v;
 }
 
-void audit_nic_answer_path(const char *ifname, char *buf, size_t len)
+void nicinfo_answer_path(const char *ifname, char *buf, size_t len)
 {
     snprintf(buf, len, "/netrig/ethtool/%s", ifname);
 }
@@ -112,7 +119,7 @@ static void copy_str(char *dst, size_t len, const char *src, size_t srclen)
             dst[i] = '?';
 }
 
-static void query_drvinfo(int fd, const char *ifname, struct audit_nic *out)
+static void query_drvinfo(int fd, const char *ifname, struct nicinfo *out)
 {
     struct ethtool_drvinfo d;
 
@@ -128,13 +135,14 @@ static void query_drvinfo(int fd, const char *ifname, struct audit_nic *out)
 }
 
 /* ETHTOOL_GFEATURES needs the feature names (GSSET_INFO + GSTRINGS) to find the bits. */
-static int query_features(int fd, const char *ifname, struct audit_nic *out)
+static int query_features(int fd, const char *ifname, struct nicinfo *out)
 {
     struct ethtool_sset_info *ss = calloc(1, sizeof(*ss) + sizeof(uint32_t));
     struct ethtool_gstrings *gs = NULL;
     struct ethtool_gfeatures *gf = NULL;
     uint32_t n = 0, blocks;
     int rc = ENOMEM;
+    struct nicinfo_feat *tx = &out->feat[NICINFO_TXCSUM];
 
     if (!ss)
         return ENOMEM;
@@ -168,14 +176,23 @@ static int query_features(int fd, const char *ifname, struct audit_nic *out)
         uint32_t bit = 1U << (i % 32);
         const struct ethtool_get_features_block *b = &gf->features[i / 32];
 
+        bool active = (b->active & bit) != 0;
+        bool fixed = !(b->available & bit) || (b->never_changed & bit);
+
         copy_str(name, sizeof(name), (const char *)gs->data + (size_t)i * ETH_GSTRING_LEN,
                  ETH_GSTRING_LEN);
-        for (int f = 0; f < AUDIT_NIC_FEATURE_COUNT; f++) {
+        if (is_tx_checksum(name)) {
+            tx->fixed = tx->known ? tx->fixed && fixed : fixed;
+            tx->known = true;
+            tx->active |= active;
+            continue;
+        }
+        for (int f = 0; f < NICINFO_FEATURE_COUNT; f++) {
             if (strcmp(name, feature_names[f]))
                 continue;
             out->feat[f].known = true;
-            out->feat[f].active = (b->active & bit) != 0;
-            out->feat[f].fixed = !(b->available & bit) || (b->never_changed & bit);
+            out->feat[f].active = active;
+            out->feat[f].fixed = fixed;
         }
     }
     free(ss);
@@ -184,7 +201,7 @@ static int query_features(int fd, const char *ifname, struct audit_nic *out)
     return rc;
 }
 
-static void query_params(int fd, const char *ifname, struct audit_nic *out)
+static void query_params(int fd, const char *ifname, struct nicinfo *out)
 {
     struct ethtool_ringparam r = {.cmd = ETHTOOL_GRINGPARAM};
     struct ethtool_coalesce c = {.cmd = ETHTOOL_GCOALESCE};
@@ -207,7 +224,7 @@ static void query_params(int fd, const char *ifname, struct audit_nic *out)
 }
 
 /* One qdisc from the dump: remember the root's kind and the kinds below it. */
-static void note_qdisc(const struct nlmsghdr *nh, unsigned idx, struct audit_nic *out)
+static void note_qdisc(const struct nlmsghdr *nh, unsigned idx, struct nicinfo *out)
 {
     const struct tcmsg *tc = NLMSG_DATA(nh);
     const struct rtattr *a = TCA_RTA(tc);
@@ -229,7 +246,7 @@ static void note_qdisc(const struct nlmsghdr *nh, unsigned idx, struct audit_nic
         snprintf(out->qdisc_leaf, sizeof(out->qdisc_leaf), "mixed");
 }
 
-static int query_qdisc(const char *ifname, struct audit_nic *out)
+static int query_qdisc(const char *ifname, struct nicinfo *out)
 {
     struct {
         struct nlmsghdr nh;
@@ -289,7 +306,7 @@ static int query_qdisc(const char *ifname, struct audit_nic *out)
     return rc;
 }
 
-static void query_live(const char *ifname, struct audit_nic *out)
+static void query_live(const char *ifname, struct nicinfo *out)
 {
     int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 
@@ -316,13 +333,13 @@ struct section {
 };
 
 static const struct section sections[] = {
-    {"drvinfo", offsetof(struct audit_nic, drv_err)},
-    {"feature", offsetof(struct audit_nic, feat_err)},
-    {"ring", offsetof(struct audit_nic, ring_err)},
-    {"coalesce", offsetof(struct audit_nic, coal_err)},
-    {"channels", offsetof(struct audit_nic, chan_err)},
-    {"pause", offsetof(struct audit_nic, pause_err)},
-    {"qdisc", offsetof(struct audit_nic, qdisc_err)},
+    {"drvinfo", offsetof(struct nicinfo, drv_err)},
+    {"feature", offsetof(struct nicinfo, feat_err)},
+    {"ring", offsetof(struct nicinfo, ring_err)},
+    {"coalesce", offsetof(struct nicinfo, coal_err)},
+    {"channels", offsetof(struct nicinfo, chan_err)},
+    {"pause", offsetof(struct nicinfo, pause_err)},
+    {"qdisc", offsetof(struct nicinfo, qdisc_err)},
 };
 #define N_SECTIONS (sizeof(sections) / sizeof(sections[0]))
 
@@ -333,25 +350,25 @@ struct num_key {
 };
 
 static const struct num_key num_keys[] = {
-    {2, "rx", offsetof(struct audit_nic, rx)},
-    {2, "rx_max", offsetof(struct audit_nic, rx_max)},
-    {2, "tx", offsetof(struct audit_nic, tx)},
-    {2, "tx_max", offsetof(struct audit_nic, tx_max)},
-    {3, "adaptive_rx", offsetof(struct audit_nic, adaptive_rx)},
-    {3, "adaptive_tx", offsetof(struct audit_nic, adaptive_tx)},
-    {3, "rx_usecs", offsetof(struct audit_nic, rx_usecs)},
-    {3, "rx_frames", offsetof(struct audit_nic, rx_frames)},
-    {3, "tx_usecs", offsetof(struct audit_nic, tx_usecs)},
-    {3, "tx_frames", offsetof(struct audit_nic, tx_frames)},
-    {4, "rx", offsetof(struct audit_nic, ch_rx)},
-    {4, "rx_max", offsetof(struct audit_nic, ch_rx_max)},
-    {4, "tx", offsetof(struct audit_nic, ch_tx)},
-    {4, "tx_max", offsetof(struct audit_nic, ch_tx_max)},
-    {4, "combined", offsetof(struct audit_nic, ch_combined)},
-    {4, "combined_max", offsetof(struct audit_nic, ch_combined_max)},
-    {5, "autoneg", offsetof(struct audit_nic, pause_autoneg)},
-    {5, "rx", offsetof(struct audit_nic, pause_rx)},
-    {5, "tx", offsetof(struct audit_nic, pause_tx)},
+    {2, "rx", offsetof(struct nicinfo, rx)},
+    {2, "rx_max", offsetof(struct nicinfo, rx_max)},
+    {2, "tx", offsetof(struct nicinfo, tx)},
+    {2, "tx_max", offsetof(struct nicinfo, tx_max)},
+    {3, "adaptive_rx", offsetof(struct nicinfo, adaptive_rx)},
+    {3, "adaptive_tx", offsetof(struct nicinfo, adaptive_tx)},
+    {3, "rx_usecs", offsetof(struct nicinfo, rx_usecs)},
+    {3, "rx_frames", offsetof(struct nicinfo, rx_frames)},
+    {3, "tx_usecs", offsetof(struct nicinfo, tx_usecs)},
+    {3, "tx_frames", offsetof(struct nicinfo, tx_frames)},
+    {4, "rx", offsetof(struct nicinfo, ch_rx)},
+    {4, "rx_max", offsetof(struct nicinfo, ch_rx_max)},
+    {4, "tx", offsetof(struct nicinfo, ch_tx)},
+    {4, "tx_max", offsetof(struct nicinfo, ch_tx_max)},
+    {4, "combined", offsetof(struct nicinfo, ch_combined)},
+    {4, "combined_max", offsetof(struct nicinfo, ch_combined_max)},
+    {5, "autoneg", offsetof(struct nicinfo, pause_autoneg)},
+    {5, "rx", offsetof(struct nicinfo, pause_rx)},
+    {5, "tx", offsetof(struct nicinfo, pause_tx)},
 };
 #define N_NUM_KEYS (sizeof(num_keys) / sizeof(num_keys[0]))
 
@@ -384,14 +401,14 @@ static int parse_str(const char *s, char *dst, size_t len)
     return 0;
 }
 
-static int parse_feature(const char *key, const char *val, struct audit_nic *out)
+static int parse_feature(const char *key, const char *val, struct nicinfo *out)
 {
     bool on = !strncmp(val, "on", 2), off = !strncmp(val, "off", 3);
     const char *rest = val + (on ? 2 : 3);
 
     if ((!on && !off) || (*rest && strcmp(rest, " fixed")))
         return -1;
-    for (int f = 0; f < AUDIT_NIC_FEATURE_COUNT; f++) {
+    for (int f = 0; f < NICINFO_FEATURE_COUNT; f++) {
         if (strcmp(key, feature_names[f]))
             continue;
         out->feat[f].known = true;
@@ -402,7 +419,7 @@ static int parse_feature(const char *key, const char *val, struct audit_nic *out
 }
 
 /* One "section key value" line. Returns the section index, or -1 when malformed. */
-static int parse_line(char *line, struct audit_nic *out, unsigned *seen_keys)
+static int parse_line(char *line, struct nicinfo *out, unsigned *seen_keys)
 {
     char *key, *val;
     size_t s;
@@ -453,7 +470,7 @@ static int parse_line(char *line, struct audit_nic *out, unsigned *seen_keys)
     return -1;
 }
 
-void audit_nic_parse(const char *text, struct audit_nic *out)
+void nicinfo_parse(const char *text, struct nicinfo *out)
 {
     bool seen[N_SECTIONS] = {false}, bad = false;
     unsigned seen_keys = 0;
@@ -500,7 +517,7 @@ void audit_nic_parse(const char *text, struct audit_nic *out)
         out->qdisc_err = EBADMSG;
 }
 
-size_t audit_nic_format(const struct audit_nic *nic, const char *ifname, char *buf, size_t len)
+size_t nicinfo_format(const struct nicinfo *nic, const char *ifname, char *buf, size_t len)
 {
     size_t used = 0;
     char en[16];
@@ -513,23 +530,23 @@ size_t audit_nic_format(const struct audit_nic *nic, const char *ifname, char *b
 
     EMIT("# netrig audit: ethtool and rtnetlink answers recorded for %s\n", ifname);
     for (size_t s = 0; s < N_SECTIONS; s++) {
-        int err = *FIELD((struct audit_nic *)nic, sections[s].err_off, int);
+        int err = *FIELD((struct nicinfo *)nic, sections[s].err_off, int);
         if (err) {
-            EMIT("%s error %s\n", sections[s].name, audit_nic_errname(err, en, sizeof(en)));
+            EMIT("%s error %s\n", sections[s].name, nicinfo_errname(err, en, sizeof(en)));
             continue;
         }
         if (s == 0)
             EMIT("drvinfo driver %s\ndrvinfo version %s\ndrvinfo firmware %s\n"
                  "drvinfo bus_info %s\n",
                  nic->driver, nic->version, nic->firmware, nic->bus_info);
-        for (int f = 0; s == 1 && f < AUDIT_NIC_FEATURE_COUNT; f++)
+        for (int f = 0; s == 1 && f < NICINFO_FEATURE_COUNT; f++)
             if (nic->feat[f].known)
                 EMIT("feature %s %s%s\n", feature_names[f], nic->feat[f].active ? "on" : "off",
                      nic->feat[f].fixed ? " fixed" : "");
         for (size_t k = 0; k < N_NUM_KEYS; k++)
             if (num_keys[k].section == (int)s)
                 EMIT("%s %s %u\n", sections[s].name, num_keys[k].key,
-                     *FIELD((struct audit_nic *)nic, num_keys[k].off, uint32_t));
+                     *FIELD((struct nicinfo *)nic, num_keys[k].off, uint32_t));
         if (s == 6) {
             EMIT("qdisc root %s\n", nic->qdisc_root);
             if (nic->qdisc_leaf[0])
@@ -542,7 +559,7 @@ size_t audit_nic_format(const struct audit_nic *nic, const char *ifname, char *b
     return used;
 }
 
-void audit_nic_query(const char *sysroot, const char *ifname, struct audit_nic *out)
+void nicinfo_query(const char *sysroot, const char *ifname, struct nicinfo *out)
 {
     char path[128], text[8192];
     long n;
@@ -552,7 +569,7 @@ void audit_nic_query(const char *sysroot, const char *ifname, struct audit_nic *
         query_live(ifname, out);
         return;
     }
-    audit_nic_answer_path(ifname, path, sizeof(path));
+    nicinfo_answer_path(ifname, path, sizeof(path));
     n = hostfs_read(sysroot, path, text, sizeof(text));
     if (n < 0) {
         int e = n == -ENOENT ? ENODATA : (int)-n;
@@ -560,5 +577,5 @@ void audit_nic_query(const char *sysroot, const char *ifname, struct audit_nic *
         out->chan_err = out->pause_err = out->qdisc_err = e;
         return;
     }
-    audit_nic_parse(text, out);
+    nicinfo_parse(text, out);
 }

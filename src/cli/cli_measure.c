@@ -1,5 +1,5 @@
-/* cli_test: the options of the test commands (stream, rr, crr), the built-in loopback server,
- * and the report. */
+/* cli_measure: the measurement commands (stream, rr, crr): their options, the built-in
+ * loopback server, and the report. */
 #include "cli.h"
 
 #include "client.h"
@@ -165,7 +165,7 @@ enum {
 enum { OPT_IPERF3 = 512 };            /* --iperf3 */
 enum { OPT_LIVE = 600, OPT_NO_LIVE }; /* --live, --no-live */
 
-static const struct option test_long[] = {
+static const struct option measure_long[] = {
     {"client", required_argument, NULL, 'c'},
     {"port", required_argument, NULL, 'p'},
     {"bind", required_argument, NULL, 'B'},
@@ -223,10 +223,14 @@ static int copy_str(const char *opt, const char *val, char *dst, size_t len)
     return 0;
 }
 
-struct test_cli {
+enum measure_output { OUT_TEXT, OUT_JSON, OUT_JSON_STREAM };
+
+struct measure_cli {
     struct client_opts o;
+    enum measure_output output;             /* -J, --json-stream, else text */
+    FILE *out;                              /* the report */
     const char *targets[MULTI_MAX_TARGETS]; /* -c, given once or more */
-    const char *from;                       /* --from: a daemon runs the test for us */
+    const char *from;                       /* --from: a daemon runs the measurement for us */
     uint32_t ntargets;
     enum params_test kind;
     const char *histogram; /* --histogram FILE */
@@ -242,7 +246,7 @@ struct test_cli {
 #define K_CRR    (1u << PARAMS_TEST_CRR)
 #define K_TXN    (K_RR | K_CRR)
 
-/* Options that only some test commands take. */
+/* Options that only some measurement commands take. */
 static const struct {
     int opt;
     const char *name;
@@ -314,10 +318,10 @@ static int parse_timeout(const char *opt, const char *arg, uint64_t lo_ns, uint6
     return 0;
 }
 
-/* Options only the transactional and UDP tests take. */
-static int txn_opt(int c, const char *arg, struct test_cli *tc)
+/* Options only the transactional and UDP runs take. */
+static int txn_opt(int c, const char *arg, struct measure_cli *mc)
 {
-    struct params *p = &tc->o.p;
+    struct params *p = &mc->o.p;
     uint64_t v;
 
     switch (c) {
@@ -349,7 +353,7 @@ static int txn_opt(int c, const char *arg, struct test_cli *tc)
         return 0;
     case OPT_CONNECT_ONLY: p->connect_only = true; return 0;
     case OPT_BUSY_POLL: p->busy_poll = true; return 0;
-    case OPT_HISTOGRAM: tc->histogram = arg; return 0;
+    case OPT_HISTOGRAM: mc->histogram = arg; return 0;
     case OPT_TXN_TIMEOUT:
         return parse_timeout("--txn-timeout", arg, 1000000ULL, &p->txn_timeout_ns);
     default: return -1;
@@ -357,24 +361,24 @@ static int txn_opt(int c, const char *arg, struct test_cli *tc)
 }
 
 /* One option; returns 0, or -1 after printing the error. */
-static int test_opt(int c, const char *arg, struct test_cli *tc)
+static int measure_opt(int c, const char *arg, struct measure_cli *mc)
 {
-    struct client_opts *o = &tc->o;
+    struct client_opts *o = &mc->o;
     struct params *p = &o->p;
     uint64_t v;
 
-    if (check_kind(c, tc->kind))
+    if (check_kind(c, mc->kind))
         return -1;
     switch (c) {
     case 'c':
-        if (tc->ntargets >= MULTI_MAX_TARGETS) {
+        if (mc->ntargets >= MULTI_MAX_TARGETS) {
             cli_error("too many servers (-c): at most %d", MULTI_MAX_TARGETS);
             return -1;
         }
-        tc->targets[tc->ntargets++] = arg;
+        mc->targets[mc->ntargets++] = arg;
         return 0;
-    case 'p': tc->port_given = true; return cli_parse_port(arg, &o->port);
-    case OPT_IPERF3: tc->iperf3 = p->iperf3_wire = true; return 0;
+    case 'p': mc->port_given = true; return cli_parse_port(arg, &o->port);
+    case OPT_IPERF3: mc->iperf3 = p->iperf3_wire = true; return 0;
     case 'B': return copy_str("-B", arg, o->bind, sizeof(o->bind));
     case '4': o->family = 4; return 0;
     case '6': o->family = 6; return 0;
@@ -388,7 +392,7 @@ static int test_opt(int c, const char *arg, struct test_cli *tc)
     case 'R': p->dir = PARAMS_DIR_REVERSE; return 0;
     case OPT_BIDIR: p->dir = PARAMS_DIR_BIDIR; return 0;
     case 'l':
-        tc->length_given = true;
+        mc->length_given = true;
         return cli_parse_size("-l", arg, PARAMS_MAX_WRITE, &p->write_size);
     case 'w': return cli_parse_size("-w", arg, PARAMS_MAX_WINDOW, &p->window);
     case 'C': return copy_str("-C", arg, p->congestion, sizeof(p->congestion));
@@ -409,21 +413,21 @@ static int test_opt(int c, const char *arg, struct test_cli *tc)
         return copy_str("--server-cpus", arg, p->server_cpus, sizeof(p->server_cpus));
     case OPT_TITLE: return copy_str("--title", arg, p->title, sizeof(p->title));
     case OPT_USER: return copy_str("--user", arg, o->user, sizeof(o->user));
-    case OPT_FROM: tc->from = arg; return 0;
+    case OPT_FROM: mc->from = arg; return 0;
     case OPT_CREDENTIALS:
         return copy_str("--credentials", arg, o->credentials, sizeof(o->credentials));
-    case 'J': o->output = CLIENT_OUT_JSON; return 0;
-    case OPT_DB: tc->db = arg; return 0;
-    case OPT_NO_SAVE: tc->no_save = true; return 0;
-    case OPT_JSON_STREAM: o->output = CLIENT_OUT_JSON_STREAM; return 0;
-    case OPT_LIVE: tc->live = REPORT_LIVE_ON; return 0;
-    case OPT_NO_LIVE: tc->live = REPORT_LIVE_OFF; return 0;
+    case 'J': mc->output = OUT_JSON; return 0;
+    case OPT_DB: mc->db = arg; return 0;
+    case OPT_NO_SAVE: mc->no_save = true; return 0;
+    case OPT_JSON_STREAM: mc->output = OUT_JSON_STREAM; return 0;
+    case OPT_LIVE: mc->live = REPORT_LIVE_ON; return 0;
+    case OPT_NO_LIVE: mc->live = REPORT_LIVE_OFF; return 0;
     case OPT_TIMEOUT:
         if (parse_timeout("--timeout", arg, 100000000ULL, &v))
             return -1;
         o->timeout_ms = (int)(v / 1000000);
         return 0;
-    default: return txn_opt(c, arg, tc);
+    default: return txn_opt(c, arg, mc);
     }
 }
 
@@ -453,38 +457,38 @@ static int check_cpus(const char *spec)
 }
 
 /* One -c: HOST, HOST:PORT or [V6]:PORT (a port there wins over -p). */
-static int parse_one_target(struct test_cli *tc)
+static int parse_one_target(struct measure_cli *mc)
 {
     struct multi_target t;
 
-    if (multi_parse_target(tc->targets[0], tc->o.port, &t)) {
-        cli_error("invalid server '%s' for -c: use HOST, HOST:PORT or [IPV6]:PORT", tc->targets[0]);
+    if (multi_parse_target(mc->targets[0], mc->o.port, &t)) {
+        cli_error("invalid server '%s' for -c: use HOST, HOST:PORT or [IPV6]:PORT", mc->targets[0]);
         return -1;
     }
-    snprintf(tc->o.host, sizeof(tc->o.host), "%s", t.host);
-    tc->o.port = t.port;
+    snprintf(mc->o.host, sizeof(mc->o.host), "%s", t.host);
+    mc->o.port = t.port;
     return 0;
 }
 
-static int parse_test(int argc, char **argv, struct test_cli *tc)
+static int parse_measure(int argc, char **argv, struct measure_cli *mc)
 {
-    const char *name = params_test_name(tc->kind);
-    struct client_opts *o = &tc->o;
+    const char *name = params_test_name(mc->kind);
+    struct client_opts *o = &mc->o;
     char err[256];
     int c;
 
     memset(o, 0, sizeof(*o));
     params_defaults(&o->p);
-    o->p.test = tc->kind;
+    o->p.test = mc->kind;
     o->port = SOCK_DEFAULT_PORT;
     o->timeout_ms = 10000;
-    o->out = stdout;
+    mc->out = stdout;
     optind = 1;
     opterr = 0;
-    while ((c = getopt_long(argc, argv, ":c:p:B:46t:O:i:P:T:Rl:w:C:M:NZA:Jhub:r:", test_long,
+    while ((c = getopt_long(argc, argv, ":c:p:B:46t:O:i:P:T:Rl:w:C:M:NZA:Jhub:r:", measure_long,
                             NULL)) != -1) {
         if (c == 'h') {
-            help_for(tc->kind, stdout);
+            help_for(mc->kind, stdout);
             return 1;
         }
         if (c == '?') {
@@ -496,29 +500,29 @@ static int parse_test(int argc, char **argv, struct test_cli *tc)
             cli_error("option '%s' needs a value: see 'netrig help %s'", argv[optind - 1], name);
             return -1;
         }
-        if (test_opt(c, optarg, tc))
+        if (measure_opt(c, optarg, mc))
             return -1;
     }
     if (optind < argc) {
         cli_error("unexpected argument '%s': the server is given with -c HOST", argv[optind]);
         return -1;
     }
-    if (tc->iperf3 && (tc->ntargets > 1 || tc->from)) {
+    if (mc->iperf3 && (mc->ntargets > 1 || mc->from)) {
         cli_error("--iperf3 talks to one iperf3 server: give a single -c and no --from");
         return -1;
     }
-    if (tc->iperf3 && !tc->port_given)
+    if (mc->iperf3 && !mc->port_given)
         o->port = IPERF3_DEFAULT_PORT; /* before -c, so HOST:PORT there still wins */
-    if (tc->ntargets == 1 && parse_one_target(tc))
+    if (mc->ntargets == 1 && parse_one_target(mc))
         return -1;
-    if (o->p.udp && tc->kind == PARAMS_TEST_STREAM && !tc->length_given)
+    if (o->p.udp && mc->kind == PARAMS_TEST_STREAM && !mc->length_given)
         o->p.write_size = 1400; /* fits a 1500-byte MTU with IPv6 and UDP headers */
     /* zero-copy sends gain nothing from large writes (no copy to save per call) and
      * sendfile() of 128 KiB measured fastest here: 33 against 20 Gbit/s with 1 MiB */
-    if (o->p.zerocopy && !tc->length_given)
+    if (o->p.zerocopy && !mc->length_given)
         o->p.write_size = 128 * 1024;
     if (params_validate(&o->p, err, sizeof(err)) ||
-        (tc->iperf3 && iperf3_client_check(o, err, sizeof(err)))) {
+        (mc->iperf3 && iperf3_client_check(o, err, sizeof(err)))) {
         cli_error("%s", err);
         return -1;
     }
@@ -536,27 +540,9 @@ static void raise_fd_limit(uint32_t need)
     }
 }
 
-/* -J prints the document indented; --json-stream keeps to one object per line. */
-static void print_json(FILE *out, cJSON *doc, bool one_line)
-{
-    char *text = one_line ? cJSON_PrintUnformatted(doc) : cJSON_Print(doc);
-
-    if (text)
-        fprintf(out, "%s\n", text);
-    free(text);
-    cJSON_Delete(doc);
-}
-
 static void print_failure_json(FILE *out, enum params_test kind, const char *err, bool one_line)
 {
-    cJSON *doc = cJSON_CreateObject();
-
-    if (one_line)
-        cJSON_AddStringToObject(doc, "event", "error");
-    cJSON_AddStringToObject(doc, "netrig_version", NETRIG_VERSION);
-    cJSON_AddStringToObject(doc, "test", params_test_name(kind));
-    cJSON_AddStringToObject(doc, "error", err);
-    print_json(out, doc, one_line);
+    report_json_print(out, report_json_failure(params_test_name(kind), err, one_line), one_line);
 }
 
 /* --histogram FILE: the client's whole latency distribution. */
@@ -582,30 +568,26 @@ static int write_histogram(const char *path, const struct run_result *r)
     return 0;
 }
 
-static void print_report(const struct client_opts *o, const struct run_result *r)
+static void print_report(const struct measure_cli *mc, const struct run_result *r)
 {
-    cJSON *doc;
+    bool stream = mc->output == OUT_JSON_STREAM;
 
-    if (o->output == CLIENT_OUT_TEXT) {
-        report_text_summary(o->out, r);
-        return;
-    }
-    doc = report_json_run(r);
-    if (o->output == CLIENT_OUT_JSON_STREAM)
-        cJSON_AddStringToObject(doc, "event", "end");
-    print_json(o->out, doc, o->output == CLIENT_OUT_JSON_STREAM);
+    if (mc->output == OUT_TEXT)
+        report_text_summary(mc->out, r);
+    else
+        report_json_print(mc->out, report_json_document(r, stream), stream);
 }
 
-int cli_test_parse(enum params_test kind, int argc, char **argv, struct client_opts *o)
+int cli_measure_parse(enum params_test kind, int argc, char **argv, struct client_opts *o)
 {
-    struct test_cli tc = {.kind = kind};
-    int rc = parse_test(argc, argv, &tc);
+    struct measure_cli mc = {.kind = kind};
+    int rc = parse_measure(argc, argv, &mc);
 
-    *o = tc.o;
+    *o = mc.o;
     return rc;
 }
 
-/* A short report of a run document a daemon sent back (third-party tests). */
+/* A short report of a run document a daemon sent back (third-party runs). */
 static void print_remote_summary(FILE *out, const char *from, const cJSON *doc)
 {
     const cJSON *res = cJSON_GetObjectItemCaseSensitive(doc, "result");
@@ -629,38 +611,38 @@ static void print_remote_summary(FILE *out, const char *from, const cJSON *doc)
                 cJSON_IsNumber(jain) ? jain->valuedouble : 0);
 }
 
-/* --from A -c B: the daemon at A runs the test toward B and sends us its document. */
-static int run_third_party(struct test_cli *tc)
+/* --from A -c B: the daemon at A runs the measurement toward B and sends us its document. */
+static int run_third_party(struct measure_cli *mc)
 {
-    struct client_opts *o = &tc->o;
+    struct client_opts *o = &mc->o;
     struct multi_target from;
     cJSON *doc = NULL, *res, *st;
     char err[512] = "";
     int rc;
 
-    if (tc->ntargets != 1) {
+    if (mc->ntargets != 1) {
         cli_error("--from needs exactly one -c: the daemon the test goes to");
         return CLI_EXIT_USAGE;
     }
-    if (multi_parse_target(tc->from, SOCK_DEFAULT_PORT, &from)) {
-        cli_error("invalid daemon '%s' for --from: use HOST, HOST:PORT or [IPV6]:PORT", tc->from);
+    if (multi_parse_target(mc->from, SOCK_DEFAULT_PORT, &from)) {
+        cli_error("invalid daemon '%s' for --from: use HOST, HOST:PORT or [IPV6]:PORT", mc->from);
         return CLI_EXIT_USAGE;
     }
     rc = thirdparty_request(from.host, from.port, o, &doc, err, sizeof(err));
     if (rc) {
         cli_error("%s:%u: %s", from.host, from.port, err);
-        if (o->output != CLIENT_OUT_TEXT)
-            print_failure_json(o->out, tc->kind, err, o->output == CLIENT_OUT_JSON_STREAM);
+        if (mc->output != OUT_TEXT)
+            print_failure_json(mc->out, mc->kind, err, mc->output == OUT_JSON_STREAM);
         return CLI_EXIT_FAIL;
     }
     st = cJSON_GetObjectItemCaseSensitive(doc, "status");
-    if (o->output == CLIENT_OUT_TEXT) {
-        print_remote_summary(o->out, tc->from, doc);
+    if (mc->output == OUT_TEXT) {
+        print_remote_summary(mc->out, mc->from, doc);
     } else {
         res = cJSON_DetachItemFromObjectCaseSensitive(doc, "result");
         if (!res)
             res = cJSON_CreateObject();
-        cJSON_AddStringToObject(res, "third_party_from", tc->from);
+        cJSON_AddStringToObject(res, "third_party_from", mc->from);
         cJSON_AddStringToObject(res, "third_party_status",
                                 cJSON_IsString(st) ? st->valuestring : "?");
         {
@@ -668,7 +650,7 @@ static int run_third_party(struct test_cli *tc)
             if (cJSON_IsString(why))
                 cJSON_AddStringToObject(res, "third_party_error", why->valuestring);
         }
-        print_json(o->out, res, o->output == CLIENT_OUT_JSON_STREAM);
+        report_json_print(mc->out, res, mc->output == OUT_JSON_STREAM);
     }
     rc = cJSON_IsString(st) && !strcmp(st->valuestring, "complete") ? CLI_EXIT_OK : CLI_EXIT_FAIL;
     if (rc) {
@@ -680,10 +662,10 @@ static int run_third_party(struct test_cli *tc)
     return rc;
 }
 
-/* -c A -c B ...: one test against each at once, started together. */
-static int run_multi(struct test_cli *tc, volatile sig_atomic_t *stop)
+/* -c A -c B ...: one run against each at once, started together. */
+static int run_multi(struct measure_cli *mc, volatile sig_atomic_t *stop)
 {
-    struct client_opts *o = &tc->o;
+    struct client_opts *o = &mc->o;
     struct multi_result *m = calloc(1, sizeof(*m));
     char err[512] = "";
     int rc;
@@ -692,24 +674,25 @@ static int run_multi(struct test_cli *tc, volatile sig_atomic_t *stop)
         cli_error("out of memory");
         return CLI_EXIT_FAIL;
     }
-    for (uint32_t t = 0; t < tc->ntargets; t++) {
-        if (multi_parse_target(tc->targets[t], o->port, &m->targets[t])) {
+    for (uint32_t t = 0; t < mc->ntargets; t++) {
+        if (multi_parse_target(mc->targets[t], o->port, &m->targets[t])) {
             cli_error("invalid server '%s' for -c: use HOST, HOST:PORT or [IPV6]:PORT",
-                      tc->targets[t]);
+                      mc->targets[t]);
             free(m);
             return CLI_EXIT_USAGE;
         }
     }
-    m->n = tc->ntargets;
+    m->n = mc->ntargets;
+    o->observer = report_text_quiet_observer(); /* the targets' progress is not shown */
     rc = multi_run(o, m, stop, err, sizeof(err));
     if (rc < 0) {
         cli_error("%s", err);
-        if (o->output != CLIENT_OUT_TEXT)
-            print_failure_json(o->out, tc->kind, err, o->output == CLIENT_OUT_JSON_STREAM);
-    } else if (o->output == CLIENT_OUT_TEXT) {
-        report_text_multi(o->out, m);
+        if (mc->output != OUT_TEXT)
+            print_failure_json(mc->out, mc->kind, err, mc->output == OUT_JSON_STREAM);
+    } else if (mc->output == OUT_TEXT) {
+        report_text_multi(mc->out, m);
     } else {
-        print_json(o->out, report_json_multi(m), o->output == CLIENT_OUT_JSON_STREAM);
+        report_json_print(mc->out, report_json_multi(m), mc->output == OUT_JSON_STREAM);
     }
     for (uint32_t t = 0; rc > 0 && t < m->n; t++)
         if (m->rc[t] != 0)
@@ -721,30 +704,44 @@ static int run_multi(struct test_cli *tc, volatile sig_atomic_t *stop)
     return rc ? CLI_EXIT_FAIL : CLI_EXIT_OK;
 }
 
-int cli_test(enum params_test kind, int argc, char **argv, volatile sig_atomic_t *stop)
+/* What the run shows while it goes: the live table, interval lines, or JSON lines. */
+static void observe(struct measure_cli *mc, struct report_live *live)
 {
-    struct test_cli tc = {.kind = kind};
-    struct client_opts *o = &tc.o;
+    struct client_opts *o = &mc->o;
+
+    if (report_live_wanted(mc->live, mc->out, mc->output == OUT_TEXT && !mc->iperf3,
+                           o->p.duration_ns + o->p.omit_ns))
+        o->observer = report_live_observer(live, mc->out);
+    else if (mc->output == OUT_TEXT)
+        o->observer = report_text_observer(mc->out);
+    else
+        o->observer = report_json_observer(mc->out, mc->output == OUT_JSON_STREAM);
+}
+
+int cli_measure(enum params_test kind, int argc, char **argv, volatile sig_atomic_t *stop)
+{
+    struct measure_cli t = {.kind = kind}, *mc = &t;
+    struct client_opts *o = &mc->o;
+    struct report_live live;
     struct loopsrv em;
     struct run_result r;
     char err[512] = "";
     bool embedded = false;
-    int rc = parse_test(argc, argv, &tc);
+    int rc = parse_measure(argc, argv, mc);
 
     if (rc)
         return rc > 0 ? CLI_EXIT_OK : CLI_EXIT_USAGE;
     log_setup("netrig", false, LOG_LVL_WARN);
-    raise_fd_limit(2 * params_total_flows(&o->p) * (tc.ntargets ? tc.ntargets : 1) + 16);
-    if (tc.ntargets > 1 && !tc.from)
-        return run_multi(&tc, stop);
-    if (tc.from)
-        return run_third_party(&tc);
-    if (tc.live == REPORT_LIVE_ON && o->output != CLIENT_OUT_TEXT) {
+    raise_fd_limit(2 * params_total_flows(&o->p) * (mc->ntargets ? mc->ntargets : 1) + 16);
+    if (mc->ntargets > 1 && !mc->from)
+        return run_multi(mc, stop);
+    if (mc->from)
+        return run_third_party(mc);
+    if (mc->live == REPORT_LIVE_ON && mc->output != OUT_TEXT) {
         cli_error("--live draws the text report: drop it, or drop -J/--json-stream");
         return CLI_EXIT_USAGE;
     }
-    o->live = report_live_wanted(tc.live, o->out, o->output == CLIENT_OUT_TEXT && !tc.iperf3,
-                                 o->p.duration_ns + o->p.omit_ns);
+    observe(mc, &live);
     if (!o->host[0]) {
         if (loopsrv_start(&em, o->family, err, sizeof(err))) {
             cli_error("%s", err);
@@ -754,23 +751,23 @@ int cli_test(enum params_test kind, int argc, char **argv, volatile sig_atomic_t
         o->port = em.port;
         embedded = true;
     }
-    rc = tc.iperf3 ? iperf3_client_run(o, stop, &r, err, sizeof(err))
-                   : client_run(o, stop, &r, err, sizeof(err));
+    rc = mc->iperf3 ? iperf3_client_run(o, stop, &r, err, sizeof(err))
+                    : client_run(o, stop, &r, err, sizeof(err));
     if (embedded)
         loopsrv_stop(&em);
     if (rc < 0) {
         cli_error("%s", err);
-        if (o->output != CLIENT_OUT_TEXT)
-            print_failure_json(o->out, kind, err, o->output == CLIENT_OUT_JSON_STREAM);
+        if (mc->output != OUT_TEXT)
+            print_failure_json(mc->out, kind, err, mc->output == OUT_JSON_STREAM);
         result_fini(&r);
         return CLI_EXIT_FAIL;
     }
-    print_report(o, &r);
-    if (!tc.no_save)
-        cli_history_save(tc.db, &r, o->output == CLIENT_OUT_TEXT ? o->out : NULL);
+    print_report(mc, &r);
+    if (!mc->no_save)
+        cli_history_save(mc->db, &r, mc->output == OUT_TEXT ? mc->out : NULL);
     if (r.partial && !*stop)
         cli_error("%s", r.error);
-    if (tc.histogram && write_histogram(tc.histogram, &r))
+    if (mc->histogram && write_histogram(mc->histogram, &r))
         rc = 1;
     result_fini(&r);
     if (*stop)

@@ -1,35 +1,39 @@
-/* audit_nic: what netrig audit asks a network interface through the kernel's ethtool ioctls
- * (ETHTOOL_GDRVINFO, GSSET_INFO + GSTRINGS + GFEATURES, GRINGPARAM, GCOALESCE, GCHANNELS,
- * GPAUSEPARAM) and an rtnetlink qdisc dump, behind one small API. Under --sysroot the answers
- * come from the recorded text file DIR/netrig/ethtool/IFACE instead; audit_nic_format writes
- * that file for --record. Only "get" requests are made: nothing is changed. */
-#ifndef NETRIG_AUDIT_NIC_H
-#define NETRIG_AUDIT_NIC_H
+/* nicinfo: what a network interface's driver says about its settings, through the kernel's
+ * ethtool ioctls (ETHTOOL_GDRVINFO, GSSET_INFO + GSTRINGS + GFEATURES, GRINGPARAM, GCOALESCE,
+ * GCHANNELS, GPAUSEPARAM) and an rtnetlink qdisc dump, behind one small API: the reader behind
+ * netrig audit and the host snapshot. Under a sysroot the answers come from the recorded text
+ * file SYSROOT/netrig/ethtool/IFACE instead (netrig audit --record writes it with
+ * nicinfo_format), so tests use fixture trees. Only "get" requests are made: nothing is
+ * changed (nicset.c changes NIC settings). */
+#ifndef NETRIG_NICINFO_H
+#define NETRIG_NICINFO_H
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
-enum audit_nic_feature {
-    AUDIT_NIC_TSO,    /* tx-tcp-segmentation */
-    AUDIT_NIC_GSO,    /* tx-generic-segmentation */
-    AUDIT_NIC_GRO,    /* rx-gro */
-    AUDIT_NIC_LRO,    /* rx-lro */
-    AUDIT_NIC_RXHASH, /* rx-hashing */
-    AUDIT_NIC_RXCSUM, /* rx-checksum */
-    AUDIT_NIC_FEATURE_COUNT,
+enum nicinfo_feature {
+    NICINFO_TSO,    /* tx-tcp-segmentation */
+    NICINFO_GSO,    /* tx-generic-segmentation */
+    NICINFO_GRO,    /* rx-gro */
+    NICINFO_LRO,    /* rx-lro */
+    NICINFO_RXHASH, /* rx-hashing */
+    NICINFO_RXCSUM, /* rx-checksum */
+    NICINFO_TXCSUM, /* "tx-checksumming", as ethtool -k says: any of tx-checksum-ipv4,
+                       tx-checksum-ip-generic, tx-checksum-ipv6 (fixed: all of them fixed) */
+    NICINFO_FEATURE_COUNT,
 };
 
 /* Each *_err is 0 when that answer is known, else a positive errno: EOPNOTSUPP (driver does
  * not implement it), EPERM, ENODEV, ..., ENODATA (absent from the recorded answers) or
  * EBADMSG (the recorded answer could not be parsed). */
-struct audit_nic {
+struct nicinfo {
     int drv_err;
     char driver[32], version[32], firmware[32], bus_info[32];
     int feat_err;
-    struct {
+    struct nicinfo_feat {
         bool known, active, fixed; /* fixed: the driver does not let it change */
-    } feat[AUDIT_NIC_FEATURE_COUNT];
+    } feat[NICINFO_FEATURE_COUNT];
     int ring_err;
     uint32_t rx, rx_max, tx, tx_max;
     int coal_err;
@@ -44,23 +48,23 @@ struct audit_nic {
 };
 
 /* The path of the recorded answers for ifname, relative to a sysroot. */
-void audit_nic_answer_path(const char *ifname, char *buf, size_t len);
+void nicinfo_answer_path(const char *ifname, char *buf, size_t len);
 
 /* Fills out for ifname: through ioctls and rtnetlink when sysroot is NULL or "", else from
  * sysroot/netrig/ethtool/IFNAME. Never fails as a whole: each part carries its own error. */
-void audit_nic_query(const char *sysroot, const char *ifname, struct audit_nic *out);
+void nicinfo_query(const char *sysroot, const char *ifname, struct nicinfo *out);
 
 /* Parses recorded answers. Lines are "<section> key value ..." or "<section> error NAME";
  * a section that is missing gets ENODATA, one that cannot be parsed EBADMSG. */
-void audit_nic_parse(const char *text, struct audit_nic *out);
+void nicinfo_parse(const char *text, struct nicinfo *out);
 
 /* Writes the recorded-answers text for nic. Returns the length (truncated to len - 1). */
-size_t audit_nic_format(const struct audit_nic *nic, const char *ifname, char *buf, size_t len);
+size_t nicinfo_format(const struct nicinfo *nic, const char *ifname, char *buf, size_t len);
 
-const char *audit_nic_feature_name(enum audit_nic_feature f);
+const char *nicinfo_feature_name(enum nicinfo_feature f);
 /* "EOPNOTSUPP" for EOPNOTSUPP, ...; "E<number>" for others */
-const char *audit_nic_errname(int err, char *buf, size_t len);
+const char *nicinfo_errname(int err, char *buf, size_t len);
 /* A reason fragment: "the driver does not report it", "needs CAP_NET_ADMIN", ... */
-const char *audit_nic_errtext(int err);
+const char *nicinfo_errtext(int err);
 
 #endif

@@ -1,0 +1,18 @@
+/* flow_crr: the connect/request/response/close kind (flow_crr.c); its tables are in
+ * flow_kinds.c. */
+#ifndef NETRIG_FLOW_CRR_H
+#define NETRIG_FLOW_CRR_H
+
+#include <stdbool.h>
+#include <sys/socket.h>
+
+#include "flow.h"
+
+/* Client: a flow that connects once per transaction. Server: a listener with its pool of
+ * connection slots (one per worker thread). */
+int flow_crr_init(struct flow *f, const struct params *p, bool is_client);
+/* Client flows connect to this address (bind_addr: the local address, or NULL/""). */
+int flow_crr_set_target(struct flow *f, const struct sockaddr *to, socklen_t len,
+                        const char *bind_addr);
+
+#endif

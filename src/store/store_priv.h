@@ -1,0 +1,25 @@
+/* store_priv: what the store's own files share and nothing else includes — the connection
+ * and the schema steps. */
+#ifndef NETRIG_STORE_PRIV_H
+#define NETRIG_STORE_PRIV_H
+
+#include <sqlite3.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct store {
+    sqlite3 *db;
+    char path[4096];
+    bool readonly;    /* store_open_read: nothing is ever written */
+    char notice[640]; /* what a reader should know (an old schema read through a copy) */
+};
+
+/* err = "history database 'PATH': what: <sqlite's message>"; returns -EIO. */
+int store_fail(struct store *st, char *err, size_t errlen, const char *what);
+/* Refuses a file that is not a netrig history, or of a newer schema; *v is its version. */
+int store_check_identity(struct store *st, int64_t *v, char *err, size_t errlen);
+/* Applies every schema step past the current version in one transaction. */
+int store_migrate(struct store *st, char *err, size_t errlen);
+
+#endif
