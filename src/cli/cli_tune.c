@@ -231,15 +231,19 @@ static int tune_check(struct tune_cli *tc, int argc, char **argv)
                   argv[optind]);
         return -1;
     }
-    if ((tc->revert || tc->list) &&
-        (tc->persist || tc->ao.rate_bps || tc->ao.rtt_ns || tc->ao.iface)) {
-        cli_error("--revert and --list take no target or --persist: the journal holds what "
-                  "was changed");
+    if ((tc->revert || tc->list || tc->confirm) && (tc->target_set || tc->ao.iface)) {
+        cli_error("--revert, --list and --confirm take no target (--rate, --rtt, --profile, "
+                  "-I): the journal holds what was changed");
         return -1;
     }
-    if ((tc->revert || tc->list) && (tc->sel.allow_disruptive || tc->sel.only || tc->sel.peer)) {
+    if ((tc->revert || tc->list) && tc->persist) {
+        cli_error("--persist goes with --apply (or --confirm): --revert and --list take none");
+        return -1;
+    }
+    if ((tc->revert || tc->list || tc->confirm) &&
+        (tc->sel.allow_disruptive || tc->sel.only || tc->sel.peer)) {
         cli_error("--allow-disruptive, --only and --peer choose what a plan applies: they do "
-                  "not go with --revert or --list");
+                  "not go with --revert, --list or --confirm");
         return -1;
     }
     if (tc->sel.peer && tc->ao.sysroot) {

@@ -10,6 +10,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -534,6 +535,8 @@ int tune_apply_revert_opts(const char *journal, const char *sysroot, const char 
     struct tune_journal j;
     struct tune_journal_writer w = {.fd = -1};
     char jdir[PATH_MAX];
+    struct stat st;
+    bool exists;
     int lock, rc = -1;
 
     memset(res, 0, sizeof(*res));
@@ -542,8 +545,23 @@ int tune_apply_revert_opts(const char *journal, const char *sysroot, const char 
         snprintf(err, errlen, "journal path '%s' is too long", journal);
         return -1;
     }
-    if (tune_state_check_dir(jdir, false, NULL, err, errlen))
+    if (tune_state_check_dir(jdir, false, NULL, err, errlen) ||
+        tune_state_check_dir(state_dir, false, &exists, err, errlen))
         return -1;
+    if (lstat(journal, &st) && errno == ENOENT) {
+        snprintf(err, errlen,
+                 "journal '%s' does not exist: run 'netrig tune --list' to see the "
+                 "journals",
+                 journal);
+        return -1;
+    }
+    if (!exists) { /* the lock lives there: never create it just to revert */
+        snprintf(err, errlen,
+                 "the state directory '%s' does not exist: nothing was changed; pass the "
+                 "--state-dir the apply used",
+                 state_dir);
+        return -1;
+    }
     /* the lock first, then the journal: what it says (confirmed, reverted) cannot change
      * between reading it and acting on it */
     if ((lock = tune_journal_lock_wait(state_dir, ro->lock_wait_ms, err, errlen)) < 0)

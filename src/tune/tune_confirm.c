@@ -4,6 +4,7 @@
 
 #include "hostfs.h"
 #include "tune_apply.h"
+#include "tune_state.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -345,10 +346,18 @@ int tune_confirm_run(const char *dir, char *out, size_t len, char *why, size_t w
 {
     struct pending_ctx pc = {
         .out = out, .why = why, .len = len, .whylen = whylen, .err = err, .errlen = errlen};
-    int lock = tune_journal_lock_wait(dir, 2000, err, errlen);
+    bool exists;
+    int lock;
 
     why[0] = '\0';
-    if (lock < 0)
+    *too_late = false;
+    if (tune_state_check_dir(dir, false, &exists, err, errlen))
+        return -1;
+    if (!exists) { /* nothing was ever applied there: do not create it */
+        snprintf(why, whylen, "nothing waits for a confirmation: there is no '%s'", dir);
+        return 0;
+    }
+    if ((lock = tune_journal_lock_wait(dir, 2000, err, errlen)) < 0)
         return -1;
     tune_confirm_boot_id(pc.boot, sizeof(pc.boot));
     if (each_journal(dir, confirm_one, &pc, err, errlen) < 0 || pc.failed) {
