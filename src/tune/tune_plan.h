@@ -16,6 +16,14 @@
 #define TUNE_PATH_LEN  256
 #define TUNE_NAME_LEN  96
 #define TUNE_MAX_STEPS 8 /* parsed steps of one fix command */
+#define TUNE_WHY_LEN   224
+
+/* How much a change can hurt (tune_risk.c). */
+enum tune_risk {
+    TUNE_RISK_SAFE,       /* --apply makes it */
+    TUNE_RISK_DISRUPTIVE, /* only with --allow-disruptive or --only: may reset the link */
+    TUNE_RISK_MANUAL,     /* never run by netrig */
+};
 
 enum tune_kind {
     TUNE_SYSCTL,  /* /proc/sys/... written like `sysctl -w` */
@@ -41,6 +49,15 @@ struct tune_change {
      * inside this network namespace, host-wide setting seen from a namespace, absent...);
      * --apply skips it and reports it */
     char blocked[AUDIT_TEXT_LEN];
+    enum tune_risk risk;
+    char risk_why[TUNE_WHY_LEN]; /* why that class */
+    char item[TUNE_NAME_LEN];    /* its name for --only: "net.ipv4.tcp_rmem", "mtu:eth0" */
+    bool mtu;                    /* an MTU change: applied only after a path-MTU probe */
+    /* non-empty: --apply leaves it alone, and why (disruptive, not named in --only, an MTU
+     * change without a probe that says the path carries it); set by tune_risk_select and
+     * the MTU preflight (tune_mtu.c) */
+    char held[AUDIT_TEXT_LEN];
+    char probe[AUDIT_TEXT_LEN]; /* MTU changes with --peer: what the path-MTU probe found */
 };
 
 /* A fix netrig shows but never runs. */
@@ -58,6 +75,10 @@ struct tune_plan {
     struct audit_target target;
     enum audit_profile profile;
     int netns_child; /* 1 in a child network namespace, 0 in the host's, -1 unknown */
+    /* --peer: the host MTU changes are probed toward (tune_mtu.c); "" without --peer */
+    char peer[256], peer_addr[64], peer_route[IF_NAMESIZE];
+    unsigned peer_mtu; /* the path MTU the kernel knows toward it now */
+    bool peer_probed;  /* some MTU change was probed */
     size_t nchanges, nmanual, cap_changes, cap_manual;
     struct tune_change *changes;
     struct tune_manual *manual;
