@@ -199,7 +199,7 @@ static void udp_summary(FILE *out, const struct run_result *r)
 void report_text_summary(FILE *out, const struct run_result *r)
 {
     const struct run_summary *s = &r->summary;
-    char tp[32], sp[32], b[32], up[32], down[32];
+    char tp[32], sp[32], b[32], up[32], down[32], note[400];
 
     if (params_is_transactional(&r->params)) {
         txn_summary(out, r);
@@ -229,6 +229,12 @@ void report_text_summary(FILE *out, const struct run_result *r)
                 "\nThroughput  %s sent (the server reported no receive figures); "
                 "%s in %.2f s\n",
                 sp, b, r->local.seconds);
+    fprintf(out, "Cost        %.2f cores/10Gbit/s client, %.2f server%s\n", s->local_cores_per_10g,
+            s->remote_cores_per_10g,
+            s->rx_copy_skipped ? " (receiver's copy not counted: --skip-rx-copy)" : "");
+    result_rx_note(r, note, sizeof(note));
+    if (note[0])
+        fprintf(out, "Receive     %s\n", note);
     if (r->params.dir == PARAMS_DIR_BIDIR) {
         units_format_rate(s->up_bps, up, sizeof(up));
         units_format_rate(s->down_bps, down, sizeof(down));
