@@ -29,7 +29,9 @@
 #define SO_EE_CODE_ZEROCOPY_COPIED 1
 #endif
 
-#define STREAM_BATCH 16 /* syscalls per flow per wake-up, so one flow cannot starve others */
+/* Per flow per wake-up: at most this many syscalls, and at most the worker's quantum of bytes,
+ * so a round over thousands of ready flows is short and each gets its turn (fairness). */
+#define STREAM_BATCH 16
 
 #define ZC_PAGE    4096u
 #define ZC_MAP_MIN (256u * 1024) /* the socket's window onto our address space, per flow */
@@ -126,21 +128,23 @@ static void zc_reap(struct flow *f)
     }
 }
 
-/* One write of send_len bytes by the flow's transmit method. */
-static ssize_t tx_one(struct worker *w, struct flow *f, int tx)
+/* One write of len (<= send_len) bytes by the flow's transmit method. */
+static ssize_t tx_one(struct worker *w, struct flow *f, int tx, size_t len)
 {
     if (tx == FLOW_TX_SENDFILE) {
         off_t off = 0;
-        return sendfile(f->fd, w->memfd, &off, w->send_len);
+        return sendfile(f->fd, w->memfd, &off, len);
     }
     if (tx == FLOW_TX_MSG_ZEROCOPY) {
-        ssize_t n = send(f->fd, w->buf, w->send_len, MSG_NOSIGNAL | MSG_DONTWAIT | MSG_ZEROCOPY);
+        ssize_t n = send(f->fd, w->buf, len, MSG_NOSIGNAL | MSG_DONTWAIT | MSG_ZEROCOPY);
         if (n > 0)
             ((struct stream_state *)f->priv)->zc_sent++;
         return n;
     }
-    return send(f->fd, w->buf, w->send_len, MSG_NOSIGNAL | MSG_DONTWAIT);
+    return send(f->fd, w->buf, len, MSG_NOSIGNAL | MSG_DONTWAIT);
 }
+
+static size_t min_sz(size_t a, size_t b) { return a < b ? a : b; }
 
 static int stream_send(struct worker *w, struct flow *f, uint32_t events)
 {
@@ -156,8 +160,8 @@ static int stream_send(struct worker *w, struct flow *f, uint32_t events)
             atomic_store_explicit(&f->tx, tx, memory_order_relaxed);
         }
     }
-    for (int i = 0; i < STREAM_BATCH; i++) {
-        ssize_t n = tx_one(w, f, tx);
+    for (int i = 0; i < STREAM_BATCH && moved < w->quantum; i++) {
+        ssize_t n = tx_one(w, f, tx, min_sz(w->send_len, w->quantum - moved));
         if (n > 0) {
             moved += (uint64_t)n;
             continue;
@@ -222,13 +226,14 @@ static ssize_t rx_zerocopy(struct worker *w, struct flow *f, int flags, uint64_t
 
 /* One receive by the flow's method: > 0 bytes taken (*mapped of them without a copy),
  * 0 at EOF, -1 with errno (EAGAIN: nothing queued). */
-static ssize_t rx_one(struct worker *w, struct flow *f, int rx, int flags, uint64_t *mapped)
+static ssize_t rx_one(struct worker *w, struct flow *f, int rx, int flags, size_t len,
+                      uint64_t *mapped)
 {
     if (rx == FLOW_RX_ZEROCOPY)
         return rx_zerocopy(w, f, flags, mapped);
     if (rx == FLOW_RX_SKIP_COPY)
-        return recv(f->fd, w->buf, w->buflen, flags | MSG_TRUNC);
-    return recv(f->fd, w->buf, w->buflen, flags);
+        return recv(f->fd, w->buf, len, flags | MSG_TRUNC);
+    return recv(f->fd, w->buf, len, flags);
 }
 
 static int stream_recv(struct worker *w, struct flow *f, uint32_t events)
@@ -238,8 +243,8 @@ static int stream_recv(struct worker *w, struct flow *f, uint32_t events)
     int ended = 0, err = 0;
 
     (void)events;
-    for (int i = 0; i < STREAM_BATCH; i++) {
-        ssize_t n = rx_one(w, f, rx, MSG_DONTWAIT, &mapped);
+    for (int i = 0; i < STREAM_BATCH && moved < w->quantum; i++) {
+        ssize_t n = rx_one(w, f, rx, MSG_DONTWAIT, min_sz(w->buflen, w->quantum - moved), &mapped);
         if (n > 0) {
             moved += (uint64_t)n;
             continue;
@@ -317,7 +322,7 @@ static void stream_recv_alone(struct worker *w, struct flow *f)
     set_timeouts(f->fd);
     for (;;) {
         uint64_t mapped = 0;
-        ssize_t n = rx_one(w, f, rx, 0, &mapped);
+        ssize_t n = rx_one(w, f, rx, 0, w->buflen, &mapped);
         if (n > 0) {
             flow_add(&f->bytes, (uint64_t)n);
             if (mapped)
