@@ -360,7 +360,7 @@ void result_rx_note(const struct run_result *r, char *buf, size_t len)
                  "--zerocopy-rx: only %.2f%% of the bytes received were mapped, the rest copied: "
                  "the kernel maps only whole, unshared order-0 pages (a NIC with header split "
                  "and a 4 KiB-multiple MSS); loopback and veth hand over the sender's pages, "
-                 "which it refuses",
+                 "which it (almost always) refuses",
                  100 * s->rx_zc_fraction);
     else if (p->zerocopy_rx)
         snprintf(buf, len, "--zerocopy-rx: %.2f%% of the bytes received were mapped, not copied",

@@ -90,12 +90,23 @@ timeout -s KILL 30 "$NETRIG" stream -c 127.0.0.1 -p "$SRV_PORT" -t 0.5 --skip-rx
 check "text summary marks the receiver's copy as not counted" \
     grep -q "^Cost .*receiver's copy not counted" "$T/text.out"
 check "text summary has a Receive line" grep -q "^Receive .*MSG_TRUNC" "$T/text.out"
+timeout -s KILL 30 "$NETRIG" stream -c 127.0.0.1 -p "$SRV_PORT" -t 0.5 --zerocopy-rx -R \
+    >"$T/text_zc.out" 2>&1 || fail "text zc run: $(head -c 300 "$T/text_zc.out")"
+check "zero-copy text: the flow table has a mapped column" \
+    grep -Eq '^flow .* mapped$' "$T/text_zc.out"
+check "zero-copy text: the flow's share mapped, as a percentage" \
+    grep -Eq '^ +0 down .* [0-9]+\.[0-9]{2}%$' "$T/text_zc.out"
+check "zero-copy text: a Receive line with the share mapped" \
+    grep -Eq '^Receive +--zerocopy-rx: .*[0-9.]+% of the bytes received' "$T/text_zc.out"
 "$NETRIG" history >"$T/hist.out" 2>&1 || fail "history: $(cat "$T/hist.out")"
 check "history marks skip-copy runs (rx-nocopy) and no others" \
     test "$(grep -c 'rx-nocopy' "$T/hist.out")" -eq 4
-last=$(awk '$1 ~ /^[0-9]+$/ { id = $1 } END { print id }' "$T/hist.out")
+last=$(awk '$1 ~ /^[0-9]+$/ && /rx-nocopy/ { id = $1 } END { print id }' "$T/hist.out")
 "$NETRIG" show "$last" >"$T/show.out" 2>&1 || fail "show $last: $(cat "$T/show.out")"
 check "show marks the skip-copy run" grep -q "NOTE: --skip-rx-copy" "$T/show.out"
+first=$(awk '$1 ~ /^[0-9]+$/ && !/rx-nocopy/ { print $1; exit }' "$T/hist.out")
+"$NETRIG" show "$first" >"$T/show1.out" 2>&1 || fail "show $first: $(cat "$T/show1.out")"
+check "show does not mark a copy run" bash -c '! grep -q "NOTE: --skip-rx-copy" "$1"' _ "$T/show1.out"
 "$NETRIG" history --json >"$T/hist.json" 2>&1 || fail "history --json"
 check_jq "history --json: receiver_copy_counted false on exactly the 4 skip-copy runs" \
     "$T/hist.json" '[.[] | select(.receiver_copy_counted == false)] | length == 4'
