@@ -21,7 +21,8 @@ struct policy_limits {
 
 /* Checks p against the limits. Returns 0, or -EPERM with a one-line message naming the limit.
  * Under --max-rate, TCP tests get per-flow pacing: p->fq_rate_bps is lowered to the test's
- * share and *flow_rate_bps tells the client to pace its senders likewise. */
+ * share for our senders, p->recv_rate_bps holds our receivers to it, and *flow_rate_bps tells
+ * the client to pace its senders likewise. */
 int policy_check_limits(const struct policy_limits *l, struct params *p, uint64_t *flow_rate_bps,
                         char *msg, size_t len);
 
