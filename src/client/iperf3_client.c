@@ -177,7 +177,12 @@ static int next_state(struct i3c *c, int timeout_ms, char *err, size_t errlen)
     if (rc) {
         const char *after = c->state ? iperf3_proto_state_name(c->state) : "our cookie";
         c->ctl_dead = rc == -ENODATA;
-        if (rc == -ENODATA)
+        if (rc == -ENODATA && !c->state)
+            snprintf(err, errlen,
+                     "%s closed the connection without answering our cookie: is it an iperf3 "
+                     "server? (iperf2 servers do this: test them with iperf2's own client)",
+                     c->r->server);
+        else if (rc == -ENODATA)
             snprintf(err, errlen, "the iperf3 server closed the connection after %s", after);
         else
             snprintf(err, errlen, "no answer from the iperf3 server within %d ms after %s (%s)",

@@ -127,6 +127,10 @@ static int check_limits(struct i3s *ss)
                                                                       : IPERF3_IETOTALRATE;
         return refuse(ss, I3S_LIMIT, code, 0, msg);
     }
+    /* --max-rate: an iperf3 client cannot be told its share, so our receivers read no faster
+     * than it and TCP's flow control paces the client (our senders are paced by policy) */
+    if (!p->udp)
+        p->recv_rate_bps = flow_rate;
     if (!p->congestion[0])
         return 0;
     fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
@@ -340,18 +344,21 @@ static void close_setup(struct i3s *ss)
 
 static int start(struct i3s *ss)
 {
-    char err[256];
+    char err[256], span[80];
 
-    if (iperf3_proto_state_send(ss->t.ctl, IPERF3_TEST_START, tmo(ss)) ||
-        iperf3_proto_state_send(ss->t.ctl, IPERF3_TEST_RUNNING, tmo(ss)))
+    if (iperf3_proto_state_send(ss->t.ctl, IPERF3_TEST_START, tmo(ss)))
         return -EIO;
+    /* our workers run before the client sends: its first datagrams find a reader, not a
+     * socket buffer of a few datagrams that a slow thread start lets overflow */
     if (engine_start(ss->e, err, sizeof(err)))
         return refuse(ss, I3S_SETUP, IPERF3_IEINITTEST, EIO, err);
+    if (iperf3_proto_state_send(ss->t.ctl, IPERF3_TEST_RUNNING, tmo(ss)))
+        return -EIO;
     metrics_test_started(mx(ss), &ss->ip.p);
-    LOG_INFO("iperf3 test %s from %s: %s, %u stream(s) %s, %.4gs%s%s", ss->tag, ss->t.who,
-             ss->ip.p.udp ? "udp" : "tcp", ss->ip.p.flows, params_dir_name(ss->ip.p.dir),
-             ss->ip.p.duration_ns / 1e9, ss->ip.client_version[0] ? ", client " : "",
-             ss->ip.client_version);
+    params_span(&ss->ip.p, span, sizeof(span));
+    LOG_INFO("iperf3 test %s from %s: %s, %u stream(s) %s, %s%s%s", ss->tag, ss->t.who,
+             ss->ip.p.udp ? "udp" : "tcp", ss->ip.p.flows, params_dir_name(ss->ip.p.dir), span,
+             ss->ip.client_version[0] ? ", client " : "", ss->ip.client_version);
     return 0;
 }
 

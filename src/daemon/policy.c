@@ -57,9 +57,10 @@ int policy_check_limits(const struct policy_limits *o, struct params *p, uint64_
         *flow_rate_bps = 1;
     if (!p->fq_rate_bps || p->fq_rate_bps > *flow_rate_bps)
         p->fq_rate_bps = *flow_rate_bps;
-    /* and our receivers read no faster than the share, so a client that does not pace itself
-     * (an iperf3 client, or one that ignores `accept`) is held to it by TCP's flow control */
-    p->recv_rate_bps = *flow_rate_bps;
+    /* and paced by the application too: kernel pacing alone lets the first socket buffer's
+     * worth out at once, which the in-run check would count against the test */
+    if (!p->app_rate_bps || p->app_rate_bps > *flow_rate_bps)
+        p->app_rate_bps = *flow_rate_bps;
     return 0;
 }
 

@@ -534,14 +534,15 @@ static void session_cleanup(struct session *ss)
 static void *session_main(void *arg)
 {
     struct session *ss = arg;
-    char err[256];
+    char err[256], span[80];
 
     if (read_hello(ss) || admission(ss) || register_test(ss) || gather_flows(ss) ||
         expect_start(ss))
         goto done;
-    LOG_INFO("test %.8s from %s: %s%s, %u flow(s) %s, %.4gs", ss->idhex, ss->t.who,
+    params_span(&ss->p, span, sizeof(span));
+    LOG_INFO("test %.8s from %s: %s%s, %u flow(s) %s, %s", ss->idhex, ss->t.who,
              params_test_name(ss->p.test), ss->p.udp ? " udp" : "", ss->p.flows,
-             params_dir_name(ss->p.dir), ss->p.duration_ns / 1e9);
+             params_dir_name(ss->p.dir), span);
     if (engine_start(ss->e, err, sizeof(err))) {
         served_refuse(&ss->t, how(SERVED_UNCOUNTED, "server_error"), "%s", err);
         goto done;

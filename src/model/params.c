@@ -2,6 +2,8 @@
  * is checked here before any other module sees it. */
 #include "params.h"
 
+#include "units.h"
+
 #include <ctype.h>
 #include <errno.h>
 #include <math.h>
@@ -81,6 +83,22 @@ uint64_t params_limit_units(const struct params *p, uint32_t *tail)
     if (tail && p->bytes_limit % len)
         *tail = (uint32_t)(p->bytes_limit % len);
     return (p->bytes_limit + len - 1) / len;
+}
+
+void params_span(const struct params *p, char *buf, size_t len)
+{
+    char size[32] = "", time[32] = "";
+    const char *each = p->dir == PARAMS_DIR_BIDIR ? " each way" : "";
+
+    if (p->duration_ns)
+        snprintf(time, sizeof(time), "%.4gs", p->duration_ns / 1e9);
+    if (p->bytes_limit)
+        units_format_bytes((double)p->bytes_limit, size, sizeof(size));
+    else if (p->blocks_limit)
+        snprintf(size, sizeof(size), "%llu %s", (unsigned long long)p->blocks_limit,
+                 p->udp ? "datagrams" : "blocks");
+    snprintf(buf, len, "%s%s%s%s", time, time[0] && size[0] ? " or " : "", size,
+             size[0] ? each : "");
 }
 
 uint64_t params_time_cap_ns(const struct params *p)

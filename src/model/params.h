@@ -80,6 +80,9 @@ bool params_has_limit(const struct params *p);
 uint64_t params_limit_units(const struct params *p, uint32_t *tail);
 /* "bytes" (-n), "blocks" (-k) or "" */
 const char *params_limit_name(const struct params *p);
+/* What ends the test, for people: "10s", "100.0 MiB", "1000 blocks", "10s or 100.0 MiB"
+ * ("each way" with --bidir). */
+void params_span(const struct params *p, char *buf, size_t len);
 /* How long the test may run: duration_ns, or when only -n/-k ends it, the longest a test may
  * last (PARAMS_MAX_DURATION_NS). */
 uint64_t params_time_cap_ns(const struct params *p);

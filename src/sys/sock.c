@@ -271,6 +271,13 @@ fail:
                  where, timeout_ms);
     else
         snprintf(err, errlen, "cannot connect to %s: %s", where, strerror(-rc));
+    if (local && local->dev && *local->dev) {
+        size_t n = strlen(err);
+        snprintf(err + n, errlen - n,
+                 " (through interface '%s', --bind-dev: does a route to it "
+                 "go there?)",
+                 local->dev);
+    }
 fail_quiet:
     close(fd);
     return rc;
