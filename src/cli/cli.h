@@ -70,6 +70,21 @@ void cli_help_report(FILE *out);
 struct client_opts;
 int cli_measure_parse(enum params_test kind, int argc, char **argv, struct client_opts *o);
 
+/* cli_measure_data.c: the options that shape a test's data: -n, -k, -b RATE[/BURST], -S,
+ * --dscp, --cport, --bind-dev, --dont-fragment. */
+enum { CLI_OPT_DSCP = 700, CLI_OPT_CPORT, CLI_OPT_BIND_DEV, CLI_OPT_DONT_FRAGMENT };
+struct cli_data_opts {
+    const char *bitrate;           /* -b RATE[/BURST]: applied once -u is known */
+    const char *tos_opt;           /* "-S" or "--dscp" once given: they exclude each other */
+    bool time_given, length_given; /* -t, -l */
+};
+/* One of those options (c as getopt_long returns it): 0, or -1 after printing the error. */
+int cli_data_opt(int c, const char *arg, struct client_opts *o, struct cli_data_opts *d);
+/* Once every option is read: -b applied to UDP or TCP (and TCP's write size for it), -n/-k
+ * without -t, and --cport/--bind-dev where they cannot apply. 0, or -1 after the error. */
+int cli_data_finish(struct client_opts *o, const struct cli_data_opts *d, bool third_party,
+                    uint32_t ntargets);
+
 /* cli_mesh.c: a stored mesh (`show mesh:N`): its matrix as text, or its cells as JSON; the
  * stored meshes (`history --meshes`). 0, or -1 after printing the error. */
 struct store;

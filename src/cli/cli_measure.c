@@ -34,6 +34,8 @@ static const char help_common[] =
     "  -p, --port PORT         server port (default %d)\n"
     "  -4, -6                  IPv4 or IPv6 only\n"
     "  -B, --bind ADDR         local address for every connection\n"
+    "      --bind-dev IFACE    send and receive only through this interface\n"
+    "                          (SO_BINDTODEVICE)\n"
     "      --timeout TIME      connect and control-reply timeout (default 10s)\n"
     "      --from HOST[:PORT]  third party: the daemon at HOST runs the test toward -c\n"
     "                          (it must allow us with --allow-third-party)\n"
@@ -43,6 +45,9 @@ static const char help_common[] =
     "  -t, --time TIME         duration, after the omitted warm-up (default 10s)\n"
     "  -O, --omit TIME         warm-up left out of the results (default 0)\n"
     "  -i, --interval TIME     interval reports (default 1s; 0 = none)\n"
+    "  -S, --tos N             IP TOS byte of the data packets, 0-255 (52, 0x34 or 064);\n"
+    "                          the IPv6 traffic class on IPv6; the server's too\n"
+    "      --dscp CODE         the same as a DSCP: AF11..AF43, EF, VA, LE, CS0..CS7 or 0-63\n"
     "  -P, --parallel N        flows (max %d)\n"
     "  -T, --threads N         client worker threads, each one epoll loop (default 1)\n"
     "      --server-threads N  server worker threads (default: as -T)\n"
@@ -79,6 +84,13 @@ void cli_help_stream(FILE *out)
             "stream:\n"
             "  -R, --reverse           server sends, client receives\n"
             "      --bidir             both directions at once (-P flows each way)\n"
+            "  -n, --bytes SIZE        end after SIZE bytes (K, M, G, T: powers of 1024) over all\n"
+            "                          flows, exactly (with --bidir: each way); with -t, the\n"
+            "                          first limit reached ends the test\n"
+            "  -k, --blocks N          end after N writes of -l bytes (UDP: N datagrams)\n"
+            "  -b, --bitrate RATE[/N]  pace each flow in the application to RATE bits/s (TCP:\n"
+            "                          N writes back to back per round; unpaced by default)\n"
+            "      --cport PORT        local port of the data flows: flow i uses PORT + i\n"
             "  -l, --length SIZE       bytes per write (default 1M, 128K with -Z; UDP: datagram,\n"
             "                          1400)\n"
             "  -w, --window SIZE       socket buffer (SO_SNDBUF/SO_RCVBUF) on both ends\n"
@@ -94,11 +106,14 @@ void cli_help_stream(FILE *out)
             "                          counted\n"
             "UDP:\n"
             "  -u, --udp               paced UDP datagrams with sequence numbers and timestamps\n"
-            "  -b, --bitrate RATE      per-flow rate (default 1M)\n"
+            "  -b, --bitrate RATE[/N]  per-flow rate (default 1M); N datagrams back to back\n"
             "      --pps N             per-flow datagrams per second (instead of -b)\n"
+            "      --dont-fragment     never fragment datagrams (IP_PMTUDISC_DO): over the path\n"
+            "                          MTU they fail instead\n"
             "iperf3:\n"
             "      --iperf3            test against an iperf3 server ('iperf3 -s', default port\n"
-            "                          5201): -P, -R, --bidir, -t, -O, -l, -w, -C; -u with -b\n");
+            "                          5201): -P, -R, --bidir, -t, -O, -n, -k, -l, -w, -C, -b,\n"
+            "                          -S; -u with -b\n");
     fputs(help_units, out);
 }
 
@@ -121,7 +136,9 @@ void cli_help_rr(FILE *out)
             "      --txn-timeout TIME  give up on an unanswered transaction (default 2s)\n"
             "      --busy-poll         spin on the sockets instead of sleeping in epoll\n"
             "      --histogram FILE    write the full latency distribution to FILE\n"
-            "  -w, --window SIZE       socket buffers; -C ALGO congestion control\n");
+            "  -w, --window SIZE       socket buffers; -C ALGO congestion control\n"
+            "      --cport PORT        local port of the flows: flow i uses PORT + i\n"
+            "      --dont-fragment     UDP: never fragment datagrams (IP_PMTUDISC_DO)\n");
     fputs(help_units, out);
 }
 
@@ -218,6 +235,13 @@ static const struct option measure_long[] = {
     {"iperf3", no_argument, NULL, OPT_IPERF3},
     {"live", no_argument, NULL, OPT_LIVE},
     {"no-live", no_argument, NULL, OPT_NO_LIVE},
+    {"bytes", required_argument, NULL, 'n'},
+    {"blocks", required_argument, NULL, 'k'},
+    {"tos", required_argument, NULL, 'S'},
+    {"dscp", required_argument, NULL, CLI_OPT_DSCP},
+    {"cport", required_argument, NULL, CLI_OPT_CPORT},
+    {"bind-dev", required_argument, NULL, CLI_OPT_BIND_DEV},
+    {"dont-fragment", no_argument, NULL, CLI_OPT_DONT_FRAGMENT},
     {NULL, 0, NULL, 0},
 };
 
@@ -242,11 +266,11 @@ struct measure_cli {
     const char *from;                       /* --from: a daemon runs the measurement for us */
     uint32_t ntargets;
     enum params_test kind;
-    const char *histogram; /* --histogram FILE */
-    const char *db;        /* --db PATH: the history (NULL = default) */
-    bool no_save;          /* --no-save */
-    bool length_given;
+    const char *histogram;      /* --histogram FILE */
+    const char *db;             /* --db PATH: the history (NULL = default) */
+    bool no_save;               /* --no-save */
     bool iperf3, port_given;    /* --iperf3: an iperf3 server, port 5201 unless -p */
+    struct cli_data_opts data;  /* -n, -k, -b, -S, --dscp, --cport, ... (cli_measure_data.c) */
     enum report_live_mode live; /* --live / --no-live (default: auto) */
 };
 
@@ -273,6 +297,10 @@ static const struct {
     {'b', "-b", K_STREAM},
     {OPT_PPS, "--pps", K_STREAM},
     {'u', "-u", K_STREAM | K_RR},
+    {'n', "-n", K_STREAM},
+    {'k', "-k", K_STREAM},
+    {CLI_OPT_CPORT, "--cport", K_STREAM | K_RR},
+    {CLI_OPT_DONT_FRAGMENT, "--dont-fragment", K_STREAM | K_RR},
     {'r', "-r", K_TXN},
     {OPT_DEPTH, "--depth", K_RR},
     {OPT_RATE, "--rate", K_RR},
@@ -337,14 +365,7 @@ static int txn_opt(int c, const char *arg, struct measure_cli *mc)
 
     switch (c) {
     case 'u': p->udp = true; return 0;
-    case 'b':
-        if (cli_parse_rate("-b", arg, &p->udp_rate_bps))
-            return -1;
-        if (!p->udp_rate_bps) {
-            cli_error("rate '%s' for -b sends nothing: give a rate above 0, e.g. 100M", arg);
-            return -1;
-        }
-        return 0;
+    case 'b': mc->data.bitrate = arg; return 0;
     case OPT_PPS:
         if (units_parse_count(arg, &v) || v == 0 || v > 100000000ULL) {
             cli_error("invalid value '%s' for --pps: use 1 to 100000000 datagrams/s", arg);
@@ -367,7 +388,7 @@ static int txn_opt(int c, const char *arg, struct measure_cli *mc)
     case OPT_HISTOGRAM: mc->histogram = arg; return 0;
     case OPT_TXN_TIMEOUT:
         return parse_timeout("--txn-timeout", arg, 1000000ULL, &p->txn_timeout_ns);
-    default: return -1;
+    default: return cli_data_opt(c, arg, &mc->o, &mc->data) ? -1 : 0;
     }
 }
 
@@ -393,7 +414,7 @@ static int measure_opt(int c, const char *arg, struct measure_cli *mc)
     case 'B': return copy_str("-B", arg, o->bind, sizeof(o->bind));
     case '4': o->family = 4; return 0;
     case '6': o->family = 6; return 0;
-    case 't': return cli_parse_duration("-t", arg, &p->duration_ns);
+    case 't': mc->data.time_given = true; return cli_parse_duration("-t", arg, &p->duration_ns);
     case 'O': return cli_parse_duration("-O", arg, &p->omit_ns);
     case 'i': return cli_parse_duration("-i", arg, &p->interval_ns);
     case 'P': return cli_parse_u32("-P", arg, 1, PARAMS_MAX_FLOWS, &p->flows);
@@ -403,7 +424,7 @@ static int measure_opt(int c, const char *arg, struct measure_cli *mc)
     case 'R': p->dir = PARAMS_DIR_REVERSE; return 0;
     case OPT_BIDIR: p->dir = PARAMS_DIR_BIDIR; return 0;
     case 'l':
-        mc->length_given = true;
+        mc->data.length_given = true;
         return cli_parse_size("-l", arg, PARAMS_MAX_WRITE, &p->write_size);
     case 'w': return cli_parse_size("-w", arg, PARAMS_MAX_WINDOW, &p->window);
     case 'C': return copy_str("-C", arg, p->congestion, sizeof(p->congestion));
@@ -498,8 +519,8 @@ static int parse_measure(int argc, char **argv, struct measure_cli *mc)
     mc->out = stdout;
     optind = 1;
     opterr = 0;
-    while ((c = getopt_long(argc, argv, ":c:p:B:46t:O:i:P:T:Rl:w:C:M:NZA:Jhub:r:", measure_long,
-                            NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, ":c:p:B:46t:O:i:P:T:Rl:w:C:M:NZA:Jhub:r:n:k:S:",
+                            measure_long, NULL)) != -1) {
         if (c == 'h') {
             help_for(mc->kind, stdout);
             return 1;
@@ -528,12 +549,14 @@ static int parse_measure(int argc, char **argv, struct measure_cli *mc)
         o->port = IPERF3_DEFAULT_PORT; /* before -c, so HOST:PORT there still wins */
     if (mc->ntargets == 1 && parse_one_target(mc))
         return -1;
-    if (o->p.udp && mc->kind == PARAMS_TEST_STREAM && !mc->length_given)
+    if (o->p.udp && mc->kind == PARAMS_TEST_STREAM && !mc->data.length_given)
         o->p.write_size = 1400; /* fits a 1500-byte MTU with IPv6 and UDP headers */
     /* zero-copy sends gain nothing from large writes (no copy to save per call) and
      * sendfile() of 128 KiB measured fastest here: 33 against 20 Gbit/s with 1 MiB */
-    if (o->p.zerocopy && !mc->length_given)
+    if (o->p.zerocopy && !mc->data.length_given)
         o->p.write_size = 128 * 1024;
+    if (cli_data_finish(o, &mc->data, mc->from != NULL, mc->ntargets))
+        return -1;
     if (params_validate(&o->p, err, sizeof(err)) ||
         (mc->iperf3 && iperf3_client_check(o, err, sizeof(err)))) {
         cli_error("%s", err);

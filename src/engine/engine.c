@@ -17,7 +17,10 @@
 #include <string.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <sys/eventfd.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
+#include <linux/sockios.h>
 #include <unistd.h>
 
 struct engine {
@@ -43,21 +46,42 @@ struct engine {
     long clk_tck;
     uint64_t cpus_seen[CPULIST_MAX / 64]; /* CPUs the workers were seen running on */
     struct side_result res;               /* intervals fill as the test runs */
+    int notify_fd;                        /* workers bump it when a flow ends */
+    struct flow_budget budget;            /* -n/-k, shared by this side's senders */
+    bool has_budget, sent_told;           /* sent_told: on_sent was called */
 };
 
 static uint32_t min_u32(uint32_t a, uint32_t b) { return a < b ? a : b; }
+
+/* -n/-k: the senders of this side share one count (streams only; flows of transactional
+ * kinds never get one). Counting starts now, or at the end of the warm-up. */
+static void setup_budget(struct engine *e)
+{
+    uint64_t units = params_limit_units(&e->p, NULL);
+
+    if (!units || e->kind->transactional)
+        return;
+    for (uint32_t i = 0; i < e->nflows; i++)
+        if (e->flows[i].sender) {
+            e->flows[i].budget = &e->budget;
+            e->has_budget = true;
+        }
+    atomic_store(&e->budget.left, units);
+    atomic_store(&e->budget.armed, e->p.omit_ns == 0);
+}
 
 struct engine *engine_create(const struct flow_kind *kind, const struct params *p, bool is_client,
                              const struct cpulist *cpus, char *err, size_t errlen)
 {
     struct engine *e = calloc(1, sizeof(*e));
     uint32_t want = is_client ? p->threads : (p->server_threads ? p->server_threads : p->threads);
-    uint64_t total_ns = p->duration_ns + p->omit_ns;
+    uint64_t total_ns = params_time_cap_ns(p) + p->omit_ns;
     uint32_t cap_iv = p->interval_ns ? (uint32_t)fmin(total_ns / p->interval_ns + 4, 1e7) : 1;
 
     if (!e)
         goto nomem;
     e->kind = kind;
+    e->notify_fd = -1;
     e->p = *p;
     e->is_client = is_client;
     /* a flow per worker (e.g. a listener each), or -P (x2 bidir) flows on at most as many
@@ -85,9 +109,13 @@ struct engine *engine_create(const struct flow_kind *kind, const struct params *
         e->workers[w].epfd = e->workers[w].stopfd = e->workers[w].memfd = -1;
     for (uint32_t i = 0; i < e->nflows; i++)
         e->flows[i].fd = -1;
+    e->notify_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+    if (e->notify_fd < 0)
+        goto nomem;
     for (uint32_t i = 0; i < e->nflows; i++)
         if (flow_init(&e->flows[i], i, kind, &e->p, is_client))
             goto nomem;
+    setup_budget(e);
     for (uint32_t w = 0; w < e->nworkers; w++) {
         int cpu = cpus && cpus->n ? cpus->cpu[w % (uint32_t)cpus->n] : -1;
         /* flows go round-robin, so a worker owns ceil(nflows / nworkers) at most */
@@ -98,6 +126,7 @@ struct engine *engine_create(const struct flow_kind *kind, const struct params *
             engine_destroy(e);
             return NULL;
         }
+        e->workers[w].notify_fd = e->notify_fd;
     }
     e->res.threads = e->nworkers;
     snprintf(e->res.version, sizeof(e->res.version), "%s", NETRIG_VERSION);
@@ -120,12 +149,12 @@ nomem:
 uint32_t engine_flow_count(const struct engine *e) { return e->nflows; }
 
 int engine_set_target(struct engine *e, const struct sockaddr *to, socklen_t len,
-                      const char *bind_addr)
+                      const struct sock_local *local)
 {
     if (!e->kind->set_target)
         return -EOPNOTSUPP; /* this kind's flows are handed their sockets */
     for (uint32_t i = 0; i < e->nflows; i++) {
-        if (e->kind->set_target(&e->flows[i], to, len, bind_addr))
+        if (e->kind->set_target(&e->flows[i], to, len, local))
             return -EINVAL;
         if (worker_add_flow(&e->workers[i % e->nworkers], &e->flows[i]))
             return -ENOSPC;
@@ -202,6 +231,8 @@ static void mark_measure_start(struct engine *e, uint64_t now)
     }
     cpu_sample_system(NULL, &e->cpu_meas);
     cpu_sample_threads(e->tids, (int)e->nworkers, &e->thr_meas);
+    /* the transfer counts from here: each sender notes its own byte count when it sees this */
+    atomic_store_explicit(&e->budget.armed, true, memory_order_release);
 }
 
 int engine_start(struct engine *e, char *err, size_t errlen)
@@ -333,6 +364,99 @@ static uint64_t min_deadline(uint64_t a, uint64_t b)
     return a < b ? a : b;
 }
 
+/* -n/-k: have this side's senders all moved their part? (true when it sends nothing) */
+static bool senders_complete(const struct engine *e)
+{
+    for (uint32_t i = 0; i < e->nflows; i++)
+        if (e->flows[i].sender &&
+            !atomic_load_explicit(&e->flows[i].budget_done, memory_order_acquire))
+            return false;
+    return true;
+}
+
+/* -n/-k: has everything the peer sends arrived? At end-of-file on every receiver, when the
+ * peer said so, or at the receive target. True when this side receives nothing. */
+static bool receivers_complete(const struct engine *e, const struct engine_hooks *h)
+{
+    uint64_t got = 0;
+    bool eof = true, any = false;
+
+    for (uint32_t i = 0; i < e->nflows; i++) {
+        const struct flow *f = &e->flows[i];
+        if (f->sender)
+            continue;
+        any = true;
+        if (atomic_load_explicit(&f->state, memory_order_acquire) == FLOW_ACTIVE ||
+            atomic_load_explicit(&f->err, memory_order_relaxed))
+            eof = false;
+        if (e->omit_done)
+            got += atomic_load_explicit(&f->bytes, memory_order_relaxed) - e->base[i];
+    }
+    if (!any || eof || (h->peer_sent && *h->peer_sent))
+        return true;
+    return h->recv_target && e->omit_done && got >= h->recv_target;
+}
+
+/* -n/-k: is the transfer complete? Tells the hook once when our own part is. */
+static bool transfer_complete(struct engine *e, const struct engine_hooks *h)
+{
+    if (!params_has_limit(&e->p) || e->kind->transactional)
+        return false;
+    if (!senders_complete(e))
+        return false;
+    if (!e->sent_told) {
+        e->sent_told = true;
+        if (h->on_sent)
+            h->on_sent(h->ctx);
+    }
+    return receivers_complete(e, h);
+}
+
+/* Every flow ended: a complete transfer (clean ends only), or flows lost early. */
+static bool flows_ended_clean(const struct engine *e)
+{
+    for (uint32_t i = 0; i < e->nflows; i++)
+        if (atomic_load_explicit(&e->flows[i].err, memory_order_relaxed))
+            return false;
+    return params_has_limit(&e->p) && senders_complete(e);
+}
+
+/* Sleeps until the next deadline, a flow ending or the watched fd; returns what the watch
+ * hook said (0 when it did not run). */
+static int wait_events(struct engine *e, const struct engine_hooks *h, uint64_t now, uint64_t wake)
+{
+    struct pollfd pfd[2] = {{.fd = e->notify_fd, .events = POLLIN},
+                            {.fd = h->watch_fd, .events = POLLIN}};
+    int timeout_ms = wake ? (int)((wake > now ? wake - now : 0) / 1000000) + 1 : 100;
+    uint64_t v;
+
+    if (timeout_ms > 100)
+        timeout_ms = 100; /* the stop flag and the receive target are polled this often */
+    if (poll(pfd, h->watch_fd >= 0 ? 2 : 1, timeout_ms) <= 0)
+        return 0;
+    if ((pfd[0].revents & POLLIN) && read(e->notify_fd, &v, sizeof(v)) < 0) {
+        /* drained by an earlier read */
+    }
+    return (pfd[1].revents && h->on_watch) ? h->on_watch(h->ctx) : 0;
+}
+
+/* One pass of the run loop's end conditions; returns 1 with *why set when the run ends. */
+static int run_ended(struct engine *e, const struct engine_hooks *h, uint64_t now, uint64_t end,
+                     enum engine_end *why)
+{
+    if (h->stop_flag && *h->stop_flag)
+        *why = ENGINE_END_SIGNAL;
+    else if (end && now >= end)
+        *why = ENGINE_END_TIME;
+    else if (transfer_complete(e, h) && !h->await_stop)
+        *why = ENGINE_END_BUDGET;
+    else if (all_flows_done(e) && !(h->await_stop && flows_ended_clean(e)))
+        *why = ENGINE_END_FLOWS; /* a clean end of every flow was a complete transfer above */
+    else
+        return 0;
+    return 1;
+}
+
 enum engine_end engine_run(struct engine *e, const struct engine_hooks *h)
 {
     uint64_t iv_ns = e->p.interval_ns;
@@ -343,8 +467,7 @@ enum engine_end engine_run(struct engine *e, const struct engine_hooks *h)
 
     for (;;) {
         uint64_t now = clock_mono_ns(), wake;
-        struct pollfd pfd = {.fd = h->watch_fd, .events = POLLIN};
-        int timeout_ms, rc;
+        int rc;
 
         if (!e->omit_done && now >= omit_end) {
             if (iv_ns && now > e->prev_t)
@@ -362,29 +485,13 @@ enum engine_end engine_run(struct engine *e, const struct engine_hooks *h)
                 next_iv = now + iv_ns; /* we overslept: skip, never burst */
         }
         note_worker_cpus(e);
-        if (h->stop_flag && *h->stop_flag) {
-            why = ENGINE_END_SIGNAL;
+        if (run_ended(e, h, now, end, &why))
             break;
-        }
-        if (end && now >= end) {
-            why = ENGINE_END_TIME;
-            break;
-        }
-        if (all_flows_done(e)) {
-            why = ENGINE_END_FLOWS;
-            break;
-        }
         wake = min_deadline(min_deadline(end, next_iv), e->omit_done ? 0 : omit_end);
-        timeout_ms = wake ? (int)((wake > now ? wake - now : 0) / 1000000) + 1 : 100;
-        if (timeout_ms > 100)
-            timeout_ms = 100; /* stop flag and flow state are polled this often */
-        rc = poll(&pfd, h->watch_fd >= 0 ? 1 : 0, timeout_ms);
-        if (rc > 0 && h->on_watch) {
-            int r = h->on_watch(h->ctx);
-            if (r != 0) {
-                why = r > 0 ? ENGINE_END_WATCH : ENGINE_END_ERROR;
-                break;
-            }
+        rc = wait_events(e, h, now, wake);
+        if (rc != 0) {
+            why = rc > 0 ? ENGINE_END_WATCH : ENGINE_END_ERROR;
+            break;
         }
     }
     /* a last, partial interval when it is long enough to mean something */
@@ -392,6 +499,24 @@ enum engine_end engine_run(struct engine *e, const struct engine_hooks *h)
     if (iv_ns && e->t_end - e->prev_t >= iv_ns / 20)
         sample_interval(e, e->t_end, !e->omit_done, h);
     return why;
+}
+
+void engine_wait_acked(struct engine *e, int timeout_ms)
+{
+    uint64_t deadline = clock_mono_ns() + (uint64_t)timeout_ms * 1000000ULL;
+
+    while (e->kind->tcp && clock_mono_ns() < deadline) {
+        bool all = true;
+        for (uint32_t i = 0; i < e->nflows && all; i++) {
+            int q = 0;
+            if (e->flows[i].sender && e->flows[i].fd >= 0 && !ioctl(e->flows[i].fd, SIOCOUTQ, &q) &&
+                q > 0)
+                all = false;
+        }
+        if (all)
+            return;
+        usleep(2000);
+    }
 }
 
 /* How this side's senders wrote: one method, or "mixed". */
@@ -428,6 +553,20 @@ static void set_recv_method(struct engine *e)
              method < 0    ? ""
              : method == 3 ? "mixed"
                            : names[method]);
+}
+
+/* A sender under -n/-k counts from the moment it saw the count start (its own byte count
+ * then), so the senders' bytes add up to the limit exactly; one that finished its part was
+ * sending until its last write. */
+static void budget_figures(const struct engine *e, struct flow *f, struct side_flow *sf)
+{
+    uint64_t last = atomic_load(&f->last_ns);
+
+    if (!atomic_load(&e->budget.armed))
+        return; /* stopped in the warm-up: nothing was counted */
+    sf->bytes = f->budget_counting ? atomic_load(&f->bytes) - atomic_load(&f->base_bytes) : 0;
+    if (atomic_load(&f->budget_done) && last > e->t_meas)
+        sf->seconds = (double)(last - e->t_meas) / 1e9;
 }
 
 /* Transaction counters of one flow after the omit period, and the kind's own figures. */
@@ -494,6 +633,8 @@ void engine_finish(struct engine *e, struct side_result *out)
                 sf->seconds = e->res.seconds;
             else
                 sf->seconds = last > e->t_meas ? (double)(last - e->t_meas) / 1e9 : 0;
+            if (f->budget)
+                budget_figures(e, f, sf);
             if (f->fd >= 0 && e->kind->has_tcpinfo) {
                 tcpinfo_read(f->fd, &sf->ti);
                 tcpinfo_since(&sf->ti, &e->base_ti[i]);
@@ -549,6 +690,8 @@ void engine_destroy(struct engine *e)
         flow_fini(&e->flows[i]);
     }
     result_side_fini(&e->res);
+    if (e->notify_fd >= 0)
+        close(e->notify_fd);
     free(e->flows);
     free(e->workers);
     free(e->tids);

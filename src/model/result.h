@@ -155,6 +155,9 @@ struct run_result {
     bool partial;
     char error[256];
     char note[256]; /* something the run's set-up changed (e.g. pacing a server imposed) */
+    /* what ended the run: "time" (-t), "bytes" (-n), "blocks" (-k), or for partial runs
+     * "interrupted", "server", "flows", "error"; "" when it never ran */
+    char ended_by[16];
 };
 
 /* Allocates flows and room for cap_intervals intervals (per-flow cells when they fit). */

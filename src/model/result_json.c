@@ -253,6 +253,7 @@ cJSON *result_json_run(const struct run_result *r)
         cJSON_AddItemToArray(warn, cJSON_CreateString(r->remote.warning));
     if (r->note[0])
         cJSON_AddItemToArray(warn, cJSON_CreateString(r->note));
+    cJSON_AddStringToObject(o, "ended_by", r->ended_by);
     cJSON_AddBoolToObject(o, "partial", r->partial);
     if (r->error[0])
         cJSON_AddStringToObject(o, "error", r->error);

@@ -35,14 +35,17 @@ static void header_txn(FILE *out, const struct run_result *r)
 void report_text_header(FILE *out, const struct run_result *r)
 {
     const struct params *p = &r->params;
+    char span[80];
 
     if (params_is_transactional(p)) {
         header_txn(out, r);
         return;
     }
-    fprintf(out, "netrig %s to %s: %u flow%s%s, %u thread%s, %s, %.4gs\n", r->test, r->server,
-            p->flows, p->flows == 1 ? "" : "s", p->dir == PARAMS_DIR_BIDIR ? " each way" : "",
-            p->threads, p->threads == 1 ? "" : "s", params_dir_name(p->dir), p->duration_ns / 1e9);
+    fprintf(out, "netrig %s to %s: %u flow%s%s, %u thread%s, %s, ", r->test, r->server, p->flows,
+            p->flows == 1 ? "" : "s", p->dir == PARAMS_DIR_BIDIR ? " each way" : "", p->threads,
+            p->threads == 1 ? "" : "s", params_dir_name(p->dir));
+    params_span(p, span, sizeof(span));
+    fprintf(out, "%s\n", span);
     if (p->omit_ns)
         fprintf(out, "  (first %.4gs omitted as warm-up)\n", p->omit_ns / 1e9);
     if (p->title[0])
