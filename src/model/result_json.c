@@ -335,7 +335,54 @@ cJSON *result_json_side(const struct side_result *s)
         cJSON_AddNumberToObject(io, "retransmits", iv->retrans);
         cJSON_AddItemToArray(arr, io);
     }
+    result_json_add_host(o, "host", s->host, s->host_declined);
     return o;
+}
+
+void result_json_add_host(cJSON *o, const char *key, const struct hostsnap *hs, bool declined)
+{
+    char flag[64];
+
+    if (declined) {
+        snprintf(flag, sizeof(flag), "%s_declined", key);
+        cJSON_AddBoolToObject(o, flag, true);
+    } else if (hs) {
+        cJSON *h = hostsnap_to_json(hs);
+        if (h)
+            cJSON_AddItemToObject(o, key, h);
+    }
+}
+
+int result_json_host_parse(const cJSON *o, const char *key, const char *who, struct hostsnap **out,
+                           char *note, size_t notelen)
+{
+    const cJSON *h = cJSON_GetObjectItemCaseSensitive(o, key);
+    char flag[64], err[200];
+    int rc;
+
+    *out = NULL;
+    note[0] = '\0';
+    snprintf(flag, sizeof(flag), "%s_declined", key);
+    if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, flag))) {
+        snprintf(note, notelen, "%s declined to send its settings (serve --no-host-snapshot)", who);
+        return 0;
+    }
+    if (!h)
+        return 0;
+    *out = hostsnap_new();
+    rc = *out ? hostsnap_from_json(h, *out, err, sizeof(err)) : -ENOMEM;
+    if (!rc)
+        return 1;
+    hostsnap_free(*out);
+    *out = NULL;
+    if (rc == -ENOMEM)
+        snprintf(err, sizeof(err), "out of memory");
+    /* the reason may quote what the peer sent: keep it printable */
+    for (char *c = err; *c; c++)
+        if ((unsigned char)*c < ' ' || (unsigned char)*c > '~')
+            *c = '?';
+    snprintf(note, notelen, "%s sent settings that were refused: %s", who, err);
+    return rc;
 }
 
 /* Reads a number in [lo, hi]; absent gives 0. Anything else fails. */
@@ -565,6 +612,10 @@ int result_json_side_parse(const cJSON *o, uint32_t expect_flows, uint32_t max_i
         return -EPROTO;
     }
     out->threads = (uint32_t)v;
+    out->host_declined = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "host_declined")) != 0;
+    /* the settings are the results' companion: refused ones do not void the measurement */
+    result_json_host_parse(o, "host", "the server", &out->host, out->host_note,
+                           sizeof(out->host_note));
     out->valid = true;
     return 0;
 }

@@ -6,6 +6,7 @@
 #define NETRIG_RESULT_JSON_H
 
 #include <cjson/cJSON.h>
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "result.h"
@@ -23,5 +24,16 @@ void result_json_add_interval(cJSON *o, const struct run_result *r, const struct
 cJSON *result_json_side(const struct side_result *s);
 int result_json_side_parse(const cJSON *o, uint32_t expect_flows, uint32_t max_intervals,
                            struct side_result *out, char *err, size_t errlen);
+
+/* A host snapshot in an object: o[key] the settings (hostsnap_to_json), or o[key_declined]
+ * true when a daemon was told not to send them (serve --no-host-snapshot); nothing when hs is
+ * NULL. */
+void result_json_add_host(cJSON *o, const char *key, const struct hostsnap *hs, bool declined);
+/* Reads what result_json_add_host wrote, from a peer (who: "the server", "the daemon at A"):
+ * 1 with *out the settings (owned), 0 when there are none (note says why when the peer said:
+ * declined), or a negative errno when they were refused (out of range, not strings, too many:
+ * note says why, printable). The caller's results stand either way. */
+int result_json_host_parse(const cJSON *o, const char *key, const char *who, struct hostsnap **out,
+                           char *note, size_t notelen);
 
 #endif
