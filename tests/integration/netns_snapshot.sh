@@ -3,8 +3,9 @@
 # what changed between two runs with both values. Two namespaces joined by veth; a daemon
 # with --db in one, the client in the other. Between two runs the client namespace's veth
 # gets RPS on its receive queue and the server namespace's tcp_rmem changes. compare of the
-# client's runs names the rps_cpus change under the client (the server's settings: not
-# recorded, and why); compare of the daemon's served runs names tcp_rmem under the server.
+# client's runs names the rps_cpus change under the client and, from the snapshot the daemon
+# sent with its results, tcp_rmem under the server; compare of the daemon's served runs names
+# tcp_rmem under the server.
 # Needs root, `ip netns` and veth; exits 77 (skipped) without them. Only the namespaces'
 # settings change; traffic goes to 10.231.15.1 inside them.
 set -euo pipefail
@@ -85,11 +86,22 @@ check_jq "the client snapshot has the veth's queue settings" "$T/show1.json" \
 check_jq "compare names rps_cpus under the client, with both values" "$T/cmp.json" \
     '[.host_differences[] | select(.side == "client")] == [{"side":"client","key":"iface.veth-c.rx-0.rps_cpus","a":$a,"b":$b}]' \
     --arg a "$rps_before" --arg b "$rps_after"
-check_jq "the server's settings were not recorded by the client, and why" "$T/cmp.json" \
-    '(.hosts.server.compared | not) and ([.hosts.server.not_recorded[].reason] | all(test("did not send its settings")))'
+check_jq "the client's runs name the server namespace's tcp_rmem under the server" "$T/cmp.json" \
+    '.hosts.server.compared and any(.host_differences[]; . == {"side":"server","key":"net.ipv4.tcp_rmem","a":$a,"b":$b})' \
+    --arg a "$rmem_before" --arg b "$rmem_after"
+check_jq "the server's snapshot is its namespace's: no client interface in it" "$T/cmp.json" \
+    'all(.host_differences[] | select(.side == "server"); (.key | contains("veth-c")) | not)'
+check_jq "the client's snapshot does not see the server's tcp_rmem change" "$T/cmp.json" \
+    'all(.host_differences[] | select(.side == "client"); .key != "net.ipv4.tcp_rmem")'
+"$NETRIG" show 1 -J --db "$CDB" >"$T/show1.json"
+check_jq "the server's snapshot sees the server namespace's veth" "$T/show1.json" \
+    '[.peer_host | keys[] | select(startswith("iface.")) | split(".")[1]] | unique == ["lo", "veth-s"]'
 "$NETRIG" compare 1 2 --db "$CDB" >"$T/cmp.txt"
 check "compare text: the client's change with both values" \
     grep -qE "^  iface\.veth-c\.rx-0\.rps_cpus +$rps_before -> $rps_after$" "$T/cmp.txt"
+check "compare text: the server's change under the server, with both values" \
+    awk -v a="$rmem_before" -v b="$rmem_after" \
+    '/^server host settings that differ/{s=1} s && index($0, "net.ipv4.tcp_rmem") && index($0, a " -> " b){f=1} END{exit !f}' "$T/cmp.txt"
 check "compare text: the parameters are alike" grep -q '^parameters: no differences$' "$T/cmp.txt"
 
 # --- the daemon's served runs: its snapshot is the server namespace's
