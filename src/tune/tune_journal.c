@@ -3,7 +3,6 @@
 #include "tune_journal.h"
 
 #include "hostwr.h"
-#include "tune_persist.h"
 #include "tune_state.h"
 
 #include <cjson/cJSON.h>

@@ -30,6 +30,9 @@
 #define TUNE_JOURNAL_DEFAULT_DIR "/var/lib/netrig/tune"
 #define TUNE_JOURNAL_MAX_BYTES   (16u << 20)
 #define TUNE_FILE_MAX            (256u << 10) /* a configuration file netrig replaces */
+/* the only files a journal may name: what --persist writes (tune_persist.c) */
+#define TUNE_SYSCTL_CONF "/etc/sysctl.d/90-netrig.conf"
+#define TUNE_UDEV_RULES  "/etc/udev/rules.d/90-netrig.rules"
 
 enum tune_journal_state {
     TUNE_J_PENDING, /* the change record is there, its result is not (killed in between) */

@@ -16,7 +16,7 @@
 #ifndef NETRIG_TUNE_RISK_H
 #define NETRIG_TUNE_RISK_H
 
-#include "tune_plan.h"
+#include "tune_change.h"
 
 #include <stdbool.h>
 #include <stddef.h>
