@@ -90,6 +90,8 @@ static void add_hosts(const struct served_conf *so, cJSON *reply, const struct r
         hostsnap_take(NULL, own);
     result_json_add_host(reply, "client_host", own, so->host_snapshot == SERVED_HOSTSNAP_DECLINE);
     result_json_add_host(reply, "server_host", r->remote.host, r->remote.host_declined);
+    if (!r->remote.host && !r->remote.host_declined && r->remote.host_note[0])
+        cJSON_AddStringToObject(reply, "server_host_note", r->remote.host_note); /* why none */
     hostsnap_free(own);
 }
 

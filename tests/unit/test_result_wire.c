@@ -1,7 +1,8 @@
 /* Unit tests for what travels with a side's results and back from a third-party run: the
  * server's host snapshot in its side object (round trip, declined, hostile settings that are
- * refused without voiding the results) and a run's -J document read back for the reports
- * (result_doc.c: round trip, hostile numbers, strings and flow counts). */
+ * refused without voiding the results, the size bound on both ends, random damage that must
+ * never crash the reader) and a run's -J document read back for the reports (result_doc.c:
+ * round trip, hostile numbers, strings and flow counts). */
 #include "test_util.h"
 
 #include <errno.h>
@@ -150,6 +151,185 @@ static void test_side_hostile_snapshot(void **state)
     free(big);
 }
 
+/* hostsnap_json_size is the length of the text that travels, escapes included. */
+static void test_snapshot_wire_size(void **state)
+{
+    struct hostsnap *hs = hostsnap_new();
+    cJSON *j;
+    char *text;
+
+    (void)state;
+    assert_non_null(hs);
+    j = hostsnap_to_json(hs);
+    text = cJSON_PrintUnformatted(j);
+    assert_int_equal(hostsnap_json_size(hs), strlen(text)); /* {} */
+    free(text);
+    cJSON_Delete(j);
+    assert_int_equal(hostsnap_set(hs, "a\"b\\c", "say \"hi\" \\ there"), 0);
+    assert_int_equal(hostsnap_set(hs, "empty", ""), 0);
+    assert_int_equal(hostsnap_set(hs, "ctl", "x\x01y\tz\x7f\xc3\xa9"), 0); /* normalized */
+    assert_int_equal(hostsnap_set(hs, "net.ipv4.tcp_rmem", "4096 131072 6291456"), 0);
+    j = hostsnap_to_json(hs);
+    text = cJSON_PrintUnformatted(j);
+    assert_int_equal(hostsnap_json_size(hs), strlen(text));
+    free(text);
+    cJSON_Delete(j);
+    hostsnap_free(hs);
+}
+
+/* n settings "kNNNNN" of vlen bytes each. */
+static struct hostsnap *big_snap(uint32_t n, size_t vlen)
+{
+    struct hostsnap *hs = hostsnap_new();
+    char key[16], *v = malloc(vlen + 1);
+
+    assert_non_null(hs);
+    assert_non_null(v);
+    memset(v, 'v', vlen);
+    v[vlen] = '\0';
+    for (uint32_t i = 0; i < n; i++) { /* in key order: appended, never moved */
+        snprintf(key, sizeof(key), "k%05u", i);
+        assert_int_equal(hostsnap_set(hs, key, v), 0);
+    }
+    free(v);
+    return hs;
+}
+
+/* A daemon never lets its settings push its results past what a client reads: over the
+ * bound it says it left them out (and how large they were), under it they travel whole. */
+static void test_side_snapshot_size_bound(void **state)
+{
+    struct side_result in, out;
+    cJSON *j;
+    char err[256], *text;
+
+    (void)state;
+    make_side(&in);
+    in.host = big_snap(HOSTSNAP_MAX, 300);
+    assert_true(hostsnap_json_size(in.host) > RESULT_JSON_HOST_WIRE_MAX);
+    j = result_json_side(&in);
+    assert_null(cJSON_GetObjectItemCaseSensitive(j, "host"));
+    assert_true(cJSON_IsString(cJSON_GetObjectItemCaseSensitive(j, "host_omitted")));
+    text = cJSON_PrintUnformatted(j);
+    assert_true(strlen(text) < 4096); /* the results alone */
+    free(text);
+    cJSON_Delete(j);
+    assert_int_equal(via_text(&in, &out, err, sizeof(err)), 0);
+    assert_true(out.valid);
+    assert_int_equal(out.flows[0].bytes, 4242);
+    assert_null(out.host);
+    assert_contains(out.host_note, "the server left its settings out: 16384 settings take");
+    assert_contains(out.host_note, "over the 4194304 a result carries");
+    result_side_fini(&out);
+    hostsnap_free(in.host);
+
+    /* the largest that fits: carried whole, and the side's text stays under the bound + 4 KiB */
+    in.host = big_snap(HOSTSNAP_MAX, 200);
+    assert_true(hostsnap_json_size(in.host) <= RESULT_JSON_HOST_WIRE_MAX);
+    j = result_json_side(&in);
+    text = cJSON_PrintUnformatted(j);
+    assert_true(strlen(text) < RESULT_JSON_HOST_WIRE_MAX + 4096);
+    free(text);
+    cJSON_Delete(j);
+    assert_int_equal(via_text(&in, &out, err, sizeof(err)), 0);
+    assert_non_null(out.host);
+    assert_int_equal(out.host->n, HOSTSNAP_MAX);
+    assert_string_equal(out.host_note, "");
+    result_side_fini(&out);
+    result_side_fini(&in);
+}
+
+/* A peer that ignores the bound, or words its omission with control bytes. */
+static void test_side_snapshot_oversized_hostile(void **state)
+{
+    struct side_result in, out;
+    struct hostsnap *big = big_snap(HOSTSNAP_MAX, 300);
+    cJSON *doc;
+    char err[256];
+
+    (void)state;
+    make_side(&in);
+    doc = result_json_side(&in);
+    cJSON_AddItemToObject(doc, "host", hostsnap_to_json(big)); /* past the bound, sent anyway */
+    hostsnap_free(big);
+    assert_int_equal(result_json_side_parse(doc, 1, 10, &out, err, sizeof(err)), 0);
+    cJSON_Delete(doc);
+    assert_true(out.valid);
+    assert_int_equal(out.flows[0].bytes, 4242);
+    assert_null(out.host);
+    assert_contains(out.host_note, "the server sent settings that were refused");
+    assert_contains(out.host_note, "over the 4194304 a result carries");
+    result_side_fini(&out);
+
+    doc = result_json_side(&in);
+    cJSON_AddStringToObject(doc, "host_omitted", "\x1b]0;pwned\x07 too big");
+    assert_int_equal(result_json_side_parse(doc, 1, 10, &out, err, sizeof(err)), 0);
+    assert_null(out.host);
+    assert_string_equal(out.host_note, "the server left its settings out: ?]0;pwned? too big");
+    result_side_fini(&out);
+    /* an omission that is not a string says nothing; declined wins over settings sent too */
+    cJSON_ReplaceItemInObjectCaseSensitive(doc, "host_omitted", cJSON_CreateNumber(1));
+    assert_int_equal(result_json_side_parse(doc, 1, 10, &out, err, sizeof(err)), 0);
+    assert_null(out.host);
+    assert_string_equal(out.host_note, "");
+    result_side_fini(&out);
+    cJSON_AddItemToObject(doc, "host", cJSON_Parse("{\"a\":\"1\"}"));
+    cJSON_AddTrueToObject(doc, "host_declined");
+    assert_int_equal(result_json_side_parse(doc, 1, 10, &out, err, sizeof(err)), 0);
+    assert_null(out.host);
+    assert_true(out.host_declined);
+    assert_contains(out.host_note, "declined");
+    result_side_fini(&out);
+    cJSON_Delete(doc);
+    result_side_fini(&in);
+}
+
+/* Random damage to a side's text (bytes flipped, cut short): whatever still parses as JSON is
+ * read without a crash, a leak or a host kept half-read (ASan and valgrind runs watch). */
+static void test_side_damaged_never_crashes(void **state)
+{
+    struct side_result in, out;
+    cJSON *j, *back;
+    char err[256], *text, *copy;
+    size_t len;
+    uint32_t seed = 12345, parsed = 0;
+
+    (void)state;
+    make_side(&in);
+    in.host = make_snap();
+    j = result_json_side(&in);
+    text = cJSON_PrintUnformatted(j);
+    cJSON_Delete(j);
+    result_side_fini(&in);
+    len = strlen(text);
+    copy = malloc(len + 1);
+    assert_non_null(copy);
+    for (int round = 0; round < 3000; round++) {
+        memcpy(copy, text, len + 1);
+        for (int k = 0; k < 1 + round % 4; k++) {
+            seed = seed * 1103515245u + 12345u;
+            copy[(seed >> 8) % len] = (char)(seed >> 16);
+        }
+        if (round % 7 == 0)
+            copy[(seed >> 4) % len] = '\0';
+        back = cJSON_Parse(copy);
+        if (!back)
+            continue;
+        parsed++;
+        if (result_json_side_parse(back, 1, 10, &out, err, sizeof(err)) == 0) {
+            for (const char *c = out.host_note; *c; c++)
+                assert_true(*c >= ' ' && *c <= '~');
+            if (out.host)
+                assert_true(hostsnap_json_size(out.host) <= RESULT_JSON_HOST_WIRE_MAX);
+        }
+        result_side_fini(&out);
+        cJSON_Delete(back);
+    }
+    assert_true(parsed > 100); /* the damage left enough documents to read */
+    free(copy);
+    free(text);
+}
+
 /* The keys a third-party daemon uses for both ends, through result_json_host_parse. */
 static void test_run_result_hosts(void **state)
 {
@@ -175,6 +355,21 @@ static void test_run_result_hosts(void **state)
     assert_int_equal(
         result_json_host_parse(msg, "other_host", "the server", &got, note, sizeof(note)), 0);
     assert_string_equal(note, "");
+    /* a relay's note on why it has none of the target's settings, kept printable */
+    cJSON_AddStringToObject(msg, "relayed_host_note", "the server left its settings out: \x1b[m");
+    assert_int_equal(
+        result_json_host_parse(msg, "relayed_host", "the server", &got, note, sizeof(note)), 0);
+    assert_null(got);
+    assert_string_equal(note, "the server left its settings out: ?[m");
+    /* a too-large snapshot is named, not sent */
+    got = big_snap(HOSTSNAP_MAX, 300);
+    result_json_add_host(msg, "huge_host", got, false);
+    hostsnap_free(got);
+    assert_null(cJSON_GetObjectItemCaseSensitive(msg, "huge_host"));
+    assert_int_equal(
+        result_json_host_parse(msg, "huge_host", "the daemon at A", &got, note, sizeof(note)), 0);
+    assert_null(got);
+    assert_contains(note, "the daemon at A left its settings out: 16384 settings take");
     cJSON_AddItemToObject(msg, "bad_host", cJSON_CreateString("x"));
     assert_true(
         result_json_host_parse(msg, "bad_host", "the daemon at A", &got, note, sizeof(note)) < 0);
@@ -312,8 +507,14 @@ static void test_doc_hostile(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_side_carries_snapshot), cmocka_unit_test(test_side_hostile_snapshot),
-        cmocka_unit_test(test_run_result_hosts),      cmocka_unit_test(test_doc_round_trip),
+        cmocka_unit_test(test_side_carries_snapshot),
+        cmocka_unit_test(test_side_hostile_snapshot),
+        cmocka_unit_test(test_snapshot_wire_size),
+        cmocka_unit_test(test_side_snapshot_size_bound),
+        cmocka_unit_test(test_side_snapshot_oversized_hostile),
+        cmocka_unit_test(test_side_damaged_never_crashes),
+        cmocka_unit_test(test_run_result_hosts),
+        cmocka_unit_test(test_doc_round_trip),
         cmocka_unit_test(test_doc_hostile),
     };
 
