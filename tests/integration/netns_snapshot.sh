@@ -5,7 +5,9 @@
 # gets RPS on its receive queue and the server namespace's tcp_rmem changes. compare of the
 # client's runs names the rps_cpus change under the client and, from the snapshot the daemon
 # sent with its results, tcp_rmem under the server; compare of the daemon's served runs names
-# tcp_rmem under the server.
+# tcp_rmem under the server. A second daemon in the server namespace with --no-host-snapshot:
+# its run says the server declined, in the report, show and compare, and the client's own
+# settings are still compared.
 # Needs root, `ip netns` and veth; exits 77 (skipped) without them. Only the namespaces'
 # settings change; traffic goes to 10.231.15.1 inside them.
 set -euo pipefail
@@ -117,5 +119,32 @@ check_jq "a served run keeps no client settings, and says why" "$T/scmp.json" \
 check "compare text: the server's change under the server" \
     awk -v a="$rmem_before" -v b="$rmem_after" \
     '/^server host settings that differ/{s=1} s && index($0, "net.ipv4.tcp_rmem") && index($0, a " -> " b){f=1} END{exit !f}' "$T/scmp.txt"
+
+# --- a daemon that declines to send its settings
+ip netns exec "$NS_S" "$NETRIG" serve -p 0 -B "$SRV_ADDR" --no-host-snapshot 2>"$T/serve2.log" &
+SRV2_PID=$!
+track_pid "$SRV2_PID"
+SRV_PORT=$(wait_for_port "$T/serve2.log" "$SRV2_PID")
+inc sh -c "echo 0 > $RPS"
+run declined
+check "the report notes that the server declined" \
+    grep -q '^Note        the server declined to send its settings (serve --no-host-snapshot)' \
+    "$T/run.declined.txt"
+"$NETRIG" show 3 -J --db "$CDB" >"$T/show3.json"
+check_jq "run 3 keeps no server settings, and says why" "$T/show3.json" \
+    '.peer_host == null and (.peer_host_note | startswith("the server declined to send its settings"))'
+check_jq "run 3 keeps the client namespace's settings" "$T/show3.json" \
+    '.host["iface.veth-c.rx-0.rps_cpus"] == $v' --arg v "$rps_before"
+"$NETRIG" compare 2 3 -J --db "$CDB" >"$T/dcmp.json" || fail "compare 2 3 failed"
+check_jq "compare: the server's side not compared, the decline named for run 3" "$T/dcmp.json" \
+    '(.hosts.server.compared | not) and .hosts.server.not_recorded == [{"run":3,"set":"b","reason":.hosts.server.not_recorded[0].reason}] and (.hosts.server.not_recorded[0].reason | startswith("the server declined"))'
+check_jq "compare: no server differences, the client's rps_cpus back, with both values" \
+    "$T/dcmp.json" \
+    '.host_differences == [{"side":"client","key":"iface.veth-c.rx-0.rps_cpus","a":$a,"b":$b}]' \
+    --arg a "$rps_after" --arg b "$rps_before"
+"$NETRIG" compare 2 3 --db "$CDB" >"$T/dcmp.txt"
+check "compare text: the server declined" \
+    grep -q '^server host settings: not compared, not recorded for run 3: the server declined to send its settings' \
+    "$T/dcmp.txt"
 
 finish
