@@ -9,6 +9,9 @@
 #   - rr --from C -c A: percentiles in the report; saved with C's settings as the client's and
 #     A's as the server's, in a group naming C; -J keeps its document and is saved too
 #   - --no-save: nothing saved
+#   - rr -c A -c B -J: each target's percentiles (ordered) and both ends' CPU, saved as reported;
+#     stream -c A -c B: each target's retransmits and CPU in the text, saved as reported, and
+#     in -J; crr --from C -c A -J: percentiles, saved as reported
 # Short runs (0.3 s) on 127.0.0.0/8 only.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh" "$@"
@@ -104,4 +107,46 @@ nr rr -c "$A" -c "$B" -t 0.3 -i 0 --no-save >/dev/null 2>&1 || fail "--no-save r
 nr rr --from "$C" -c "$A" -t 0.3 -i 0 --no-save >/dev/null 2>&1 || fail "--no-save --from run"
 nr history -J >"$T/h2.json"
 check_jq "--no-save: still 5 runs" "$T/h2.json" 'length == 5'
+
+# ---- -J: every target's latency percentiles and CPU, and the history keeps what was reported
+ORDERED='.min > 0 and .min <= .p50 and .p50 <= .p90 and .p90 <= .p99 and .p99 <= .p999 and .p999 <= .max'
+nr rr -c "$A" -c "$B" -t 0.3 -i 0 -J >"$T/m3.json" 2>/dev/null || fail "rr -c A -c B -J"
+check_jq "rr -J: both targets complete with ordered percentiles" "$T/m3.json" \
+    "[.targets[] | select(.status == \"complete\") | .summary.latency_us | $ORDERED] == [true, true]"
+check_jq "rr -J: both ends' CPU for each target" "$T/m3.json" \
+    'all(.targets[]; .summary.cpu.local.valid and .summary.cpu.remote.valid and .summary.cpu_us_per_transaction.local > 0)'
+for i in 0 1; do
+    nr show $((6 + i)) -J >"$T/s$((6 + i)).json"
+    check_jq "rr -J: run $((6 + i)) is target $i of group 5, its p50/p99 and rate as reported" \
+        "$T/s$((6 + i)).json" \
+        "(\$m[0].targets[$i].summary) as \$t | .group.id == 5 and .group.target == $i and .metrics.latency_p50_us == \$t.latency_us.p50 and .metrics.latency_p99_us == \$t.latency_us.p99 and .metrics.transactions_per_s == \$t.transactions_per_s" \
+        --slurpfile m "$T/m3.json"
+done
+
+# ---- stream: each target's retransmits and CPU, in the text and the history alike
+nr stream -c "$A" -c "$B" -t 0.3 -i 0 >"$T/st.txt" 2>"$T/st.err" ||
+    fail "stream -c A -c B: $(tail -3 "$T/st.err")"
+mapfile -t retr < <(sed -nE 's/^Fairness .*; ([0-9]+) retransmits;.*/\1/p' "$T/st.txt")
+check "stream: each target's report has its retransmits (${retr[*]})" test "${#retr[@]}" -eq 2
+check "stream: each target's report has both ends' CPU" \
+    test "$(grep -cE '^CPU (local|remote) +[0-9.]+% busy' "$T/st.txt")" -eq 4
+for i in 0 1; do
+    nr show $((8 + i)) -J >"$T/s$((8 + i)).json"
+    check_jq "stream: run $((8 + i)) keeps target $i's retransmits (${retr[$i]:-none}) and CPU" \
+        "$T/s$((8 + i)).json" \
+        '.group.id == 6 and .metrics.retransmits == ($r | tonumber) and .metrics.local_cpu_busy_pct > 0 and .metrics.remote_cpu_busy_pct > 0' \
+        --arg r "${retr[$i]:--1}"
+done
+nr stream -c "$A" -c "$B" -t 0.3 -i 0 -J --no-save >"$T/st.json" 2>/dev/null || fail "stream -J"
+check_jq "stream -J: each target's retransmits and both ends' CPU" "$T/st.json" \
+    '[.targets[].summary | (.retransmits | type) == "number" and .cpu.local.valid and .cpu.remote.valid] == [true, true]'
+
+# ---- crr --from -J: the percentiles, saved as reported
+nr crr --from "$C" -c "$A" -t 0.3 -i 0 -J >"$T/cf.json" 2>/dev/null || fail "crr --from -J"
+check_jq "crr --from -J: ordered percentiles" "$T/cf.json" \
+    ".third_party_status == \"complete\" and (.summary.latency_us | $ORDERED)"
+nr show 10 -J >"$T/s10.json"
+check_jq "crr --from: run 10 in group 7, p99 as reported" "$T/s10.json" \
+    '.test == "crr" and .group.id == 7 and .group.kind == "third_party" and .metrics.latency_p99_us == $m[0].summary.latency_us.p99' \
+    --slurpfile m "$T/cf.json"
 finish
