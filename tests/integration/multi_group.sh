@@ -11,7 +11,8 @@
 #   - --no-save: nothing saved
 #   - rr -c A -c B -J: each target's percentiles (ordered) and both ends' CPU, saved as reported;
 #     stream -c A -c B: each target's retransmits and CPU in the text, saved as reported, and
-#     in -J; crr --from C -c A -J: percentiles, saved as reported
+#     in -J; crr --from C -c A -J: percentiles, saved as reported; crr -c A -c B: each
+#     target's percentiles
 # Short runs (0.3 s) on 127.0.0.0/8 only.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh" "$@"
@@ -149,4 +150,8 @@ nr show 10 -J >"$T/s10.json"
 check_jq "crr --from: run 10 in group 7, p99 as reported" "$T/s10.json" \
     '.test == "crr" and .group.id == 7 and .group.kind == "third_party" and .metrics.latency_p99_us == $m[0].summary.latency_us.p99' \
     --slurpfile m "$T/cf.json"
+nr crr -c "$A" -c "$B" -t 0.3 -i 0 --no-save >"$T/cm.txt" 2>"$T/cm.err" ||
+    fail "crr -c A -c B: $(tail -3 "$T/cm.err")"
+check "crr -c A -c B: each target's report has its latency percentiles" \
+    test "$(grep -cE '^Latency us  min [0-9.]+  p50 [0-9.]+  p90 [0-9.]+  p99 [1-9][0-9.]*' "$T/cm.txt")" -eq 2
 finish
