@@ -92,6 +92,16 @@ int cli_mesh_show(struct store *st, long long id, bool json, FILE *out);
 int cli_mesh_list(struct store *st, bool json, FILE *out);
 /* cli_sweep.c: a stored sweep's points, means and confidence intervals, as text or JSON. */
 int cli_sweep_show(struct store *st, long long id, bool json, FILE *out);
+/* cli_group.c: runs measured together saved as a group — one run per target of `-c A -c B`
+ * that returned results, with this host's settings and each server's; the run of `--from A`
+ * from the daemon's run_result message, with the settings both ends sent. A failure is a
+ * one-line warning; with note, says where they went. Return the group id, or 0. `show
+ * group:N`: a stored group's targets, their runs and totals, as text or JSON. */
+struct multi_result;
+long long cli_history_save_multi(const char *db, const struct multi_result *m, FILE *note);
+long long cli_history_save_third_party(const char *db, const char *from, const char *target,
+                                       const cJSON *msg, FILE *note);
+int cli_group_show(struct store *st, long long id, bool json, FILE *out);
 
 /* cli_history.c: saves a measurement's run to the history at db (NULL: the default path); a
  * failure is a one-line warning. With note, says where it went. Returns the run id, or 0. */

@@ -9,6 +9,7 @@
 #include "thirdparty_serve.h"
 #include "dataconn.h"
 #include "engine.h"
+#include "hostsnap.h"
 #include "flow_kinds.h"
 #include "log.h"
 #include "metrics.h"
@@ -42,6 +43,7 @@ struct session {
     struct engine *e;
     char user[AUTH_NAME_MAX]; /* from the hello, checked when the server has --auth-file */
     uint64_t flow_rate_bps;   /* --max-rate: each flow's share, 0 = unlimited */
+    struct hostsnap *snap;    /* this host's settings, sent with the results (NULL: none) */
 };
 
 /* --metrics: where events are counted (NULL: not counted) */
@@ -406,6 +408,20 @@ static int on_interval(void *arg, const struct side_result *s, const struct inte
     return 1;
 }
 
+/* This host's settings (its network namespace's), sent with the results unless the daemon
+ * declines. Taken once admitted and before the accept: no data connection is in flight yet
+ * and the test has not started, so the reads (some 20 ms) delay neither. Out of memory: none
+ * is sent. Always 0. */
+static int take_snapshot(struct session *ss)
+{
+    if (ss->t.conf->host_snapshot != SERVED_HOSTSNAP_SEND)
+        return 0;
+    ss->snap = hostsnap_new();
+    if (ss->snap)
+        hostsnap_take(NULL, ss->snap);
+    return 0;
+}
+
 /* serve --db: the server's side of the test goes into the history (after the client has its
  * results, so storing never delays them). */
 static void save_history(struct session *ss, const struct side_result *side)
@@ -506,6 +522,9 @@ static void run_and_report(struct session *ss)
              : why == ENGINE_END_TIME   ? (ss->p.duration_ns ? "watchdog: client never said stop"
                                                              : "stopped: over --max-duration")
                                         : "client gone");
+    side.host = ss->snap; /* the side owns it now */
+    ss->snap = NULL;
+    side.host_declined = ss->t.conf->host_snapshot == SERVED_HOSTSNAP_DECLINE;
     if (why != ENGINE_END_ERROR && why != ENGINE_END_LIMIT) {
         m = ctl_msg_new("result");
         cJSON_AddItemToObject(m, "side", result_json_side(&side));
@@ -526,6 +545,7 @@ static void session_cleanup(struct session *ss)
         if (ss->side_fds[i] >= 0)
             close(ss->side_fds[i]);
     free(ss->side_fds);
+    hostsnap_free(ss->snap);
     engine_destroy(ss->e);
     served_teardown(&ss->t);
     free(ss);
@@ -536,8 +556,8 @@ static void *session_main(void *arg)
     struct session *ss = arg;
     char err[256], span[80];
 
-    if (read_hello(ss) || admission(ss) || register_test(ss) || gather_flows(ss) ||
-        expect_start(ss))
+    if (read_hello(ss) || admission(ss) || take_snapshot(ss) || register_test(ss) ||
+        gather_flows(ss) || expect_start(ss))
         goto done;
     params_span(&ss->p, span, sizeof(span));
     LOG_INFO("test %.8s from %s: %s%s, %u flow(s) %s, %s", ss->idhex, ss->t.who,

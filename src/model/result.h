@@ -77,8 +77,9 @@ struct side_result {
     char send_method[16]; /* copy, msg_zerocopy, sendfile, mixed; "" = sent nothing */
     char recv_method[16]; /* TCP streams: copy, zerocopy, skip_copy, mixed; "" = none */
     char warning[256];
-    char boot_id[40];  /* the kernel's boot id: equal on both ends = one clock */
-    struct histo *lat; /* rr/crr client: latencies of every transaction */
+    char boot_id[40];   /* the kernel's boot id: equal on both ends = one clock */
+    bool host_declined; /* a daemon told not to send its settings (serve --no-host-snapshot) */
+    struct histo *lat;  /* rr/crr client: latencies of every transaction */
     /* this side's host settings as it sent them (owned; NULL: not sent), and when NULL why,
      * if known (e.g. "the daemon declined to send its settings") */
     struct hostsnap *host;
