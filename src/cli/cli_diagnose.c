@@ -9,7 +9,7 @@
 #include "client.h"
 #include "diagnose.h"
 #include "diagnose_attach.h"
-#include "diagnose_host.h"
+#include "hostctr.h"
 #include "diagnose_report.h"
 #include "log.h"
 #include "report_text.h"
@@ -171,7 +171,7 @@ static void judge_and_print(const struct diag_cli *dc, const char *what, struct 
 /* Runs the test with this host's counters sampled around it. */
 static int run_test(struct diag_cli *dc, volatile sig_atomic_t *stop)
 {
-    struct diagnose_snap *before = calloc(2, sizeof(*before));
+    struct hostctr_snap *before = calloc(2, sizeof(*before));
     struct diagnose_sample s;
     struct loopsrv em = {0};
     struct run_result r;
@@ -190,12 +190,12 @@ static int run_test(struct diag_cli *dc, volatile sig_atomic_t *stop)
         dc->o.port = em.port;
     }
     memset(&s, 0, sizeof(s));
-    diagnose_host_sample(NULL, &before[0]);
+    hostctr_sample(NULL, &before[0]);
     rc = client_run(&dc->o, stop, &r, err, sizeof(err));
-    diagnose_host_sample(NULL, &before[1]);
+    hostctr_sample(NULL, &before[1]);
     if (embedded)
         loopsrv_stop(&em);
-    diagnose_host_delta(&before[0], &before[1], &s.host);
+    hostctr_delta(&before[0], &before[1], &s.host);
     free(before);
     if (rc < 0) {
         cli_error("%s", err);

@@ -135,9 +135,9 @@ static bool rule_paced(const struct diagnose_sample *s, struct diagnose_verdict 
 
 static void receiver_counters(const struct diagnose_sample *s, struct diagnose_verdict *v)
 {
-    const struct diagnose_host *h = &s->host;
-    uint64_t zw = h->ctr[DIAG_C_ZERO_WINDOW_ADV], qd = h->ctr[DIAG_C_RCVQ_DROP];
-    uint64_t pr = h->ctr[DIAG_C_PRUNE_CALLED];
+    const struct hostctr_delta *h = &s->host;
+    uint64_t zw = h->ctr[HOSTCTR_ZERO_WINDOW_ADV], qd = h->ctr[HOSTCTR_RCVQ_DROP];
+    uint64_t pr = h->ctr[HOSTCTR_PRUNE_CALLED];
 
     if (!h->valid || !s->local_receives || !(zw || qd || pr))
         return;
@@ -179,7 +179,7 @@ static bool rule_rwnd(const struct diagnose_sample *s, struct diagnose_verdict *
              "third value) to %s; if the receiving application sets SO_RCVBUF, raise "
              "net.core.rmem_max too. Check that window scaling is on at both ends%s.",
              bdp,
-             s->local_receives && s->host.ctr[DIAG_C_ZERO_WINDOW_ADV]
+             s->local_receives && s->host.ctr[HOSTCTR_ZERO_WINDOW_ADV]
                  ? "; the receiving application also falls behind (zero windows): read faster, "
                    "pin it NUMA-local, or use more streams"
                  : "");
@@ -226,7 +226,7 @@ static bool rule_sndbuf(const struct diagnose_sample *s, struct diagnose_verdict
 
 static bool rule_rx_cpu(const struct diagnose_sample *s, struct diagnose_verdict *v)
 {
-    const struct diagnose_host *h = &s->host;
+    const struct hostctr_delta *h = &s->host;
     double squeeze_rate = s->seconds > 0 ? h->softnet_squeeze / s->seconds : 0;
     bool cpu = h->softirq_max >= DIAG_SOFTIRQ_FULL, squeeze = squeeze_rate >= DIAG_SQUEEZE_PER_S;
 
@@ -314,9 +314,9 @@ static bool rule_loss(const struct diagnose_sample *s, struct diagnose_verdict *
              "the sender was busy %.0f%%, window limited %.0f%%, buffer limited %.0f%%; no "
              "standing queue (srtt - min_rtt = %s)",
              100 * v->busy, 100 * v->f_rwnd, 100 * v->f_sndbuf, usec(v->queue_us, b));
-    if (s->host.valid && s->host.ctr[DIAG_C_TIMEOUTS])
+    if (s->host.valid && s->host.ctr[HOSTCTR_TIMEOUTS])
         evidence(v, "%llu retransmission timeouts (TCPTimeouts) on this host",
-                 (unsigned long long)s->host.ctr[DIAG_C_TIMEOUTS]);
+                 (unsigned long long)s->host.ctr[HOSTCTR_TIMEOUTS]);
     snprintf(v->advice, sizeof(v->advice),
              "Check the NICs' drop counters first (rx_missed_errors "
              "here: %llu); otherwise the path loses packets: use BBR (or H-TCP) with fq pacing, "

@@ -5,7 +5,7 @@
 #ifndef NETRIG_DIAGNOSE_H
 #define NETRIG_DIAGNOSE_H
 
-#include "diagnose_host.h"
+#include "hostctr.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -60,7 +60,7 @@ struct diagnose_sample {
     uint64_t snd_wnd;  /* smallest peer receive window seen at the end, bytes */
     uint64_t cwnd;     /* mean congestion window, packets */
     /* this host over the test */
-    struct diagnose_host host;
+    struct hostctr_delta host;
 };
 
 struct diagnose_verdict {

@@ -148,14 +148,14 @@ static int watch(const struct diagnose_attach_opts *o, volatile sig_atomic_t *st
                  struct collect c[2], struct diagnose_sample *s, double *dt, char *err,
                  size_t errlen)
 {
-    struct diagnose_snap *snap = calloc(2, sizeof(*snap));
+    struct hostctr_snap *snap = calloc(2, sizeof(*snap));
     double t0;
 
     if (!snap) {
         snprintf(err, errlen, "out of memory");
         return -1;
     }
-    diagnose_host_sample(NULL, &snap[0]);
+    hostctr_sample(NULL, &snap[0]);
     t0 = clock_mono_s();
     if (sample(&c[0], err, errlen) || nap(o->duration_ns, stop) || sample(&c[1], err, errlen)) {
         if (*stop)
@@ -164,8 +164,8 @@ static int watch(const struct diagnose_attach_opts *o, volatile sig_atomic_t *st
         return -1;
     }
     *dt = clock_mono_s() - t0;
-    diagnose_host_sample(NULL, &snap[1]);
-    diagnose_host_delta(&snap[0], &snap[1], &s->host);
+    hostctr_sample(NULL, &snap[1]);
+    hostctr_delta(&snap[0], &snap[1], &s->host);
     free(snap);
     return 0;
 }

@@ -83,14 +83,14 @@ static cJSON *sender_json(const struct diagnose_sample *s, const struct diagnose
     return o;
 }
 
-static cJSON *host_json(const struct diagnose_host *h)
+static cJSON *host_json(const struct hostctr_delta *h)
 {
     cJSON *o = cJSON_CreateObject(), *c = cJSON_CreateObject();
 
     cJSON_AddBoolToObject(o, "valid", h->valid);
-    for (int i = 0; i < DIAG_C_COUNT; i++)
+    for (int i = 0; i < HOSTCTR_COUNT; i++)
         if (h->have_ctr[i])
-            cJSON_AddNumberToObject(c, diagnose_host_ctr_name(i), (double)h->ctr[i]);
+            cJSON_AddNumberToObject(c, hostctr_name(i), (double)h->ctr[i]);
     cJSON_AddItemToObject(o, "counters", c);
     if (h->have_softnet) {
         cJSON_AddNumberToObject(o, "softnet_dropped", (double)h->softnet_dropped);

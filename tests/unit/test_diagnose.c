@@ -6,7 +6,7 @@
 #include "test_util.h"
 
 #include "diagnose.h"
-#include "diagnose_host.h"
+#include "hostctr.h"
 #include "result.h"
 
 #include <errno.h>
@@ -83,8 +83,8 @@ static void test_rwnd_limited(void **state)
     /* a receiver here that advertised zero windows: the application is slow too */
     s.local_receives = true;
     s.host.valid = true;
-    s.host.have_ctr[DIAG_C_ZERO_WINDOW_ADV] = true;
-    s.host.ctr[DIAG_C_ZERO_WINDOW_ADV] = 12;
+    s.host.have_ctr[HOSTCTR_ZERO_WINDOW_ADV] = true;
+    s.host.ctr[HOSTCTR_ZERO_WINDOW_ADV] = 12;
     v = judge(&s);
     assert_evidence(v, "zero window 12 times");
     assert_contains(v.advice, "receiving application also falls behind");
@@ -414,66 +414,66 @@ static const char snmp_b[] =
 
 static void test_host_counters(void **state)
 {
-    struct diagnose_snap *a = calloc(2, sizeof(*a)), *b = a + 1;
-    struct diagnose_host h;
+    struct hostctr_snap *a = calloc(2, sizeof(*a)), *b = a + 1;
+    struct hostctr_delta h;
     (void)state;
 
     assert_non_null(a);
-    assert_int_equal(diagnose_host_parse_netstat(netstat_a, a), 0);
-    assert_int_equal(diagnose_host_parse_netstat(snmp_a, a), 0);
-    assert_int_equal(diagnose_host_parse_softnet("0000ffff 00000001 00000010 0 0 0 0 0 0 0 0 0 0\n"
+    assert_int_equal(hostctr_parse_netstat(netstat_a, a), 0);
+    assert_int_equal(hostctr_parse_netstat(snmp_a, a), 0);
+    assert_int_equal(hostctr_parse_softnet("0000ffff 00000001 00000010 0 0 0 0 0 0 0 0 0 0\n"
                                                  "0000ffff 00000000 00000002 0 0 0 0 0 0 0 0 0 1\n",
                                                  a),
                      0);
-    assert_int_equal(diagnose_host_parse_stat("cpu  10 0 10 100 0 0 10 0 0 0\n"
+    assert_int_equal(hostctr_parse_stat("cpu  10 0 10 100 0 0 10 0 0 0\n"
                                               "cpu0 5 0 5 50 0 0 0 0 0 0\n"
                                               "cpu1 5 0 5 50 0 0 10 0 0 0\nintr 5\n",
                                               a),
                      0);
     assert_int_equal(a->ncpu, 2);
-    assert_int_equal(diagnose_host_parse_netstat(netstat_b, b), 0);
-    assert_int_equal(diagnose_host_parse_netstat(snmp_b, b), 0);
-    assert_int_equal(diagnose_host_parse_softnet("0000ffff 00000003 00000110 0 0 0 0 0 0 0 0 0 0\n"
+    assert_int_equal(hostctr_parse_netstat(netstat_b, b), 0);
+    assert_int_equal(hostctr_parse_netstat(snmp_b, b), 0);
+    assert_int_equal(hostctr_parse_softnet("0000ffff 00000003 00000110 0 0 0 0 0 0 0 0 0 0\n"
                                                  "0000ffff 00000000 00000002 0 0 0 0 0 0 0 0 0 1\n",
                                                  b),
                      0);
-    assert_int_equal(diagnose_host_parse_stat("cpu0 5 0 5 150 0 0 0 0 0 0\n"
+    assert_int_equal(hostctr_parse_stat("cpu0 5 0 5 150 0 0 0 0 0 0\n"
                                               "cpu1 5 0 5 60 0 0 100 0 0 0\n",
                                               b),
                      0);
-    diagnose_host_delta(a, b, &h);
+    hostctr_delta(a, b, &h);
     assert_true(h.valid);
-    assert_int_equal(h.ctr[DIAG_C_PRUNE_CALLED], 10);
-    assert_int_equal(h.ctr[DIAG_C_TIMEOUTS], 10);
-    assert_int_equal(h.ctr[DIAG_C_RCVQ_DROP], 20);
-    assert_int_equal(h.ctr[DIAG_C_ZERO_WINDOW_ADV], 100);
-    assert_int_equal(h.ctr[DIAG_C_LISTEN_OVERFLOWS], 0);
-    assert_int_equal(h.ctr[DIAG_C_OUT_SEGS], 2000);
-    assert_int_equal(h.ctr[DIAG_C_RETRANS_SEGS], 5);
+    assert_int_equal(h.ctr[HOSTCTR_PRUNE_CALLED], 10);
+    assert_int_equal(h.ctr[HOSTCTR_TIMEOUTS], 10);
+    assert_int_equal(h.ctr[HOSTCTR_RCVQ_DROP], 20);
+    assert_int_equal(h.ctr[HOSTCTR_ZERO_WINDOW_ADV], 100);
+    assert_int_equal(h.ctr[HOSTCTR_LISTEN_OVERFLOWS], 0);
+    assert_int_equal(h.ctr[HOSTCTR_OUT_SEGS], 2000);
+    assert_int_equal(h.ctr[HOSTCTR_RETRANS_SEGS], 5);
     assert_true(h.have_softnet);
     assert_int_equal(h.softnet_dropped, 2);
     assert_int_equal(h.softnet_squeeze, 0x100);
     assert_int_equal(h.softirq_cpu, 1); /* 90 of 100 ticks */
     assert_dbl_near(h.softirq_max, 0.9, 1e-9);
     /* garbage is refused, not half read */
-    assert_int_equal(diagnose_host_parse_softnet("zz\n", a), -EINVAL);
-    assert_int_equal(diagnose_host_parse_stat("nothing\n", a), -EINVAL);
-    assert_int_equal(diagnose_host_parse_netstat("TcpExt: a b\n", a), -EINVAL);
-    assert_string_equal(diagnose_host_ctr_name(DIAG_C_RCVQ_DROP), "TCPRcvQDrop");
+    assert_int_equal(hostctr_parse_softnet("zz\n", a), -EINVAL);
+    assert_int_equal(hostctr_parse_stat("nothing\n", a), -EINVAL);
+    assert_int_equal(hostctr_parse_netstat("TcpExt: a b\n", a), -EINVAL);
+    assert_string_equal(hostctr_name(HOSTCTR_RCVQ_DROP), "TCPRcvQDrop");
     free(a);
 }
 
 /* The sampler on a fixture tree reads what is there and marks the rest absent. */
 static void test_host_sample_fixture(void **state)
 {
-    struct diagnose_snap *s = calloc(1, sizeof(*s));
+    struct hostctr_snap *s = calloc(1, sizeof(*s));
     (void)state;
 
     assert_non_null(s);
-    diagnose_host_sample(NETRIG_FIXTURES "/seed001-wan", s);
+    hostctr_sample(NETRIG_FIXTURES "/seed001-wan", s);
     assert_true(s->have_softnet);
-    assert_true(s->have_ctr[DIAG_C_LISTEN_OVERFLOWS]);
-    diagnose_host_sample("/nonexistent", s);
+    assert_true(s->have_ctr[HOSTCTR_LISTEN_OVERFLOWS]);
+    hostctr_sample("/nonexistent", s);
     assert_false(s->have_softnet);
     assert_int_equal(s->ncpu, 0);
     free(s);
