@@ -1,14 +1,17 @@
 /* flow_stream: TCP bulk transfer. Senders write the worker's buffer as fast as the socket takes
  * it; receivers read until EOF. On stop, senders half-close so receivers get every queued
- * byte and both ends count the same total. */
+ * byte and both ends count the same total. Each flow counts the time its application waited
+ * on the socket (a sender for room, a receiver for data): two clock reads per wait, so
+ * diagnose can tell a sender the network held back from one that could not write faster. */
 #define _GNU_SOURCE
 #include "flow_stream.h"
 
+#include "sock.h"
 #include "worker.h"
 
 #include <errno.h>
+#include <poll.h>
 #include <stdlib.h>
-#include <sys/time.h>
 #include <linux/errqueue.h>
 #include <sys/epoll.h>
 #include <sys/sendfile.h>
@@ -28,7 +31,41 @@
 
 struct stream_state {
     uint64_t zc_sent, zc_done; /* MSG_ZEROCOPY sends made, and completions read back */
+    uint64_t waiting_since;    /* the socket would block since then (worker clock), 0 = no */
 };
+
+#define ALONE_POLL_MS 100 /* a lone flow's wait wakes this often to look at the stop flag */
+
+/* The flow found its socket full (sender) or empty (receiver): a wait starts. */
+static void wait_begin(struct worker *w, struct flow *f)
+{
+    struct stream_state *s = f->priv;
+
+    if (!s->waiting_since)
+        s->waiting_since = worker_now(w);
+}
+
+/* The socket is ready again: the wait, if any, ends and is counted. */
+static void wait_end(struct worker *w, struct flow *f)
+{
+    struct stream_state *s = f->priv;
+
+    if (s->waiting_since) {
+        uint64_t now = worker_now(w);
+        flow_add(&f->wait_ns, now > s->waiting_since ? now - s->waiting_since : 0);
+        s->waiting_since = 0;
+    }
+}
+
+/* A lone flow's wait for its socket: poll, bounded so the stop flag is seen, counted. */
+static void wait_poll(struct worker *w, struct flow *f, short events)
+{
+    struct pollfd pf = {.fd = f->fd, .events = events};
+
+    wait_begin(w, f);
+    poll(&pf, 1, ALONE_POLL_MS);
+    wait_end(w, f);
+}
 
 static const struct flow_ops stream_send_ops, stream_recv_ops;
 
@@ -93,6 +130,7 @@ static int stream_send(struct worker *w, struct flow *f, uint32_t events)
     int tx = atomic_load_explicit(&f->tx, memory_order_relaxed);
     uint64_t moved = 0;
 
+    wait_end(w, f);
     if (events & EPOLLERR) {
         zc_reap(f);
         /* the kernel copies zero-copy sends to a local receiver: sendfile() avoids our copy */
@@ -108,7 +146,11 @@ static int stream_send(struct worker *w, struct flow *f, uint32_t events)
             moved += (uint64_t)n;
             continue;
         }
-        if (n < 0 && (errno == EAGAIN || errno == EINTR))
+        if (n < 0 && errno == EAGAIN) {
+            wait_begin(w, f);
+            break;
+        }
+        if (n < 0 && errno == EINTR)
             break;
         if (n < 0 && errno == ENOBUFS && tx == FLOW_TX_MSG_ZEROCOPY) {
             zc_reap(f); /* too many pages pinned: wait for completions */
@@ -128,12 +170,15 @@ static int stream_recv(struct worker *w, struct flow *f, uint32_t events)
     int ended = 0, err = 0;
 
     (void)events;
+    wait_end(w, f);
     for (int i = 0; i < STREAM_BATCH; i++) {
         ssize_t n = recv(f->fd, w->buf, w->buflen, MSG_DONTWAIT);
         if (n > 0) {
             moved += (uint64_t)n;
             continue;
         }
+        if (n < 0 && errno == EAGAIN)
+            wait_begin(w, f);
         if (n < 0 && (errno == EAGAIN || errno == EINTR))
             break;
         ended = 1;
@@ -163,47 +208,49 @@ static int stream_recv_stop(struct worker *w, struct flow *f)
     return 0; /* read on until the sender's FIN */
 }
 
-/* Blocking calls wake up this often to look at the stop flag. */
-static void set_timeouts(int fd)
-{
-    struct timeval tv = {.tv_sec = 0, .tv_usec = 100000};
-
-    setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
-    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-}
-
-/* One sender on its own thread: blocking writes, like a thread-per-flow tool, without an
- * epoll round trip between writes. Zero-copy keeps the event loop (it reads completions). */
+/* One sender on its own thread: a write loop without an epoll round trip between writes, like
+ * a thread-per-flow tool. The socket stays non-blocking so the time it is full is counted: a
+ * short write means it filled, and the flow waits in poll for the same wake-up a blocking
+ * write sleeps for (a third of the buffer free). Zero-copy keeps the event loop (it reads
+ * completions). */
 static void stream_send_alone(struct worker *w, struct flow *f)
 {
     int tx = atomic_load_explicit(&f->tx, memory_order_relaxed);
 
-    set_timeouts(f->fd);
+    sock_set_nonblock(f->fd, true);
     while (!worker_stop_requested(w)) {
-        ssize_t n = tx == FLOW_TX_SENDFILE ? sendfile(f->fd, w->memfd, &(off_t){0}, w->send_len)
-                                           : send(f->fd, w->buf, w->send_len, MSG_NOSIGNAL);
+        ssize_t n = tx == FLOW_TX_SENDFILE
+                        ? sendfile(f->fd, w->memfd, &(off_t){0}, w->send_len)
+                        : send(f->fd, w->buf, w->send_len, MSG_NOSIGNAL | MSG_DONTWAIT);
         if (n > 0) {
             flow_add(&f->bytes, (uint64_t)n);
+            if ((size_t)n < w->send_len)
+                wait_poll(w, f, POLLOUT); /* the buffer filled mid-write */
             continue;
         }
-        if (n < 0 && (errno == EAGAIN || errno == EINTR))
-            continue; /* the timeout: look at the stop flag */
+        if (n < 0 && errno == EAGAIN) {
+            wait_poll(w, f, POLLOUT);
+            continue;
+        }
+        if (n < 0 && errno == EINTR)
+            continue;
         if (worker_stop_requested(w))
-            break; /* our own half-close woke the write */
+            break; /* our own half-close ended the write */
         worker_flow_finish(w, f, n < 0 ? errno : EPIPE);
         return;
     }
     stream_send_stop(w, f);
 }
 
-/* One receiver on its own thread: blocking reads until EOF (or the drain time after stop). */
+/* One receiver on its own thread: reads until EOF (or the drain time after stop); an empty
+ * socket is waited for in poll, counted. */
 static void stream_recv_alone(struct worker *w, struct flow *f)
 {
     uint64_t deadline = 0;
 
-    set_timeouts(f->fd);
+    sock_set_nonblock(f->fd, true);
     for (;;) {
-        ssize_t n = recv(f->fd, w->buf, w->buflen, 0);
+        ssize_t n = recv(f->fd, w->buf, w->buflen, MSG_DONTWAIT);
         if (n > 0) {
             flow_add(&f->bytes, (uint64_t)n);
             atomic_store_explicit(&f->last_ns, worker_now(w), memory_order_relaxed);
@@ -216,6 +263,8 @@ static void stream_recv_alone(struct worker *w, struct flow *f)
                 worker_flow_finish(w, f, ETIMEDOUT);
                 return;
             }
+            if (errno == EAGAIN)
+                wait_poll(w, f, POLLIN);
             continue;
         }
         worker_flow_finish(w, f, n < 0 ? errno : 0);
