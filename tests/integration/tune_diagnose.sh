@@ -10,9 +10,10 @@
 #     the namespace exactly (snapshots of all of net.ipv4.* and net.core.* compared).
 #  2. kill -9 during --apply (NETRIG_TUNE_PAUSE_MS pauses between changes), then --revert:
 #     every value back.
-#  3. sender's tcp_wmem "4096 4096 8192" on a path with a 15-20 ms RTT -> sndbuf_limited. There
-#     is no netem in this kernel: the RTT comes from the return path, a 50 Mbit/s tbf on the
-#     receiver's egress kept full by a reverse bulk flow, so the ACKs queue.
+#  3. sender's tcp_wmem "4096 4096 8192" on a 20 ms path (the WAN emulator, lib.sh `path`) ->
+#     sndbuf_limited. (This test used to fake the RTT with a reverse bulk flow filling a tbf on
+#     the ACK path; srtt cannot tell a queue on the ACK path from one on the data path, and a
+#     queue of a quarter of the round trip now reads as a full link.)
 #  4. the sender's egress shaped by tbf to 200 Mbit/s -> link_capacity (queueing; and with
 #     --rate 200M, >= 90 % of the goodput that rate allows); --during on a running stream too.
 #  5. the client paced with --fq-rate 50M x 2 flows below that 200 Mbit/s link -> app_limited.
@@ -255,22 +256,24 @@ check "the repaired journal reverts everything" diff "$T/ns.before2" <(snap_ns "
 ip netns exec "$NS_R" sysctl -qw net.ipv4.tcp_rmem="4096 131072 6291456"
 
 # ---- 3. send buffer ----------------------------------------------------------------------
-server_start
-ip netns exec "$NS_R" tc qdisc add dev veth-r root tbf rate 50mbit burst 32kb latency 100ms
-ip netns exec "$NS_S" "$NETRIG" stream -c "$SRV_ADDR" -p "$SRV_PORT" -R -C reno -t 9 --no-save \
-    >/dev/null 2>"$T/filler.err" &
-FILLER=$!
-track_pid "$FILLER"
-sleep 2
-WMEM=$(ip netns exec "$NS_S" cat /proc/sys/net/ipv4/tcp_wmem)
-ip netns exec "$NS_S" sysctl -qw net.ipv4.tcp_wmem="$TINY"
-diag sndbuf -t 4
-ip netns exec "$NS_S" sysctl -qw net.ipv4.tcp_wmem="$WMEM"
+path 20ms
+PSRV_LOG=$T/pserve.log
+ip netns exec "$PATH_NS_B" "$NETRIG" serve -p 0 -B "$PATH_B" 2>"$PSRV_LOG" &
+PSRV_PID=$!
+track_pid "$PSRV_PID"
+PSRV_PORT=$(wait_for_port "$PSRV_LOG" "$PSRV_PID")
+ip netns exec "$PATH_NS_A" sysctl -qw net.ipv4.tcp_wmem="$TINY"
+rc=0
+ip netns exec "$PATH_NS_A" "$NETRIG" diagnose -c "$PATH_B" -p "$PSRV_PORT" -J -t 3 \
+    >"$T/sndbuf.json" 2>"$T/sndbuf.err" || rc=$?
+check "sndbuf: diagnose exits 0 (got $rc: $(head -c 200 "$T/sndbuf.err"))" test "$rc" -eq 0
+log "sndbuf: $(jq -r '"\(.verdict.id): \(.test.throughput_bps / 1e4 | round / 100) Mbit/s; buffer \(.verdict.figures.buffer_use * 100 | round)% full, srtt \(.verdict.figures.srtt_us) us"' "$T/sndbuf.json")"
 check_verdict sndbuf sndbuf_limited
 check_jq "sndbuf: advice names net.ipv4.tcp_wmem" "$T/sndbuf.json" \
     '(.verdict.advice | test("net.ipv4.tcp_wmem")) and (.verdict.tune | test("on the sender"))'
-wait "$FILLER" 2>/dev/null || true
-ip netns exec "$NS_R" tc qdisc del dev veth-r root
+kill -TERM "$PSRV_PID" 2>/dev/null || true
+wait "$PSRV_PID" 2>/dev/null || true
+path_down || fail "the emulated path did not come down cleanly"
 
 # ---- 4. link capacity ---------------------------------------------------------------------
 ip netns exec "$NS_S" tc qdisc add dev veth-s root tbf rate 200mbit burst 64kb latency 50ms
