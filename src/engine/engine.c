@@ -41,9 +41,9 @@ struct engine {
     struct tcpinfo *base_ti; /* per-flow TCP_INFO at the end of omit (retransmits etc.) */
     struct cpu_thread_snap thr_meas, thr_prev;
     uint64_t *base_wait, *end_wait; /* per-flow wait_ns at the end of omit, at stop */
-    struct flow_trace *trace;    /* per-flow TCP_INFO sums over the measured intervals */
-    struct thread_mark *mark;    /* per-worker scheduler figures at measure start and stop */
-    struct hostctr_snap *hosts;  /* this host's counters at measure start [0] and stop [1] */
+    struct flow_trace *trace;       /* per-flow TCP_INFO sums over the measured intervals */
+    struct thread_mark *mark;       /* per-worker scheduler figures at measure start and stop */
+    struct hostctr_snap *hosts;     /* this host's counters at measure start [0] and stop [1] */
     long clk_tck;
     uint64_t cpus_seen[CPULIST_MAX / 64]; /* CPUs the workers were seen running on */
     struct side_result res;               /* intervals fill as the test runs */
@@ -505,15 +505,14 @@ static void collect_load(struct engine *e)
         }
         struct side_thread *t = &l->thread[l->nthreads++];
         t->cpu = e->tids[w] ? m->cpu : -1;
-        t->run_s = (double)(m->at[1].run_ns > m->at[0].run_ns ? m->at[1].run_ns - m->at[0].run_ns
-                                                               : 0) /
-                   1e9;
-        t->runq_s = m->sched[1] && m->sched[0]
-                        ? (double)(m->at[1].wait_ns > m->at[0].wait_ns
-                                       ? m->at[1].wait_ns - m->at[0].wait_ns
-                                       : 0) /
-                              1e9
-                        : -1;
+        t->run_s =
+            (double)(m->at[1].run_ns > m->at[0].run_ns ? m->at[1].run_ns - m->at[0].run_ns : 0) /
+            1e9;
+        t->runq_s = m->sched[1] && m->sched[0] ? (double)(m->at[1].wait_ns > m->at[0].wait_ns
+                                                              ? m->at[1].wait_ns - m->at[0].wait_ns
+                                                              : 0) /
+                                                     1e9
+                                               : -1;
         for (uint32_t i = 0; i < e->nflows; i++)
             t->sends |= e->flows[i].worker == w && e->flows[i].sender;
     }

@@ -70,10 +70,10 @@ struct interval {
 
 /* One worker thread of a side over the measured period. */
 struct side_thread {
-    int cpu;           /* the CPU it last ran on, -1 unknown */
-    bool sends;        /* it owns flows this side sends */
-    double run_s;      /* on a CPU */
-    double runq_s;     /* runnable, waiting for a CPU; < 0 when the kernel does not say */
+    int cpu;       /* the CPU it last ran on, -1 unknown */
+    bool sends;    /* it owns flows this side sends */
+    double run_s;  /* on a CPU */
+    double runq_s; /* runnable, waiting for a CPU; < 0 when the kernel does not say */
 };
 
 #define SIDE_MAX_THREADS 256 /* PARAMS_MAX_THREADS */

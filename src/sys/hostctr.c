@@ -282,7 +282,7 @@ static void nic_delta(const struct hostctr_snap *a, const struct hostctr_snap *b
 }
 
 void hostctr_delta(const struct hostctr_snap *a, const struct hostctr_snap *b,
-                         struct hostctr_delta *out)
+                   struct hostctr_delta *out)
 {
     memset(out, 0, sizeof(*out));
     for (int c = 0; c < HOSTCTR_COUNT; c++) {

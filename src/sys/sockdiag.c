@@ -30,8 +30,8 @@ static int send_request(int fd, int family)
     req.nlh.nlmsg_seq = 1;
     req.r.sdiag_family = (uint8_t)family;
     req.r.sdiag_protocol = IPPROTO_TCP;
-    req.r.idiag_ext = 1 << (INET_DIAG_INFO - 1) | 1 << (INET_DIAG_CONG - 1) |
-                      1 << (INET_DIAG_SKMEMINFO - 1);
+    req.r.idiag_ext =
+        1 << (INET_DIAG_INFO - 1) | 1 << (INET_DIAG_CONG - 1) | 1 << (INET_DIAG_SKMEMINFO - 1);
     req.r.idiag_states = 1u << TCP_ESTABLISHED;
     if (sendto(fd, &req, sizeof(req), 0, (struct sockaddr *)&nl, sizeof(nl)) < 0)
         return -errno;
