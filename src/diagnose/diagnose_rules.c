@@ -3,8 +3,14 @@
  * the send buffer and loss. */
 #include "diagnose_priv.h"
 
+#include "audit_bufcap.h"
+#include "hostfs.h"
+
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/utsname.h>
 
 /* Where the window and the buffer stood: one line for the link verdicts. */
 static void window_buffer_line(const struct diagnose_sample *s, struct diagnose_verdict *v)
@@ -70,20 +76,77 @@ bool diag_rule_link_rate(const struct diagnose_sample *s, struct diagnose_verdic
     return true;
 }
 
-/* "2 x BDP = 10 MB (BDP 5 MB at the target)" or the placeholder text. */
-static void bdp_text(const struct diagnose_sample *s, const struct diagnose_verdict *v, char *buf,
-                     size_t len)
+/* The share of an end's socket buffer that carries data, by the kernel's accounting
+ * (audit_bufcap, as netrig tune sizes buffers): this host's kernel and tcp_adv_win_scale when
+ * the end is here, else a recent kernel's range. */
+static void buffer_model(const struct diagnose_end *e, enum audit_bufcap_side side,
+                         struct audit_bufcap *m)
 {
+    int kmaj = 0, kmin = 0, aws = AUDIT_BUFCAP_AWS_UNKNOWN;
+    struct utsname u;
+    char buf[32];
+
+    if (e->local && !uname(&u) && sscanf(u.release, "%d.%d", &kmaj, &kmin) != 2)
+        kmaj = kmin = 0;
+    if (e->local && hostfs_read(NULL, "/proc/sys/net/ipv4/tcp_adv_win_scale", buf, sizeof(buf)) > 0)
+        aws = (int)strtol(buf, NULL, 10);
+    audit_bufcap_model(side, kmaj, kmin, aws, m);
+}
+
+/* "123-230 Mbit/s": two figures, the unit once when they share it. */
+static const char *range(double lo, double hi, const char *(*fmt)(double, char *), char *out)
+{
+    char a[32], b[32];
+    const char *ua, *ub;
+
+    fmt(lo, a);
+    fmt(hi, b);
+    ua = strchr(a, ' ');
+    ub = strchr(b, ' ');
+    if (ua && ub && !strcmp(ua, ub))
+        snprintf(out, 64, "%.*s-%s", (int)(ua - a), a, b);
+    else
+        snprintf(out, 64, "%s-%s", a, b);
+    return out;
+}
+
+/* "by the kernel's accounting (basis) a buffer of 175 kB gives a window of 87.4-163 kB, which
+ * caps one flow at 17.4-32.4 Mbit/s at srtt 40.3 ms" */
+static void cap_line(const struct audit_bufcap *m, bool rx, double buf, double srtt_us,
+                     struct diagnose_verdict *v)
+{
+    char a[32], b[64], c[64], d[32];
+    double lo, hi;
+
+    audit_bufcap_rate(m, buf, srtt_us / 1e6, &lo, &hi);
+    diag_evidence(v,
+                  "by the kernel's accounting (%s) a buffer of %s gives %s%s%s, which caps one "
+                  "flow at %s at srtt %s",
+                  m->basis, diag_bytes(buf, a), rx ? "a window of " : "",
+                  range(buf * m->lo, buf * m->hi, diag_bytes, b), rx ? "" : " in flight",
+                  range(lo, hi, diag_rate, c), diag_usec(srtt_us, d));
+}
+
+/* The size to raise a buffer to: what netrig tune proposes for the target's BDP, or how to
+ * work it out. */
+static void size_text(const struct diagnose_sample *s, const struct diagnose_verdict *v,
+                      const struct audit_bufcap *m, char *buf, size_t len)
+{
+    uint64_t want = v->bdp_bytes > 0 ? audit_bufcap_size_for(m, v->bdp_bytes) : 0;
     char b[32], b2[32];
 
-    if (v->bdp_bytes > 0)
-        snprintf(buf, len, "at least 2 x BDP = %s (BDP %s at the target)",
-                 diag_bytes(2 * v->bdp_bytes, b), diag_bytes(v->bdp_bytes, b2));
+    if (want)
+        snprintf(buf, len,
+                 "%llu (%s): at the worst share of it that carries data (%.2g) it still covers "
+                 "the BDP, %s, and it is at least 2 x BDP",
+                 (unsigned long long)want, diag_bytes((double)want, b), m->lo,
+                 diag_bytes(v->bdp_bytes, b2));
     else
         snprintf(buf, len,
-                 "at least 2 x the bandwidth-delay product of the rate you want "
-                 "(give --rate and --rtt for the figure; min_rtt was %s)",
-                 diag_usec(s->min_rtt_us, b));
+                 "at least the bandwidth-delay product of the rate you want / %.2g (the worst "
+                 "share of a buffer that carries data) and 2 x BDP (give --rate and --rtt for the "
+                 "figure; min_rtt was %s)",
+                 m->lo, diag_usec(s->min_rtt_us, b));
 }
 
 static bool window_full(const struct diagnose_sample *s, const struct diagnose_verdict *v)
@@ -100,10 +163,12 @@ static bool window_full(const struct diagnose_sample *s, const struct diagnose_v
 
 bool diag_rule_rwnd(const struct diagnose_sample *s, struct diagnose_verdict *v)
 {
-    char a[32], b[32], c[32], bdp[200], args[80];
+    char a[32], b[32], c[32], bdp[320], args[80];
+    struct audit_bufcap m;
 
     if (!window_full(s, v) || diag_has_strong_queue(s, v))
         return false;
+    buffer_model(&s->rcv, AUDIT_BUFCAP_RECEIVE, &m);
     v->id = DIAG_RWND_LIMITED;
     snprintf(v->title, sizeof(v->title), "receive-window limited");
     if (v->window_use >= 0)
@@ -115,12 +180,14 @@ bool diag_rule_rwnd(const struct diagnose_sample *s, struct diagnose_verdict *v)
     diag_evidence(v, "that window allows %s at srtt %s over %u flow(s); measured %s",
                   diag_rate(v->window_bps, a), diag_usec(v->srtt_us, b), s->flows,
                   diag_rate(s->throughput_bps, c));
-    if (s->rcv.buf)
+    if (s->rcv.buf) {
         diag_evidence(v,
                       "the receiver's socket buffer grew to %s (SO_RCVBUF): %.0f%% of it "
                       "became window",
                       diag_bytes(s->rcv.buf, a),
                       s->wnd_mean > 0 ? 100 * s->wnd_mean / s->rcv.buf : 0);
+        cap_line(&m, true, s->rcv.buf, v->srtt_us, v);
+    }
     diag_evidence(v,
                   "srtt - min_rtt = %s, less than a quarter of the round trip: no standing queue, "
                   "the path had room",
@@ -130,7 +197,7 @@ bool diag_rule_rwnd(const struct diagnose_sample *s, struct diagnose_verdict *v)
     if (v->bdp_bytes > 0)
         diag_evidence(v, "the target needs a window of the BDP, %s", diag_bytes(v->bdp_bytes, a));
     diag_probe_evidence(s, v);
-    bdp_text(s, v, bdp, sizeof(bdp));
+    size_text(s, v, &m, bdp, sizeof(bdp));
     snprintf(v->advice, sizeof(v->advice),
              "Raise the receiver's net.ipv4.tcp_rmem maximum (the third value) to %s; if the "
              "receiving application sets SO_RCVBUF, raise net.core.rmem_max too. Check that "
@@ -153,10 +220,12 @@ static bool buffer_full(const struct diagnose_sample *s, const struct diagnose_v
 
 bool diag_rule_sndbuf(const struct diagnose_sample *s, struct diagnose_verdict *v)
 {
-    char a[32], b[32], bdp[200], args[80];
+    char a[32], b[32], bdp[320], args[80];
+    struct audit_bufcap m;
 
     if (!buffer_full(s, v) || diag_has_strong_queue(s, v))
         return false;
+    buffer_model(&s->snd, AUDIT_BUFCAP_SEND, &m);
     v->id = DIAG_SNDBUF_LIMITED;
     snprintf(v->title, sizeof(v->title), "send-buffer limited");
     if (v->buffer_use >= 0)
@@ -165,6 +234,8 @@ bool diag_rule_sndbuf(const struct diagnose_sample *s, struct diagnose_verdict *
                       "(autotuning sizes a buffer it may grow at 4-9 x the congestion window)",
                       diag_bytes(s->inflight_mean, a), diag_bytes(s->snd.buf, b),
                       100 * v->buffer_use);
+    if (s->snd.buf)
+        cap_line(&m, false, s->snd.buf, v->srtt_us, v);
     if (s->snd.known)
         diag_evidence(v, "the sending application waited for room in it %.0f%% of the time",
                       100 * s->snd.wait);
@@ -180,7 +251,7 @@ bool diag_rule_sndbuf(const struct diagnose_sample *s, struct diagnose_verdict *
     if (v->bdp_bytes > 0)
         diag_evidence(v, "the target needs %s in flight (BDP)", diag_bytes(v->bdp_bytes, a));
     diag_probe_evidence(s, v);
-    bdp_text(s, v, bdp, sizeof(bdp));
+    size_text(s, v, &m, bdp, sizeof(bdp));
     snprintf(v->advice, sizeof(v->advice),
              "Raise the sender's net.ipv4.tcp_wmem maximum (the third value) to %s; if the "
              "sending application sets SO_SNDBUF (-w), raise net.core.wmem_max too.",

@@ -276,6 +276,7 @@ wait "$PSRV_PID" 2>/dev/null || true
 path_down || fail "the emulated path did not come down cleanly"
 
 # ---- 4. link capacity ---------------------------------------------------------------------
+server_start
 ip netns exec "$NS_S" tc qdisc add dev veth-s root tbf rate 200mbit burst 64kb latency 50ms
 diag tbf -t 4
 check_verdict tbf link_capacity

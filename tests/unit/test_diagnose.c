@@ -115,6 +115,12 @@ static void test_rwnd(void **state)
     assert_dbl_near(v.bdp_bytes, 2.5e6, 1);
     assert_evidence(v, "a window of the BDP, 2.5 MB");
     assert_contains(v.tune, "netrig tune --apply --rate 500M --rtt 40ms");
+    /* the buffer model netrig tune uses (audit_bufcap): 1.25 MB gives a window of 0.5-0.93 of
+     * it on a recent kernel, 123-231 Mbit/s at 40.5 ms, and the 163 measured lies inside; the
+     * size asked for covers the BDP at the worst share: 2.5 MB / 0.5 -> 8 MiB */
+    assert_evidence(v, "a buffer of 1.25 MB gives a window of 625 kB-1.16 MB, which caps one "
+                       "flow at 123-230 Mbit/s");
+    assert_contains(v.advice, "to 8388608 (8.39 MB): at the worst share");
     /* bbr counts only 30 % of its busy time as window limited: the full window decides */
     s = r40_bbr_rwnd;
     v = judge(&s);
