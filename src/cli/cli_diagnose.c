@@ -47,12 +47,12 @@ void cli_help_diagnose(FILE *out)
             "                limit of each flow\n"
             "  --during      run no test: watch the TCP connections with HOST:PORT (default\n"
             "                port %d) for -t seconds, e.g. a 'netrig stream' running now\n"
-            "  -J, --json    one JSON document: {test, sender, host, verdict: {id,\n"
-            "                evidence, advice, tune}, run}\n"
+            "  -J, --json    one JSON document: {test, sender, ends: {sender, receiver},\n"
+            "                verdict: {id, evidence, advice, tune, figures}, run}\n"
             "\n"
-            "The counters are this host's: run diagnose on the receiver (-R) to see its\n"
-            "drops. Exit status: 0 verdict printed, 1 the test failed, 2 bad usage, 130\n"
-            "interrupted.\n",
+            "A netrig daemon sends its own threads' CPU and host counters with its results,\n"
+            "so the receiver's drops and CPU count from either end. Exit status: 0 verdict\n"
+            "printed, 1 the test failed, 2 bad usage, 130 interrupted.\n",
             DIAG_WARMUP_RTTS, SOCK_DEFAULT_PORT);
 }
 

@@ -34,23 +34,24 @@ static void wrap(FILE *out, const char *lead, int indent, const char *text)
     }
 }
 
-/* "sender waited on its socket 95% of the time (SO_SNDBUF 4 MB; thread on CPU 1 5%)" */
+/* "sender: waited on its socket 98% of the time, SO_SNDBUF 16.8 MB, its busiest thread on
+ * CPU 0 2% of the time (waiting for a CPU 0%)" */
 static void end_text(const char *who, const char *buf_name, const struct diagnose_end *e, char *out,
                      size_t len)
 {
-    char b[32] = "", thr[96] = "";
-    size_t n;
+    char b[32];
+    size_t n = (size_t)snprintf(out, len, "%s: waited on its socket %.0f%% of the time", who,
+                                100 * e->wait);
 
-    if (e->buf)
+    if (e->buf && n < len) {
         audit_fmt_bytes(e->buf, b, sizeof(b));
-    if (e->thread_known)
-        snprintf(thr, sizeof(thr), "%sthread on CPU %d %.0f%%%s", e->buf ? "; " : "", e->cpu,
-                 100 * e->run, e->runq >= 0 ? "" : "");
-    n = (size_t)snprintf(out, len, "%s waited on its socket %.0f%% of the time", who,
-                         100 * e->wait);
-    if ((e->buf || e->thread_known) && n < len)
-        snprintf(out + n, len - n, " (%s%s%s%s)", e->buf ? buf_name : "", e->buf ? " " : "", b,
-                 thr);
+        n += (size_t)snprintf(out + n, len - n, ", %s %s", buf_name, b);
+    }
+    if (e->thread_known && n < len)
+        n += (size_t)snprintf(out + n, len - n, ", its busiest thread on CPU %d %.0f%% of the time",
+                              e->cpu, 100 * e->run);
+    if (e->thread_known && e->runq >= 0 && n < len)
+        snprintf(out + n, len - n, " (waiting for a CPU %.0f%%)", 100 * e->runq);
 }
 
 void diagnose_report_text(FILE *out, const char *what, const struct diagnose_sample *s,
