@@ -38,10 +38,14 @@ enum diagnose_id {
 #define DIAG_NET_WAIT       0.50 /* ... one that waited at least this was */
 #define DIAG_THREAD_FULL    0.80 /* a thread on a CPU or waiting for one this share: CPU-bound */
 #define DIAG_RUNQ_CONTENDED 0.20 /* ... waiting for a CPU this share: other work took it */
-#define DIAG_WND_FULL       0.75 /* data in flight / the peer's window: the window is full */
-#define DIAG_BUF_FULL       0.40 /* data in flight / SO_SNDBUF: the send buffer is full */
-#define DIAG_QUEUE_MIN_US   500  /* mean srtt - min_rtt from which a queue is standing ... */
-#define DIAG_QUEUE_FRAC     0.02 /* ... and at least this share of min_rtt */
+/* a data thread that wanted a CPU (on one or waiting for one) this share of the time ... */
+#define DIAG_THREAD_WANTS 0.50
+/* ... and waited for one this share: the host's CPUs are the limit */
+#define DIAG_RUNQ_STARVED 0.25
+#define DIAG_WND_FULL     0.75 /* data in flight / the peer's window: the window is full */
+#define DIAG_BUF_FULL     0.40 /* data in flight / SO_SNDBUF: the send buffer is full */
+#define DIAG_QUEUE_MIN_US 500  /* mean srtt - min_rtt from which a queue is standing ... */
+#define DIAG_QUEUE_FRAC   0.02 /* ... and at least this share of min_rtt */
 #define DIAG_QUEUE_STRONG                                                                          \
     0.25                        /* a queue this share of min_rtt is more than the bursts of a      \
                                  * window- or buffer-limited sender make: the link is full */
@@ -91,6 +95,7 @@ struct diagnose_sample {
     uint64_t target_bps;   /* --rate, 0 = not given */
     double target_rtt_s;   /* --rtt, 0 = not given */
     bool local_receives;   /* this host received data (-R, or both ends here) */
+    bool same_host;        /* both ends ran on one kernel (equal boot ids: loopback, veth) */
     char cc[16];           /* the senders' congestion control, "" unknown */
     /* the sender's TCP_INFO over the measured period, summed over flows */
     uint64_t busy_us, rwnd_us, sndbuf_us; /* busy_us includes the two limited times */
@@ -127,7 +132,8 @@ struct diagnose_verdict {
 
 /* Applies the rules in order: paced sender; a sender that did not wait for the network (its
  * CPU, or the application); the receiving host's CPU; the link (at --rate, or as flat as
- * flows are added); receive window; send buffer; a queue of a quarter of the round trip;
+ * flows are added); receive window; send buffer; a data thread starved of CPU; a queue of a
+ * quarter of the round trip;
  * loss that explains the rate; a smaller standing queue; the congestion control holding a
  * rate nothing on the hosts limited (bbr, a plateau); else ok. */
 void diagnose_judge(const struct diagnose_sample *s, struct diagnose_verdict *v);

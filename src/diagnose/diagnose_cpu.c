@@ -192,6 +192,53 @@ bool diag_rule_rx_cpu(const struct diagnose_sample *s, struct diagnose_verdict *
     return true;
 }
 
+/* A data thread that wanted a CPU at least half the time and waited for one a quarter of it:
+ * the host's CPUs (on loopback or veth, both ends and the packet processing share them). */
+static bool starved(const struct diagnose_end *e)
+{
+    return e->thread_known && e->runq >= DIAG_RUNQ_STARVED && thread_load(e) >= DIAG_THREAD_WANTS;
+}
+
+bool diag_rule_cpu_starved(const struct diagnose_sample *s, struct diagnose_verdict *v)
+{
+    const struct diagnose_end *e;
+    bool tx;
+    char t[200], a[32];
+
+    if (!starved(&s->snd) && !starved(&s->rcv))
+        return false;
+    tx = starved(&s->snd) && (!starved(&s->rcv) || s->snd.runq >= s->rcv.runq);
+    e = tx ? &s->snd : &s->rcv;
+    v->id = tx ? DIAG_TX_CPU_LIMITED : DIAG_RX_CPU_LIMITED;
+    snprintf(v->title, sizeof(v->title), "%s CPU limited (CPU %d)",
+             tx ? "sender" : "receiving host's", e->cpu);
+    thread_text(e, t, sizeof(t));
+    diag_evidence(v,
+                  "the %s thread %s: it wanted a CPU %.0f%% of the time and waited for one "
+                  "a quarter of it or more",
+                  tx ? "sending" : "receiving", t, 100 * thread_load(e));
+    if (starved(&s->snd) && starved(&s->rcv)) {
+        thread_text(tx ? &s->rcv : &s->snd, t, sizeof(t));
+        diag_evidence(v, "the %s thread too: %s", tx ? "receiving" : "sending", t);
+    }
+    if (s->same_host)
+        diag_evidence(v, "both ends ran on one host (one kernel): the senders, the receivers and "
+                         "the packet processing share its CPUs");
+    diag_evidence(v,
+                  "throughput %s; the sender waited for room %.0f%%, the receiver for data "
+                  "%.0f%% of the time",
+                  diag_rate(s->throughput_bps, a), 100 * s->snd.wait, 100 * s->rcv.wait);
+    snprintf(v->advice, sizeof(v->advice),
+             "The %s host's CPUs are the limit: its data thread waits for a CPU that other work "
+             "(%s) holds. Free or add CPUs, pin the test's threads to idle cores (-A), or move "
+             "the other load; on loopback and veth both ends and the packet processing share "
+             "the same CPUs.",
+             tx ? "sending" : "receiving",
+             s->same_host ? "the other end, the kernel's packet processing, other processes"
+                          : "the kernel's packet processing, other processes");
+    return true;
+}
+
 /* Without the application's own figures (an older peer, or --during): TCP's busy time. */
 bool diag_rule_app_busy(const struct diagnose_sample *s, struct diagnose_verdict *v)
 {

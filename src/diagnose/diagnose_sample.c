@@ -160,6 +160,7 @@ static void finish_ends(const struct run_result *r, const struct side_result *sn
     end_load(snd, true, &s->snd);
     end_load(rcv, false, &s->rcv);
     snprintf(s->cc, sizeof(s->cc), "%s", snd->congestion);
+    s->same_host = snd->boot_id[0] && !strcmp(snd->boot_id, rcv->boot_id);
     if (rcv->valid)
         plateau(rcv, s);
 }

@@ -336,6 +336,46 @@ static void test_probe_flows(void **state)
     assert_id(s, DIAG_OK);
 }
 
+/* Loopback at 57 Gbit/s on two busy CPUs: both threads wait for a CPU about half the time. */
+static void test_cpu_starved(void **state)
+{
+    struct diagnose_sample s = r40_bbr_link;
+    struct diagnose_verdict v;
+    (void)state;
+
+    s.throughput_bps = 57.2e9;
+    s.same_host = true;
+    s.snd.wait = 0.37;
+    s.snd.run = 0.46;
+    s.snd.runq = 0.41;
+    s.snd.cpu = 0;
+    s.rcv.wait = 0.59;
+    s.rcv.run = 0.44;
+    s.rcv.runq = 0.48;
+    s.rcv.cpu = 0;
+    s.rtt_mean_us = s.min_rtt_us + 270;
+    v = judge(&s);
+    assert_int_equal(v.id, DIAG_RX_CPU_LIMITED);
+    assert_string_equal(v.title, "receiving host's CPU limited (CPU 0)");
+    assert_evidence(v, "waited for a CPU 48%");
+    assert_evidence(v, "the sending thread too");
+    assert_evidence(v, "both ends ran on one host");
+    /* the sender the more starved */
+    s.snd.runq = 0.6;
+    assert_id(s, DIAG_TX_CPU_LIMITED);
+    /* a mostly idle thread whose rare wake-ups wait long is not starved */
+    s = r40_bbr_link;
+    s.rcv.run = 0.05;
+    s.rcv.runq = 0.3;
+    assert_id(s, DIAG_LINK_CAPACITY);
+    /* a full send buffer comes first (veth at 16 Gbit/s with 8 KiB: the buffer, not the CPU) */
+    s = r40_reno_sndbuf;
+    s.snd.wait = 0.37;
+    s.snd.run = 0.51;
+    s.snd.runq = 0.33;
+    assert_id(s, DIAG_SNDBUF_LIMITED);
+}
+
 /* Without the application's figures (an older peer; --during) the rules fall back on TCP's. */
 static void test_old_peer(void **state)
 {
@@ -352,6 +392,7 @@ static void test_old_peer(void **state)
     s = r40_reno_cpu;
     s.samples = 0;
     s.snd.known = s.rcv.known = false;
+    s.snd.thread_known = s.rcv.thread_known = false;
     s.busy_us = s.busy_us / 2;
     v = judge(&s);
     assert_int_equal(v.id, DIAG_APP_LIMITED);
@@ -375,6 +416,7 @@ int main(void)
         cmocka_unit_test(test_paced),
         cmocka_unit_test(test_receiver_cpu),
         cmocka_unit_test(test_probe_flows),
+        cmocka_unit_test(test_cpu_starved),
         cmocka_unit_test(test_old_peer),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -96,6 +96,8 @@ static void fake_run(struct fake_run *f)
     r->summary.throughput_bps = 2e9;
     r->params.fq_rate_bps = 5;
     r->params.omit_ns = 600000000ULL;
+    snprintf(r->local.boot_id, sizeof(r->local.boot_id), "b00t");
+    snprintf(r->remote.boot_id, sizeof(r->remote.boot_id), "b00t");
 }
 
 static void test_from_run(void **state)
@@ -131,6 +133,11 @@ static void test_from_run(void **state)
     assert_int_equal(s.nrates, 3);
     assert_dbl_near(s.rate_median_bps, 100e6, 1);
     assert_dbl_near(s.plateau, 2.0 / 3, 1e-9);
+    assert_true(s.same_host); /* one boot id: one kernel */
+    snprintf(f->r.remote.boot_id, sizeof(f->r.remote.boot_id), "other");
+    memset(&s, 0, sizeof(s));
+    assert_int_equal(diagnose_from_run(&f->r, &s, err, sizeof(err)), 0);
+    assert_false(s.same_host);
     free(f->r.remote.load);
     free(f->r.local.load);
     free(f);
