@@ -273,6 +273,7 @@ int diagnose_attach_run(const struct diagnose_attach_opts *o, volatile sig_atomi
             s->rcv.host = s->snd.host;
             s->rcv.host_known = true;
             s->rcv.local = true;
+            s->same_host = true;
         }
         if (rc && receivers)
             snprintf(err, errlen,

@@ -192,6 +192,7 @@ cJSON *diagnose_report_json(const char *what, const struct diagnose_sample *s,
     cJSON_AddNumberToObject(t, "target_rate_bps", (double)s->target_bps);
     cJSON_AddNumberToObject(t, "target_rtt_s", s->target_rtt_s);
     cJSON_AddBoolToObject(t, "local_receives", s->local_receives);
+    cJSON_AddBoolToObject(t, "same_host", s->same_host);
     cJSON_AddNumberToObject(t, "warmup_s", s->warmup_s);
     cJSON_AddNumberToObject(t, "intervals", s->nrates);
     cJSON_AddNumberToObject(t, "interval_median_bps", s->rate_median_bps);

@@ -349,7 +349,7 @@ static void test_cpu_starved(void **state)
     s.snd.run = 0.46;
     s.snd.runq = 0.41;
     s.snd.cpu = 0;
-    s.rcv.wait = 0.59;
+    s.rcv.wait = 0.41;
     s.rcv.run = 0.44;
     s.rcv.runq = 0.48;
     s.rcv.cpu = 0;
@@ -363,6 +363,22 @@ static void test_cpu_starved(void **state)
     /* the sender the more starved */
     s.snd.runq = 0.6;
     assert_id(s, DIAG_TX_CPU_LIMITED);
+    /* the sender the more starved, but it found its buffer full most of the time: the
+     * receiver */
+    s.snd.wait = 0.6;
+    assert_id(s, DIAG_RX_CPU_LIMITED);
+    /* a 200 Mbit/s tbf on veth, the host loaded by other work: the receiving thread waited for a
+     * CPU 75 % of the time, but for data 90 %, and 10 ms of queue stood at the tbf */
+    s = r40_bbr_link;
+    s.same_host = true;
+    s.min_rtt_us = 13;
+    s.rtt_mean_us = 10073;
+    s.snd.wait = 0.96;
+    s.rcv.wait = 0.90;
+    s.rcv.run = 0.13;
+    s.rcv.runq = 0.75;
+    s.rcv.cpu = 0;
+    assert_id(s, DIAG_LINK_CAPACITY);
     /* a mostly idle thread whose rare wake-ups wait long is not starved */
     s = r40_bbr_link;
     s.rcv.run = 0.05;
