@@ -286,17 +286,30 @@ diag tbf_rate -t 4 --rate 200M
 check_verdict tbf_rate link_capacity
 check_jq "tbf --rate 200M: >= 90 % of the goodput 200M allows" "$T/tbf_rate.json" \
     '.test.throughput_bps >= 0.9 * .verdict.figures.goodput_at_rate_bps'
-ip netns exec "$NS_S" "$NETRIG" stream -c "$SRV_ADDR" -p "$SRV_PORT" -t 6 -P 2 --no-save >/dev/null 2>&1 &
+# --during attaches to the connections that exist when it starts: it starts once the stream
+# has reported its first interval (both data connections open and moving data; a fixed sleep
+# was too short on a loaded host), and the stream runs until --during is done (stopped then).
+ip netns exec "$NS_S" "$NETRIG" stream -c "$SRV_ADDR" -p "$SRV_PORT" -t 60 -P 2 -i 0.25 \
+    --json-stream --no-save >"$T/bg.jsonl" 2>"$T/bg.err" &
 BG=$!
 track_pid "$BG"
-sleep 1.5
+for _ in $(seq 400); do # up to 20 s
+    grep -q '"event":"interval"' "$T/bg.jsonl" 2>/dev/null && break
+    alive "$BG" || break
+    sleep 0.05
+done
+check "the background stream reports intervals ($(head -c 200 "$T/bg.err"))" \
+    grep -q '"event":"interval"' "$T/bg.jsonl"
 rc=0
 ip netns exec "$NS_S" "$NETRIG" diagnose --during -c "$SRV_ADDR" -p "$SRV_PORT" -t 2 -J \
     >"$T/during.json" 2>"$T/during.err" || rc=$?
 check "--during exits 0 (got $rc: $(head -c 200 "$T/during.err"))" test "$rc" -eq 0
+log "during: $(jq -r '"\(.verdict.id): \(.test.throughput_bps / 1e4 | round / 100) Mbit/s over \(.sender.flows) flows; busy \(.sender.busy_fraction * 100 | round)%, queue \(.verdict.figures.queue_delay_us) us"' "$T/during.json" 2>/dev/null)"
 check_jq "--during on a running stream through the tbf: link_capacity over 2 connections" \
     "$T/during.json" '.verdict.id == "link_capacity" and .sender.flows == 2'
-wait "$BG" 2>/dev/null || true
+check "the background stream was still running after --during" alive "$BG"
+kill -INT "$BG" 2>/dev/null || true
+wait_exit "$BG" 20 || fail "the background stream did not stop on SIGINT within 20 s"
 
 # ---- 5. paced below the link --------------------------------------------------------------
 diag paced -t 3 -P 2 --fq-rate 50M
