@@ -94,6 +94,16 @@ bool diag_has_strong_queue(const struct diagnose_sample *s, const struct diagnos
     return v->queue_us >= DIAG_QUEUE_MIN_US && v->queue_us >= DIAG_QUEUE_STRONG * s->min_rtt_us;
 }
 
+bool diag_cpu_delay(const struct diagnose_sample *s)
+{
+    return s->same_host && (diag_end_starved(&s->snd) || diag_end_starved(&s->rcv));
+}
+
+bool diag_path_queue(const struct diagnose_sample *s, const struct diagnose_verdict *v)
+{
+    return diag_has_strong_queue(s, v) && !diag_cpu_delay(s);
+}
+
 bool diag_is_bbr(const struct diagnose_sample *s) { return !strncmp(s->cc, "bbr", 3); }
 
 bool diag_sender_waited(const struct diagnose_sample *s)

@@ -194,7 +194,7 @@ bool diag_rule_rx_cpu(const struct diagnose_sample *s, struct diagnose_verdict *
 
 /* A data thread that wanted a CPU at least half the time and waited for one a quarter of it:
  * the host's CPUs (on loopback or veth, both ends and the packet processing share them). */
-static bool starved(const struct diagnose_end *e)
+bool diag_end_starved(const struct diagnose_end *e)
 {
     return e->thread_known && e->runq >= DIAG_RUNQ_STARVED && thread_load(e) >= DIAG_THREAD_WANTS;
 }
@@ -206,7 +206,7 @@ static bool starved(const struct diagnose_end *e)
  * and for data 90 %). */
 static bool starved_limit(const struct diagnose_end *e)
 {
-    return starved(e) && (!e->known || e->wait < DIAG_NET_WAIT);
+    return diag_end_starved(e) && (!e->known || e->wait < DIAG_NET_WAIT);
 }
 
 bool diag_rule_cpu_starved(const struct diagnose_sample *s, struct diagnose_verdict *v)
@@ -227,7 +227,7 @@ bool diag_rule_cpu_starved(const struct diagnose_sample *s, struct diagnose_verd
                   "the %s thread %s: it wanted a CPU %.0f%% of the time and waited for one "
                   "a quarter of it or more",
                   tx ? "sending" : "receiving", t, 100 * thread_load(e));
-    if (starved(&s->snd) && starved(&s->rcv)) {
+    if (diag_end_starved(&s->snd) && diag_end_starved(&s->rcv)) {
         thread_text(tx ? &s->rcv : &s->snd, t, sizeof(t));
         diag_evidence(v, "the %s thread too: %s", tx ? "receiving" : "sending", t);
     }

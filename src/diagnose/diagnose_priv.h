@@ -24,6 +24,13 @@ void diag_target_args(const struct diagnose_sample *s, char *buf, size_t len);
 /* Figures shared by the rules. */
 bool diag_has_queue(const struct diagnose_sample *s, const struct diagnose_verdict *v);
 bool diag_has_strong_queue(const struct diagnose_sample *s, const struct diagnose_verdict *v);
+/* A data thread that wanted a CPU half the time and waited for one a quarter of it. */
+bool diag_end_starved(const struct diagnose_end *e);
+/* srtt grown by the CPUs, not by a path: both ends on one kernel and a data thread starved (on
+ * veth with a 4.7 kB window and the host loaded by other work: +0.56 ms) */
+bool diag_cpu_delay(const struct diagnose_sample *s);
+/* a strong queue that no CPU delay explains: the path's */
+bool diag_path_queue(const struct diagnose_sample *s, const struct diagnose_verdict *v);
 bool diag_is_bbr(const struct diagnose_sample *s);
 bool diag_sender_waited(const struct diagnose_sample *s); /* >= DIAG_NET_WAIT, or unknown */
 bool diag_probes_flat(const struct diagnose_sample *s);

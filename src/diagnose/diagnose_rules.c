@@ -166,7 +166,7 @@ bool diag_rule_rwnd(const struct diagnose_sample *s, struct diagnose_verdict *v)
     char a[32], b[32], c[32], bdp[320], args[80];
     struct audit_bufcap m;
 
-    if (!window_full(s, v) || diag_has_strong_queue(s, v))
+    if (!window_full(s, v) || diag_path_queue(s, v))
         return false;
     buffer_model(&s->rcv, AUDIT_BUFCAP_RECEIVE, &m);
     v->id = DIAG_RWND_LIMITED;
@@ -188,10 +188,18 @@ bool diag_rule_rwnd(const struct diagnose_sample *s, struct diagnose_verdict *v)
                       s->wnd_mean > 0 ? 100 * s->wnd_mean / s->rcv.buf : 0);
         cap_line(&m, true, s->rcv.buf, v->srtt_us, v);
     }
-    diag_evidence(v,
-                  "srtt - min_rtt = %s, less than a quarter of the round trip: no standing queue, "
-                  "the path had room",
-                  diag_usec(v->queue_us, a));
+    if (diag_has_strong_queue(s, v))
+        diag_evidence(v,
+                      "srtt - min_rtt = %s, but both ends ran on one host and a data thread "
+                      "waited for a CPU %.0f%% of the time: the delay is the CPUs', not a queue "
+                      "on a path",
+                      diag_usec(v->queue_us, a),
+                      100 * (s->rcv.runq > s->snd.runq ? s->rcv.runq : s->snd.runq));
+    else
+        diag_evidence(v,
+                      "srtt - min_rtt = %s, less than a quarter of the round trip: no standing "
+                      "queue, the path had room",
+                      diag_usec(v->queue_us, a));
     diag_evidence(v, "TCP counted %.0f%% of its busy time as receive-window limited",
                   100 * v->f_rwnd);
     if (v->bdp_bytes > 0)
@@ -225,7 +233,7 @@ bool diag_rule_sndbuf(const struct diagnose_sample *s, struct diagnose_verdict *
     char a[32], b[32], bdp[320], args[80];
     struct audit_bufcap m;
 
-    if (!buffer_full(s, v) || diag_has_strong_queue(s, v))
+    if (!buffer_full(s, v) || diag_path_queue(s, v))
         return false;
     buffer_model(&s->snd, AUDIT_BUFCAP_SEND, &m);
     v->id = DIAG_SNDBUF_LIMITED;

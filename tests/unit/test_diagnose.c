@@ -379,6 +379,28 @@ static void test_cpu_starved(void **state)
     s.rcv.runq = 0.75;
     s.rcv.cpu = 0;
     assert_id(s, DIAG_LINK_CAPACITY);
+    /* veth, the receiver's window 4.7 kB and full, the host loaded by other work: the
+     * receiving thread waited for a CPU 64 % of the time, srtt grew 0.56 ms over min_rtt 3 us.
+     * That delay is the CPUs', not a path's queue: the window (tune makes it 10x faster) */
+    s = r40_reno_rwnd;
+    s.same_host = true;
+    s.throughput_bps = 201e6;
+    s.min_rtt_us = 3;
+    s.rtt_mean_us = 561;
+    s.srtt_us = 561;
+    s.wnd_mean = 4740;
+    s.snd_wnd = 4740;
+    s.inflight_mean = 5070;
+    s.rcv.wait = 0.48;
+    s.rcv.run = 0.32;
+    s.rcv.runq = 0.64;
+    s.rcv.cpu = 0;
+    v = judge(&s);
+    assert_int_equal(v.id, DIAG_RWND_LIMITED);
+    assert_evidence(v, "the delay is the CPUs', not a queue on a path");
+    /* the same delay with the ends on two hosts is a path's queue */
+    s.same_host = false;
+    assert_int_not_equal(judge(&s).id, DIAG_RWND_LIMITED);
     /* a mostly idle thread whose rare wake-ups wait long is not starved */
     s = r40_bbr_link;
     s.rcv.run = 0.05;
