@@ -13,6 +13,7 @@
 #include "log.h"
 #include "result_json.h"
 #include "sock.h"
+#include "tcpinfo.h"
 #include "units.h"
 
 #include <arpa/inet.h>
@@ -563,6 +564,24 @@ void client_session_free(struct client_session *s)
     free(s);
 }
 
+/* omit_rtts: the warm-up from the handshake's round trip (TCP_INFO of the control connection
+ * right after connect holds the SYN/SYN-ACK sample), before the parameters go to the server. */
+static void scale_omit(struct client_session *s)
+{
+    struct tcpinfo ti;
+    uint64_t want;
+
+    if (!s->o.omit_rtts || tcpinfo_read(s->c.ctl, &ti) || !ti.valid)
+        return;
+    want = (uint64_t)s->o.omit_rtts * (ti.min_rtt_us ? ti.min_rtt_us : ti.rtt_us) * 1000;
+    if (want < s->o.omit_min_ns)
+        want = s->o.omit_min_ns;
+    if (want > CLIENT_OMIT_MAX_NS)
+        want = CLIENT_OMIT_MAX_NS;
+    if (want > s->o.p.omit_ns)
+        s->o.p.omit_ns = s->r->params.omit_ns = want;
+}
+
 static int session_setup(struct client_session *s, char *err, size_t errlen)
 {
     const struct client_opts *o = &s->o;
@@ -587,6 +606,7 @@ static int session_setup(struct client_session *s, char *err, size_t errlen)
     s->c.ctl = sock_connect(&s->to, &local, NULL, o->timeout_ms, err, errlen);
     if (s->c.ctl < 0)
         return s->c.ctl;
+    scale_omit(s);
     rc = hello(o, s->c.ctl, id, r, &s->accept, err, errlen);
     if (rc)
         return rc;

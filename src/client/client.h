@@ -26,7 +26,13 @@ struct client_opts {
     char user[64];                /* --user: answer the server's challenge as this user */
     char credentials[256];        /* --credentials FILE (else $NETRIG_SECRET) */
     struct run_observer observer; /* what the run shows while it goes; zeroed: nothing */
+    /* a warm-up (-O) that scales with the path: at least omit_rtts round trips of the control
+     * connection's handshake and omit_min_ns (0: -O as given) */
+    uint32_t omit_rtts;
+    uint64_t omit_min_ns;
 };
+
+#define CLIENT_OMIT_MAX_NS (30ULL * 1000000000ULL) /* the scaled warm-up's cap */
 
 /* Returns 0 on a complete run, 1 when results are partial (r->error says why), or a negative
  * errno when no result could be had (err says why). */

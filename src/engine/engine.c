@@ -3,6 +3,7 @@
 #include "engine.h"
 #include "clock.h"
 
+#include "hostctr.h"
 #include "hostfs.h"
 #include "log.h"
 #include "sock.h"
@@ -43,12 +44,29 @@ struct engine {
     struct cpu_sys_snap cpu_start, cpu_meas, cpu_prev;
     struct tcpinfo *base_ti; /* per-flow TCP_INFO at the end of omit (retransmits etc.) */
     struct cpu_thread_snap thr_meas, thr_prev;
+    uint64_t *base_wait, *end_wait; /* per-flow wait_ns at the end of omit, at stop */
+    struct flow_trace *trace;       /* per-flow TCP_INFO sums over the measured intervals */
+    struct thread_mark *mark;       /* per-worker scheduler figures at measure start and stop */
+    struct hostctr_snap *hosts;     /* this host's counters at measure start [0] and stop [1] */
     long clk_tck;
     uint64_t cpus_seen[CPULIST_MAX / 64]; /* CPUs the workers were seen running on */
     struct side_result res;               /* intervals fill as the test runs */
     int notify_fd;                        /* workers bump it when a flow ends */
     struct flow_budget budget;            /* -n/-k, shared by this side's senders */
     bool has_budget, sent_told;           /* sent_told: on_sent was called */
+};
+
+/* Sums of a sending flow's TCP_INFO over the measured intervals. */
+struct flow_trace {
+    uint32_t n;
+    double rtt_us, snd_wnd, inflight;
+};
+
+/* A worker thread's time on a CPU and waiting for one, at measure start and at stop. */
+struct thread_mark {
+    struct cpu_sched at[2];
+    bool sched[2]; /* schedstat was readable (else at[].run_ns is user + system time) */
+    int cpu;       /* where it last ran, at stop */
 };
 
 static uint32_t min_u32(uint32_t a, uint32_t b) { return a < b ? a : b; }
@@ -101,9 +119,15 @@ struct engine *engine_create(const struct flow_kind *kind, const struct params *
     e->base_txns = calloc(e->nflows, sizeof(*e->base_txns));
     e->base_ti = calloc(e->nflows, sizeof(*e->base_ti));
     e->base_timeouts = calloc(e->nflows, sizeof(*e->base_timeouts));
+    e->base_wait = calloc(e->nflows, sizeof(*e->base_wait));
+    e->end_wait = calloc(e->nflows, sizeof(*e->end_wait));
+    e->trace = calloc(e->nflows, sizeof(*e->trace));
+    e->mark = calloc(e->nworkers, sizeof(*e->mark));
+    e->hosts = calloc(2, sizeof(*e->hosts));
     if (!e->flows || !e->workers || !e->tids || !e->base || !e->base_mapped || !e->prev ||
         !e->prev_retrans || !e->prev_txns || !e->prev_lat || !e->base_txns || !e->base_ti ||
-        !e->base_timeouts || result_side_init(&e->res, e->nflows, cap_iv))
+        !e->base_timeouts || !e->base_wait || !e->end_wait || !e->trace || !e->mark || !e->hosts ||
+        result_side_init(&e->res, e->nflows, cap_iv))
         goto nomem;
     for (uint32_t w = 0; w < e->nworkers; w++)
         e->workers[w].epfd = e->workers[w].stopfd = e->workers[w].memfd = -1;
@@ -214,6 +238,26 @@ int engine_attach(struct engine *e, uint32_t id, int fd, char *err, size_t errle
 
 bool engine_complete(const struct engine *e) { return e->attached == e->nflows; }
 
+/* A worker thread's scheduler figures now (a thread not started yet has none: zero). */
+static void mark_thread(struct engine *e, uint32_t w, int at)
+{
+    struct thread_mark *m = &e->mark[w];
+    struct cpu_thread_snap ts = {0};
+
+    memset(&m->at[at], 0, sizeof(m->at[at]));
+    m->sched[at] = !e->tids[w]; /* a thread not started yet: zero is exact */
+    if (!e->tids[w])
+        return;
+    if (!cpu_thread_sched(e->tids[w], &m->at[at])) {
+        m->sched[at] = true;
+    } else {
+        cpu_sample_threads(&e->tids[w], 1, &ts);
+        m->at[at].run_ns = (ts.user_us + ts.sys_us) * 1000;
+    }
+    if (at == 1)
+        m->cpu = cpu_thread_last_cpu(e->tids[w]);
+}
+
 static void mark_measure_start(struct engine *e, uint64_t now)
 {
     e->t_meas = now;
@@ -225,6 +269,7 @@ static void mark_measure_start(struct engine *e, uint64_t now)
         e->base_mapped[i] = atomic_load_explicit(&e->flows[i].rx_mapped, memory_order_relaxed);
         e->base_txns[i] = atomic_load_explicit(&e->flows[i].txns, memory_order_relaxed);
         e->base_timeouts[i] = atomic_load_explicit(&e->flows[i].timeouts, memory_order_relaxed);
+        e->base_wait[i] = atomic_load_explicit(&e->flows[i].wait_ns, memory_order_relaxed);
         /* counters of TCP_INFO that grow over the connection's life start here too */
         if (e->omit_done && e->p.omit_ns && e->flows[i].fd >= 0 && e->kind->has_tcpinfo)
             tcpinfo_read(e->flows[i].fd, &e->base_ti[i]);
@@ -233,6 +278,9 @@ static void mark_measure_start(struct engine *e, uint64_t now)
     cpu_sample_threads(e->tids, (int)e->nworkers, &e->thr_meas);
     /* the transfer counts from here: each sender notes its own byte count when it sees this */
     atomic_store_explicit(&e->budget.armed, true, memory_order_release);
+    for (uint32_t w = 0; w < e->nworkers; w++)
+        mark_thread(e, w, 0);
+    hostctr_sample(NULL, &e->hosts[0]);
 }
 
 int engine_start(struct engine *e, char *err, size_t errlen)
@@ -244,6 +292,7 @@ int engine_start(struct engine *e, char *err, size_t errlen)
     e->t0 = e->prev_t = clock_mono_ns();
     cpu_sample_system(NULL, &e->cpu_prev);
     e->cpu_start = e->cpu_prev;
+    hostctr_sample(NULL, &e->hosts[0]); /* replaced at the end of a warm-up */
     /* without warm-up, measuring starts before the first byte moves (all counters are 0) */
     if (e->p.omit_ns == 0)
         mark_measure_start(e, e->t0);
@@ -269,6 +318,14 @@ int engine_start(struct engine *e, char *err, size_t errlen)
     }
     cpu_sample_threads(e->tids, (int)e->nworkers, &e->thr_prev);
     return 0;
+}
+
+static void trace_add(struct flow_trace *t, const struct tcpinfo *ti)
+{
+    t->n++;
+    t->rtt_us += ti->rtt_us;
+    t->snd_wnd += ti->snd_wnd;
+    t->inflight += (double)ti->unacked * ti->snd_mss;
 }
 
 /* Returns the interval hook's verdict: non-zero ends the run. */
@@ -303,6 +360,8 @@ static int sample_interval(struct engine *e, uint64_t now, bool omitted,
             dre =
                 ti.total_retrans >= e->prev_retrans[i] ? ti.total_retrans - e->prev_retrans[i] : 0;
             e->prev_retrans[i] = ti.total_retrans;
+            if (!omitted)
+                trace_add(&e->trace[i], &ti);
         }
         if (f->sender)
             iv->sent_bytes += b - e->prev[i];
@@ -537,6 +596,65 @@ static void set_send_method(struct engine *e)
                            : names[method]);
 }
 
+/* The application's and TCP's figures of a stream flow over the measured period. */
+static void collect_app(const struct engine *e, struct flow *f, struct side_flow *sf)
+{
+    const struct flow_trace *t = &e->trace[f->id];
+    int v = 0;
+    socklen_t vl = sizeof(v);
+
+    if (!e->kind->has_tcpinfo || f->fd < 0)
+        return;
+    sf->wait_s = e->end_wait[f->id] > e->base_wait[f->id]
+                     ? (double)(e->end_wait[f->id] - e->base_wait[f->id]) / 1e9
+                     : 0;
+    if (!getsockopt(f->fd, SOL_SOCKET, SO_SNDBUF, &v, &vl) && v > 0)
+        sf->sndbuf = (uint32_t)v;
+    vl = sizeof(v);
+    if (!getsockopt(f->fd, SOL_SOCKET, SO_RCVBUF, &v, &vl) && v > 0)
+        sf->rcvbuf = (uint32_t)v;
+    if (t->n) {
+        sf->samples = t->n;
+        sf->rtt_mean_us = t->rtt_us / t->n;
+        sf->snd_wnd_mean = t->snd_wnd / t->n;
+        sf->inflight_mean = t->inflight / t->n;
+    }
+}
+
+/* The worker threads' CPU and this host's counters over the measured period. */
+static void collect_load(struct engine *e)
+{
+    struct side_load *l = calloc(1, sizeof(*l));
+
+    if (!l)
+        return;
+    l->seconds = e->res.seconds;
+    for (uint32_t w = 0; w < e->nworkers && l->nthreads < SIDE_MAX_THREADS; w++) {
+        struct thread_mark *m = &e->mark[w];
+        if (e->tids[w] && !m->sched[1] && e->workers[w].sched_exit_ok) {
+            /* it had ended by the stop (a receiver that saw the sender's FIN): as it ended */
+            m->at[1] = e->workers[w].sched_at_exit;
+            m->sched[1] = true;
+            m->cpu = e->workers[w].cpu_exit;
+        }
+        struct side_thread *t = &l->thread[l->nthreads++];
+        t->cpu = e->tids[w] ? m->cpu : -1;
+        t->run_s =
+            (double)(m->at[1].run_ns > m->at[0].run_ns ? m->at[1].run_ns - m->at[0].run_ns : 0) /
+            1e9;
+        t->runq_s = m->sched[1] && m->sched[0] ? (double)(m->at[1].wait_ns > m->at[0].wait_ns
+                                                              ? m->at[1].wait_ns - m->at[0].wait_ns
+                                                              : 0) /
+                                                     1e9
+                                               : -1;
+        for (uint32_t i = 0; i < e->nflows; i++)
+            t->sends |= e->flows[i].worker == w && e->flows[i].sender;
+    }
+    hostctr_delta(&e->hosts[0], &e->hosts[1], &l->host);
+    free(e->res.load);
+    e->res.load = l;
+}
+
 /* How this side's receivers read: one method, or "mixed" (zero-copy fell back on some). */
 static void set_recv_method(struct engine *e)
 {
@@ -583,6 +701,12 @@ void engine_stop(struct engine *e)
     if (!e->started || e->t_stop)
         return;
     e->t_stop = clock_mono_ns();
+    /* the measured period's end, before the threads change what they do */
+    for (uint32_t w = 0; w < e->nworkers; w++)
+        mark_thread(e, w, 1);
+    for (uint32_t i = 0; i < e->nflows; i++)
+        e->end_wait[i] = atomic_load_explicit(&e->flows[i].wait_ns, memory_order_relaxed);
+    hostctr_sample(NULL, &e->hosts[1]);
     for (uint32_t w = 0; w < e->nworkers; w++)
         worker_stop(&e->workers[w]);
 }
@@ -611,6 +735,11 @@ void engine_finish(struct engine *e, struct side_result *out)
             memset(e->base_txns, 0, e->nflows * sizeof(*e->base_txns));
             memset(e->base_ti, 0, e->nflows * sizeof(*e->base_ti));
             memset(e->base_timeouts, 0, e->nflows * sizeof(*e->base_timeouts));
+            memset(e->base_wait, 0, e->nflows * sizeof(*e->base_wait));
+            for (uint32_t w = 0; w < e->nworkers; w++) { /* since each thread started */
+                memset(&e->mark[w].at[0], 0, sizeof(e->mark[w].at[0]));
+                e->mark[w].sched[0] = true;
+            }
             e->omit_done = true;
         }
         if (!cpu_sample_system(NULL, &cs))
@@ -641,7 +770,9 @@ void engine_finish(struct engine *e, struct side_result *out)
             }
             copied |= atomic_load(&f->zc_copied);
             collect_counts(e, f, sf);
+            collect_app(e, f, sf);
         }
+        collect_load(e);
         for (uint32_t w = 0; e->res.lat && w < e->nworkers; w++)
             if (e->workers[w].lat)
                 histo_merge(e->res.lat, e->workers[w].lat);
@@ -704,5 +835,10 @@ void engine_destroy(struct engine *e)
     free(e->base_txns);
     free(e->base_ti);
     free(e->base_timeouts);
+    free(e->base_wait);
+    free(e->end_wait);
+    free(e->trace);
+    free(e->mark);
+    free(e->hosts);
     free(e);
 }

@@ -108,6 +108,9 @@ struct flow {
     _Atomic uint64_t txns;       /* transactions completed (transactional kinds) */
     _Atomic uint64_t lat_sum_ns; /* their latencies summed (interval means) */
     _Atomic uint64_t timeouts;   /* transactions given up on */
+    /* stream flows: ns the application waited on the socket (a sender for room, a receiver
+     * for data): two clock reads per wait, none per byte */
+    _Atomic uint64_t wait_ns;
     _Atomic int state;
     _Atomic int err;        /* errno when the flow failed */
     uint64_t due_ns;        /* next timer, 0 = none (worker-owned) */

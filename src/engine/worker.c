@@ -271,6 +271,8 @@ static void *worker_main(void *arg)
         if (is_active(w->flows[i]))
             worker_flow_finish(w, w->flows[i], ETIMEDOUT);
     cpu_sample_self_thread(&w->cpu_at_exit);
+    w->sched_exit_ok = !cpu_thread_sched(gettid(), &w->sched_at_exit);
+    w->cpu_exit = sched_getcpu();
     return NULL;
 }
 

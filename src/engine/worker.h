@@ -51,6 +51,9 @@ struct worker {
     struct histo *lat;                  /* transactional kinds: this thread's latencies */
     _Atomic bool measuring;             /* past the omit period: latencies count */
     struct cpu_thread_snap cpu_at_exit; /* the thread's own CPU time, taken as it ends */
+    struct cpu_sched sched_at_exit;     /* its scheduler figures then (sched_exit_ok) */
+    bool sched_exit_ok;
+    int cpu_exit; /* the CPU it ended on, -1 unknown */
     /* a test's fake clock for worker_now (NULL: CLOCK_MONOTONIC), set before the worker runs */
     uint64_t (*fake_now)(void *ctx);
     void *fake_ctx;

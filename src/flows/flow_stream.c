@@ -3,13 +3,17 @@
  * when a daemon holds a client to its --max-rate share. Under -n/-k each write first reserves
  * its bytes from the side's shared count (flow.h), and a sender whose count is exhausted
  * half-closes. On stop, senders half-close so receivers get every queued byte and both ends
- * count the same total. */
+ * count the same total. Each flow counts the time its application waited on the socket (a
+ * sender for room, a receiver for data): two clock reads per wait, so diagnose can tell a
+ * sender the network held back from one that could not write faster. */
 #define _GNU_SOURCE
 #include "flow_stream.h"
 
+#include "sock.h"
 #include "worker.h"
 
 #include <errno.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -54,6 +58,7 @@ struct pace {
 
 struct stream_state {
     uint64_t zc_sent, zc_done; /* MSG_ZEROCOPY sends made, and completions read back */
+    uint64_t waiting_since;    /* the socket would block since then (worker clock), 0 = no */
     void *map;                 /* --zerocopy-rx: the socket's pages appear here */
     size_t map_len;
     uint32_t misses;    /* zero-copy calls in a row that mapped nothing */
@@ -61,6 +66,39 @@ struct stream_state {
     struct pace pace;
     double round; /* a paced sender waits for this much credit (BURST writes), then writes */
 };
+
+#define ALONE_POLL_MS 100 /* a lone flow's wait wakes this often to look at the stop flag */
+
+/* The flow found its socket full (sender) or empty (receiver): a wait starts. */
+static void wait_begin(struct worker *w, struct flow *f)
+{
+    struct stream_state *s = f->priv;
+
+    if (!s->waiting_since)
+        s->waiting_since = worker_now(w);
+}
+
+/* The socket is ready again: the wait, if any, ends and is counted. */
+static void wait_end(struct worker *w, struct flow *f)
+{
+    struct stream_state *s = f->priv;
+
+    if (s->waiting_since) {
+        uint64_t now = worker_now(w);
+        flow_add(&f->wait_ns, now > s->waiting_since ? now - s->waiting_since : 0);
+        s->waiting_since = 0;
+    }
+}
+
+/* A lone flow's wait for its socket: poll, bounded so the stop flag is seen, counted. */
+static void wait_poll(struct worker *w, struct flow *f, short events)
+{
+    struct pollfd pf = {.fd = f->fd, .events = events};
+
+    wait_begin(w, f);
+    poll(&pf, 1, ALONE_POLL_MS);
+    wait_end(w, f);
+}
 
 static const struct flow_ops stream_send_ops, stream_recv_ops, stream_paced_send_ops,
     stream_paced_recv_ops;
@@ -223,6 +261,7 @@ static int stream_send(struct worker *w, struct flow *f, uint32_t events)
     int tx = atomic_load_explicit(&f->tx, memory_order_relaxed);
     uint64_t moved = 0, turn = 0; /* moved: not yet in the flow's count; turn: this wake-up */
 
+    wait_end(w, f);
     if (events & EPOLLERR)
         tx = stream_errqueue(w, f, tx);
     for (int i = 0; i < STREAM_BATCH && turn < w->quantum; i++) {
@@ -243,6 +282,8 @@ static int stream_send(struct worker *w, struct flow *f, uint32_t events)
             flow_budget_spend(f, (uint64_t)n);
             continue;
         }
+        if (n < 0 && errno == EAGAIN)
+            wait_begin(w, f);
         flow_add(&f->bytes, moved);
         return send_failed(w, f, tx, n);
     }
@@ -398,12 +439,15 @@ static int stream_recv(struct worker *w, struct flow *f, uint32_t events)
     int ended = 0, err = 0;
 
     (void)events;
+    wait_end(w, f);
     for (int i = 0; i < STREAM_BATCH && moved < w->quantum; i++) {
         ssize_t n = rx_one(w, f, rx, MSG_DONTWAIT, min_sz(w->buflen, w->quantum - moved), &mapped);
         if (n > 0) {
             moved += (uint64_t)n;
             continue;
         }
+        if (n < 0 && errno == EAGAIN)
+            wait_begin(w, f);
         if (n < 0 && (errno == EAGAIN || errno == EINTR))
             break;
         ended = 1;
@@ -490,22 +534,16 @@ static int stream_paced_recv_stop(struct worker *w, struct flow *f)
     return 0;
 }
 
-/* Blocking calls wake up this often to look at the stop flag. */
-static void set_timeouts(int fd)
-{
-    struct timeval tv = {.tv_sec = 0, .tv_usec = 100000};
-
-    setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
-    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-}
-
-/* One sender on its own thread: blocking writes, like a thread-per-flow tool, without an
- * epoll round trip between writes. Zero-copy keeps the event loop (it reads completions). */
+/* One sender on its own thread: a write loop without an epoll round trip between writes, like
+ * a thread-per-flow tool. The socket stays non-blocking so the time it is full is counted: a
+ * short write means it filled, and the flow waits in poll for the same wake-up a blocking
+ * write sleeps for (a third of the buffer free). Zero-copy keeps the event loop (it reads
+ * completions). */
 static void stream_send_alone(struct worker *w, struct flow *f)
 {
     int tx = atomic_load_explicit(&f->tx, memory_order_relaxed);
 
-    set_timeouts(f->fd);
+    sock_set_nonblock(f->fd, true);
     while (!worker_stop_requested(w)) {
         size_t len = f->budget ? flow_budget_grant(f, w->send_len) : w->send_len;
         ssize_t n;
@@ -515,32 +553,39 @@ static void stream_send_alone(struct worker *w, struct flow *f)
             return;
         }
         n = tx == FLOW_TX_SENDFILE ? sendfile(f->fd, w->memfd, &(off_t){0}, len)
-                                   : send(f->fd, w->buf, len, MSG_NOSIGNAL);
+                                   : send(f->fd, w->buf, len, MSG_NOSIGNAL | MSG_DONTWAIT);
         if (n > 0) {
             flow_add(&f->bytes, (uint64_t)n);
             flow_budget_spend(f, (uint64_t)n);
+            if ((size_t)n < len)
+                wait_poll(w, f, POLLOUT); /* the buffer filled mid-write */
             continue;
         }
-        if (n < 0 && (errno == EAGAIN || errno == EINTR))
-            continue; /* the timeout: look at the stop flag */
+        if (n < 0 && errno == EAGAIN) {
+            wait_poll(w, f, POLLOUT);
+            continue;
+        }
+        if (n < 0 && errno == EINTR)
+            continue;
         if (worker_stop_requested(w))
-            break; /* our own half-close woke the write */
+            break; /* our own half-close ended the write */
         worker_flow_finish(w, f, n < 0 ? errno : EPIPE);
         return;
     }
     stream_send_stop(w, f);
 }
 
-/* One receiver on its own thread: blocking reads until EOF (or the drain time after stop). */
+/* One receiver on its own thread: reads until EOF (or the drain time after stop); an empty
+ * socket is waited for in poll, counted. */
 static void stream_recv_alone(struct worker *w, struct flow *f)
 {
     int rx = atomic_load_explicit(&f->rx, memory_order_relaxed);
     uint64_t deadline = 0;
 
-    set_timeouts(f->fd);
+    sock_set_nonblock(f->fd, true);
     for (;;) {
         uint64_t mapped = 0;
-        ssize_t n = rx_one(w, f, rx, 0, w->buflen, &mapped);
+        ssize_t n = rx_one(w, f, rx, MSG_DONTWAIT, w->buflen, &mapped);
         if (n > 0) {
             flow_add(&f->bytes, (uint64_t)n);
             if (mapped)
@@ -555,6 +600,8 @@ static void stream_recv_alone(struct worker *w, struct flow *f)
                 worker_flow_finish(w, f, ETIMEDOUT);
                 return;
             }
+            if (errno == EAGAIN)
+                wait_poll(w, f, POLLIN);
             continue;
         }
         worker_flow_finish(w, f, n < 0 ? errno : 0);

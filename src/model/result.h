@@ -9,6 +9,7 @@
 
 #include "cpu.h"
 #include "histo.h"
+#include "hostctr.h"
 #include "hostsnap.h"
 #include "params.h"
 #include "tcpinfo.h"
@@ -38,6 +39,14 @@ struct side_flow {
     uint64_t txns;     /* rr/crr: transactions completed (client) or answered (server) */
     uint64_t timeouts; /* rr/crr: transactions given up on */
     uint64_t sent_pkts, send_drops; /* UDP sender: datagrams sent / refused by the socket */
+    /* the application's view (stream flows, measured period): the time it waited for the
+     * socket, a sender for room to write, a receiver for data to read (< 0: not measured) */
+    double wait_s;
+    uint32_t sndbuf, rcvbuf; /* SO_SNDBUF / SO_RCVBUF at the end, bytes (0: not known) */
+    /* TCP_INFO sampled at each interval of the measured period: the means (samples = 0:
+     * none), srtt in us, the peer's window and the data in flight (unacked x mss) in bytes */
+    uint32_t samples;
+    double rtt_mean_us, snd_wnd_mean, inflight_mean;
     bool has_udp_rx;
     struct result_udp_rx udp;
 };
@@ -58,6 +67,25 @@ struct interval {
     uint64_t lat_sum_ns; /* and their latencies summed */
     struct cpu_usage cpu;
     struct interval_flow *flows; /* nflows cells, or NULL when not kept */
+};
+
+/* One worker thread of a side over the measured period. */
+struct side_thread {
+    int cpu;       /* the CPU it last ran on, -1 unknown */
+    bool sends;    /* it owns flows this side sends */
+    double run_s;  /* on a CPU */
+    double runq_s; /* runnable, waiting for a CPU; < 0 when the kernel does not say */
+};
+
+#define SIDE_MAX_THREADS 256 /* PARAMS_MAX_THREADS */
+
+/* What a side's host did during the measured period: its data threads' CPU and the host's
+ * counters (hostctr). A server sends its own with its results. */
+struct side_load {
+    double seconds;
+    uint32_t nthreads;
+    struct side_thread thread[SIDE_MAX_THREADS];
+    struct hostctr_delta host;
 };
 
 struct side_result {
@@ -84,6 +112,7 @@ struct side_result {
      * if known (e.g. "the daemon declined to send its settings") */
     struct hostsnap *host;
     char host_note[160];
+    struct side_load *load; /* owned; NULL: not measured or not sent */
 };
 
 struct flow_summary {
@@ -100,6 +129,9 @@ struct flow_summary {
     uint32_t rtt_us, min_rtt_us, cwnd, snd_wnd;
     uint64_t delivery_rate_bps, busy_us, rwnd_limited_us, sndbuf_limited_us;
     bool has_sender_tcpinfo;
+    double send_wait_s, recv_wait_s; /* side_flow.wait_s of the sender, the receiver (-1) */
+    uint32_t sndbuf, rcvbuf;         /* the sender's SO_SNDBUF, the receiver's SO_RCVBUF */
+    double rtt_mean_us, snd_wnd_mean, inflight_mean; /* the sender's interval means */
     int client_cpu, server_cpu;
     uint64_t txns, timeouts; /* rr/crr (client's count) */
     double transactions_per_s;
