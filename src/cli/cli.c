@@ -192,6 +192,23 @@ int cli_parse_size(const char *opt, const char *val, uint64_t hi, uint32_t *out)
     return 0;
 }
 
+int cli_parse_sample(const char *val, uint64_t *ns)
+{
+    if (units_parse_duration(val, ns)) {
+        cli_error("invalid duration '%s' for --sample: use a time such as 100ms or 1s", val);
+        return -1;
+    }
+    if (*ns && *ns < PARAMS_MIN_SAMPLE_NS) {
+        cli_error("--sample %s is too short: use at least 10ms (or 0 for none)", val);
+        return -1;
+    }
+    if (*ns > PARAMS_MAX_DURATION_NS) {
+        cli_error("--sample %s is too long: use at most 86400s", val);
+        return -1;
+    }
+    return 0;
+}
+
 int cli_parse_rate(const char *opt, const char *val, uint64_t *out)
 {
     if (units_parse_rate(val, out)) {

@@ -94,6 +94,8 @@ int cli_parse_port(const char *val, uint16_t *out);
 int cli_parse_duration(const char *opt, const char *val, uint64_t *ns);
 int cli_parse_size(const char *opt, const char *val, uint64_t hi, uint32_t *out);
 int cli_parse_rate(const char *opt, const char *val, uint64_t *out);
+/* --sample TIME: 0 (none) or 10ms to 86400s. */
+int cli_parse_sample(const char *val, uint64_t *ns);
 /* Prints "netrig: <line>" to stderr. */
 void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 

@@ -36,6 +36,7 @@ struct engine {
     uint32_t *prev_retrans;
     uint64_t *prev_txns, *prev_lat, *base_txns, *base_timeouts;
     uint64_t prev_t;
+    uint64_t next_sample; /* --sample: when the next tick is due (0 = off) */
     struct cpu_sys_snap cpu_start, cpu_meas, cpu_prev;
     struct tcpinfo *base_ti; /* per-flow TCP_INFO at the end of omit (retransmits etc.) */
     struct cpu_thread_snap thr_meas, thr_prev;
@@ -45,6 +46,34 @@ struct engine {
 };
 
 static uint32_t min_u32(uint32_t a, uint32_t b) { return a < b ? a : b; }
+
+/* params.log_txns: a log per worker for every transaction its flows complete or give up on; an
+ * open loop's length is known, a closed loop's is not (what does not fit is counted). */
+static int create_logs(struct engine *e, uint64_t total_ns)
+{
+    double want = e->p.rate_tps ? (double)e->p.rate_tps * (double)total_ns / 1e9 * 1.1 + 1024
+                                : (double)(1u << 16);
+
+    for (uint32_t w = 0; w < e->nworkers; w++) {
+        struct txnlog *l = calloc(1, sizeof(*l));
+        e->workers[w].log = l;
+        if (!l || txnlog_init(l, want > TXNLOG_MAX_CAP ? TXNLOG_MAX_CAP : (uint32_t)want))
+            return -ENOMEM;
+    }
+    return 0;
+}
+
+/* --sample: room for the series; TCP_INFO for the flows this side sends over TCP. */
+static int create_samples(struct engine *e, uint64_t total_ns)
+{
+    e->res.samples = samples_new(e->nflows, e->p.sample_ns, total_ns);
+    if (!e->res.samples)
+        return -ENOMEM;
+    for (uint32_t i = 0; i < e->nflows; i++)
+        if (e->flows[i].sender && e->kind->has_tcpinfo)
+            e->res.samples->kind[i] = SAMPLES_TCP;
+    return 0;
+}
 
 struct engine *engine_create(const struct flow_kind *kind, const struct params *p, bool is_client,
                              const struct cpulist *cpus, char *err, size_t errlen)
@@ -97,6 +126,9 @@ struct engine *engine_create(const struct flow_kind *kind, const struct params *
             return NULL;
         }
     }
+    if ((e->p.log_txns && kind->transactional && is_client && create_logs(e, total_ns)) ||
+        (e->p.sample_ns && create_samples(e, total_ns)))
+        goto nomem;
     e->res.threads = e->nworkers;
     snprintf(e->res.version, sizeof(e->res.version), "%s", NETRIG_VERSION);
     hostfs_read(NULL, "/proc/sys/kernel/random/boot_id", e->res.boot_id, sizeof(e->res.boot_id));
@@ -202,6 +234,7 @@ int engine_start(struct engine *e, char *err, size_t errlen)
         return -EPROTO;
     }
     e->t0 = e->prev_t = clock_mono_ns();
+    e->next_sample = e->res.samples ? e->t0 + e->p.sample_ns : 0;
     cpu_sample_system(NULL, &e->cpu_prev);
     e->cpu_start = e->cpu_prev;
     /* without warm-up, measuring starts before the first byte moves (all counters are 0) */
@@ -287,6 +320,37 @@ static int sample_interval(struct engine *e, uint64_t now, bool omitted,
     return h->on_interval ? h->on_interval(h->ctx, &e->res, iv) : 0;
 }
 
+/* --sample: every flow's byte counter and, for the flows this side sends over TCP, TCP_INFO
+ * (on the engine's thread: the workers never wait for it). */
+static void take_sample(struct engine *e, uint64_t now)
+{
+    struct samples *smp = e->res.samples;
+    struct sample *row = samples_tick(smp, (double)(now - e->t0) / 1e9);
+
+    for (uint32_t i = 0; i < e->nflows; i++) {
+        const struct flow *f = &e->flows[i];
+        struct tcpinfo ti;
+
+        row[i].bytes = atomic_load_explicit(&f->bytes, memory_order_relaxed);
+        if (smp->kind[i] != SAMPLES_TCP || f->fd < 0 || tcpinfo_read(f->fd, &ti) || !ti.valid)
+            continue;
+        row[i].tcp = true;
+        row[i].cwnd = ti.snd_cwnd;
+        row[i].rtt_us = ti.rtt_us;
+        row[i].retrans = ti.total_retrans;
+        row[i].mss = ti.snd_mss;
+        row[i].delivery_rate_bps = ti.delivery_rate_bps;
+        row[i].pacing_rate_bps = ti.pacing_rate_bps;
+        row[i].busy_us = ti.busy_us;
+        row[i].rwnd_limited_us = ti.rwnd_limited_us;
+        row[i].sndbuf_limited_us = ti.sndbuf_limited_us;
+    }
+    /* the series' period doubles when it thins; never catch up with a burst */
+    e->next_sample += smp->period_ns;
+    if (e->next_sample <= now)
+        e->next_sample = now + smp->period_ns;
+}
+
 /* Where the workers run now: recorded because placement changes results up to 5x. */
 static void note_worker_cpus(struct engine *e)
 {
@@ -352,6 +416,8 @@ enum engine_end engine_run(struct engine *e, const struct engine_hooks *h)
             if (next_iv <= now)
                 next_iv = now + iv_ns; /* we overslept: skip, never burst */
         }
+        if (e->next_sample && now >= e->next_sample)
+            take_sample(e, now);
         note_worker_cpus(e);
         if (h->stop_flag && *h->stop_flag) {
             why = ENGINE_END_SIGNAL;
@@ -366,6 +432,7 @@ enum engine_end engine_run(struct engine *e, const struct engine_hooks *h)
             break;
         }
         wake = min_deadline(min_deadline(end, next_iv), e->omit_done ? 0 : omit_end);
+        wake = min_deadline(wake, e->next_sample);
         timeout_ms = wake ? (int)((wake > now ? wake - now : 0) / 1000000) + 1 : 100;
         if (timeout_ms > 100)
             timeout_ms = 100; /* stop flag and flow state are polled this often */
@@ -410,6 +477,27 @@ static void collect_counts(const struct engine *e, struct flow *f, struct side_f
     sf->timeouts = atomic_load(&f->timeouts) - e->base_timeouts[f->id];
     if (e->kind->collect)
         e->kind->collect(f, sf);
+}
+
+/* The workers' transaction logs as one, in time order from this side's start. */
+static void merge_logs(struct engine *e)
+{
+    const struct txnlog *src[PARAMS_MAX_THREADS];
+    struct txnlog *l;
+
+    if (!e->workers[0].log)
+        return;
+    for (uint32_t w = 0; w < e->nworkers; w++)
+        src[w] = e->workers[w].log;
+    l = calloc(1, sizeof(*l));
+    if (l && txnlog_merge(l, src, e->nworkers, e->t0) == 0) {
+        e->res.log = l;
+        return;
+    }
+    free(l);
+    if (!e->res.warning[0])
+        snprintf(e->res.warning, sizeof(e->res.warning),
+                 "out of memory for the transaction log: latency over time is missing");
 }
 
 void engine_stop(struct engine *e)
@@ -475,6 +563,9 @@ void engine_finish(struct engine *e, struct side_result *out)
         for (uint32_t w = 0; e->res.lat && w < e->nworkers; w++)
             if (e->workers[w].lat)
                 histo_merge(e->res.lat, e->workers[w].lat);
+        merge_logs(e);
+        e->res.start_mono_ns = e->t0;
+        e->res.stop_mono_ns = e->t_stop;
         if (copied && !e->res.warning[0])
             snprintf(e->res.warning, sizeof(e->res.warning),
                      "-Z: MSG_ZEROCOPY to a local receiver is copied by the kernel; "

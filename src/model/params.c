@@ -73,6 +73,22 @@ bool params_flow_client_sends(const struct params *p, uint32_t i)
     }
 }
 
+uint64_t params_min_sample(const struct params *p)
+{
+    uint64_t ns = (uint64_t)params_total_flows(p) * 1000000000ULL / PARAMS_MAX_SAMPLE_RATE;
+
+    return ns < PARAMS_MIN_SAMPLE_NS ? PARAMS_MIN_SAMPLE_NS : ns;
+}
+
+uint64_t params_default_sample(const struct params *p)
+{
+    uint64_t lo = params_min_sample(p);
+
+    if (!p->interval_ns)
+        return 0;
+    return p->interval_ns < lo ? lo : p->interval_ns;
+}
+
 static bool printable(const char *s)
 {
     for (; *s; s++)
@@ -118,6 +134,15 @@ int params_validate(const struct params *p, char *err, size_t errlen)
         FAIL("window (-w) %u is out of range: use at most 1G", p->window);
     if (p->mss && (p->mss < 88 || p->mss > 65535))
         FAIL("MSS (--mss) %u is out of range: use 88 to 65535", p->mss);
+    if (p->sample_ns && p->sample_ns < PARAMS_MIN_SAMPLE_NS)
+        FAIL("sample period (--sample) %.3gms is too short: use at least 10ms", p->sample_ns / 1e6);
+    if (p->sample_ns > PARAMS_MAX_DURATION_NS)
+        FAIL("sample period (--sample) %.3gs is too long: use at most 86400s", p->sample_ns / 1e9);
+    if (p->sample_ns && p->sample_ns < params_min_sample(p))
+        FAIL("sample period (--sample) %.3gms with %u flows reads more than %d sockets a second: "
+             "use at least %.0fms",
+             p->sample_ns / 1e6, params_total_flows(p), PARAMS_MAX_SAMPLE_RATE,
+             ceil(params_min_sample(p) / 1e6));
     if ((unsigned)p->dir > PARAMS_DIR_BIDIR)
         FAIL("direction %d is unknown", (int)p->dir);
     if (!cc_name_ok(p->congestion))
@@ -190,6 +215,7 @@ cJSON *params_to_json(const struct params *p)
     cJSON_AddNumberToObject(o, "udp_rate_bps", (double)p->udp_rate_bps);
     cJSON_AddNumberToObject(o, "udp_pps", (double)p->udp_pps);
     cJSON_AddNumberToObject(o, "txn_timeout_s", p->txn_timeout_ns / 1e9);
+    cJSON_AddNumberToObject(o, "sample_s", p->sample_ns / 1e9);
     return o;
 }
 
@@ -284,6 +310,7 @@ int params_from_json(const cJSON *o, struct params *p, char *err, size_t errlen)
     NUM("udp_rate_bps", 0, 1e15, p->udp_rate_bps = (uint64_t)v);
     NUM("udp_pps", 0, 1e10, p->udp_pps = (uint64_t)v);
     NUM("txn_timeout_s", 0.001, 600, p->txn_timeout_ns = (uint64_t)llround(v * 1e9));
+    NUM("sample_s", 0, 86400, p->sample_ns = (uint64_t)llround(v * 1e9));
 #undef NUM
     if (get_bool(o, "nodelay", &p->nodelay, err, errlen) < 0 ||
         get_bool(o, "zerocopy", &p->zerocopy, err, errlen) < 0 ||

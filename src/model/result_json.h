@@ -17,11 +17,15 @@ cJSON *result_json_run(const struct run_result *r);
 void result_json_add_interval(cJSON *o, const struct run_result *r, const struct side_result *s,
                               const struct interval *iv);
 
+/* Both sides' time series (--sample), {"client": ..., "server": ...} (null for a side without). */
+cJSON *result_json_samples(const struct run_result *r);
+
 /* A side's results on the wire, and back. The parser checks every value; expect_flows bounds
- * the flow ids accepted (each at most once), max_intervals the interval count. */
+ * the flow ids accepted (each at most once), max_intervals the interval count, max_ticks the
+ * samples' ticks (0: none accepted but an absent or null "samples"). */
 #define RESULT_JSON_MAX_WIRE_INTERVALS 100000
 cJSON *result_json_side(const struct side_result *s);
 int result_json_side_parse(const cJSON *o, uint32_t expect_flows, uint32_t max_intervals,
-                           struct side_result *out, char *err, size_t errlen);
+                           uint32_t max_ticks, struct side_result *out, char *err, size_t errlen);
 
 #endif

@@ -6,6 +6,7 @@
 #include "histo.h"
 #include "metric.h"
 #include "result_json.h"
+#include "store_samples.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -586,7 +587,9 @@ int store_add_run(struct store *st, const struct run_result *r, const struct hos
         add_intervals(st, *id, "client", &r->local, err, errlen) ||
         (r->remote.valid && add_intervals(st, *id, "server", &r->remote, err, errlen)) ||
         add_cells(st, *id, &r->local, err, errlen) ||
-        add_latency(st, *id, r->local.lat, err, errlen))
+        add_latency(st, *id, r->local.lat, err, errlen) ||
+        store_add_samples(st, *id, "", "client", r->local.samples, 0, err, errlen) ||
+        store_add_samples(st, *id, "", "server", r->remote.samples, 0, err, errlen))
         return -EIO;
     server_host_note(r, note, sizeof(note));
     if (store_add_host(st, *id, "client", hs ? hs : r->local.host, "no snapshot was taken", err,
@@ -648,6 +651,8 @@ int store_add_server_run(struct store *st, const struct params *p, const struct 
     cJSON_AddStringToObject(d, "client", client);
     cJSON_AddItemToObject(d, "params", params_to_json(p));
     cJSON_AddItemToObject(d, "side", result_json_side(s));
+    /* the samples have a table of their own */
+    cJSON_DeleteItemFromObjectCaseSensitive(cJSON_GetObjectItemCaseSensitive(d, "side"), "samples");
     doc = cJSON_PrintUnformatted(d);
     cJSON_Delete(d);
     store_time_iso(time(NULL), now, sizeof(now));
@@ -669,6 +674,7 @@ int store_add_server_run(struct store *st, const struct params *p, const struct 
     if (store_add_metrics(st, *id, m, nm, err, errlen) ||
         add_side_flows(st, *id, p, s, err, errlen) ||
         add_intervals(st, *id, "server", s, err, errlen) ||
+        store_add_samples(st, *id, "", "server", s->samples, 0, err, errlen) ||
         store_add_host(st, *id, "server", hs, "no snapshot was taken", err, errlen) ||
         store_add_host(st, *id, "client", NULL,
                        "a run this host's daemon served: only the server's settings are kept", err,
