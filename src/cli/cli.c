@@ -30,6 +30,8 @@ static const struct cli_command commands[] = {
     {"stream", run_stream, "throughput: TCP, or paced UDP with -u (loss, jitter)", cli_help_stream},
     {"rr", run_rr, "request/response latency and rate, TCP or UDP", cli_help_rr},
     {"crr", run_crr, "connection rate: connect, request, response, close", cli_help_crr},
+    {"load", cli_load, "latency under load: probes idle, under TCP load both ways, after",
+     cli_help_load},
     {"mesh", cli_mesh, "run a plan of tests between many daemons, print the matrix", cli_help_mesh},
     {"serve", cli_serve,
      "run the daemon that answers these tests from other hosts\n"

@@ -36,6 +36,8 @@ int cli_measure(enum params_test kind, int argc, char **argv, volatile sig_atomi
 void cli_help_stream(FILE *out);
 void cli_help_rr(FILE *out);
 void cli_help_crr(FILE *out);
+int cli_load(int argc, char **argv, volatile sig_atomic_t *stop);
+void cli_help_load(FILE *out);
 int cli_serve(int argc, char **argv, volatile sig_atomic_t *stop);
 void cli_help_serve(FILE *out);
 int cli_mesh(int argc, char **argv, volatile sig_atomic_t *stop);

@@ -16,7 +16,14 @@ static void *loopsrv_main(void *arg)
 
 int loopsrv_start(struct loopsrv *ls, int family, char *err, size_t errlen)
 {
-    struct server_opts so = {.port = 0, .family = family, .max_tests = 1, .timeout_ms = 10000};
+    return loopsrv_start_tests(ls, family, 1, err, errlen);
+}
+
+int loopsrv_start_tests(struct loopsrv *ls, int family, uint32_t max_tests, char *err,
+                        size_t errlen)
+{
+    struct server_opts so = {
+        .port = 0, .family = family, .max_tests = max_tests, .timeout_ms = 10000};
     char why[256];
 
     memset(ls, 0, sizeof(*ls));

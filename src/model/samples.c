@@ -71,7 +71,7 @@ struct sample *samples_tick(struct samples *s, double t_s)
 
 double samples_bps(const struct samples *s, uint32_t k, uint32_t f)
 {
-    double t0 = k ? s->t_s[k - 1] : 0, dt = s->t_s[k] - t0;
+    double t0 = k ? s->t_s[k - 1] : s->origin_s, dt = s->t_s[k] - t0;
     uint64_t b1 = samples_row(s, k, f)->bytes, b0 = k ? samples_row(s, k - 1, f)->bytes : 0;
 
     return dt > 0 && b1 >= b0 ? (double)(b1 - b0) * 8 / dt : 0;

@@ -30,6 +30,7 @@ struct samples {
     uint64_t period_ns;  /* the series' period now: asked_ns doubled once per thinning */
     uint32_t thinned;    /* how often every other tick was dropped to stay in SAMPLES_MAX_ROWS */
     uint32_t n, cap;     /* ticks held, ticks of room */
+    double origin_s;     /* when the series began, on the clock of t_s (0 but in a load run) */
     double *t_s;         /* each tick's time: seconds since that side started its workers */
     uint8_t *kind;       /* per flow, enum samples_flow */
     struct sample *rows; /* [tick * nflows + flow] */
@@ -49,8 +50,8 @@ static inline const struct sample *samples_row(const struct samples *s, uint32_t
 {
     return &s->rows[(uint64_t)k * s->nflows + f];
 }
-/* Flow f's throughput over tick k: its bytes since the previous tick (tick 0: since 0) x 8
- * over the time between them. */
+/* Flow f's throughput over tick k: its bytes since the previous tick (tick 0: since origin_s)
+ * x 8 over the time between them. */
 double samples_bps(const struct samples *s, uint32_t k, uint32_t f);
 
 #endif

@@ -485,8 +485,8 @@ static int add_latency(struct store *st, int64_t id, const struct histo *h, char
 static const char flow_sql[] =
     "INSERT INTO flows VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
 
-static int add_flows(struct store *st, int64_t id, const struct run_result *r, char *err,
-                     size_t errlen)
+int store_add_flows(struct store *st, int64_t id, const struct run_result *r, uint32_t base,
+                    char *err, size_t errlen)
 {
     sqlite3_stmt *s = store_prepare(st, flow_sql, err, errlen);
     bool txn = params_is_transactional(&r->params);
@@ -499,7 +499,7 @@ static int add_flows(struct store *st, int64_t id, const struct run_result *r, c
         sqlite3_reset(s);
         sqlite3_clear_bindings(s);
         sqlite3_bind_int64(s, 1, id);
-        sqlite3_bind_int64(s, 2, f->id);
+        sqlite3_bind_int64(s, 2, base + f->id);
         sqlite3_bind_text(s, 3, f->client_sends ? "client_to_server" : "server_to_client", -1,
                           SQLITE_STATIC);
         sqlite3_bind_int64(s, 4, (int64_t)f->bytes);
@@ -583,7 +583,8 @@ int store_add_run(struct store *st, const struct run_result *r, const struct hos
     char note[200];
 
     if (add_run_row(st, r, sweep_point, id, err, errlen) ||
-        store_add_metrics(st, *id, m, nm, err, errlen) || add_flows(st, *id, r, err, errlen) ||
+        store_add_metrics(st, *id, m, nm, err, errlen) ||
+        store_add_flows(st, *id, r, 0, err, errlen) ||
         add_intervals(st, *id, "client", &r->local, err, errlen) ||
         (r->remote.valid && add_intervals(st, *id, "server", &r->remote, err, errlen)) ||
         add_cells(st, *id, &r->local, err, errlen) ||

@@ -33,9 +33,9 @@ int store_add_samples(struct store *st, int64_t id, const char *part, const char
 
     if (!s)
         return 0;
-    if (store_exec(st, err, errlen, "INSERT OR REPLACE INTO sample_series VALUES (?,?,?,?,?,?)",
-                   "ittiii", id, part, side, (int64_t)(s->period_ns / 1000),
-                   (int64_t)(s->asked_ns / 1000), (int64_t)s->thinned))
+    if (store_exec(st, err, errlen, "INSERT OR REPLACE INTO sample_series VALUES (?,?,?,?,?,?,?)",
+                   "ittiiii", id, part, side, (int64_t)(s->period_ns / 1000),
+                   (int64_t)(s->asked_ns / 1000), (int64_t)s->thinned, us(s->origin_s + t_off_s)))
         return -EIO;
     q = store_prepare(st, "INSERT INTO samples VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", err,
                       errlen);
@@ -146,7 +146,7 @@ static void read_series(struct store *st, int64_t id, const char *part, const ch
     sqlite3_stmt *q = NULL;
 
     if (sqlite3_prepare_v2(store_sqlite(st),
-                           "SELECT period_us, asked_us, thinned FROM sample_series"
+                           "SELECT period_us, asked_us, thinned, origin_us FROM sample_series"
                            " WHERE run_id = ? AND part = ? AND side = ?",
                            -1, &q, NULL) != SQLITE_OK) {
         sqlite3_finalize(q);
@@ -159,6 +159,7 @@ static void read_series(struct store *st, int64_t id, const char *part, const ch
         s->period_ns = (uint64_t)sqlite3_column_int64(q, 0) * 1000;
         s->asked_ns = (uint64_t)sqlite3_column_int64(q, 1) * 1000;
         s->thinned = (uint32_t)sqlite3_column_int64(q, 2);
+        s->origin_s = (double)sqlite3_column_int64(q, 3) / 1e6;
     }
     sqlite3_finalize(q);
 }

@@ -133,6 +133,7 @@ static const char *const migrations[STORE_SCHEMA_VERSION] = {
     " part TEXT NOT NULL DEFAULT '',"
     " side TEXT NOT NULL CHECK (side IN ('client', 'server')),"
     " period_us INTEGER NOT NULL, asked_us INTEGER NOT NULL, thinned INTEGER NOT NULL,"
+    " origin_us INTEGER NOT NULL DEFAULT 0,"
     " PRIMARY KEY (run_id, part, side)) WITHOUT ROWID;"
     "CREATE TABLE samples ("
     " run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,"
