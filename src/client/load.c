@@ -42,6 +42,16 @@ int load_validate(const struct load_params *lp, char *err, size_t errlen)
     return 0;
 }
 
+/* The TCP probe's socket buffers: a quarter second of probes (16 KiB to 1 MiB). Probes a path
+ * cannot carry then wait in netrig (their latency grows) instead of piling up in the kernel,
+ * where the end of the run would have to drain them. */
+static uint32_t probe_window(uint64_t rate)
+{
+    uint64_t w = rate * LOAD_PROBE_SIZE / 4;
+
+    return (uint32_t)(w < 16384 ? 16384 : w > 1048576 ? 1048576 : w);
+}
+
 /* The options of one part: a probe for the whole run, or the load in one direction. */
 static void part_opts(const struct load_opts *o, enum load_part part, struct client_opts *co)
 {
@@ -60,9 +70,11 @@ static void part_opts(const struct load_opts *o, enum load_part part, struct cli
         p->req_size = p->resp_size = LOAD_PROBE_SIZE;
         p->rate_tps = lp->probe_rate;
         p->duration_ns = lp->baseline_ns + lp->loaded_ns + lp->recovery_ns;
-        p->log_txns = true;
-        if (part == LOAD_TCP_PROBE)
+        p->probe = true;
+        if (part == LOAD_TCP_PROBE) {
             p->txn_timeout_ns = LOAD_TCP_PROBE_TIMEOUT_NS;
+            p->window = probe_window(lp->probe_rate);
+        }
         return;
     }
     p->flows = lp->flows;
@@ -175,9 +187,13 @@ static void offsets(struct load_result *lr)
             if (lr->ran[p] && lr->part[p].local.start_mono_ns &&
                 lr->part[p].local.start_mono_ns - lr->lp.baseline_ns < origin)
                 origin = lr->part[p].local.start_mono_ns - lr->lp.baseline_ns;
-    for (int p = 0; p < LOAD_NPARTS; p++)
-        if (lr->ran[p] && lr->part[p].local.start_mono_ns && origin != UINT64_MAX)
-            lr->part_off_ns[p] = (int64_t)(lr->part[p].local.start_mono_ns - origin);
+    for (int p = 0; p < LOAD_NPARTS; p++) {
+        if (!lr->ran[p] || !lr->part[p].local.start_mono_ns || origin == UINT64_MAX)
+            continue;
+        lr->part_off_ns[p] = (int64_t)(lr->part[p].local.start_mono_ns - origin);
+        if (!lr->start_unix_ns) /* the same instant on the wall clock */
+            lr->start_unix_ns = lr->part[p].start_unix_ns - (uint64_t)lr->part_off_ns[p];
+    }
 }
 
 /* Which parts ran, and the run's overall state. */

@@ -18,6 +18,7 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 struct engine {
@@ -47,7 +48,7 @@ struct engine {
 
 static uint32_t min_u32(uint32_t a, uint32_t b) { return a < b ? a : b; }
 
-/* params.log_txns: a log per worker for every transaction its flows complete or give up on; an
+/* params.probe: a log per worker for every transaction its flows complete or give up on; an
  * open loop's length is known, a closed loop's is not (what does not fit is counted). */
 static int create_logs(struct engine *e, uint64_t total_ns)
 {
@@ -126,7 +127,7 @@ struct engine *engine_create(const struct flow_kind *kind, const struct params *
             return NULL;
         }
     }
-    if ((e->p.log_txns && kind->transactional && is_client && create_logs(e, total_ns)) ||
+    if ((e->p.probe && kind->transactional && is_client && create_logs(e, total_ns)) ||
         (e->p.sample_ns && create_samples(e, total_ns)))
         goto nomem;
     e->res.threads = e->nworkers;
@@ -322,9 +323,32 @@ static int sample_interval(struct engine *e, uint64_t now, bool omitted,
 
 /* --sample: every flow's byte counter and, for the flows this side sends over TCP, TCP_INFO
  * (on the engine's thread: the workers never wait for it). */
+static uint64_t thread_cpu_ns(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+static void fill_row(struct sample *r, const struct tcpinfo *ti)
+{
+    r->tcp = true;
+    r->cwnd = ti->snd_cwnd;
+    r->rtt_us = ti->rtt_us;
+    r->retrans = ti->total_retrans;
+    r->mss = ti->snd_mss;
+    r->delivery_rate_bps = ti->delivery_rate_bps;
+    r->pacing_rate_bps = ti->pacing_rate_bps;
+    r->busy_us = ti->busy_us;
+    r->rwnd_limited_us = ti->rwnd_limited_us;
+    r->sndbuf_limited_us = ti->sndbuf_limited_us;
+}
+
 static void take_sample(struct engine *e, uint64_t now)
 {
     struct samples *smp = e->res.samples;
+    uint64_t cpu0 = thread_cpu_ns();
     struct sample *row = samples_tick(smp, (double)(now - e->t0) / 1e9);
 
     for (uint32_t i = 0; i < e->nflows; i++) {
@@ -332,19 +356,10 @@ static void take_sample(struct engine *e, uint64_t now)
         struct tcpinfo ti;
 
         row[i].bytes = atomic_load_explicit(&f->bytes, memory_order_relaxed);
-        if (smp->kind[i] != SAMPLES_TCP || f->fd < 0 || tcpinfo_read(f->fd, &ti) || !ti.valid)
-            continue;
-        row[i].tcp = true;
-        row[i].cwnd = ti.snd_cwnd;
-        row[i].rtt_us = ti.rtt_us;
-        row[i].retrans = ti.total_retrans;
-        row[i].mss = ti.snd_mss;
-        row[i].delivery_rate_bps = ti.delivery_rate_bps;
-        row[i].pacing_rate_bps = ti.pacing_rate_bps;
-        row[i].busy_us = ti.busy_us;
-        row[i].rwnd_limited_us = ti.rwnd_limited_us;
-        row[i].sndbuf_limited_us = ti.sndbuf_limited_us;
+        if (smp->kind[i] == SAMPLES_TCP && f->fd >= 0 && !tcpinfo_read(f->fd, &ti) && ti.valid)
+            fill_row(&row[i], &ti);
     }
+    smp->cpu_s += (double)(thread_cpu_ns() - cpu0) / 1e9; /* what sampling costs */
     /* the series' period doubles when it thins; never catch up with a burst */
     e->next_sample += smp->period_ns;
     if (e->next_sample <= now)

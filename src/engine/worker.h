@@ -41,7 +41,7 @@ struct worker {
     bool alone;                  /* one flow, run with blocking calls (flow_ops.run_alone) */
     int err;
     struct histo *lat;      /* transactional kinds: this thread's latencies */
-    struct txnlog *log;     /* params.log_txns: each transaction's time and latency, or NULL */
+    struct txnlog *log;     /* params.probe: each transaction's time and latency, or NULL */
     _Atomic bool measuring; /* past the omit period: latencies count */
     struct cpu_thread_snap cpu_at_exit; /* the thread's own CPU time, taken as it ends */
     /* a test's fake clock for worker_now (NULL: CLOCK_MONOTONIC), set before the worker runs */

@@ -16,6 +16,7 @@
 #include <sys/epoll.h>
 #include <sys/socket.h>
 #include <sys/time.h>
+#include <time.h>
 
 #define RR_OPEN_LOOP_INFLIGHT 4096       /* open loop: requests outstanding at most per flow */
 #define RR_DONE               UINT64_MAX /* numbered UDP: a slot answered ahead of the oldest */
@@ -32,6 +33,7 @@ struct rr_state {
     uint64_t partial;       /* TCP: bytes of the current response/request received */
     uint64_t seq;           /* UDP: request number, echoed in the response when it fits */
     bool numbered;          /* UDP, both sizes hold the number: answers match their request */
+    bool probe;             /* params.probe: stamped when sent; UDP answers by kernel time */
     bool out_armed;         /* TCP: EPOLLOUT is in the flow's epoll interest */
     uint64_t issued, late;  /* requests sent; open loop: those sent over RESULT_LATE_NS late */
 };
@@ -54,6 +56,7 @@ int flow_rr_init(struct flow *f, const struct params *p, bool is_client)
     s->timeout_ns = p->txn_timeout_ns;
     s->open_loop = p->rate_tps > 0;
     s->numbered = s->udp && s->req >= sizeof(uint64_t) && s->resp >= sizeof(uint64_t);
+    s->probe = p->probe && is_client;
     if (!is_client)
         return 0;
     if (s->open_loop) {
@@ -127,11 +130,12 @@ static void complete_one(struct worker *w, struct flow *f, struct rr_state *s, u
     pop(s);
 }
 
-/* Numbered UDP: the response in the worker's buffer (n bytes) answers the request it names,
- * wherever that is in flight, so a lost datagram costs only its own transaction (a timeout)
- * and never lends its age to the next answer. Returns 1 when it completed one; 0 for an
- * answer to a request given up on, a repeat or a number never sent. */
-static int complete_numbered(struct worker *w, struct flow *f, struct rr_state *s, size_t n)
+/* Numbered UDP: the response in the worker's buffer (n bytes), which arrived at `at`, answers
+ * the request it names, wherever that is in flight, so a lost datagram costs only its own
+ * transaction (a timeout) and never lends its age to the next answer. Returns 1 when it
+ * completed one; 0 for an answer to a request given up on, a repeat or a number never sent. */
+static int complete_numbered(struct worker *w, struct flow *f, struct rr_state *s, size_t n,
+                             uint64_t at)
 {
     uint64_t seq, first = s->seq - s->inflight;
     uint32_t slot;
@@ -145,7 +149,7 @@ static int complete_numbered(struct worker *w, struct flow *f, struct rr_state *
     slot = (uint32_t)((s->head + (seq - first)) % s->ring_cap);
     if (s->sent_at[slot] == RR_DONE)
         return 0;
-    record(w, f, s->sent_at[slot], worker_now(w));
+    record(w, f, s->sent_at[slot], at);
     s->sent_at[slot] = RR_DONE;
     pop_answered(s);
     return 1;
@@ -224,6 +228,47 @@ static bool stale(const struct worker *w, const struct rr_state *s, size_t n)
     return be64toh(seq) < s->seq - s->inflight;
 }
 
+/* One datagram into the worker's buffer. A probe takes the kernel's receive time with it
+ * (SO_TIMESTAMPNS, CLOCK_REALTIME) on the worker's clock: real_off is CLOCK_REALTIME minus that
+ * clock, read once per wake-up. *at is the receive time, the worker's clock otherwise. */
+static ssize_t recv_stamped(struct worker *w, struct flow *f, const struct rr_state *s,
+                            int64_t real_off, uint64_t *at)
+{
+    char ctl[CMSG_SPACE(sizeof(struct timespec))];
+    struct iovec iov = {.iov_base = w->buf, .iov_len = w->buflen};
+    struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1};
+    struct cmsghdr *c;
+    ssize_t n;
+
+    if (!s->probe || !s->udp) {
+        n = recv(f->fd, w->buf, w->buflen, MSG_DONTWAIT);
+        *at = n > 0 && s->numbered ? worker_now(w) : 0;
+        return n;
+    }
+    mh.msg_control = ctl;
+    mh.msg_controllen = sizeof(ctl);
+    n = recvmsg(f->fd, &mh, MSG_DONTWAIT);
+    *at = 0;
+    for (c = n > 0 ? CMSG_FIRSTHDR(&mh) : NULL; c; c = CMSG_NXTHDR(&mh, c))
+        if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_TIMESTAMPNS) {
+            struct timespec ts;
+            memcpy(&ts, CMSG_DATA(c), sizeof(ts));
+            *at = (uint64_t)((int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec - real_off);
+        }
+    if (n > 0 && !*at)
+        *at = worker_now(w);
+    return n;
+}
+
+/* CLOCK_REALTIME minus the worker's clock, for kernel timestamps. */
+static int64_t real_offset(const struct worker *w)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec - (int64_t)worker_now(w);
+}
+
 static void arm_timer(struct flow *f, struct rr_state *s)
 {
     uint64_t due = s->inflight ? oldest(s) + s->timeout_ns : 0;
@@ -236,8 +281,10 @@ static void arm_timer(struct flow *f, struct rr_state *s)
 static int rr_client_start(struct worker *w, struct flow *f, uint64_t now)
 {
     struct rr_state *s = f->priv;
-    int rc = 0;
+    int rc = 0, one = 1;
 
+    if (s->probe && s->udp)
+        setsockopt(f->fd, SOL_SOCKET, SO_TIMESTAMPNS, &one, sizeof(one));
     if (s->open_loop)
         s->next_intended = now + (uint64_t)f->id * (s->period_ns / 8 + 1) % s->period_ns;
     else
@@ -255,13 +302,14 @@ static int rr_client_start(struct worker *w, struct flow *f, uint64_t now)
 static int rr_client_event(struct worker *w, struct flow *f, uint32_t events)
 {
     struct rr_state *s = f->priv;
-    uint64_t now, done = 0, answered = 0;
+    uint64_t now, done = 0, answered = 0, at;
+    int64_t real_off = s->probe && s->udp ? real_offset(w) : 0;
     int err = 0, ended = 0;
 
     if ((events & EPOLLOUT) && !s->udp && (err = -flush_tcp(w, f, s)))
         goto fail;
     for (int i = 0; i < 64; i++) {
-        ssize_t n = recv(f->fd, w->buf, w->buflen, MSG_DONTWAIT);
+        ssize_t n = recv_stamped(w, f, s, real_off, &at);
         if (n < 0 && (errno == EAGAIN || errno == EINTR))
             break;
         if (n <= 0) {
@@ -271,7 +319,7 @@ static int rr_client_event(struct worker *w, struct flow *f, uint32_t events)
         }
         flow_add(&f->bytes, (uint64_t)n);
         if (s->numbered) {
-            answered += (uint64_t)complete_numbered(w, f, s, (size_t)n);
+            answered += (uint64_t)complete_numbered(w, f, s, (size_t)n, at);
         } else if (s->udp) {
             if (!stale(w, s, (size_t)n))
                 done++;
@@ -320,7 +368,8 @@ static int rr_client_timer(struct worker *w, struct flow *f, uint64_t now)
     while (!rc && s->open_loop && s->next_intended <= now) {
         if (s->inflight < s->ring_cap) {
             s->late += now - s->next_intended > RESULT_LATE_NS;
-            rc = issue(w, f, s, s->next_intended);
+            /* a probe counts from its send: the host's lateness is counted, not measured */
+            rc = issue(w, f, s, s->probe ? now : s->next_intended);
         } else {
             flow_add(&f->timeouts, 1); /* too many outstanding: counted as given up */
             worker_log_txn(w, s->next_intended, TXNLOG_LOST);

@@ -138,8 +138,8 @@ void load_warnings(const struct load_result *lr, char (*w)[320], size_t *n, size
         if (lr->ran[p] && r->late_pct > 5 && *n < max)
             snprintf(w[(*n)++], sizeof(w[0]),
                      "%.1f %% of the %s probes left more than 1 ms after their time (this host "
-                     "was busy): their latencies count from the intended times, so they include "
-                     "that delay",
+                     "was busy): the schedule slipped, and each one's latency counts from when it "
+                     "left",
                      r->late_pct, kind);
         if (lr->ran[p] && log && log->dropped && *n < max)
             snprintf(w[(*n)++], sizeof(w[0]),
@@ -212,6 +212,7 @@ cJSON *load_json(const struct load_result *lr, bool series)
     cJSON_AddStringToObject(o, "test", "load");
     cJSON_AddStringToObject(o, "title", lr->lp.title);
     cJSON_AddStringToObject(o, "started_at", lr->started_at);
+    cJSON_AddNumberToObject(o, "start_unix_s", (double)lr->start_unix_ns / 1e9);
     cJSON_AddStringToObject(o, "server", lr->server);
     cJSON_AddStringToObject(o, "server_version", server_version(lr));
     cJSON_AddItemToObject(o, "params", load_params_json(&lr->lp));

@@ -72,6 +72,7 @@ struct load_result {
     bool wanted[LOAD_NPARTS]; /* the part was asked for */
     char part_error[LOAD_NPARTS][256];
     int64_t part_off_ns[LOAD_NPARTS]; /* when each part started, since the probes started */
+    uint64_t start_unix_ns;           /* when the probes started (CLOCK_REALTIME): time 0 */
     /* derived by load_analyze */
     struct load_phase_stats phase[LOAD_NPHASES];
     struct load_probe_rate rate[2];

@@ -57,7 +57,10 @@ struct params {
     bool iperf3_wire;        /* talking to iperf3: its UDP datagram format (flow_iperf3_udp.c) */
     bool iperf3_udp64;       /* iperf3 --udp-counters-64bit: 64-bit datagram sequence numbers */
     uint64_t sample_ns;      /* --sample: each flow's counters and TCP_INFO this often; 0 = off */
-    bool log_txns; /* client only, not on the wire: keep each transaction's time and latency */
+    /* client only, not on the wire: rr as a latency probe (netrig load): every transaction's
+     * time and latency kept, timed from its actual send (lateness counted apart) to the
+     * kernel's receive time (UDP), so the host's scheduling does not pass for the network */
+    bool probe;
 };
 
 void params_defaults(struct params *p);

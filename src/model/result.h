@@ -85,7 +85,7 @@ struct side_result {
     char warning[256];
     char boot_id[40];  /* the kernel's boot id: equal on both ends = one clock */
     struct histo *lat; /* rr/crr client: latencies of every transaction */
-    /* with params.log_txns: each transaction's send time (since this side's start) and
+    /* with params.probe: each transaction's send time (since this side's start) and
      * latency, in time order (owned; NULL: not kept) */
     struct txnlog *log;
     struct samples *samples; /* --sample: the flows' time series (owned; NULL: none) */

@@ -31,6 +31,7 @@ struct samples {
     uint32_t thinned;    /* how often every other tick was dropped to stay in SAMPLES_MAX_ROWS */
     uint32_t n, cap;     /* ticks held, ticks of room */
     double origin_s;     /* when the series began, on the clock of t_s (0 but in a load run) */
+    double cpu_s;        /* CPU time the sampling took (the engine's thread, all ticks) */
     double *t_s;         /* each tick's time: seconds since that side started its workers */
     uint8_t *kind;       /* per flow, enum samples_flow */
     struct sample *rows; /* [tick * nflows + flow] */

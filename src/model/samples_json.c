@@ -90,6 +90,7 @@ cJSON *samples_json(const struct samples *s, const uint32_t *ids)
     cJSON_AddNumberToObject(o, "sample_s", s->period_ns / 1e9);
     cJSON_AddNumberToObject(o, "asked_s", s->asked_ns / 1e9);
     cJSON_AddNumberToObject(o, "thinned", s->thinned);
+    cJSON_AddNumberToObject(o, "cpu_s", s->cpu_s);
     a = cJSON_AddArrayToObject(o, "t_s");
     for (uint32_t k = 0; k < s->n; k++)
         cJSON_AddItemToArray(a, cJSON_CreateNumber(s->t_s[k]));
@@ -222,6 +223,8 @@ int samples_json_parse(const cJSON *o, uint32_t expect_flows, uint32_t max_ticks
     s->period_ns = (uint64_t)llround(period * 1e9);
     s->asked_ns = (uint64_t)llround(asked * 1e9);
     s->thinned = (uint32_t)thinned;
+    if (!number(o, "cpu_s", 0, 1e7, &period))
+        s->cpu_s = period;
     if (parse_times(o, s)) {
         snprintf(err, errlen, "peer samples hold a time out of range or out of order");
         goto fail;

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "ctl.h"
@@ -477,6 +478,46 @@ static void test_udp_open_loop_log(void **state)
     rig_down(&r);
 }
 
+/* A probe (netrig load) takes the kernel's receive time of an answer: a worker that reads it
+ * 30 ms late still measures the network's time, where an ordinary rr client counts the wait. */
+static void probe_run(bool probe, uint64_t *lat)
+{
+    struct rig r;
+    struct txnlog log;
+    const struct timespec late = {0, 30000000};
+
+    rig_params(&r, true, 64, 64, 1);
+    r.p.rate_tps = 1000;
+    r.p.probe = probe;
+    rig_up(&r, true, 0);
+    r.w.fake_now = NULL; /* the real clock: the kernel's stamps are on it */
+    assert_int_equal(txnlog_init(&log, 4), 0);
+    r.w.log = &log;
+    assert_int_equal(r.f.ops->on_start(&r.w, &r.f, worker_now(&r.w)), 0);
+    assert_int_equal(r.f.ops->on_timer(&r.w, &r.f, worker_now(&r.w)), 0);
+    assert_int_equal(dgram_seq(&r, 64), 0);
+    put_seq(&r, 0, 64);
+    nanosleep(&late, NULL);
+    assert_int_equal(event(&r, EPOLLIN), 0);
+    assert_int_equal(log.n, 1);
+    *lat = log.rec[0].lat_ns;
+    r.w.log = NULL;
+    txnlog_fini(&log);
+    rig_down(&r);
+}
+
+static void test_probe_kernel_stamps(void **state)
+{
+    uint64_t probe, plain;
+
+    (void)state;
+    probe_run(true, &probe);
+    probe_run(false, &plain);
+    if (probe >= 15000000ULL || plain < 30000000ULL)
+        fail_msg("probe %llu ns (kernel stamp, want < 15 ms), plain rr %llu ns (want >= 30 ms)",
+                 (unsigned long long)probe, (unsigned long long)plain);
+}
+
 /* Logs merged from several workers: one list in time order, relative to the start. */
 static void test_txnlog_merge(void **state)
 {
@@ -540,6 +581,7 @@ int main(void)
         cmocka_unit_test(test_udp_server),
         cmocka_unit_test(test_udp_open_loop_log),
         cmocka_unit_test(test_txnlog_merge),
+        cmocka_unit_test(test_probe_kernel_stamps),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
