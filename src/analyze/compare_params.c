@@ -63,7 +63,6 @@ static const struct pdef {
     {"loaded_s", "loaded phase", P_LOAD, F_SECONDS},
     {"recovery_s", "recovery", P_LOAD, F_SECONDS},
     {"probe_rate", "probe rate", P_LOAD, F_TPS},
-    {"sample_s", "sample period", P_ALL, F_SECONDS},
 };
 #define NPDEFS (sizeof(pdefs) / sizeof(pdefs[0]))
 
