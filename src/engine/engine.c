@@ -579,6 +579,12 @@ void engine_finish(struct engine *e, struct side_result *out)
             if (e->workers[w].lat)
                 histo_merge(e->res.lat, e->workers[w].lat);
         merge_logs(e);
+        if (e->res.samples && e->res.samples->thinned && !e->res.warning[0])
+            snprintf(e->res.warning, sizeof(e->res.warning),
+                     "--sample: %u flows for this long need more than %u samples: every %.3g s "
+                     "kept instead of every %.3g s",
+                     e->nflows, SAMPLES_MAX_ROWS, e->res.samples->period_ns / 1e9,
+                     e->res.samples->asked_ns / 1e9);
         e->res.start_mono_ns = e->t0;
         e->res.stop_mono_ns = e->t_stop;
         if (copied && !e->res.warning[0])

@@ -231,7 +231,8 @@ int store_run_probes(struct store *st, int64_t id, const char *probe, struct txn
                 n = -ENOMEM;
                 break;
             }
-            memcpy(bigger.rec, out->rec, out->n * sizeof(*out->rec));
+            if (out->n)
+                memcpy(bigger.rec, out->rec, out->n * sizeof(*out->rec));
             bigger.n = out->n;
             txnlog_fini(out);
             *out = bigger;
