@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # The whole test suite:
+#   0. tests/checksrc.sh: clang-format, banned functions, file and function sizes, layers;
 #   1. a warnings-as-errors build running every test (unit and integration);
 #   2. an ASan+UBSan build running every test again;
 #   3. the daemon-and-client integration tests under valgrind memcheck;
@@ -8,6 +9,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 jobs=$(nproc)
+
+echo "== source checks (format, banned functions, sizes, layers)"
+bash tests/checksrc.sh
 
 echo "== build and test (warnings as errors)"
 cmake -S . -B build-ci -DCMAKE_BUILD_TYPE=RelWithDebInfo -DNETRIG_WERROR=ON >/dev/null

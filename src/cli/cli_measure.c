@@ -7,7 +7,7 @@
 #include "histo.h"
 #include "loopsrv.h"
 #include "multi.h"
-#include "thirdparty.h"
+#include "thirdparty_ctl.h"
 #include "iperf3_client.h"
 #include "iperf3_proto.h"
 #include "units.h"

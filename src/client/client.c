@@ -7,7 +7,6 @@
 #include "dataconn.h"
 #include "auth.h"
 #include "ctl.h"
-#include "policy.h"
 #include "engine.h"
 #include "flow_kinds.h"
 #include "hostfs.h"
@@ -105,7 +104,7 @@ static int expect_auth(int ctl, const char *want, int timeout_ms, const struct r
             return 0;
         }
         if (!strcmp(ctl_type(m), "challenge") && auth) {
-            rc = policy_answer_challenge(ctl, m, auth->user, auth->secret, timeout_ms, err, errlen);
+            rc = auth_answer_challenge(ctl, m, auth->user, auth->secret, timeout_ms, err, errlen);
             cJSON_Delete(m);
             if (rc)
                 return rc;
@@ -377,15 +376,15 @@ static void conclude(struct client_ctx *c, struct engine *e, bool ctl_ok)
 /* A server with --max-rate names each flow's share: our senders pace to it. */
 static void apply_rate_limit(const cJSON *accept, struct params *p, struct run_result *r)
 {
-    const cJSON *lim = cJSON_GetObjectItemCaseSensitive(accept, "flow_rate_limit_bps");
+    uint64_t lim = ctl_accept_flow_rate(accept);
 
-    if (!cJSON_IsNumber(lim) || lim->valuedouble < 1 || lim->valuedouble > 1e15)
+    if (!lim)
         return;
-    if (!p->fq_rate_bps || p->fq_rate_bps > (uint64_t)lim->valuedouble) {
-        p->fq_rate_bps = (uint64_t)lim->valuedouble;
+    if (!p->fq_rate_bps || p->fq_rate_bps > lim) {
+        p->fq_rate_bps = lim;
         r->params.fq_rate_bps = p->fq_rate_bps;
         char rate[32];
-        units_format_rate(lim->valuedouble, rate, sizeof(rate));
+        units_format_rate((double)lim, rate, sizeof(rate));
         snprintf(r->note, sizeof(r->note), "the server's --max-rate paces each flow to %s", rate);
     }
 }

@@ -2,7 +2,7 @@
 #include "mesh.h"
 
 #include "sock.h"
-#include "thirdparty.h"
+#include "thirdparty_ctl.h"
 #include "units.h"
 
 #include <errno.h>

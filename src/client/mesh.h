@@ -1,5 +1,5 @@
 /* mesh: a plan of tests between hosts that run `netrig serve --allow-third-party`, each cell
- * asked of its source daemon (thirdparty.h), scheduled so that no host takes part in two tests
+ * asked of its source daemon (thirdparty_ctl.h), scheduled so that no host takes part in two tests
  * at once unless the plan says "parallel". A host that is down fails its cells with the
  * reason; the rest of the plan runs. */
 #ifndef NETRIG_MESH_H

@@ -10,25 +10,20 @@
 #include "log.h"
 #include "metrics.h"
 #include "policy.h"
-#include "server.h"
 #include "sock.h"
 #include "store.h"
 #include "units.h"
-#include "worker.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
 
-#define I3S_REG_CAP            256
 #define I3S_WATCHDOG_NS        (40ULL * 1000000000ULL) /* iperf3's own grace past time + omit */
 #define I3S_MAX_CLIENT_RESULTS (1 << 20)
 #define I3S_MAX_THREADS        4
@@ -38,198 +33,64 @@
  * every release since 3.0 on little-endian hosts puts these bytes out). */
 static const uint8_t udp_reply[4] = {'6', '7', '8', '9'};
 
-struct reg_slot {
-    bool used, open; /* open: still gathering streams */
-    char cookie[IPERF3_COOKIE_LEN];
-    int pipe_wr;
-};
-
-struct iperf3_registry {
-    pthread_mutex_t lock;
-    pthread_cond_t cond;
-    bool udp_busy; /* a test is setting up UDP streams on the shared port */
-    struct reg_slot slot[I3S_REG_CAP];
-};
-
 struct i3s {
-    struct server *srv;
-    struct iperf3_registry *reg;
-    int ctl;
-    struct sockaddr_storage peer;
-    char who[80];
+    struct served t; /* control connection, peer, hold on the daemon's shared state */
     char cookie[IPERF3_COOKIE_LEN];
     char tag[9]; /* the cookie's start, for the log */
     struct iperf3_params ip;
     struct engine *e;
     uint32_t nflows;
     int *fds; /* flow sockets (owned by the engine once attached) */
-    int pipe_rd, pipe_wr, udp_listen;
-    bool registered, udp_turn, admitted, exclusive, terminated;
+    int udp_listen;
+    bool udp_turn, terminated;
     struct side_result side;
 };
 
-/* ---------------------------------------------------------------- registry */
-
-struct iperf3_registry *iperf3_server_registry_new(void)
-{
-    struct iperf3_registry *r = calloc(1, sizeof(*r));
-
-    if (r) {
-        pthread_mutex_init(&r->lock, NULL);
-        pthread_cond_init(&r->cond, NULL);
-    }
-    return r;
-}
-
-void iperf3_server_registry_free(struct iperf3_registry *r)
-{
-    if (!r)
-        return;
-    pthread_mutex_destroy(&r->lock);
-    pthread_cond_destroy(&r->cond);
-    free(r);
-}
-
-static struct reg_slot *reg_find(struct iperf3_registry *r, const char *cookie)
-{
-    for (int i = 0; i < I3S_REG_CAP; i++)
-        if (r->slot[i].used && !memcmp(r->slot[i].cookie, cookie, IPERF3_COOKIE_LEN))
-            return &r->slot[i];
-    return NULL;
-}
-
-static int reg_add(struct iperf3_registry *r, const char *cookie, int pipe_wr)
-{
-    int rc = -ENOSPC;
-
-    pthread_mutex_lock(&r->lock);
-    if (reg_find(r, cookie))
-        rc = -EEXIST;
-    for (int i = 0; rc == -ENOSPC && i < I3S_REG_CAP; i++) {
-        if (r->slot[i].used)
-            continue;
-        r->slot[i] = (struct reg_slot){.used = true, .open = true, .pipe_wr = pipe_wr};
-        memcpy(r->slot[i].cookie, cookie, IPERF3_COOKIE_LEN);
-        rc = 0;
-    }
-    pthread_mutex_unlock(&r->lock);
-    return rc;
-}
-
-static void reg_set(struct iperf3_registry *r, const char *cookie, bool remove)
-{
-    struct reg_slot *e;
-
-    pthread_mutex_lock(&r->lock);
-    e = reg_find(r, cookie);
-    if (e && remove)
-        e->used = false;
-    else if (e)
-        e->open = false;
-    pthread_mutex_unlock(&r->lock);
-}
-
-/* 1 = handed to its test, 0 = no test has this cookie, -1 = its test has all its streams. */
-static int reg_route(struct iperf3_registry *r, const char *cookie, int fd)
-{
-    struct reg_slot *e;
-    int rc = 0;
-
-    pthread_mutex_lock(&r->lock);
-    e = reg_find(r, cookie);
-    if (e && !e->open)
-        rc = -1;
-    else if (e)
-        rc = write(e->pipe_wr, &fd, sizeof(fd)) == (ssize_t)sizeof(fd) ? 1 : -1;
-    pthread_mutex_unlock(&r->lock);
-    return rc;
-}
-
-static int udp_turn_take(struct iperf3_registry *r, int wait_ms)
-{
-    struct timespec ts;
-    int rc = 0;
-
-    clock_gettime(CLOCK_REALTIME, &ts);
-    ts.tv_sec += wait_ms / 1000;
-    ts.tv_nsec += (long)(wait_ms % 1000) * 1000000L;
-    if (ts.tv_nsec >= 1000000000L) {
-        ts.tv_sec++;
-        ts.tv_nsec -= 1000000000L;
-    }
-    pthread_mutex_lock(&r->lock);
-    while (r->udp_busy && rc == 0)
-        rc = pthread_cond_timedwait(&r->cond, &r->lock, &ts);
-    if (!r->udp_busy) {
-        r->udp_busy = true;
-        rc = 0;
-    }
-    pthread_mutex_unlock(&r->lock);
-    return rc ? -EBUSY : 0;
-}
-
-static void udp_turn_give(struct iperf3_registry *r)
-{
-    pthread_mutex_lock(&r->lock);
-    r->udp_busy = false;
-    pthread_cond_broadcast(&r->cond);
-    pthread_mutex_unlock(&r->lock);
-}
-
 /* ---------------------------------------------------------------- set-up */
 
-static int tmo(const struct i3s *ss) { return server_opts(ss->srv)->timeout_ms; }
+static int tmo(const struct i3s *ss) { return ss->t.conf->timeout_ms; }
 
 /* --metrics: where events are counted (NULL: not counted) */
-static struct metrics *mx(const struct i3s *ss) { return server_opts(ss->srv)->metrics; }
+static struct metrics *mx(const struct i3s *ss) { return ss->t.conf->metrics; }
 
 /* How a refusal is counted: a metrics_refusal, or a control error while setting up. */
 enum {
     I3S_BAD = METRICS_REFUSED_BAD_REQUEST,
     I3S_LIMIT = METRICS_REFUSED_LIMIT,
     I3S_AUTH = METRICS_REFUSED_AUTH_FAILED,
-    I3S_SETUP = -1
+    I3S_SETUP = SERVED_SETUP_ERROR
 };
 
 /* Refuses the test: SERVER_ERROR with the iperf3 code the client prints, and a log line. */
-static int refuse(struct i3s *ss, int kind, int code, int err_no, const char *why)
+static int refuse(struct i3s *ss, int count, int code, int err_no, const char *why)
 {
-    LOG_WARN("iperf3 client %s: refused: %s", ss->who, why);
-    if (kind >= 0)
-        metrics_refused(mx(ss), (enum metrics_refusal)kind);
-    else
-        metrics_control_error(mx(ss), METRICS_STAGE_SETUP);
-    iperf3_proto_error_send(ss->ctl, code, err_no, 2000);
+    served_refuse(&ss->t,
+                  (struct served_refusal){.count = count, .i3_code = code, .i3_errno = err_no},
+                  "%s", why);
     return -EPERM;
 }
 
-static int admit(struct i3s *ss)
+/* iperf3 clients cannot authenticate; then --max-tests, --max-client-tests, --exclusive
+ * (a busy server answers ACCESS_DENIED, as iperf3 does). */
+static int take_slot(struct i3s *ss)
 {
-    const struct server_opts *o = server_opts(ss->srv);
+    const struct served_refusal busy = {.count = METRICS_REFUSED_BUSY};
     uint32_t running;
     int rc;
 
-    if (o->auth)
+    if (ss->t.conf->auth)
         return refuse(ss, I3S_AUTH, IPERF3_IEAUTHTEST, 0,
                       "this server requires netrig authentication "
                       "(--auth-file), which iperf3 clients cannot give");
-    rc = server_admit(ss->srv, (struct sockaddr *)&ss->peer, &running);
+    rc = served_admit(&ss->t, &running);
     if (rc) {
-        LOG_WARN("iperf3 client %s: refused: busy (%u tests %s)", ss->who, running,
-                 rc == -EUSERS ? "from this address" : "running");
-        metrics_refused(mx(ss), METRICS_REFUSED_BUSY);
-        iperf3_proto_state_send(ss->ctl, IPERF3_ACCESS_DENIED, 2000);
+        served_refuse(&ss->t, busy, "busy (%u tests %s)", running,
+                      rc == -EUSERS ? "from this address" : "running");
         return -EBUSY;
     }
-    ss->admitted = true;
-    if (o->exclusive) {
-        if (server_exclusive_acquire(ss->srv, tmo(ss), NULL, NULL)) {
-            LOG_WARN("iperf3 client %s: refused: another test holds the exclusive turn", ss->who);
-            metrics_refused(mx(ss), METRICS_REFUSED_BUSY);
-            iperf3_proto_state_send(ss->ctl, IPERF3_ACCESS_DENIED, 2000);
-            return -EBUSY;
-        }
-        ss->exclusive = true;
+    if (ss->t.conf->exclusive && served_exclusive(&ss->t, tmo(ss), NULL, NULL)) {
+        served_refuse(&ss->t, busy, "another test holds the exclusive turn");
+        return -EBUSY;
     }
     return 0;
 }
@@ -237,7 +98,7 @@ static int admit(struct i3s *ss)
 /* --max-duration, --max-flows, --max-rate and the congestion control, as iperf3 codes. */
 static int check_limits(struct i3s *ss)
 {
-    const struct server_opts *o = server_opts(ss->srv);
+    const struct policy_limits *o = &ss->t.conf->limits;
     struct params *p = &ss->ip.p;
     uint64_t flow_rate;
     char msg[256];
@@ -270,13 +131,13 @@ static int exchange_params(struct i3s *ss)
     int code, err_no, rc;
     long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
 
-    if (iperf3_proto_state_send(ss->ctl, IPERF3_PARAM_EXCHANGE, tmo(ss)))
+    if (iperf3_proto_state_send(ss->t.ctl, IPERF3_PARAM_EXCHANGE, tmo(ss)))
         return -EIO;
-    rc = iperf3_proto_json_recv(ss->ctl, IPERF3_MAX_PARAMS, tmo(ss), &j, err, sizeof(err));
+    rc = iperf3_proto_json_recv(ss->t.ctl, IPERF3_MAX_PARAMS, tmo(ss), &j, err, sizeof(err));
     if (rc == -EMSGSIZE || rc == -EPROTO)
         return refuse(ss, I3S_BAD, IPERF3_IERECVPARAMS, rc == -EMSGSIZE ? EMSGSIZE : EINVAL, err);
     if (rc) {
-        LOG_WARN("iperf3 client %s: no parameters: %s", ss->who, err);
+        LOG_WARN("iperf3 client %s: no parameters: %s", ss->t.who, err);
         return rc;
     }
     rc = iperf3_proto_params_decode(j, &ss->ip, &code, &err_no, err, sizeof(err));
@@ -298,10 +159,10 @@ static int exchange_params(struct i3s *ss)
 static int udp_listener(struct i3s *ss)
 {
     struct sockaddr_storage a;
-    uint16_t port = server_port(ss->srv);
+    uint16_t port = ss->t.conf->port;
     int one = 1, fd;
 
-    if (dataconn_local_addr(ss->ctl, &a))
+    if (dataconn_local_addr(ss->t.ctl, &a))
         return -errno;
     if (a.ss_family == AF_INET6)
         ((struct sockaddr_in6 *)&a)->sin6_port = htons(port);
@@ -324,7 +185,7 @@ static int udp_listener(struct i3s *ss)
 static int prepare_streams(struct i3s *ss)
 {
     char err[320];
-    int fds[2], rc;
+    int rc;
 
     ss->e =
         engine_create(flow_kind_for(&ss->ip.p, false), &ss->ip.p, false, NULL, err, sizeof(err));
@@ -332,29 +193,25 @@ static int prepare_streams(struct i3s *ss)
     if (!ss->e || !ss->fds)
         return refuse(ss, I3S_SETUP, IPERF3_IEINITTEST, ENOMEM, ss->e ? "out of memory" : err);
     if (ss->ip.p.udp) {
-        if (udp_turn_take(ss->reg, tmo(ss)))
+        if (admit_udp_turn_take(ss->t.admit, tmo(ss)))
             return refuse(ss, I3S_SETUP, IPERF3_IESTREAMLISTEN, EBUSY,
                           "another iperf3 UDP test kept the port's set-up turn too long");
         ss->udp_turn = true;
         ss->udp_listen = udp_listener(ss);
         if (ss->udp_listen < 0) {
-            snprintf(err, sizeof(err), "cannot open UDP port %u: %s", server_port(ss->srv),
+            snprintf(err, sizeof(err), "cannot open UDP port %u: %s", ss->t.conf->port,
                      strerror(-ss->udp_listen));
             return refuse(ss, I3S_SETUP, IPERF3_IESTREAMLISTEN, -ss->udp_listen, err);
         }
     } else {
-        if (pipe2(fds, O_CLOEXEC | O_NONBLOCK))
-            return refuse(ss, I3S_SETUP, IPERF3_IEINITTEST, errno, "cannot create a pipe");
-        ss->pipe_rd = fds[0];
-        ss->pipe_wr = fds[1];
-        rc = reg_add(ss->reg, ss->cookie, ss->pipe_wr);
+        rc = served_register(&ss->t, ADMIT_KEY_IPERF3, ss->cookie);
         if (rc)
             return refuse(ss, I3S_SETUP, IPERF3_IEINITTEST, -rc,
-                          rc == -EEXIST ? "its cookie is already in use"
-                                        : "too many iperf3 tests at once");
-        ss->registered = true;
+                          rc == -EEXIST   ? "its cookie is already in use"
+                          : rc == -ENOSPC ? "too many iperf3 tests at once"
+                                          : "cannot create a pipe");
     }
-    return iperf3_proto_state_send(ss->ctl, IPERF3_CREATE_STREAMS, tmo(ss)) ? -EIO : 0;
+    return iperf3_proto_state_send(ss->t.ctl, IPERF3_CREATE_STREAMS, tmo(ss)) ? -EIO : 0;
 }
 
 static int attach(struct i3s *ss, uint32_t idx, int fd)
@@ -409,11 +266,11 @@ static int gather_streams(struct i3s *ss)
 
     while (have < ss->nflows) {
         struct pollfd pf[2] = {
-            {.fd = ss->ip.p.udp ? ss->udp_listen : ss->pipe_rd, .events = POLLIN},
-            {.fd = ss->ctl, .events = POLLIN}};
+            {.fd = ss->ip.p.udp ? ss->udp_listen : ss->t.pipe_rd, .events = POLLIN},
+            {.fd = ss->t.ctl, .events = POLLIN}};
         uint64_t now = clock_mono_ns();
         uint32_t before = have;
-        int fd;
+        struct admit_conn c;
 
         rc = now < deadline ? poll(pf, 2, (int)((deadline - now) / 1000000ULL) + 1) : 0;
         if (rc == 0) {
@@ -425,7 +282,7 @@ static int gather_streams(struct i3s *ss)
         if (rc < 0 && errno != EINTR)
             return -errno;
         if (pf[1].revents) {
-            LOG_WARN("iperf3 test %s: client %s left while opening streams", ss->tag, ss->who);
+            LOG_WARN("iperf3 test %s: client %s left while opening streams", ss->tag, ss->t.who);
             return -ECONNRESET;
         }
         if (!(pf[0].revents & POLLIN))
@@ -438,8 +295,8 @@ static int gather_streams(struct i3s *ss)
                                               "UDP stream set-up failed");
             have += rc == 0;
         } else {
-            while (have < ss->nflows && read(ss->pipe_rd, &fd, sizeof(fd)) == (ssize_t)sizeof(fd))
-                if (attach(ss, have++, fd))
+            while (have < ss->nflows && read(ss->t.pipe_rd, &c, sizeof(c)) == (ssize_t)sizeof(c))
+                if (attach(ss, have++, c.fd))
                     return -EPROTO;
         }
         if (have > before)
@@ -451,18 +308,12 @@ static int gather_streams(struct i3s *ss)
 /* Streams complete: later ones with this cookie are refused; the UDP turn passes on. */
 static void close_setup(struct i3s *ss)
 {
-    int fd;
-
-    if (ss->registered)
-        reg_set(ss->reg, ss->cookie, false);
-    if (ss->pipe_rd >= 0) /* routed before we closed the door */
-        while (read(ss->pipe_rd, &fd, sizeof(fd)) == (ssize_t)sizeof(fd))
-            close(fd);
+    served_close(&ss->t);
     if (ss->udp_listen >= 0)
         close(ss->udp_listen);
     ss->udp_listen = -1;
     if (ss->udp_turn)
-        udp_turn_give(ss->reg);
+        admit_udp_turn_give(ss->t.admit);
     ss->udp_turn = false;
 }
 
@@ -470,13 +321,13 @@ static int start(struct i3s *ss)
 {
     char err[256];
 
-    if (iperf3_proto_state_send(ss->ctl, IPERF3_TEST_START, tmo(ss)) ||
-        iperf3_proto_state_send(ss->ctl, IPERF3_TEST_RUNNING, tmo(ss)))
+    if (iperf3_proto_state_send(ss->t.ctl, IPERF3_TEST_START, tmo(ss)) ||
+        iperf3_proto_state_send(ss->t.ctl, IPERF3_TEST_RUNNING, tmo(ss)))
         return -EIO;
     if (engine_start(ss->e, err, sizeof(err)))
         return refuse(ss, I3S_SETUP, IPERF3_IEINITTEST, EIO, err);
     metrics_test_started(mx(ss), &ss->ip.p);
-    LOG_INFO("iperf3 test %s from %s: %s, %u stream(s) %s, %.4gs%s%s", ss->tag, ss->who,
+    LOG_INFO("iperf3 test %s from %s: %s, %u stream(s) %s, %.4gs%s%s", ss->tag, ss->t.who,
              ss->ip.p.udp ? "udp" : "tcp", ss->ip.p.flows, params_dir_name(ss->ip.p.dir),
              ss->ip.p.duration_ns / 1e9, ss->ip.client_version[0] ? ", client " : "",
              ss->ip.client_version);
@@ -488,19 +339,19 @@ static int start(struct i3s *ss)
 static int on_watch(void *arg)
 {
     struct i3s *ss = arg;
-    int st = 0, rc = iperf3_proto_state_recv(ss->ctl, &st, tmo(ss));
+    int st = 0, rc = iperf3_proto_state_recv(ss->t.ctl, &st, tmo(ss));
 
     if (rc) {
-        LOG_WARN("iperf3 test %s: client %s: control connection %s", ss->tag, ss->who,
+        LOG_WARN("iperf3 test %s: client %s: control connection %s", ss->tag, ss->t.who,
                  rc == -ENODATA ? "closed" : strerror(-rc));
         return -1;
     }
     rc = iperf3_proto_server_running_step(st);
     if (rc == -ECONNABORTED) {
         ss->terminated = true;
-        LOG_INFO("iperf3 test %s: client %s terminated the test", ss->tag, ss->who);
+        LOG_INFO("iperf3 test %s: client %s terminated the test", ss->tag, ss->t.who);
     } else if (rc < 0) {
-        LOG_WARN("iperf3 test %s: client %s sent state %d (%s) during the test", ss->tag, ss->who,
+        LOG_WARN("iperf3 test %s: client %s sent state %d (%s) during the test", ss->tag, ss->t.who,
                  st, iperf3_proto_state_name(st));
     }
     return rc < 0 ? -1 : rc;
@@ -509,12 +360,13 @@ static int on_watch(void *arg)
 static int on_interval(void *arg, const struct side_result *s, const struct interval *iv)
 {
     struct i3s *ss = arg;
-    uint64_t limit = server_opts(ss->srv)->max_rate_bps;
+    uint64_t limit = ss->t.conf->limits.max_rate_bps;
 
     (void)s;
     if (!limit || iv->omitted || !policy_rate_exceeded(limit, iv))
         return 0;
-    refuse(ss, I3S_LIMIT, IPERF3_IETOTALRATE, 0, "over --max-rate: stopped");
+    served_stop(&ss->t, (struct served_refusal){.count = I3S_LIMIT, .i3_code = IPERF3_IETOTALRATE},
+                "over --max-rate");
     return 1;
 }
 
@@ -532,7 +384,7 @@ static char *server_output(const struct i3s *ss)
     } while (0)
     if (!out)
         return NULL;
-    PUT("netrig %s serving iperf3 client %s: %s, %u stream(s) %s\n", NETRIG_VERSION, ss->who,
+    PUT("netrig %s serving iperf3 client %s: %s, %u stream(s) %s\n", NETRIG_VERSION, ss->t.who,
         ss->ip.p.udp ? "UDP" : "TCP", ss->ip.p.flows, params_dir_name(ss->ip.p.dir));
     PUT("[ ID] Interval           Transfer       Bitrate\n");
     for (uint32_t i = 0; i < s->nintervals; i++) {
@@ -562,7 +414,7 @@ static void log_client_results(struct i3s *ss, const cJSON *j)
     double bytes = 0, secs = 0;
 
     if (iperf3_proto_results_decode(j, 2 * IPERF3_MAX_STREAMS, &res, err, sizeof(err))) {
-        LOG_WARN("iperf3 test %s: client %s: %s", ss->tag, ss->who, err);
+        LOG_WARN("iperf3 test %s: client %s: %s", ss->tag, ss->t.who, err);
         return;
     }
     for (uint32_t i = 0; i < res.nstreams; i++) {
@@ -571,8 +423,8 @@ static void log_client_results(struct i3s *ss, const cJSON *j)
             secs = res.streams[i].end_s - res.streams[i].start_s;
     }
     units_format_rate(secs > 0 ? bytes * 8 / secs : 0, rate, sizeof(rate));
-    LOG_INFO("iperf3 test %s: client %s reports %s over %u stream(s), CPU %.1f%%", ss->tag, ss->who,
-             rate, res.nstreams, res.cpu_total);
+    LOG_INFO("iperf3 test %s: client %s reports %s over %u stream(s), CPU %.1f%%", ss->tag,
+             ss->t.who, rate, res.nstreams, res.cpu_total);
     iperf3_proto_results_free(&res);
 }
 
@@ -583,13 +435,13 @@ static void exchange_results(struct i3s *ss)
     char err[256], *text = NULL;
     int st, rc;
 
-    if (iperf3_proto_state_send(ss->ctl, IPERF3_EXCHANGE_RESULTS, tmo(ss)))
+    if (iperf3_proto_state_send(ss->t.ctl, IPERF3_EXCHANGE_RESULTS, tmo(ss)))
         return;
-    rc = iperf3_proto_json_recv(ss->ctl, I3S_MAX_CLIENT_RESULTS, tmo(ss), &j, err, sizeof(err));
+    rc = iperf3_proto_json_recv(ss->t.ctl, I3S_MAX_CLIENT_RESULTS, tmo(ss), &j, err, sizeof(err));
     if (rc) {
-        LOG_WARN("iperf3 test %s: client %s results: %s", ss->tag, ss->who, err);
+        LOG_WARN("iperf3 test %s: client %s results: %s", ss->tag, ss->t.who, err);
         if (rc == -EMSGSIZE || rc == -EPROTO)
-            iperf3_proto_error_send(ss->ctl, IPERF3_IERECVRESULTS, EINVAL, 2000);
+            iperf3_proto_error_send(ss->t.ctl, IPERF3_IERECVRESULTS, EINVAL, 2000);
         return;
     }
     log_client_results(ss, j);
@@ -598,11 +450,11 @@ static void exchange_results(struct i3s *ss)
         text = server_output(ss);
     j = iperf3_proto_results_encode(&ss->side, &ss->ip.p, true, text);
     free(text);
-    rc = j ? iperf3_proto_json_send(ss->ctl, j, tmo(ss)) : -ENOMEM;
+    rc = j ? iperf3_proto_json_send(ss->t.ctl, j, tmo(ss)) : -ENOMEM;
     cJSON_Delete(j);
-    if (rc || iperf3_proto_state_send(ss->ctl, IPERF3_DISPLAY_RESULTS, tmo(ss)))
+    if (rc || iperf3_proto_state_send(ss->t.ctl, IPERF3_DISPLAY_RESULTS, tmo(ss)))
         return;
-    rc = iperf3_proto_state_recv(ss->ctl, &st, tmo(ss));
+    rc = iperf3_proto_state_recv(ss->t.ctl, &st, tmo(ss));
     if (!rc && st != IPERF3_IPERF_DONE)
         LOG_DBG("iperf3 test %s: client ended with state %d", ss->tag, st);
 }
@@ -614,7 +466,7 @@ static void save_history(struct i3s *ss)
     char err[512];
     int64_t id;
 
-    if (store_save_served(server_opts(ss->srv)->history_db, &ss->ip.p, &ss->side, ss->who, &id, err,
+    if (store_save_served(ss->t.conf->history_db, &ss->ip.p, &ss->side, ss->t.who, &id, err,
                           sizeof(err)))
         LOG_WARN("iperf3 test %s: not saved to the history: %s", ss->tag, err);
     else
@@ -637,10 +489,10 @@ static void run_and_report(struct i3s *ss)
 {
     struct engine_hooks h = {
         .run_ns = ss->ip.p.duration_ns + ss->ip.p.omit_ns + I3S_WATCHDOG_NS,
-        .watch_fd = ss->ctl,
+        .watch_fd = ss->t.ctl,
         .on_watch = on_watch,
         .on_interval = on_interval,
-        .stop_flag = server_stop_flag(ss->srv),
+        .stop_flag = ss->t.conf->stop,
         .ctx = ss,
     };
     enum engine_end why = engine_run(ss->e, &h);
@@ -649,7 +501,7 @@ static void run_and_report(struct i3s *ss)
     int st;
 
     /* every stream gone before TEST_END (the client closed them): TEST_END may follow */
-    if (why == ENGINE_END_FLOWS && !iperf3_proto_state_recv(ss->ctl, &st, tmo(ss)) &&
+    if (why == ENGINE_END_FLOWS && !iperf3_proto_state_recv(ss->t.ctl, &st, tmo(ss)) &&
         iperf3_proto_server_running_step(st) == 1)
         why = ENGINE_END_WATCH;
     engine_stop(ss->e);
@@ -659,7 +511,7 @@ static void run_and_report(struct i3s *ss)
         if (params_flow_client_sends(&ss->ip.p, i) && ss->fds[i] >= 0)
             shutdown(ss->fds[i], SHUT_RD);
     engine_finish(ss->e, &ss->side);
-    metrics_test_done(mx(ss), &ss->ip.p, (struct sockaddr *)&ss->peer, &ss->side,
+    metrics_test_done(mx(ss), &ss->ip.p, (struct sockaddr *)&ss->t.peer, &ss->side,
                       why == ENGINE_END_WATCH);
     for (uint32_t i = 0; i < ss->side.nflows; i++) {
         bytes += (double)ss->side.flows[i].bytes;
@@ -667,12 +519,12 @@ static void run_and_report(struct i3s *ss)
             secs = ss->side.flows[i].seconds;
     }
     units_format_rate(secs > 0 ? bytes * 8 / secs : 0, rate, sizeof(rate));
-    LOG_INFO("iperf3 test %s from %s done: %s (%s)", ss->tag, ss->who, rate, end_text(why, ss));
+    LOG_INFO("iperf3 test %s from %s done: %s (%s)", ss->tag, ss->t.who, rate, end_text(why, ss));
     if (why == ENGINE_END_WATCH)
         exchange_results(ss);
     else if (why == ENGINE_END_SIGNAL)
-        iperf3_proto_state_send(ss->ctl, IPERF3_SERVER_TERMINATE, 2000);
-    if (server_opts(ss->srv)->history_db && why != ENGINE_END_ERROR)
+        iperf3_proto_state_send(ss->t.ctl, IPERF3_SERVER_TERMINATE, 2000);
+    if (ss->t.conf->history_db && why != ENGINE_END_ERROR)
         save_history(ss);
 }
 
@@ -681,21 +533,10 @@ static void run_and_report(struct i3s *ss)
 static void cleanup(struct i3s *ss)
 {
     close_setup(ss);
-    if (ss->registered)
-        reg_set(ss->reg, ss->cookie, true);
     engine_destroy(ss->e); /* closes the attached flow sockets */
     free(ss->fds);
-    if (ss->pipe_rd >= 0)
-        close(ss->pipe_rd);
-    if (ss->pipe_wr >= 0)
-        close(ss->pipe_wr);
     result_side_fini(&ss->side);
-    if (ss->exclusive)
-        server_exclusive_release(ss->srv);
-    if (ss->admitted)
-        server_release(ss->srv, (struct sockaddr *)&ss->peer);
-    close(ss->ctl);
-    server_session_done(ss->srv);
+    served_teardown(&ss->t);
     free(ss);
 }
 
@@ -704,8 +545,8 @@ static void *i3s_main(void *arg)
     struct i3s *ss = arg;
     int one = 1;
 
-    setsockopt(ss->ctl, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-    if (!admit(ss) && !exchange_params(ss) && !prepare_streams(ss) && !gather_streams(ss)) {
+    setsockopt(ss->t.ctl, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+    if (!take_slot(ss) && !exchange_params(ss) && !prepare_streams(ss) && !gather_streams(ss)) {
         close_setup(ss);
         if (!start(ss))
             run_and_report(ss);
@@ -714,41 +555,26 @@ static void *i3s_main(void *arg)
     return NULL;
 }
 
-static void spawn(struct server *s, int fd, const struct sockaddr_storage *peer, const char *cookie,
-                  const char *who)
+static void spawn(const struct served_conf *c, struct admit *a, int fd,
+                  const struct sockaddr_storage *peer, const char *cookie)
 {
     struct i3s *ss = calloc(1, sizeof(*ss));
-    pthread_attr_t attr;
-    pthread_t th;
-    int rc;
 
     if (!ss) {
         close(fd);
         return;
     }
-    ss->srv = s;
-    ss->reg = server_iperf3(s);
-    ss->ctl = fd;
-    ss->peer = *peer;
-    ss->pipe_rd = ss->pipe_wr = ss->udp_listen = -1;
-    snprintf(ss->who, sizeof(ss->who), "%s", who);
+    served_init(&ss->t, c, a, "iperf3 client", true, fd, peer);
+    ss->udp_listen = -1;
     memcpy(ss->cookie, cookie, IPERF3_COOKIE_LEN);
     snprintf(ss->tag, sizeof(ss->tag), "%.8s", cookie);
     sock_set_nonblock(fd, false);
-    server_session_started(s);
-    pthread_attr_init(&attr);
-    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-    rc = pthread_create(&th, &attr, i3s_main, ss);
-    pthread_attr_destroy(&attr);
-    if (rc) {
-        LOG_ERR("cannot start a thread for iperf3 client %s: %s", who, strerror(rc));
-        server_session_done(s);
-        close(fd);
+    if (served_spawn(&ss->t, i3s_main, ss))
         free(ss);
-    }
 }
 
-void iperf3_server_take(struct server *s, int fd, const struct sockaddr_storage *peer)
+void iperf3_server_take(const struct served_conf *c, struct admit *a, int fd,
+                        const struct sockaddr_storage *peer)
 {
     uint8_t cookie[IPERF3_COOKIE_LEN];
     int8_t denied = IPERF3_ACCESS_DENIED;
@@ -762,7 +588,7 @@ void iperf3_server_take(struct server *s, int fd, const struct sockaddr_storage 
         close(fd);
         return;
     }
-    rc = reg_route(server_iperf3(s), (const char *)cookie, fd);
+    rc = admit_route(a, ADMIT_KEY_IPERF3, cookie, 0, fd);
     if (rc > 0) {
         LOG_DBG("iperf3 stream from %s for test %.8s", who, (const char *)cookie);
         return;
@@ -776,5 +602,5 @@ void iperf3_server_take(struct server *s, int fd, const struct sockaddr_storage 
         return;
     }
     LOG_DBG("iperf3 control connection from %s", who);
-    spawn(s, fd, peer, (const char *)cookie, who);
+    spawn(c, a, fd, peer, (const char *)cookie);
 }

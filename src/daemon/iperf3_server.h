@@ -2,23 +2,20 @@
  * acceptor hands over every connection that opens with an iperf3 cookie: a cookie of a test
  * still gathering its streams makes it that test's next TCP stream; any other cookie starts a
  * new test on its own thread (parameters, streams, the engine, results back to the client).
- * UDP streams use the daemon's port number on UDP; the registry lets one test at a time set up
- * its UDP streams, so several UDP tests can run at once (docs/protocol.md). */
+ * UDP streams use the daemon's port number on UDP; admit.h's UDP turn lets one test at a time
+ * set up its UDP streams, so several UDP tests can run at once (docs/protocol.md). */
 #ifndef NETRIG_IPERF3_SERVER_H
 #define NETRIG_IPERF3_SERVER_H
 
 #include <sys/socket.h>
 
-struct server;
-struct iperf3_registry;
-
-/* The cookies of running iperf3 tests and the UDP set-up turn; one per daemon. */
-struct iperf3_registry *iperf3_server_registry_new(void);
-void iperf3_server_registry_free(struct iperf3_registry *r);
+#include "admit.h"
+#include "served.h"
 
 /* A new connection whose first 37 bytes (not yet read) are an iperf3 cookie. Takes fd: a
  * stream of a test that is gathering them, a stream that came too late (refused with
  * ACCESS_DENIED and logged), or a new iperf3 client (its own thread). */
-void iperf3_server_take(struct server *s, int fd, const struct sockaddr_storage *peer);
+void iperf3_server_take(const struct served_conf *c, struct admit *a, int fd,
+                        const struct sockaddr_storage *peer);
 
 #endif

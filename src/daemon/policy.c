@@ -1,12 +1,10 @@
-/* policy: limits and authentication on the daemon's side, and the client's answer. */
+/* policy: limits and authentication on the daemon's side. */
 #include "policy.h"
 
 #include "ctl.h"
-#include "server.h"
 #include "units.h"
 
 #include <errno.h>
-#include <openssl/crypto.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/random.h>
@@ -18,7 +16,7 @@ static double udp_rate(const struct params *p)
     return per * params_total_flows(p);
 }
 
-int policy_check_limits(const struct server_opts *o, struct params *p, uint64_t *flow_rate_bps,
+int policy_check_limits(const struct policy_limits *o, struct params *p, uint64_t *flow_rate_bps,
                         char *msg, size_t len)
 {
     uint64_t total_ns = p->duration_ns + p->omit_ns;
@@ -102,37 +100,6 @@ int policy_authenticate(int ctl, const struct auth *a, const char *user, int tim
     else
         rc = 0;
     cJSON_Delete(reply);
-    return rc;
-}
-
-int policy_answer_challenge(int ctl, const cJSON *challenge, const char *user, const char *secret,
-                            int timeout_ms, char *err, size_t errlen)
-{
-    const cJSON *n = cJSON_GetObjectItemCaseSensitive(challenge, "nonce");
-    uint8_t nonce[AUTH_NONCE_LEN];
-    char mac[AUTH_MAC_HEX];
-    cJSON *m;
-    int rc;
-
-    if (!user || !*user || !secret) {
-        snprintf(err, errlen,
-                 "the server requires authentication: use --user NAME with "
-                 "NETRIG_SECRET or --credentials FILE");
-        return -EACCES;
-    }
-    if (!cJSON_IsString(n) || auth_unhex(n->valuestring, nonce, sizeof(nonce)) ||
-        auth_mac(secret, user, nonce, mac)) {
-        snprintf(err, errlen, "server sent an invalid authentication challenge");
-        return -EPROTO;
-    }
-    m = ctl_msg_new("auth");
-    cJSON_AddStringToObject(m, "user", user);
-    cJSON_AddStringToObject(m, "mac", mac);
-    rc = ctl_send(ctl, m, timeout_ms);
-    cJSON_Delete(m);
-    OPENSSL_cleanse(mac, sizeof(mac));
-    if (rc)
-        snprintf(err, errlen, "cannot send the authentication answer: %s", strerror(-rc));
     return rc;
 }
 

@@ -3,13 +3,15 @@
 #include "server.h"
 #include "clock.h"
 
+#include "admit.h"
+#include "ctl.h"
 #include "iperf3_proto.h"
 #include "iperf3_server.h"
 #include "log.h"
 #include "metrics.h"
+#include "served.h"
 #include "session.h"
 #include "sock.h"
-#include "worker.h"
 
 #include <errno.h>
 #include <netinet/in.h>
@@ -22,8 +24,8 @@
 #include <sys/signalfd.h>
 #include <unistd.h>
 
-#define SERVER_MAX_PENDING 4096 /* connections that have not yet said what they are */
-#define SERVER_REG_CAP     1024
+#define SERVER_MAX_PENDING 4096        /* connections not yet sorted */
+#define SERVER_DRAIN_MS    (30 * 1000) /* waiting for running tests at shutdown */
 
 struct pending {
     int fd;
@@ -31,38 +33,35 @@ struct pending {
     struct sockaddr_storage peer;
 };
 
-#define SERVER_CLIENTS_MAX 1024 /* client addresses with tests running at once */
-
-struct client_count {
-    uint8_t key[16];
-    uint32_t running;
-};
-
-struct reg_entry {
-    bool used;
-    uint8_t id[CTL_TEST_ID_LEN];
-    int pipe_wr;
-};
-
 struct server {
     struct server_opts o;
     int lfd;
-    volatile sig_atomic_t *stop;
-    pthread_mutex_t lock;
-    pthread_cond_t cond;
-    uint32_t sessions; /* session threads alive */
-    uint32_t running;  /* admitted tests */
-    uint32_t excl_holders, excl_waiting;
+    struct served_conf conf; /* what every test reads */
+    struct admit *admit;     /* what every test shares */
     uint32_t npending;
     bool accept_paused; /* every pending slot taken: new connections wait in the backlog */
-    struct reg_entry reg[SERVER_REG_CAP];
-    struct client_count clients[SERVER_CLIENTS_MAX];
     struct pending pend[SERVER_MAX_PENDING];
-    struct iperf3_registry *i3; /* iperf3 clients' tests (iperf3_server.c) */
 };
+
+static void conf_from_opts(struct served_conf *c, const struct server_opts *o, uint16_t port)
+{
+    *c = (struct served_conf){
+        .timeout_ms = o->timeout_ms,
+        .exclusive = o->exclusive,
+        .limits = {.max_duration_ns = o->max_duration_ns,
+                   .max_flows = o->max_flows,
+                   .max_rate_bps = o->max_rate_bps},
+        .auth = o->auth,
+        .metrics = o->metrics,
+        .third_party = o->third_party,
+        .history_db = o->history_db,
+        .port = port,
+    };
+}
 
 struct server *server_create(const struct server_opts *o, char *err, size_t errlen)
 {
+    struct admit_limits al = {.max_tests = o->max_tests, .max_client_tests = o->max_client_tests};
     struct server *s = calloc(1, sizeof(*s));
 
     if (!s) {
@@ -71,8 +70,8 @@ struct server *server_create(const struct server_opts *o, char *err, size_t errl
     }
     s->o = *o;
     s->lfd = sock_listen(o->bind[0] ? o->bind : NULL, o->port, o->family, err, errlen);
-    s->i3 = s->lfd >= 0 ? iperf3_server_registry_new() : NULL;
-    if (s->lfd < 0 || !s->i3) {
+    s->admit = s->lfd >= 0 ? admit_create(&al) : NULL;
+    if (s->lfd < 0 || !s->admit) {
         if (s->lfd >= 0) {
             close(s->lfd);
             snprintf(err, errlen, "out of memory");
@@ -81,180 +80,13 @@ struct server *server_create(const struct server_opts *o, char *err, size_t errl
         return NULL;
     }
     sock_set_nonblock(s->lfd, true);
-    pthread_mutex_init(&s->lock, NULL);
-    pthread_cond_init(&s->cond, NULL);
+    conf_from_opts(&s->conf, o, sock_local_port(s->lfd));
     for (int i = 0; i < SERVER_MAX_PENDING; i++)
         s->pend[i].fd = -1;
     return s;
 }
 
-struct iperf3_registry *server_iperf3(struct server *s) { return s->i3; }
-
-uint16_t server_port(const struct server *s) { return sock_local_port(s->lfd); }
-
-const struct server_opts *server_opts(const struct server *s) { return &s->o; }
-
-volatile sig_atomic_t *server_stop_flag(const struct server *s) { return s->stop; }
-
-/* A peer's address as a key (IPv4-mapped IPv6 folded to IPv4), ports ignored. */
-static void peer_key(const struct sockaddr *sa, uint8_t key[16])
-{
-    memset(key, 0, 16);
-    if (sa->sa_family == AF_INET) {
-        memcpy(key + 12, &((const struct sockaddr_in *)sa)->sin_addr, 4);
-        key[10] = key[11] = 0xff;
-    } else if (sa->sa_family == AF_INET6) {
-        memcpy(key, &((const struct sockaddr_in6 *)sa)->sin6_addr, 16);
-    }
-}
-
-/* The per-client slot of this peer (creating it with add); NULL when none or full. */
-static struct client_count *client_slot(struct server *s, const uint8_t key[16], bool add)
-{
-    struct client_count *free_slot = NULL;
-
-    for (int i = 0; i < SERVER_CLIENTS_MAX; i++) {
-        if (s->clients[i].running && !memcmp(s->clients[i].key, key, 16))
-            return &s->clients[i];
-        if (!s->clients[i].running && !free_slot)
-            free_slot = &s->clients[i];
-    }
-    if (add && free_slot)
-        memcpy(free_slot->key, key, 16);
-    return add ? free_slot : NULL;
-}
-
-int server_admit(struct server *s, const struct sockaddr *peer, uint32_t *running)
-{
-    struct client_count *cc;
-    uint8_t key[16];
-    int rc = 0;
-
-    peer_key(peer, key);
-    pthread_mutex_lock(&s->lock);
-    cc = client_slot(s, key, true);
-    if (s->running >= s->o.max_tests) {
-        rc = -EBUSY;
-        *running = s->running;
-    } else if (!cc) { /* every per-address slot taken: busy as a whole */
-        rc = -EBUSY;
-        *running = s->running;
-    } else if (s->o.max_client_tests && cc->running >= s->o.max_client_tests) {
-        rc = -EUSERS;
-        *running = cc ? cc->running : 0;
-    } else {
-        s->running++;
-        cc->running++;
-        *running = s->running;
-    }
-    pthread_mutex_unlock(&s->lock);
-    return rc;
-}
-
-void server_release(struct server *s, const struct sockaddr *peer)
-{
-    struct client_count *cc;
-    uint8_t key[16];
-
-    peer_key(peer, key);
-    pthread_mutex_lock(&s->lock);
-    s->running--;
-    cc = client_slot(s, key, false);
-    if (cc)
-        cc->running--;
-    pthread_mutex_unlock(&s->lock);
-}
-
-int server_exclusive_acquire(struct server *s, int wait_ms, void (*queued)(void *, uint32_t),
-                             void *ctx)
-{
-    uint64_t deadline = clock_mono_ns() + (uint64_t)wait_ms * 1000000ULL;
-    bool told = false;
-    int rc = 0;
-
-    pthread_mutex_lock(&s->lock);
-    s->excl_waiting++;
-    while (s->excl_holders > 0) {
-        struct timespec ts;
-        if (!told && queued) {
-            uint32_t ahead = s->excl_holders + s->excl_waiting - 1;
-            pthread_mutex_unlock(&s->lock);
-            queued(ctx, ahead);
-            pthread_mutex_lock(&s->lock);
-            told = true;
-            continue;
-        }
-        if ((s->stop && *s->stop) || clock_mono_ns() >= deadline) {
-            rc = -ETIMEDOUT;
-            break;
-        }
-        clock_gettime(CLOCK_REALTIME, &ts);
-        ts.tv_sec += 1;
-        pthread_cond_timedwait(&s->cond, &s->lock, &ts);
-    }
-    s->excl_waiting--;
-    if (!rc)
-        s->excl_holders++;
-    pthread_mutex_unlock(&s->lock);
-    return rc;
-}
-
-void server_exclusive_release(struct server *s)
-{
-    pthread_mutex_lock(&s->lock);
-    s->excl_holders--;
-    pthread_cond_broadcast(&s->cond);
-    pthread_mutex_unlock(&s->lock);
-}
-
-int server_register(struct server *s, const uint8_t id[CTL_TEST_ID_LEN], int pipe_wr)
-{
-    int rc = -ENOSPC;
-
-    pthread_mutex_lock(&s->lock);
-    for (int i = 0; i < SERVER_REG_CAP; i++) {
-        if (!s->reg[i].used) {
-            s->reg[i].used = true;
-            memcpy(s->reg[i].id, id, CTL_TEST_ID_LEN);
-            s->reg[i].pipe_wr = pipe_wr;
-            rc = 0;
-            break;
-        }
-    }
-    pthread_mutex_unlock(&s->lock);
-    return rc;
-}
-
-void server_unregister(struct server *s, const uint8_t id[CTL_TEST_ID_LEN])
-{
-    pthread_mutex_lock(&s->lock);
-    for (int i = 0; i < SERVER_REG_CAP; i++)
-        if (s->reg[i].used && !memcmp(s->reg[i].id, id, CTL_TEST_ID_LEN))
-            s->reg[i].used = false;
-    pthread_mutex_unlock(&s->lock);
-}
-
-void server_session_done(struct server *s)
-{
-    pthread_mutex_lock(&s->lock);
-    s->sessions--;
-    pthread_cond_broadcast(&s->cond);
-    pthread_mutex_unlock(&s->lock);
-}
-
-/* Hands a data connection to the test that owns its id; false when no test does. */
-static bool route_data(struct server *s, const uint8_t id[CTL_TEST_ID_LEN], uint32_t flow, int fd)
-{
-    struct session_data_conn dc = {.flow = flow, .fd = fd};
-    bool ok = false;
-
-    pthread_mutex_lock(&s->lock);
-    for (int i = 0; i < SERVER_REG_CAP && !ok; i++)
-        if (s->reg[i].used && !memcmp(s->reg[i].id, id, CTL_TEST_ID_LEN))
-            ok = write(s->reg[i].pipe_wr, &dc, sizeof(dc)) == (ssize_t)sizeof(dc);
-    pthread_mutex_unlock(&s->lock);
-    return ok;
-}
+uint16_t server_port(const struct server *s) { return s->conf.port; }
 
 static void accept_resume(struct server *s, int epfd)
 {
@@ -284,7 +116,7 @@ static void pending_drop(struct server *s, int epfd, struct pending *p, const ch
     if (why) {
         sock_addr_str((struct sockaddr *)&p->peer, who, sizeof(who));
         LOG_WARN("dropped connection from %s: %s", who, why);
-        metrics_control_error(s->o.metrics, METRICS_STAGE_CONNECT);
+        metrics_control_error(s->conf.metrics, METRICS_STAGE_CONNECT);
     }
     pending_release(s, epfd, p);
     close(fd);
@@ -304,7 +136,7 @@ static void accept_new(struct server *s, int epfd)
             char who[80];
             sock_addr_str((struct sockaddr *)&peer, who, sizeof(who));
             LOG_WARN("refused connection from %s: not allowed by --allow/--deny", who);
-            metrics_refused(s->o.metrics, METRICS_REFUSED_ACL);
+            metrics_refused(s->conf.metrics, METRICS_REFUSED_ACL);
             close(fd);
             continue;
         }
@@ -345,7 +177,7 @@ static void classify(struct server *s, int epfd, struct pending *p)
         LOG_DBG("control connection from %s", who);
         pending_release(s, epfd, p);
         sock_set_nonblock(fd, false);
-        session_spawn(s, fd, &p->peer);
+        session_spawn(&s->conf, s->admit, fd, &p->peer);
         return;
     }
     if (!memcmp(buf, ctl_data_magic, 4)) {
@@ -362,7 +194,7 @@ static void classify(struct server *s, int epfd, struct pending *p)
         }
         pending_release(s, epfd, p);
         LOG_DBG("data connection for flow %u", flow);
-        if (!route_data(s, id, flow, fd)) {
+        if (admit_route(s->admit, ADMIT_KEY_NETRIG, id, flow, fd) <= 0) {
             char who[80];
             sock_addr_str((struct sockaddr *)&p->peer, who, sizeof(who));
             LOG_WARN("dropped connection from %s: data connection names no running test", who);
@@ -376,7 +208,7 @@ static void classify(struct server *s, int epfd, struct pending *p)
     if (i3 == IPERF3_SNIFF_COOKIE) {
         int fd = p->fd;
         pending_release(s, epfd, p);
-        iperf3_server_take(s, fd, &p->peer);
+        iperf3_server_take(&s->conf, s->admit, fd, &p->peer);
         return;
     }
     pending_drop(s, epfd, p,
@@ -393,20 +225,12 @@ static void expire_pending(struct server *s, int epfd)
             pending_drop(s, epfd, &s->pend[i], "sent nothing usable before the timeout");
 }
 
-static void wait_sessions(struct server *s)
+static void wait_tests(struct server *s)
 {
-    uint64_t deadline = clock_mono_ns() + 30ULL * 1000000000ULL;
+    uint32_t left = admit_wait_threads(s->admit, SERVER_DRAIN_MS);
 
-    pthread_mutex_lock(&s->lock);
-    while (s->sessions > 0 && clock_mono_ns() < deadline) {
-        struct timespec ts;
-        clock_gettime(CLOCK_REALTIME, &ts);
-        ts.tv_sec += 1;
-        pthread_cond_timedwait(&s->cond, &s->lock, &ts);
-    }
-    if (s->sessions)
-        LOG_WARN("%u test(s) still running at exit", s->sessions);
-    pthread_mutex_unlock(&s->lock);
+    if (left)
+        LOG_WARN("%u test(s) still running at exit", left);
 }
 
 /* SIGHUP, when the caller blocked it: reopen the log. */
@@ -445,7 +269,7 @@ int server_run(struct server *s, volatile sig_atomic_t *stop)
 
     if (epfd < 0)
         return -errno;
-    s->stop = stop;
+    s->conf.stop = stop;
     epoll_ctl(epfd, EPOLL_CTL_ADD, s->lfd, &ev);
     hupfd = hup_open(epfd, &hup_tag);
     while (!*stop) {
@@ -468,7 +292,7 @@ int server_run(struct server *s, volatile sig_atomic_t *stop)
     close(epfd);
     if (hupfd >= 0)
         close(hupfd);
-    wait_sessions(s);
+    wait_tests(s);
     return 0;
 }
 
@@ -477,15 +301,6 @@ void server_destroy(struct server *s)
     if (!s)
         return;
     close(s->lfd);
-    iperf3_server_registry_free(s->i3);
-    pthread_mutex_destroy(&s->lock);
-    pthread_cond_destroy(&s->cond);
+    admit_destroy(s->admit);
     free(s);
-}
-
-void server_session_started(struct server *s)
-{
-    pthread_mutex_lock(&s->lock);
-    s->sessions++;
-    pthread_mutex_unlock(&s->lock);
 }

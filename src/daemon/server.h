@@ -1,5 +1,9 @@
-/* server: the daemon's listener, its acceptor loop (which sorts new connections into control
- * and data by their first bytes, with a deadline), and the registry of running tests. */
+/* server: the daemon's listener and its acceptor loop, which sorts new connections by their
+ * first bytes (with a deadline): a control connection starts a session, a data connection
+ * goes to its test through the registry of admit.h, an iperf3 cookie to iperf3_server. It
+ * creates the state the tests share (admit.h) and their configuration (served.h), hands both
+ * down, and at shutdown waits (bounded) for the tests to end. The top of daemon/: only
+ * loopsrv and the CLI include this header. */
 #ifndef NETRIG_SERVER_H
 #define NETRIG_SERVER_H
 
@@ -10,7 +14,6 @@
 
 #include "acl.h"
 #include "auth.h"
-#include "ctl.h"
 
 struct server_opts {
     char bind[256];
@@ -37,25 +40,5 @@ uint16_t server_port(const struct server *s);
 /* Serves until *stop is set; then waits (bounded) for running tests to end. */
 int server_run(struct server *s, volatile sig_atomic_t *stop);
 void server_destroy(struct server *s);
-
-/* ---- used by session.c ---- */
-const struct server_opts *server_opts(const struct server *s);
-volatile sig_atomic_t *server_stop_flag(const struct server *s);
-/* Admission: 0; -EBUSY when --max-tests tests run (their count in *running); -EUSERS when
- * this client address already runs --max-client-tests (its count in *running). */
-int server_admit(struct server *s, const struct sockaddr *peer, uint32_t *running);
-void server_release(struct server *s, const struct sockaddr *peer);
-/* --exclusive: blocks up to wait_ms for the turn; *ahead tells how many hold or wait. */
-int server_exclusive_acquire(struct server *s, int wait_ms, void (*queued)(void *, uint32_t),
-                             void *ctx);
-void server_exclusive_release(struct server *s);
-/* Data connections for id are written to pipe_wr as (flow, fd) pairs until unregistered. */
-int server_register(struct server *s, const uint8_t id[CTL_TEST_ID_LEN], int pipe_wr);
-void server_unregister(struct server *s, const uint8_t id[CTL_TEST_ID_LEN]);
-void server_session_started(struct server *s);
-void server_session_done(struct server *s);
-/* ---- used by iperf3_server.c ---- */
-/* The daemon's registry of iperf3 tests (cookies routing their streams, the UDP turn). */
-struct iperf3_registry *server_iperf3(struct server *s);
 
 #endif

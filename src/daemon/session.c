@@ -6,25 +6,21 @@
 #include "cpulist.h"
 #include "ctl.h"
 #include "policy.h"
-#include "thirdparty.h"
+#include "thirdparty_serve.h"
 #include "dataconn.h"
 #include "engine.h"
 #include "flow_kinds.h"
 #include "log.h"
 #include "metrics.h"
 #include "result_json.h"
-#include "server.h"
 #include "sock.h"
 #include "store.h"
 #include "units.h"
-#include "worker.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,27 +32,28 @@
 #define SESSION_EXCLUSIVE_WAIT_MS (10 * 60 * 1000)
 
 struct session {
-    struct server *srv;
-    int ctl;
-    struct sockaddr_storage peer;
-    char who[80];
+    struct served t; /* control connection, peer, hold on the daemon's shared state */
     char host[64];
     struct params p;
     uint8_t id[CTL_TEST_ID_LEN];
     char idhex[2 * CTL_TEST_ID_LEN + 1];
-    int pipe_rd, pipe_wr;
     int *side_fds; /* UDP sockets / crr listeners not yet handed to the engine */
     uint32_t n_side_fds;
     struct engine *e;
-    bool admitted, exclusive, registered;
     char user[AUTH_NAME_MAX]; /* from the hello, checked when the server has --auth-file */
     uint64_t flow_rate_bps;   /* --max-rate: each flow's share, 0 = unlimited */
 };
 
 /* --metrics: where events are counted (NULL: not counted) */
-static struct metrics *mx(const struct session *ss) { return server_opts(ss->srv)->metrics; }
+static struct metrics *mx(const struct session *ss) { return ss->t.conf->metrics; }
 
-static int timeout_ms(const struct session *ss) { return server_opts(ss->srv)->timeout_ms; }
+static int timeout_ms(const struct session *ss) { return ss->t.conf->timeout_ms; }
+
+/* Refusals as netrig clients are told them. */
+static struct served_refusal how(int count, const char *code)
+{
+    return (struct served_refusal){.count = count, .code = code};
+}
 
 /* Reads and checks the client's hello. On failure the client has been told why. */
 static int read_hello(struct session *ss)
@@ -64,16 +61,15 @@ static int read_hello(struct session *ss)
     cJSON *m = NULL;
     const cJSON *proto, *test;
     char err[256];
-    int rc = ctl_recv(ss->ctl, CTL_MAX_REQUEST, timeout_ms(ss), &m, err, sizeof(err));
+    int rc = ctl_recv(ss->t.ctl, CTL_MAX_REQUEST, timeout_ms(ss), &m, err, sizeof(err));
 
+    if (rc == -EPROTO || rc == -EMSGSIZE) {
+        served_refuse(&ss->t, how(METRICS_REFUSED_BAD_REQUEST, "bad_request"), "%s", err);
+        return rc;
+    }
     if (rc) {
-        LOG_WARN("client %s: %s", ss->who, err);
-        if (rc == -EPROTO || rc == -EMSGSIZE)
-            ctl_send_error(ss->ctl, "bad_request", "%s", err);
-        if (rc == -EPROTO || rc == -EMSGSIZE)
-            metrics_refused(mx(ss), METRICS_REFUSED_BAD_REQUEST);
-        else
-            metrics_control_error(mx(ss), METRICS_STAGE_HELLO);
+        LOG_WARN("client %s: %s", ss->t.who, err);
+        metrics_control_error(mx(ss), METRICS_STAGE_HELLO);
         return rc;
     }
     proto = cJSON_GetObjectItemCaseSensitive(m, "proto");
@@ -84,7 +80,7 @@ static int read_hello(struct session *ss)
             snprintf(ss->user, sizeof(ss->user), "%s", user->valuestring);
     }
     if (!strcmp(ctl_type(m), "run")) { /* a controller: a test from us toward another daemon */
-        thirdparty_serve(ss->srv, ss->ctl, m, (struct sockaddr *)&ss->peer, ss->who);
+        thirdparty_serve(&ss->t, m);
         cJSON_Delete(m);
         return -ECANCELED; /* answered: nothing more on this connection */
     }
@@ -106,11 +102,8 @@ static int read_hello(struct session *ss)
         rc = -EPROTO;
     }
     cJSON_Delete(m);
-    if (rc) {
-        LOG_WARN("client %s: refused: %s", ss->who, err);
-        ctl_send_error(ss->ctl, "bad_request", "%s", err);
-        metrics_refused(mx(ss), METRICS_REFUSED_BAD_REQUEST);
-    }
+    if (rc)
+        served_refuse(&ss->t, how(METRICS_REFUSED_BAD_REQUEST, "bad_request"), "%s", err);
     return rc;
 }
 
@@ -120,10 +113,11 @@ static void tell_queued(void *arg, uint32_t ahead)
     cJSON *m = ctl_msg_new("queued");
 
     cJSON_AddNumberToObject(m, "ahead", ahead);
-    ctl_send(ss->ctl, m, timeout_ms(ss));
+    ctl_send(ss->t.ctl, m, timeout_ms(ss));
     cJSON_Delete(m);
 }
 
+/* A congestion control the kernel refuses: the refusal names the ones it offers. */
 static int check_congestion(struct session *ss)
 {
     int fd;
@@ -140,76 +134,69 @@ static int check_congestion(struct session *ss)
     if (fd >= 0)
         close(fd);
     sock_cc_available(NULL, avail, sizeof(avail));
-    ctl_send_error(ss->ctl, "bad_request",
-                   "congestion control '%s' is not available on the server: choose one of: %s",
-                   ss->p.congestion, avail);
+    served_refuse(&ss->t, how(METRICS_REFUSED_BAD_REQUEST, "bad_request"),
+                  "congestion control '%s' is not available on the server: choose one of: %s",
+                  ss->p.congestion, avail);
     return -EINVAL;
 }
 
-/* Admission, exclusivity, congestion control and CPU checks, then the engine. */
-static int admit(struct session *ss)
+/* --max-tests and --max-client-tests, then (--exclusive) the turn of throughput tests. */
+static int take_slot(struct session *ss)
 {
-    const struct server_opts *o = server_opts(ss->srv);
+    const struct admit_limits *al = admit_limits(ss->t.admit);
+    uint32_t running;
+    int rc = served_admit(&ss->t, &running);
+
+    if (rc == -EUSERS)
+        served_refuse(&ss->t, how(METRICS_REFUSED_BUSY, "busy"),
+                      "server busy: this address already runs %u tests (its "
+                      "--max-client-tests is %u); try again later",
+                      running, al->max_client_tests);
+    else if (rc)
+        served_refuse(&ss->t, how(METRICS_REFUSED_BUSY, "busy"),
+                      "server busy: %u tests running (its --max-tests is %u); try again later",
+                      running, al->max_tests);
+    if (rc)
+        return -EBUSY;
+    if (!ss->t.conf->exclusive || ss->p.test != PARAMS_TEST_STREAM) /* throughput tests queue */
+        return 0;
+    if (served_exclusive(&ss->t, SESSION_EXCLUSIVE_WAIT_MS, tell_queued, ss)) {
+        served_refuse(&ss->t, how(METRICS_REFUSED_BUSY, "busy"),
+                      "waited too long for an exclusive slot");
+        return -EBUSY;
+    }
+    return 0;
+}
+
+/* Authentication, limits, admission, congestion control and CPU checks, then the engine. */
+static int admission(struct session *ss)
+{
+    const struct served_conf *o = ss->t.conf;
     struct cpulist cpus;
     char err[320], note[320];
-    uint32_t running;
-    int rc;
 
     if (o->auth &&
-        policy_authenticate(ss->ctl, o->auth, ss->user, timeout_ms(ss), err, sizeof(err))) {
-        LOG_WARN("client %s: refused: %s", ss->who, err);
-        ctl_send_error(ss->ctl, "auth_failed", "%s", err);
-        metrics_refused(mx(ss), METRICS_REFUSED_AUTH_FAILED);
+        policy_authenticate(ss->t.ctl, o->auth, ss->user, timeout_ms(ss), err, sizeof(err))) {
+        served_refuse(&ss->t, how(METRICS_REFUSED_AUTH_FAILED, "auth_failed"), "%s", err);
         return -EACCES;
     }
-    if (policy_check_limits(o, &ss->p, &ss->flow_rate_bps, err, sizeof(err))) {
-        LOG_WARN("client %s: refused: %s", ss->who, err);
-        ctl_send_error(ss->ctl, "limit", "%s", err);
-        metrics_refused(mx(ss), METRICS_REFUSED_LIMIT);
+    if (policy_check_limits(&o->limits, &ss->p, &ss->flow_rate_bps, err, sizeof(err))) {
+        served_refuse(&ss->t, how(METRICS_REFUSED_LIMIT, "limit"), "%s", err);
         return -EPERM;
     }
-    rc = server_admit(ss->srv, (struct sockaddr *)&ss->peer, &running);
-    if (rc == -EUSERS) {
-        LOG_WARN("client %s: refused: %u tests from this address", ss->who, running);
-        ctl_send_error(ss->ctl, "busy",
-                       "server busy: this address already runs %u tests (its "
-                       "--max-client-tests is %u); try again later",
-                       running, o->max_client_tests);
-        metrics_refused(mx(ss), METRICS_REFUSED_BUSY);
+    if (take_slot(ss) || check_congestion(ss))
         return -EBUSY;
-    }
-    if (rc) {
-        LOG_WARN("client %s: refused: busy, %u tests running", ss->who, running);
-        ctl_send_error(ss->ctl, "busy",
-                       "server busy: %u tests running (its --max-tests is %u); try again later",
-                       running, o->max_tests);
-        metrics_refused(mx(ss), METRICS_REFUSED_BUSY);
-        return -EBUSY;
-    }
-    ss->admitted = true;
-    if (o->exclusive && ss->p.test == PARAMS_TEST_STREAM) { /* throughput tests queue */
-        if (server_exclusive_acquire(ss->srv, SESSION_EXCLUSIVE_WAIT_MS, tell_queued, ss)) {
-            ctl_send_error(ss->ctl, "busy", "waited too long for an exclusive slot");
-            metrics_refused(mx(ss), METRICS_REFUSED_BUSY);
-            return -EBUSY;
-        }
-        ss->exclusive = true;
-    }
-    if (check_congestion(ss)) {
-        metrics_refused(mx(ss), METRICS_REFUSED_BAD_REQUEST);
-        return -EINVAL;
-    }
     if (cpulist_resolve(NULL, ss->p.server_cpus, ss->host, &cpus, err, sizeof(err), note,
                         sizeof(note))) {
-        ctl_send_error(ss->ctl, "bad_request", "server CPUs: %s", err);
-        metrics_refused(mx(ss), METRICS_REFUSED_BAD_REQUEST);
+        served_refuse(&ss->t, how(METRICS_REFUSED_BAD_REQUEST, "bad_request"), "server CPUs: %s",
+                      err);
         return -EINVAL;
     }
     if (note[0])
         LOG_INFO("test %.8s: %s", ss->idhex, note);
     ss->e = engine_create(flow_kind_for(&ss->p, false), &ss->p, false, &cpus, err, sizeof(err));
     if (!ss->e) {
-        ctl_send_error(ss->ctl, "server_error", "%s", err);
+        served_refuse(&ss->t, how(SERVED_UNCOUNTED, "server_error"), "%s", err);
         return -ENOMEM;
     }
     return 0;
@@ -227,7 +214,7 @@ static int open_side_paths(struct session *ss, cJSON *accept)
 
     if (!ss->p.udp && ss->p.test != PARAMS_TEST_CRR)
         return 0;
-    if (dataconn_local_addr(ss->ctl, &local))
+    if (dataconn_local_addr(ss->t.ctl, &local))
         return -EIO;
     n = engine_flow_count(ss->e);
     ss->side_fds = calloc(n, sizeof(int));
@@ -256,52 +243,36 @@ static int open_side_paths(struct session *ss, cJSON *accept)
     }
     free(ports);
     if (rc)
-        ctl_send_error(ss->ctl, "server_error", "%s", err);
+        served_refuse(&ss->t, how(SERVED_UNCOUNTED, "server_error"), "%s", err);
     return rc;
 }
 
 static int register_test(struct session *ss)
 {
-    int fds[2];
     cJSON *m;
-    int rc;
+    int rc = -EIO;
 
-    if (getrandom(ss->id, sizeof(ss->id), 0) != (ssize_t)sizeof(ss->id) ||
-        pipe2(fds, O_CLOEXEC | O_NONBLOCK)) {
-        ctl_send_error(ss->ctl, "server_error", "cannot create a test id or pipe");
-        return -EIO;
-    }
-    ss->pipe_rd = fds[0];
-    ss->pipe_wr = fds[1];
-    ctl_id_to_hex(ss->id, ss->idhex);
-    if (server_register(ss->srv, ss->id, ss->pipe_wr)) {
-        ctl_send_error(ss->ctl, "busy", "server's test registry is full");
+    if (getrandom(ss->id, sizeof(ss->id), 0) == (ssize_t)sizeof(ss->id))
+        rc = served_register(&ss->t, ADMIT_KEY_NETRIG, ss->id);
+    if (rc == -EEXIST || rc == -ENOSPC) {
+        served_refuse(&ss->t, how(SERVED_UNCOUNTED, "busy"), "server's test registry is full");
         return -EBUSY;
     }
-    ss->registered = true;
+    if (rc) {
+        served_refuse(&ss->t, how(SERVED_UNCOUNTED, "server_error"),
+                      "cannot create a test id or pipe");
+        return -EIO;
+    }
+    ctl_id_to_hex(ss->id, ss->idhex);
     m = ctl_msg_new("accept");
     cJSON_AddStringToObject(m, "test_id", ss->idhex);
     cJSON_AddStringToObject(m, "netrig_version", NETRIG_VERSION);
-    if (ss->flow_rate_bps)
-        cJSON_AddNumberToObject(m, "flow_rate_limit_bps", (double)ss->flow_rate_bps);
+    ctl_accept_set_flow_rate(m, ss->flow_rate_bps);
     rc = open_side_paths(ss, m);
     if (!rc)
-        rc = ctl_send(ss->ctl, m, timeout_ms(ss));
+        rc = ctl_send(ss->t.ctl, m, timeout_ms(ss));
     cJSON_Delete(m);
     return rc;
-}
-
-static void unregister_test(struct session *ss)
-{
-    struct session_data_conn dc;
-
-    if (!ss->registered)
-        return;
-    server_unregister(ss->srv, ss->id);
-    ss->registered = false;
-    /* connections routed after we stopped reading */
-    while (read(ss->pipe_rd, &dc, sizeof(dc)) == (ssize_t)sizeof(dc))
-        close(dc.fd);
 }
 
 /* Collects the data connections the acceptor routes to us (TCP), or the UDP hellos. */
@@ -311,48 +282,43 @@ static int gather_flows(struct session *ss)
     char err[256];
 
     if (ss->p.udp) {
-        int rc = dataconn_udp_gather(ss->ctl, ss->side_fds, ss->n_side_fds, ss->id, ss->e,
+        int rc = dataconn_udp_gather(ss->t.ctl, ss->side_fds, ss->n_side_fds, ss->id, ss->e,
                                      timeout_ms(ss), err, sizeof(err));
-        if (rc) {
-            LOG_WARN("test %.8s: %s", ss->idhex, err);
-            ctl_send_error(ss->ctl, "timeout", "%s", err);
-            metrics_control_error(mx(ss), METRICS_STAGE_SETUP);
-        }
-        unregister_test(ss);
+        if (rc)
+            served_refuse(&ss->t, how(SERVED_SETUP_ERROR, "timeout"), "%s", err);
+        served_unregister(&ss->t);
         return rc;
     }
 
     uint64_t deadline = clock_mono_ns() + deadline_ms * 1000000ULL;
 
     while (!engine_complete(ss->e)) {
-        struct pollfd pf[2] = {{.fd = ss->pipe_rd, .events = POLLIN},
-                               {.fd = ss->ctl, .events = POLLIN}};
-        struct session_data_conn dc;
+        struct pollfd pf[2] = {{.fd = ss->t.pipe_rd, .events = POLLIN},
+                               {.fd = ss->t.ctl, .events = POLLIN}};
+        struct admit_conn dc;
         uint64_t now = clock_mono_ns();
         int rc = now < deadline ? poll(pf, 2, (int)((deadline - now) / 1000000) + 1) : 0;
 
         if (rc == 0) {
-            ctl_send_error(ss->ctl, "timeout", "data connections did not all arrive within %d ms",
-                           timeout_ms(ss));
-            metrics_control_error(mx(ss), METRICS_STAGE_SETUP);
+            served_refuse(&ss->t, how(SERVED_SETUP_ERROR, "timeout"),
+                          "data connections did not all arrive within %d ms", timeout_ms(ss));
             return -ETIMEDOUT;
         }
         if (pf[1].revents) {
             LOG_WARN("test %.8s: client %s left while opening data connections", ss->idhex,
-                     ss->who);
+                     ss->t.who);
             metrics_control_error(mx(ss), METRICS_STAGE_SETUP);
             return -ECONNRESET;
         }
-        while (read(ss->pipe_rd, &dc, sizeof(dc)) == (ssize_t)sizeof(dc)) {
+        while (read(ss->t.pipe_rd, &dc, sizeof(dc)) == (ssize_t)sizeof(dc)) {
             if (engine_attach(ss->e, dc.flow, dc.fd, err, sizeof(err))) {
                 close(dc.fd);
-                ctl_send_error(ss->ctl, "bad_request", "%s", err);
-                metrics_refused(mx(ss), METRICS_REFUSED_BAD_REQUEST);
+                served_refuse(&ss->t, how(METRICS_REFUSED_BAD_REQUEST, "bad_request"), "%s", err);
                 return -EPROTO;
             }
         }
     }
-    unregister_test(ss);
+    served_unregister(&ss->t);
     return 0;
 }
 
@@ -378,11 +344,11 @@ static int expect_start(struct session *ss)
 {
     cJSON *m = ctl_msg_new("ready");
     char err[256];
-    int rc = ctl_send(ss->ctl, m, timeout_ms(ss));
+    int rc = ctl_send(ss->t.ctl, m, timeout_ms(ss));
 
     cJSON_Delete(m);
     for (int probes = 0; !rc; probes++) {
-        rc = ctl_recv(ss->ctl, CTL_MAX_REQUEST, timeout_ms(ss), &m, err, sizeof(err));
+        rc = ctl_recv(ss->t.ctl, CTL_MAX_REQUEST, timeout_ms(ss), &m, err, sizeof(err));
         if (rc)
             break;
         if (!strcmp(ctl_type(m), "start")) {
@@ -397,7 +363,7 @@ static int expect_start(struct session *ss)
         cJSON_Delete(m);
         m = ctl_msg_new("time");
         cJSON_AddNumberToObject(m, "t_ns", (double)clock_real_ns());
-        rc = ctl_send(ss->ctl, m, timeout_ms(ss));
+        rc = ctl_send(ss->t.ctl, m, timeout_ms(ss));
         cJSON_Delete(m);
     }
     metrics_control_error(mx(ss), METRICS_STAGE_SETUP); /* the client never said start */
@@ -410,13 +376,13 @@ static int on_watch(void *arg)
     struct session *ss = arg;
     cJSON *m = NULL;
     char err[256];
-    int rc = ctl_recv(ss->ctl, CTL_MAX_REQUEST, timeout_ms(ss), &m, err, sizeof(err));
+    int rc = ctl_recv(ss->t.ctl, CTL_MAX_REQUEST, timeout_ms(ss), &m, err, sizeof(err));
 
     if (!rc && !strcmp(ctl_type(m), "stop")) {
         cJSON_Delete(m);
         return 1;
     }
-    LOG_WARN("test %.8s: client %s: %s", ss->idhex, ss->who,
+    LOG_WARN("test %.8s: client %s: %s", ss->idhex, ss->t.who,
              rc ? err : "unexpected message during the test");
     metrics_control_error(mx(ss), METRICS_STAGE_RUN);
     cJSON_Delete(m);
@@ -427,7 +393,7 @@ static int on_watch(void *arg)
 static int on_interval(void *arg, const struct side_result *s, const struct interval *iv)
 {
     struct session *ss = arg;
-    uint64_t limit = server_opts(ss->srv)->max_rate_bps;
+    uint64_t limit = ss->t.conf->limits.max_rate_bps;
 
     (void)s;
     if (iv->omitted || !policy_rate_exceeded(limit, iv))
@@ -435,8 +401,8 @@ static int on_interval(void *arg, const struct side_result *s, const struct inte
     char lim[32];
 
     units_format_rate((double)limit, lim, sizeof(lim));
-    LOG_WARN("test %.8s from %s: over --max-rate (%s): stopped", ss->idhex, ss->who, lim);
-    ctl_send_error(ss->ctl, "limit", "test exceeded this server's --max-rate of %s", lim);
+    served_stop(&ss->t, how(SERVED_UNCOUNTED, "limit"),
+                "test exceeded this server's --max-rate of %s", lim);
     return 1;
 }
 
@@ -447,8 +413,7 @@ static void save_history(struct session *ss, const struct side_result *side)
     char err[512];
     int64_t id;
 
-    if (store_save_served(server_opts(ss->srv)->history_db, &ss->p, side, ss->who, &id, err,
-                          sizeof(err)))
+    if (store_save_served(ss->t.conf->history_db, &ss->p, side, ss->t.who, &id, err, sizeof(err)))
         LOG_WARN("test %.8s: not saved to the history: %s", ss->idhex, err);
     else
         LOG_INFO("test %.8s saved as run %lld", ss->idhex, (long long)id);
@@ -458,10 +423,10 @@ static void run_and_report(struct session *ss)
 {
     struct engine_hooks h = {
         .run_ns = ss->p.duration_ns + ss->p.omit_ns + SESSION_WATCHDOG_NS,
-        .watch_fd = ss->ctl,
+        .watch_fd = ss->t.ctl,
         .on_watch = on_watch,
-        .on_interval = server_opts(ss->srv)->max_rate_bps ? on_interval : NULL,
-        .stop_flag = server_stop_flag(ss->srv),
+        .on_interval = ss->t.conf->limits.max_rate_bps ? on_interval : NULL,
+        .stop_flag = ss->t.conf->stop,
         .ctx = ss,
     };
     enum engine_end why = engine_run(ss->e, &h);
@@ -474,11 +439,12 @@ static void run_and_report(struct session *ss)
         /* tell the client now, so its senders stop and ours can drain at once */
         m = ctl_msg_new("ending");
         cJSON_AddStringToObject(m, "message", "the server is shutting down");
-        ctl_send(ss->ctl, m, timeout_ms(ss));
+        ctl_send(ss->t.ctl, m, timeout_ms(ss));
         cJSON_Delete(m);
     }
     engine_finish(ss->e, &side);
-    metrics_test_done(mx(ss), &ss->p, (struct sockaddr *)&ss->peer, &side, why == ENGINE_END_WATCH);
+    metrics_test_done(mx(ss), &ss->p, (struct sockaddr *)&ss->t.peer, &side,
+                      why == ENGINE_END_WATCH);
     for (uint32_t i = 0; i < side.nflows; i++) {
         bytes += (double)side.flows[i].bytes;
         if (side.flows[i].seconds > secs)
@@ -492,7 +458,7 @@ static void run_and_report(struct session *ss)
     } else {
         units_format_rate(secs > 0 ? bytes * 8 / secs : 0, rate, sizeof(rate));
     }
-    LOG_INFO("test %.8s from %s done: %s (%s)", ss->idhex, ss->who, rate,
+    LOG_INFO("test %.8s from %s done: %s (%s)", ss->idhex, ss->t.who, rate,
              why == ENGINE_END_WATCH    ? "complete"
              : why == ENGINE_END_LIMIT  ? "stopped: over --max-rate"
              : why == ENGINE_END_SIGNAL ? "server shutting down"
@@ -501,35 +467,25 @@ static void run_and_report(struct session *ss)
     if (why != ENGINE_END_ERROR && why != ENGINE_END_LIMIT) {
         m = ctl_msg_new("result");
         cJSON_AddItemToObject(m, "side", result_json_side(&side));
-        ctl_send(ss->ctl, m, timeout_ms(ss));
+        ctl_send(ss->t.ctl, m, timeout_ms(ss));
         cJSON_Delete(m);
         /* wait (bounded) for the client to read and hang up */
-        struct pollfd pf = {.fd = ss->ctl, .events = POLLIN};
+        struct pollfd pf = {.fd = ss->t.ctl, .events = POLLIN};
         poll(&pf, 1, timeout_ms(ss));
     }
-    if (server_opts(ss->srv)->history_db && why != ENGINE_END_ERROR)
+    if (ss->t.conf->history_db && why != ENGINE_END_ERROR)
         save_history(ss, &side);
     result_side_fini(&side);
 }
 
 static void session_cleanup(struct session *ss)
 {
-    unregister_test(ss);
     for (uint32_t i = 0; i < ss->n_side_fds; i++)
         if (ss->side_fds[i] >= 0)
             close(ss->side_fds[i]);
     free(ss->side_fds);
     engine_destroy(ss->e);
-    if (ss->pipe_rd >= 0)
-        close(ss->pipe_rd);
-    if (ss->pipe_wr >= 0)
-        close(ss->pipe_wr);
-    if (ss->exclusive)
-        server_exclusive_release(ss->srv);
-    if (ss->admitted)
-        server_release(ss->srv, (struct sockaddr *)&ss->peer);
-    close(ss->ctl);
-    server_session_done(ss->srv);
+    served_teardown(&ss->t);
     free(ss);
 }
 
@@ -538,13 +494,14 @@ static void *session_main(void *arg)
     struct session *ss = arg;
     char err[256];
 
-    if (read_hello(ss) || admit(ss) || register_test(ss) || gather_flows(ss) || expect_start(ss))
+    if (read_hello(ss) || admission(ss) || register_test(ss) || gather_flows(ss) ||
+        expect_start(ss))
         goto done;
-    LOG_INFO("test %.8s from %s: %s%s, %u flow(s) %s, %.4gs", ss->idhex, ss->who,
+    LOG_INFO("test %.8s from %s: %s%s, %u flow(s) %s, %.4gs", ss->idhex, ss->t.who,
              params_test_name(ss->p.test), ss->p.udp ? " udp" : "", ss->p.flows,
              params_dir_name(ss->p.dir), ss->p.duration_ns / 1e9);
     if (engine_start(ss->e, err, sizeof(err))) {
-        ctl_send_error(ss->ctl, "server_error", "%s", err);
+        served_refuse(&ss->t, how(SERVED_UNCOUNTED, "server_error"), "%s", err);
         goto done;
     }
     metrics_test_started(mx(ss), &ss->p);
@@ -554,34 +511,20 @@ done:
     return NULL;
 }
 
-int session_spawn(struct server *s, int fd, const struct sockaddr_storage *peer)
+int session_spawn(const struct served_conf *c, struct admit *a, int fd,
+                  const struct sockaddr_storage *peer)
 {
     struct session *ss = calloc(1, sizeof(*ss));
-    pthread_attr_t attr;
-    pthread_t th;
     int rc;
 
     if (!ss) {
         close(fd);
         return -ENOMEM;
     }
-    ss->srv = s;
-    ss->ctl = fd;
-    ss->peer = *peer;
-    ss->pipe_rd = ss->pipe_wr = -1;
-    sock_addr_str((const struct sockaddr *)peer, ss->who, sizeof(ss->who));
+    served_init(&ss->t, c, a, "client", false, fd, peer);
     sock_addr_host((const struct sockaddr *)peer, ss->host, sizeof(ss->host));
-    server_session_started(s);
-    pthread_attr_init(&attr);
-    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-    rc = pthread_create(&th, &attr, session_main, ss);
-    pthread_attr_destroy(&attr);
-    if (rc) {
-        LOG_ERR("cannot start a thread for client %s: %s", ss->who, strerror(rc));
-        server_session_done(s);
-        close(fd);
+    rc = served_spawn(&ss->t, session_main, ss);
+    if (rc)
         free(ss);
-        return -rc;
-    }
-    return 0;
+    return rc;
 }

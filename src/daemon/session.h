@@ -3,18 +3,13 @@
 #ifndef NETRIG_SESSION_H
 #define NETRIG_SESSION_H
 
-#include <stdint.h>
 #include <sys/socket.h>
 
-struct server;
+#include "admit.h"
+#include "served.h"
 
 /* Takes ownership of fd. Returns 0, or -errno when no thread could be started (fd closed). */
-int session_spawn(struct server *s, int fd, const struct sockaddr_storage *peer);
-
-/* What travels through a session's pipe for each data connection. */
-struct session_data_conn {
-    uint32_t flow;
-    int fd;
-};
+int session_spawn(const struct served_conf *c, struct admit *a, int fd,
+                  const struct sockaddr_storage *peer);
 
 #endif

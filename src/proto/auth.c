@@ -1,5 +1,7 @@
-/* auth: secrets files and HMAC-SHA256 through OpenSSL's libcrypto. */
+/* auth: secrets files, HMAC-SHA256 through OpenSSL's libcrypto, the client's answer. */
 #include "auth.h"
+
+#include "ctl.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -187,5 +189,36 @@ int auth_client_secret(const char *cred_file, const char *user, char *secret, si
         snprintf(err, errlen, "credentials file '%s' has no line for user '%s'", cred_file, user);
         rc = -ENOENT;
     }
+    return rc;
+}
+
+int auth_answer_challenge(int ctl, const cJSON *challenge, const char *user, const char *secret,
+                          int timeout_ms, char *err, size_t errlen)
+{
+    const cJSON *n = cJSON_GetObjectItemCaseSensitive(challenge, "nonce");
+    uint8_t nonce[AUTH_NONCE_LEN];
+    char mac[AUTH_MAC_HEX];
+    cJSON *m;
+    int rc;
+
+    if (!user || !*user || !secret) {
+        snprintf(err, errlen,
+                 "the server requires authentication: use --user NAME with "
+                 "NETRIG_SECRET or --credentials FILE");
+        return -EACCES;
+    }
+    if (!cJSON_IsString(n) || auth_unhex(n->valuestring, nonce, sizeof(nonce)) ||
+        auth_mac(secret, user, nonce, mac)) {
+        snprintf(err, errlen, "server sent an invalid authentication challenge");
+        return -EPROTO;
+    }
+    m = ctl_msg_new("auth");
+    cJSON_AddStringToObject(m, "user", user);
+    cJSON_AddStringToObject(m, "mac", mac);
+    rc = ctl_send(ctl, m, timeout_ms);
+    cJSON_Delete(m);
+    OPENSSL_cleanse(mac, sizeof(mac));
+    if (rc)
+        snprintf(err, errlen, "cannot send the authentication answer: %s", strerror(-rc));
     return rc;
 }

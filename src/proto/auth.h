@@ -5,6 +5,7 @@
 #ifndef NETRIG_AUTH_H
 #define NETRIG_AUTH_H
 
+#include <cjson/cJSON.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -37,6 +38,11 @@ bool auth_verify(const struct auth *a, const char *user, const uint8_t nonce[AUT
  * stricter). */
 int auth_client_secret(const char *cred_file, const char *user, char *secret, size_t len, char *err,
                        size_t errlen);
+/* The client's answer to a "challenge" message on ctl: an "auth" message with user and the
+ * MAC of the challenge's nonce under secret. 0, or -EACCES (no user or secret), -EPROTO (a bad
+ * challenge) or -errno, with err filled. (The server's side is daemon/policy.) */
+int auth_answer_challenge(int ctl, const cJSON *challenge, const char *user, const char *secret,
+                          int timeout_ms, char *err, size_t errlen);
 void auth_hex(const uint8_t *bytes, size_t n, char *hex);
 int auth_unhex(const char *hex, uint8_t *bytes, size_t n);
 

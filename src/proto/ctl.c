@@ -249,3 +249,18 @@ int ctl_id_from_hex(const char *hex, uint8_t id[CTL_TEST_ID_LEN])
     }
     return 0;
 }
+
+void ctl_accept_set_flow_rate(cJSON *accept, uint64_t bps)
+{
+    if (bps)
+        cJSON_AddNumberToObject(accept, "flow_rate_limit_bps", (double)bps);
+}
+
+uint64_t ctl_accept_flow_rate(const cJSON *accept)
+{
+    const cJSON *lim = cJSON_GetObjectItemCaseSensitive(accept, "flow_rate_limit_bps");
+
+    if (!cJSON_IsNumber(lim) || lim->valuedouble < 1 || lim->valuedouble > 1e15)
+        return 0;
+    return (uint64_t)lim->valuedouble;
+}

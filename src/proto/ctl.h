@@ -39,6 +39,11 @@ cJSON *ctl_error_new(const char *code, const char *fmt, ...) __attribute__((form
 void ctl_send_error(int fd, const char *code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
+/* accept's "flow_rate_limit_bps": the pace the server's --max-rate gives each flow. The
+ * setter adds nothing for 0; the getter returns 0 when absent or outside 1 bit/s to 1 Pbit/s. */
+void ctl_accept_set_flow_rate(cJSON *accept, uint64_t bps);
+uint64_t ctl_accept_flow_rate(const cJSON *accept);
+
 /* Data connection hello: magic, test id, flow index (big-endian), reserved. */
 void ctl_data_hello_encode(uint8_t out[CTL_DATA_HELLO_LEN], const uint8_t id[CTL_TEST_ID_LEN],
                            uint32_t flow);

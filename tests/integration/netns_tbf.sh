@@ -6,61 +6,21 @@
 # 191.28 Mbit/s (what iperf3 measures on the same set-up). Forward and reverse must land
 # within 5 % of it, with the four flows sharing fairly (Jain >= 0.9).
 # Needs root, `ip netns`, veth and sch_tbf; exits 77 (skipped) without them.
-# Traffic goes only to the namespace-internal addresses 10.231.7.1 and 10.231.7.2.
+# Traffic goes only to the namespace-internal addresses 10.231.1.1 and 10.231.1.2.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh" "$@"
 
 RATE_MBIT=200
 EXPECT_BPS=$(awk -v r=$RATE_MBIT 'BEGIN { printf "%.0f", r * 1e6 * 1448 / 1514 }')
 TOL=0.05
-SRV_ADDR=10.231.7.1
-CLI_ADDR=10.231.7.2
 
-[[ $(id -u) -eq 0 ]] || skip "needs root for network namespaces"
-command -v ip >/dev/null 2>&1 || skip "needs ip (iproute2)"
-command -v tc >/dev/null 2>&1 || skip "needs tc (iproute2)"
-
-NS_S=nrit-s-$$
-NS_C=nrit-c-$$
-
-# Namespaces left by an earlier run that was killed before its trap ran (its pid is gone).
-for ns in $(ip netns list 2>/dev/null | awk '{print $1}' | grep -E '^nrit-[sc]-[0-9]+$' || true); do
-    owner=${ns##*-}
-    kill -0 "$owner" 2>/dev/null || ip netns del "$ns" 2>/dev/null || true
-done
-
-on_exit "ip netns del $NS_S; ip netns del $NS_C"
-ip netns add "$NS_S" 2>"$T/ns.err" || skip "cannot create a network namespace: $(cat "$T/ns.err")"
-ip netns add "$NS_C" 2>"$T/ns.err" || skip "cannot create a network namespace: $(cat "$T/ns.err")"
-# the veth pair is created with its ends already inside the namespaces: nothing is left
-# in the host's namespace, even if this script is killed
-ip link add name veth-s netns "$NS_S" type veth peer name veth-c netns "$NS_C" 2>"$T/veth.err" ||
-    skip "cannot create a veth pair: $(cat "$T/veth.err")"
-ip -n "$NS_S" link set lo up
-ip -n "$NS_C" link set lo up
-ip -n "$NS_S" addr add "$SRV_ADDR/24" dev veth-s
-ip -n "$NS_C" addr add "$CLI_ADDR/24" dev veth-c
-ip -n "$NS_S" link set veth-s up
-ip -n "$NS_C" link set veth-c up
-for end in "$NS_S veth-s" "$NS_C veth-c"; do
-    read -r ns dev <<<"$end"
-    ip netns exec "$ns" tc qdisc add dev "$dev" root tbf rate ${RATE_MBIT}mbit burst 64kb latency 50ms \
-        2>"$T/tc.err" || skip "cannot add a tbf qdisc: $(cat "$T/tc.err")"
-done
-mtu=$(ip -n "$NS_C" -o link show veth-c | sed -n 's/.* mtu \([0-9]*\) .*/\1/p')
+# two namespaces joined by a veth pair, tbf at RATE_MBIT on both egresses (lib.sh)
+veth_pair ${RATE_MBIT}M
+NS_S=$VETH_NS_A
+NS_C=$VETH_NS_B
+SRV_ADDR=$VETH_A
+mtu=$(ip -n "$NS_C" -o link show "$VETH_DEV_B" | sed -n 's/.* mtu \([0-9]*\) .*/\1/p')
 [[ $mtu -eq 1500 ]] || fail "veth MTU is $mtu, the expected goodput assumes 1500"
-
-# the link is up both ways before we measure
-up=0
-for _ in $(seq 50); do
-    probe=$(ip netns exec "$NS_C" timeout 2 bash -c "exec 3<>/dev/tcp/$SRV_ADDR/9" 2>&1 || true)
-    if [[ $probe == *refused* ]]; then # a RST from the server's namespace: the path works
-        up=1
-        break
-    fi
-    sleep 0.1
-done
-[[ $up -eq 1 ]] || fail "no answer from $SRV_ADDR inside the namespaces"
 
 SRV_LOG=$T/serve.log
 ip netns exec "$NS_S" "$NETRIG" serve -p 0 -B "$SRV_ADDR" 2>"$SRV_LOG" &

@@ -10,7 +10,7 @@
 # Checks: loss_pct between 40 and 60, the sender kept its 400 Mbit/s schedule (sent_pps within
 # 5 %), and the received payload rate near what the link carries (-25 %/+10 %: tbf's timer).
 # Needs root, `ip netns`, veth and sch_tbf; exits 77 (skipped) without them.
-# Traffic goes only to namespace-internal addresses in 10.231.N.0/24.
+# Traffic goes only to namespace-internal addresses in 10.231.1.0/24.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh" "$@"
 # runs are saved to a history database under $XDG_DATA_HOME: keep ours out of the user's
@@ -19,63 +19,23 @@ export XDG_DATA_HOME=$T/data
 RATE_MBIT=200
 SEND_RATE=400M
 DGRAM=1400
-NET=10.231.$((20 + $$ % 200))
-SRV_ADDR=$NET.1
-CLI_ADDR=$NET.2
 OFFERED_PPS=$(awk -v l=$DGRAM 'BEGIN { printf "%.1f", 400e6 / (l * 8) }')
 CARRIED_BPS=$(awk -v r=$RATE_MBIT -v l=$DGRAM 'BEGIN { printf "%.0f", r * 1e6 * l / (l + 42) }')
 
-[[ $(id -u) -eq 0 ]] || skip "needs root for network namespaces"
-command -v ip >/dev/null 2>&1 || skip "needs ip (iproute2)"
-command -v tc >/dev/null 2>&1 || skip "needs tc (iproute2)"
-
-NS_S=nrud-s-$$
-NS_C=nrud-c-$$
-
-# namespaces left by an earlier run that was killed before its trap ran (its pid is gone)
-for ns in $(ip netns list 2>/dev/null | awk '{print $1}' | grep -E '^nrud-[sc]-[0-9]+$' || true); do
-    owner=${ns##*-}
-    kill -0 "$owner" 2>/dev/null || ip netns del "$ns" 2>/dev/null || true
-done
-
-on_exit "ip netns del $NS_S; ip netns del $NS_C"
-ip netns add "$NS_S" 2>"$T/ns.err" || skip "cannot create a network namespace: $(cat "$T/ns.err")"
-ip netns add "$NS_C" 2>"$T/ns.err" || skip "cannot create a network namespace: $(cat "$T/ns.err")"
-# the veth ends are created inside the namespaces: nothing is left in the host's namespace
-ip link add name veth-s netns "$NS_S" type veth peer name veth-c netns "$NS_C" 2>"$T/veth.err" ||
-    skip "cannot create a veth pair: $(cat "$T/veth.err")"
-ip -n "$NS_S" link set lo up
-ip -n "$NS_C" link set lo up
-ip -n "$NS_S" addr add "$SRV_ADDR/24" dev veth-s
-ip -n "$NS_C" addr add "$CLI_ADDR/24" dev veth-c
-ip -n "$NS_S" link set veth-s up
-ip -n "$NS_C" link set veth-c up
-for end in "$NS_S veth-s" "$NS_C veth-c"; do
-    read -r ns dev <<<"$end"
-    ip netns exec "$ns" tc qdisc add dev "$dev" root tbf rate ${RATE_MBIT}mbit burst 64kb latency 50ms \
-        2>"$T/tc.err" || skip "cannot add a tbf qdisc: $(cat "$T/tc.err")"
-done
-mtu=$(ip -n "$NS_C" -o link show veth-c | sed -n 's/.* mtu \([0-9]*\) .*/\1/p')
+# two namespaces joined by a veth pair, tbf at RATE_MBIT on both egresses (lib.sh)
+veth_pair ${RATE_MBIT}M
+NS_S=$VETH_NS_A
+NS_C=$VETH_NS_B
+SRV_ADDR=$VETH_A
+mtu=$(ip -n "$NS_C" -o link show "$VETH_DEV_B" | sed -n 's/.* mtu \([0-9]*\) .*/\1/p')
 [[ $mtu -ge $((DGRAM + 28)) ]] || fail "veth MTU is $mtu: a $DGRAM-byte datagram does not fit"
-
-# the path works both ways before we measure (a RST from the server's namespace)
-up=0
-for _ in $(seq 50); do
-    probe=$(ip netns exec "$NS_C" timeout 2 bash -c "exec 3<>/dev/tcp/$SRV_ADDR/9" 2>&1 || true)
-    if [[ $probe == *refused* ]]; then
-        up=1
-        break
-    fi
-    sleep 0.1
-done
-[[ $up -eq 1 ]] || fail "no answer from $SRV_ADDR inside the namespaces"
 
 SRV_LOG=$T/serve.log
 ip netns exec "$NS_S" "$NETRIG" serve -p 0 -B "$SRV_ADDR" 2>"$SRV_LOG" &
 SRV_PID=$!
 track_pid "$SRV_PID"
 SRV_PORT=$(wait_for_port "$SRV_LOG" "$SRV_PID")
-log "namespaces $NS_S / $NS_C ($NET.0/24), tbf ${RATE_MBIT}mbit, daemon on $SRV_ADDR:$SRV_PORT"
+log "namespaces $NS_S / $NS_C, tbf ${RATE_MBIT}mbit, daemon on $SRV_ADDR:$SRV_PORT"
 log "offered $OFFERED_PPS datagrams/s; the link carries $(awk -v c="$CARRIED_BPS" 'BEGIN { printf "%.1f", c / 1e6 }') Mbit/s of payload"
 
 overload_run() { # NAME DIRECTION [stream options]

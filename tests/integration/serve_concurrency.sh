@@ -107,6 +107,35 @@ RC=$rc
 ok_doc third # the slot is free again, with the idle connection still open
 exec {idle_fd}>&-
 
+# ---------------------------------------------------------------- --exclusive
+# throughput tests take turns: the second is told it is queued, waits, then runs alone; a
+# client refused while it waits (rr is not queued and runs alongside) does not take the turn
+start_server --exclusive
+excl_log=$SRV_LOG
+stream_bg x1 -c 127.0.0.1 -p "$SRV_PORT" -t 2 -J
+p1=$BG_PID
+for _ in $(seq 100); do # until the daemon has admitted the first test
+    grep -q ': stream, ' "$excl_log" && break
+    sleep 0.05
+done
+stream_bg x2 -c 127.0.0.1 -p "$SRV_PORT" -t 1 -J
+p2=$BG_PID
+rc=0
+"$NETRIG" stream -c 127.0.0.1 -p "$SRV_PORT" -t 1 --congestion no-such-cc -J \
+    >"$T/xbad.json" 2>"$T/xbad.err" || rc=$?
+check "--exclusive: a refused test is refused (exit $rc)" test "$rc" -ne 0
+wait_client "exclusive first" "$p1" 20
+ok_doc x1
+wait_client "exclusive second" "$p2" 30
+ok_doc x2
+check "--exclusive: the second client was told to wait ($(head -c 300 "$T/x2.err"))" \
+    grep -q 'waiting our turn' "$T/x2.err"
+check "--exclusive: the two throughput tests did not overlap" \
+    awk '/: stream, /{s++; if (s - d > 1) bad = 1} /done:/{d++} END {exit bad || s != 2 || d != 2}' \
+    "$excl_log"
+kill -TERM "$SRV_PID" 2>/dev/null || true
+wait_exit "$SRV_PID" 10 || fail "--exclusive daemon: still running 10 s after SIGTERM"
+
 # ---------------------------------------------------------------- SIGKILL mid-test
 for dir in forward reverse; do
     dopt=()

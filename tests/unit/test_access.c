@@ -1,5 +1,5 @@
-/* Unit tests for the daemon's access control: acl.c (CIDR lists) and auth.c (secrets files,
- * HMAC challenge-response). */
+/* Unit tests for the daemon's access control: acl.c (CIDR lists), auth.c (secrets files,
+ * HMAC, the client's answer) and policy.c's challenge, both ends over a socketpair. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -12,11 +12,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <pthread.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "acl.h"
 #include "auth.h"
+#include "ctl.h"
+#include "policy.h"
 
 static struct sockaddr_storage v4(const char *a)
 {
@@ -257,6 +261,66 @@ static void test_hex(void **state)
     assert_int_equal(auth_unhex(" 0ab10ff", back, 4), -EINVAL);
 }
 
+struct answerer {
+    int fd;
+    const char *user, *secret;
+    int rc;
+    char err[256];
+};
+
+/* The client's end: reads the challenge and answers it. */
+static void *answer_main(void *arg)
+{
+    struct answerer *c = arg;
+    cJSON *m = NULL;
+
+    c->rc = ctl_recv(c->fd, CTL_MAX_RESPONSE, 2000, &m, c->err, sizeof(c->err));
+    if (!c->rc)
+        c->rc = auth_answer_challenge(c->fd, m, c->user, c->secret, 2000, c->err, sizeof(c->err));
+    cJSON_Delete(m);
+    return NULL;
+}
+
+/* policy_authenticate (server) against auth_answer_challenge (client). */
+static int challenge(const struct auth *a, const char *user, const char *secret, struct answerer *c)
+{
+    char err[256];
+    pthread_t th;
+    int sv[2], rc;
+
+    assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+    *c = (struct answerer){.fd = sv[1], .user = user, .secret = secret};
+    assert_int_equal(pthread_create(&th, NULL, answer_main, c), 0);
+    rc = policy_authenticate(sv[0], a, "alice", 2000, err, sizeof(err));
+    close(sv[0]); /* a client that did not answer sees the end */
+    pthread_join(th, NULL);
+    close(sv[1]);
+    return rc;
+}
+
+static void test_challenge_round_trip(void **state)
+{
+    struct auth a = {.n = 1};
+    struct answerer c;
+    cJSON *bad = cJSON_Parse("{\"type\":\"challenge\",\"nonce\":\"xyz\"}");
+    char err[256];
+
+    (void)state;
+    snprintf(a.users[0].name, sizeof(a.users[0].name), "alice");
+    snprintf(a.users[0].secret, sizeof(a.users[0].secret), "s3cret");
+    assert_int_equal(challenge(&a, "alice", "s3cret", &c), 0);
+    assert_int_equal(c.rc, 0);
+    assert_int_equal(challenge(&a, "alice", "wrong", &c), -EACCES);
+    assert_int_equal(c.rc, 0);
+    assert_int_equal(challenge(&a, "bob", "s3cret", &c), -EACCES);
+    /* the client refuses to answer without a user or a secret, and a malformed nonce */
+    assert_int_equal(auth_answer_challenge(-1, bad, "", "s3cret", 100, err, sizeof(err)), -EACCES);
+    assert_int_equal(auth_answer_challenge(-1, bad, "alice", NULL, 100, err, sizeof(err)), -EACCES);
+    assert_int_equal(auth_answer_challenge(-1, bad, "alice", "s3cret", 100, err, sizeof(err)),
+                     -EPROTO);
+    cJSON_Delete(bad);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -271,6 +335,7 @@ int main(void)
         cmocka_unit_test(test_auth_mac_and_verify),
         cmocka_unit_test(test_auth_client_secret),
         cmocka_unit_test(test_hex),
+        cmocka_unit_test(test_challenge_round_trip),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

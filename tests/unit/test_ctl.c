@@ -528,6 +528,38 @@ static void test_id_hex_rejects_partial_pairs(void **state)
     }
 }
 
+/* accept's flow_rate_limit_bps: what the daemon writes the client reads back; absent, zero,
+ * negative, absurd or non-numeric values mean no pacing. */
+static void test_accept_flow_rate(void **state)
+{
+    static const char *const bad[] = {
+        "{\"type\":\"accept\"}",
+        "{\"type\":\"accept\",\"flow_rate_limit_bps\":0}",
+        "{\"type\":\"accept\",\"flow_rate_limit_bps\":-5}",
+        "{\"type\":\"accept\",\"flow_rate_limit_bps\":2e15}",
+        "{\"type\":\"accept\",\"flow_rate_limit_bps\":\"1000\"}",
+    };
+    cJSON *m = ctl_msg_new("accept");
+    char *text;
+
+    (void)state;
+    ctl_accept_set_flow_rate(m, 0);
+    assert_null(cJSON_GetObjectItemCaseSensitive(m, "flow_rate_limit_bps"));
+    ctl_accept_set_flow_rate(m, 2500000);
+    text = cJSON_PrintUnformatted(m);
+    assert_string_equal(text, "{\"type\":\"accept\",\"flow_rate_limit_bps\":2500000}");
+    assert_int_equal(ctl_accept_flow_rate(m), 2500000);
+    free(text);
+    cJSON_Delete(m);
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        m = cJSON_Parse(bad[i]);
+        assert_non_null(m);
+        if (ctl_accept_flow_rate(m) != 0)
+            fail_msg("%s: read as a pace", bad[i]);
+        cJSON_Delete(m);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -555,6 +587,7 @@ int main(void)
         cmocka_unit_test(test_id_hex_round_trip),
         cmocka_unit_test(test_id_hex_rejects),
         cmocka_unit_test(test_id_hex_rejects_partial_pairs),
+        cmocka_unit_test(test_accept_flow_rate),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,0 +1,329 @@
+/* admit: admission counters, the exclusive and UDP turns, the routing registry and the count
+ * of test threads, shared by every test of the daemon. */
+#include "admit.h"
+#include "clock.h"
+
+#include "ctl.h"
+#include "iperf3_proto.h"
+
+#include <errno.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+_Static_assert(IPERF3_COOKIE_LEN <= ADMIT_KEY_MAX && CTL_TEST_ID_LEN <= ADMIT_KEY_MAX,
+               "ADMIT_KEY_MAX holds every key");
+
+struct client_count {
+    uint8_t key[16];
+    uint32_t running;
+};
+
+struct route {
+    bool used, open; /* open: still taking connections */
+    uint8_t key[ADMIT_KEY_MAX];
+    int pipe_wr;
+};
+
+struct admit {
+    struct admit_limits l;
+    pthread_mutex_t lock;
+    pthread_cond_t cond; /* a turn was given back, or a test thread ended */
+    uint32_t running;    /* admitted tests */
+    uint32_t threads;    /* test threads alive */
+    uint32_t excl_holders, excl_waiting;
+    bool udp_busy; /* an iperf3 test is setting up UDP streams on the shared port */
+    struct client_count clients[ADMIT_CLIENTS_MAX];
+    struct route netrig[ADMIT_NETRIG_MAX];
+    struct route iperf3[ADMIT_IPERF3_MAX];
+};
+
+struct admit *admit_create(const struct admit_limits *l)
+{
+    struct admit *a = calloc(1, sizeof(*a));
+
+    if (!a)
+        return NULL;
+    a->l = *l;
+    pthread_mutex_init(&a->lock, NULL);
+    pthread_cond_init(&a->cond, NULL);
+    return a;
+}
+
+void admit_destroy(struct admit *a)
+{
+    if (!a)
+        return;
+    pthread_mutex_destroy(&a->lock);
+    pthread_cond_destroy(&a->cond);
+    free(a);
+}
+
+const struct admit_limits *admit_limits(const struct admit *a) { return &a->l; }
+
+/* ---------------------------------------------------------------- admission */
+
+/* A peer's address as a key (IPv4-mapped IPv6 folded to IPv4), ports ignored. */
+static void peer_key(const struct sockaddr *sa, uint8_t key[16])
+{
+    memset(key, 0, 16);
+    if (sa->sa_family == AF_INET) {
+        memcpy(key + 12, &((const struct sockaddr_in *)sa)->sin_addr, 4);
+        key[10] = key[11] = 0xff;
+    } else if (sa->sa_family == AF_INET6) {
+        memcpy(key, &((const struct sockaddr_in6 *)sa)->sin6_addr, 16);
+    }
+}
+
+/* The per-client slot of this peer (creating it with add); NULL when none or full. */
+static struct client_count *client_slot(struct admit *a, const uint8_t key[16], bool add)
+{
+    struct client_count *free_slot = NULL;
+
+    for (int i = 0; i < ADMIT_CLIENTS_MAX; i++) {
+        if (a->clients[i].running && !memcmp(a->clients[i].key, key, 16))
+            return &a->clients[i];
+        if (!a->clients[i].running && !free_slot)
+            free_slot = &a->clients[i];
+    }
+    if (add && free_slot)
+        memcpy(free_slot->key, key, 16);
+    return add ? free_slot : NULL;
+}
+
+int admit_enter(struct admit *a, const struct sockaddr *peer, uint32_t *running)
+{
+    struct client_count *cc;
+    uint8_t key[16];
+    int rc = 0;
+
+    peer_key(peer, key);
+    pthread_mutex_lock(&a->lock);
+    cc = client_slot(a, key, true);
+    if (a->running >= a->l.max_tests || !cc) { /* no per-address slot left: busy as a whole */
+        rc = -EBUSY;
+        *running = a->running;
+    } else if (a->l.max_client_tests && cc->running >= a->l.max_client_tests) {
+        rc = -EUSERS;
+        *running = cc->running;
+    } else {
+        a->running++;
+        cc->running++;
+        *running = a->running;
+    }
+    pthread_mutex_unlock(&a->lock);
+    return rc;
+}
+
+void admit_leave(struct admit *a, const struct sockaddr *peer)
+{
+    struct client_count *cc;
+    uint8_t key[16];
+
+    peer_key(peer, key);
+    pthread_mutex_lock(&a->lock);
+    a->running--;
+    cc = client_slot(a, key, false);
+    if (cc)
+        cc->running--;
+    pthread_mutex_unlock(&a->lock);
+}
+
+/* ---------------------------------------------------------------- the turns */
+
+int admit_exclusive_acquire(struct admit *a, int wait_ms, const volatile sig_atomic_t *stop,
+                            void (*queued)(void *ctx, uint32_t ahead), void *ctx)
+{
+    uint64_t deadline = clock_mono_ns() + (uint64_t)wait_ms * 1000000ULL;
+    bool told = false;
+    int rc = 0;
+
+    pthread_mutex_lock(&a->lock);
+    a->excl_waiting++;
+    while (a->excl_holders > 0) {
+        struct timespec ts;
+        if (!told && queued) {
+            uint32_t ahead = a->excl_holders + a->excl_waiting - 1;
+            pthread_mutex_unlock(&a->lock);
+            queued(ctx, ahead);
+            pthread_mutex_lock(&a->lock);
+            told = true;
+            continue;
+        }
+        if ((stop && *stop) || clock_mono_ns() >= deadline) {
+            rc = -ETIMEDOUT;
+            break;
+        }
+        clock_gettime(CLOCK_REALTIME, &ts);
+        ts.tv_sec += 1;
+        pthread_cond_timedwait(&a->cond, &a->lock, &ts);
+    }
+    a->excl_waiting--;
+    if (!rc)
+        a->excl_holders++;
+    pthread_mutex_unlock(&a->lock);
+    return rc;
+}
+
+void admit_exclusive_release(struct admit *a)
+{
+    pthread_mutex_lock(&a->lock);
+    a->excl_holders--;
+    pthread_cond_broadcast(&a->cond);
+    pthread_mutex_unlock(&a->lock);
+}
+
+int admit_udp_turn_take(struct admit *a, int wait_ms)
+{
+    struct timespec ts;
+    int rc = 0;
+
+    clock_gettime(CLOCK_REALTIME, &ts);
+    ts.tv_sec += wait_ms / 1000;
+    ts.tv_nsec += (long)(wait_ms % 1000) * 1000000L;
+    if (ts.tv_nsec >= 1000000000L) {
+        ts.tv_sec++;
+        ts.tv_nsec -= 1000000000L;
+    }
+    pthread_mutex_lock(&a->lock);
+    while (a->udp_busy && rc == 0)
+        rc = pthread_cond_timedwait(&a->cond, &a->lock, &ts);
+    if (!a->udp_busy) {
+        a->udp_busy = true;
+        rc = 0;
+    }
+    pthread_mutex_unlock(&a->lock);
+    return rc ? -EBUSY : 0;
+}
+
+void admit_udp_turn_give(struct admit *a)
+{
+    pthread_mutex_lock(&a->lock);
+    a->udp_busy = false;
+    pthread_cond_broadcast(&a->cond);
+    pthread_mutex_unlock(&a->lock);
+}
+
+/* ---------------------------------------------------------------- routing */
+
+struct table {
+    struct route *r;
+    int cap;
+    size_t len; /* of a key */
+};
+
+size_t admit_key_len(enum admit_key kind)
+{
+    return kind == ADMIT_KEY_IPERF3 ? IPERF3_COOKIE_LEN : CTL_TEST_ID_LEN;
+}
+
+static struct table table_of(struct admit *a, enum admit_key kind)
+{
+    if (kind == ADMIT_KEY_IPERF3)
+        return (struct table){a->iperf3, ADMIT_IPERF3_MAX, admit_key_len(kind)};
+    return (struct table){a->netrig, ADMIT_NETRIG_MAX, admit_key_len(kind)};
+}
+
+static struct route *route_find(struct table t, const void *key)
+{
+    for (int i = 0; i < t.cap; i++)
+        if (t.r[i].used && !memcmp(t.r[i].key, key, t.len))
+            return &t.r[i];
+    return NULL;
+}
+
+int admit_register(struct admit *a, enum admit_key kind, const void *key, int pipe_wr)
+{
+    struct table t = table_of(a, kind);
+    int rc = -ENOSPC;
+
+    pthread_mutex_lock(&a->lock);
+    if (route_find(t, key))
+        rc = -EEXIST;
+    for (int i = 0; rc == -ENOSPC && i < t.cap; i++) {
+        if (t.r[i].used)
+            continue;
+        t.r[i] = (struct route){.used = true, .open = true, .pipe_wr = pipe_wr};
+        memcpy(t.r[i].key, key, t.len);
+        rc = 0;
+    }
+    pthread_mutex_unlock(&a->lock);
+    return rc;
+}
+
+static void route_set(struct admit *a, enum admit_key kind, const void *key, bool remove)
+{
+    struct route *r;
+
+    pthread_mutex_lock(&a->lock);
+    r = route_find(table_of(a, kind), key);
+    if (r && remove)
+        r->used = false;
+    else if (r)
+        r->open = false;
+    pthread_mutex_unlock(&a->lock);
+}
+
+void admit_close(struct admit *a, enum admit_key kind, const void *key)
+{
+    route_set(a, kind, key, false);
+}
+
+void admit_unregister(struct admit *a, enum admit_key kind, const void *key)
+{
+    route_set(a, kind, key, true);
+}
+
+int admit_route(struct admit *a, enum admit_key kind, const void *key, uint32_t flow, int fd)
+{
+    struct admit_conn c = {.flow = flow, .fd = fd};
+    struct route *r;
+    int rc = 0;
+
+    pthread_mutex_lock(&a->lock);
+    r = route_find(table_of(a, kind), key);
+    if (r && !r->open)
+        rc = -1;
+    else if (r)
+        rc = write(r->pipe_wr, &c, sizeof(c)) == (ssize_t)sizeof(c) ? 1 : -1;
+    pthread_mutex_unlock(&a->lock);
+    return rc;
+}
+
+/* ---------------------------------------------------------------- test threads */
+
+void admit_thread_started(struct admit *a)
+{
+    pthread_mutex_lock(&a->lock);
+    a->threads++;
+    pthread_mutex_unlock(&a->lock);
+}
+
+void admit_thread_done(struct admit *a)
+{
+    pthread_mutex_lock(&a->lock);
+    a->threads--;
+    pthread_cond_broadcast(&a->cond);
+    pthread_mutex_unlock(&a->lock);
+}
+
+uint32_t admit_wait_threads(struct admit *a, int wait_ms)
+{
+    uint64_t deadline = clock_mono_ns() + (uint64_t)wait_ms * 1000000ULL;
+    uint32_t left;
+
+    pthread_mutex_lock(&a->lock);
+    while (a->threads > 0 && clock_mono_ns() < deadline) {
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        ts.tv_sec += 1;
+        pthread_cond_timedwait(&a->cond, &a->lock, &ts);
+    }
+    left = a->threads;
+    pthread_mutex_unlock(&a->lock);
+    return left;
+}

@@ -1,0 +1,90 @@
+/* admit: the state that the daemon's tests share, behind one lock: admission (--max-tests,
+ * --max-client-tests), the exclusive turn (--exclusive), the registry that routes a data
+ * connection to the test that owns it (by netrig test id or iperf3 cookie), the UDP set-up turn
+ * of iperf3 tests (they share the daemon's port), and the count of test threads alive. The
+ * acceptor (server.c) creates it and hands it down; the tests (session.c, iperf3_server.c,
+ * thirdparty_serve.c) draw on it through this handle and never call back up. Every limit
+ * here is the daemon's own counter: nothing depends on what a client says. */
+#ifndef NETRIG_ADMIT_H
+#define NETRIG_ADMIT_H
+
+#include <signal.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/socket.h>
+
+#define ADMIT_CLIENTS_MAX 1024 /* client addresses with tests admitted at once */
+#define ADMIT_NETRIG_MAX  1024 /* netrig tests gathering data connections at once */
+#define ADMIT_IPERF3_MAX  256  /* iperf3 tests registered at once */
+#define ADMIT_KEY_MAX     40   /* bytes, at least the longest key below */
+
+struct admit_limits {
+    uint32_t max_tests;        /* tests admitted at once */
+    uint32_t max_client_tests; /* tests at once from one client address; 0 = no limit */
+};
+
+struct admit;
+
+/* NULL when out of memory. */
+struct admit *admit_create(const struct admit_limits *l);
+void admit_destroy(struct admit *a);
+const struct admit_limits *admit_limits(const struct admit *a);
+
+/* ---- admission: what counts against --max-tests and --max-client-tests */
+
+/* 0: admitted (*running: the tests admitted now). -EBUSY: max_tests tests are admitted, or
+ * ADMIT_CLIENTS_MAX addresses hold tests (*running: the tests admitted). -EUSERS: this address
+ * (IPv4-mapped IPv6 counted as IPv4, port ignored) already runs max_client_tests (*running:
+ * its count). */
+int admit_enter(struct admit *a, const struct sockaddr *peer, uint32_t *running);
+void admit_leave(struct admit *a, const struct sockaddr *peer);
+
+/* ---- the exclusive turn: one holder at a time, the others wait */
+
+/* Waits up to wait_ms for the turn. Before waiting it calls queued(ctx, ahead) once (unless
+ * NULL) with the number of tests holding or waiting. 0 (taken), or -ETIMEDOUT when the time ran
+ * out or *stop was set. */
+int admit_exclusive_acquire(struct admit *a, int wait_ms, const volatile sig_atomic_t *stop,
+                            void (*queued)(void *ctx, uint32_t ahead), void *ctx);
+void admit_exclusive_release(struct admit *a);
+
+/* ---- routing: data connections to the test that owns them */
+
+enum admit_key {
+    ADMIT_KEY_NETRIG, /* a 16-byte test id (CTL_TEST_ID_LEN), from the data connection hello */
+    ADMIT_KEY_IPERF3, /* a 37-byte iperf3 cookie (IPERF3_COOKIE_LEN), each stream's first bytes */
+};
+
+/* The length of a key of this kind. */
+size_t admit_key_len(enum admit_key kind);
+
+/* What a test's pipe carries for each connection routed to it (flow: 0 for iperf3). */
+struct admit_conn {
+    uint32_t flow;
+    int fd;
+};
+
+/* Connections for key are written to pipe_wr (non-blocking) until it is closed or removed.
+ * 0, -EEXIST (the key is registered) or -ENOSPC (the registry of that kind is full). */
+int admit_register(struct admit *a, enum admit_key kind, const void *key, int pipe_wr);
+/* The test has all its connections: later ones for key are refused (admit_route: -1). */
+void admit_close(struct admit *a, enum admit_key kind, const void *key);
+void admit_unregister(struct admit *a, enum admit_key kind, const void *key);
+/* Hands fd to the test registered under key. 1 (its pipe has it), 0 (no such test) or -1
+ * (closed, or its pipe is full): fd stays the caller's unless 1. */
+int admit_route(struct admit *a, enum admit_key kind, const void *key, uint32_t flow, int fd);
+
+/* ---- iperf3 UDP set-up: one test at a time sorts the datagrams on the daemon's UDP port */
+
+/* 0, or -EBUSY when another test kept the turn wait_ms. */
+int admit_udp_turn_take(struct admit *a, int wait_ms);
+void admit_udp_turn_give(struct admit *a);
+
+/* ---- test threads, so that shutdown can wait for them */
+
+void admit_thread_started(struct admit *a);
+void admit_thread_done(struct admit *a);
+/* Waits up to wait_ms for every test thread to end; returns how many are still alive. */
+uint32_t admit_wait_threads(struct admit *a, int wait_ms);
+
+#endif

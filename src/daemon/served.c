@@ -1,0 +1,179 @@
+/* served: the common part of every test the daemon serves: its hold on the shared state, its
+ * refusal and its teardown. */
+#define _GNU_SOURCE
+#include "served.h"
+
+#include "ctl.h"
+#include "iperf3_proto.h"
+#include "log.h"
+#include "sock.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#define SERVED_REFUSAL_SEND_MS 2000 /* sending the refusal to a client that may be gone */
+
+void served_init(struct served *t, const struct served_conf *c, struct admit *a, const char *label,
+                 bool iperf3, int ctl, const struct sockaddr_storage *peer)
+{
+    memset(t, 0, sizeof(*t));
+    t->conf = c;
+    t->admit = a;
+    t->label = label;
+    t->iperf3 = iperf3;
+    t->ctl = ctl;
+    t->peer = *peer;
+    t->pipe_rd = t->pipe_wr = -1;
+    sock_addr_str((const struct sockaddr *)peer, t->who, sizeof(t->who));
+}
+
+int served_spawn(struct served *t, void *(*main)(void *), void *arg)
+{
+    pthread_attr_t attr;
+    pthread_t th;
+    int rc;
+
+    admit_thread_started(t->admit);
+    pthread_attr_init(&attr);
+    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+    rc = pthread_create(&th, &attr, main, arg);
+    pthread_attr_destroy(&attr);
+    if (!rc)
+        return 0;
+    LOG_ERR("cannot start a thread for %s %s: %s", t->label, t->who, strerror(rc));
+    admit_thread_done(t->admit);
+    close(t->ctl);
+    t->ctl = -1;
+    return -rc;
+}
+
+/* ---------------------------------------------------------------- the hold */
+
+int served_admit(struct served *t, uint32_t *running)
+{
+    int rc = admit_enter(t->admit, (const struct sockaddr *)&t->peer, running);
+
+    t->admitted = rc == 0;
+    return rc;
+}
+
+int served_exclusive(struct served *t, int wait_ms, void (*queued)(void *ctx, uint32_t ahead),
+                     void *ctx)
+{
+    int rc = admit_exclusive_acquire(t->admit, wait_ms, t->conf->stop, queued, ctx);
+
+    t->exclusive = rc == 0;
+    return rc;
+}
+
+void served_release(struct served *t)
+{
+    if (t->exclusive)
+        admit_exclusive_release(t->admit);
+    if (t->admitted)
+        admit_leave(t->admit, (const struct sockaddr *)&t->peer);
+    t->exclusive = t->admitted = false;
+}
+
+/* ---------------------------------------------------------------- the registry */
+
+int served_register(struct served *t, enum admit_key kind, const void *key)
+{
+    int fds[2], rc;
+
+    if (pipe2(fds, O_CLOEXEC | O_NONBLOCK))
+        return -errno;
+    t->pipe_rd = fds[0];
+    t->pipe_wr = fds[1];
+    t->kind = kind;
+    memcpy(t->key, key, admit_key_len(kind));
+    rc = admit_register(t->admit, kind, t->key, t->pipe_wr);
+    t->registered = rc == 0;
+    return rc;
+}
+
+/* Connections routed to us that we will not take. */
+static void drain(struct served *t)
+{
+    struct admit_conn c;
+
+    if (t->pipe_rd >= 0)
+        while (read(t->pipe_rd, &c, sizeof(c)) == (ssize_t)sizeof(c))
+            close(c.fd);
+}
+
+void served_close(struct served *t)
+{
+    if (t->registered)
+        admit_close(t->admit, t->kind, t->key);
+    drain(t);
+}
+
+void served_unregister(struct served *t)
+{
+    if (!t->registered)
+        return;
+    admit_unregister(t->admit, t->kind, t->key);
+    t->registered = false;
+    drain(t);
+}
+
+/* ---------------------------------------------------------------- the ends */
+
+static void tell(struct served *t, struct served_refusal r, const char *verb, const char *fmt,
+                 va_list ap)
+{
+    char text[512];
+
+    vsnprintf(text, sizeof(text), fmt, ap);
+    LOG_WARN("%s %s: %s: %s", t->label, t->who, verb, text);
+    if (r.count == SERVED_SETUP_ERROR)
+        metrics_control_error(t->conf->metrics, METRICS_STAGE_SETUP);
+    else if (r.count >= 0)
+        metrics_refused(t->conf->metrics, (enum metrics_refusal)r.count);
+    if (!t->iperf3)
+        ctl_send_error(t->ctl, r.code, "%s", text);
+    else if (r.i3_code)
+        iperf3_proto_error_send(t->ctl, r.i3_code, r.i3_errno, SERVED_REFUSAL_SEND_MS);
+    else
+        iperf3_proto_state_send(t->ctl, IPERF3_ACCESS_DENIED, SERVED_REFUSAL_SEND_MS);
+}
+
+void served_refuse(struct served *t, struct served_refusal r, const char *fmt, ...)
+{
+    va_list ap;
+
+    served_release(t);
+    va_start(ap, fmt);
+    tell(t, r, "refused", fmt, ap);
+    va_end(ap);
+}
+
+void served_stop(struct served *t, struct served_refusal r, const char *fmt, ...)
+{
+    va_list ap;
+
+    va_start(ap, fmt);
+    tell(t, r, "stopped", fmt, ap);
+    va_end(ap);
+}
+
+void served_teardown(struct served *t)
+{
+    served_unregister(t);
+    if (t->pipe_rd >= 0)
+        close(t->pipe_rd);
+    if (t->pipe_wr >= 0)
+        close(t->pipe_wr);
+    t->pipe_rd = t->pipe_wr = -1;
+    served_release(t);
+    if (t->ctl >= 0)
+        close(t->ctl);
+    t->ctl = -1;
+    admit_thread_done(t->admit);
+}

@@ -1,0 +1,101 @@
+/* served: what every test the daemon serves has in common, whatever its protocol (a netrig
+ * client in session.c, an iperf3 client in iperf3_server.c, a controller's run request in
+ * thirdparty_serve.c): the daemon's configuration (served_conf); its control connection and
+ * peer; what it holds of the shared state of admit.h (its admission, the exclusive turn, its
+ * entry in the routing registry and the pipe behind it, its thread); and the two ways every
+ * test ends: refused (served_refuse: the hold given back, one log line, the --metrics count,
+ * the error in the client's protocol) or torn down (served_teardown: everything given back). */
+#ifndef NETRIG_SERVED_H
+#define NETRIG_SERVED_H
+
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/socket.h>
+
+#include "acl.h"
+#include "admit.h"
+#include "auth.h"
+#include "metrics.h"
+#include "policy.h"
+
+/* Set by the acceptor before the first test starts; read-only for the tests. */
+struct served_conf {
+    int timeout_ms;                /* each control stage */
+    bool exclusive;                /* --exclusive: throughput tests run one at a time */
+    struct policy_limits limits;   /* --max-duration, --max-flows, --max-rate */
+    const struct auth *auth;       /* --auth-file; NULL = no authentication */
+    struct metrics *metrics;       /* --metrics: events are counted here; NULL = none */
+    const struct acl *third_party; /* --allow-third-party: controllers we run tests for */
+    const char *history_db;        /* --db: the server's side of each test goes here; NULL = no */
+    uint16_t port;                 /* the daemon's port (iperf3 UDP streams use it on UDP too) */
+    volatile sig_atomic_t *stop;   /* raised when the daemon shuts down */
+};
+
+/* One test being served. Embedded in each kind's own state; served_init fills it. */
+struct served {
+    const struct served_conf *conf;
+    struct admit *admit;
+    const char *label; /* how log lines name the peer: "client", "iperf3 client", "controller" */
+    bool iperf3;       /* refused in iperf3's words rather than netrig's */
+    int ctl;           /* the control connection (owned: teardown closes it) */
+    struct sockaddr_storage peer;
+    char who[80];               /* peer as text */
+    bool admitted, exclusive;   /* counted by admit_enter; holds the exclusive turn */
+    bool registered;            /* key is in the routing registry */
+    enum admit_key kind;        /* ... under this kind */
+    uint8_t key[ADMIT_KEY_MAX]; /* the test id or iperf3 cookie */
+    int pipe_rd, pipe_wr;       /* where the registry hands connections (-1: none) */
+};
+
+void served_init(struct served *t, const struct served_conf *c, struct admit *a, const char *label,
+                 bool iperf3, int ctl, const struct sockaddr_storage *peer);
+/* Starts main(arg) on a detached thread counted by admit (served_teardown ends the count).
+ * 0, or -errno when no thread could be started: then ctl is closed and the caller frees. */
+int served_spawn(struct served *t, void *(*main)(void *), void *arg);
+
+/* admit_enter for this test: 0, -EBUSY or -EUSERS with *running as there. */
+int served_admit(struct served *t, uint32_t *running);
+/* admit_exclusive_acquire for this test (gives up when the daemon stops): 0 or -ETIMEDOUT. */
+int served_exclusive(struct served *t, int wait_ms, void (*queued)(void *ctx, uint32_t ahead),
+                     void *ctx);
+/* Gives back the admission and the exclusive turn, if held (refusal and teardown do). */
+void served_release(struct served *t);
+
+/* Opens the pipe and registers key (CTL_TEST_ID_LEN or IPERF3_COOKIE_LEN bytes by kind):
+ * 0, -EEXIST or -ENOSPC (admit_register), or -errno when no pipe could be made. */
+int served_register(struct served *t, enum admit_key kind, const void *key);
+/* All its connections are in: later ones are refused; those routed meanwhile are closed. */
+void served_close(struct served *t);
+/* Out of the registry; connections routed meanwhile are closed. */
+void served_unregister(struct served *t);
+
+/* How a refusal is counted in --metrics: an enum metrics_refusal, or one of these. */
+#define SERVED_SETUP_ERROR (-1) /* a control error while setting up (METRICS_STAGE_SETUP) */
+#define SERVED_UNCOUNTED   (-2)
+
+/* What a refused client is told, in its protocol. */
+struct served_refusal {
+    int count;        /* see above */
+    const char *code; /* netrig: the error message's code ("busy", "limit", "bad_request", ...) */
+    int i3_code;      /* iperf3: the error number its client prints; 0: ACCESS_DENIED (busy) */
+    int i3_errno;     /* iperf3: the errno that goes with it */
+};
+
+/* Refuses the test: gives back its admission and exclusive turn first (so that the client,
+ * told, may retry at once), logs "<label> <who>: refused: <text>", counts it, and sends the
+ * error: a netrig "error" message with r.code and the text, or iperf3's error or ACCESS_DENIED
+ * state. */
+void served_refuse(struct served *t, struct served_refusal r, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* A running test the server stops (over --max-rate): the same log ("stopped:"), count and
+ * error, but its hold stays until teardown, after the engine has ended. */
+void served_stop(struct served *t, struct served_refusal r, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* Gives everything back: registry entry (closing what was routed meanwhile), pipe, admission,
+ * exclusive turn, the control connection and the thread count. The caller destroys its own
+ * engine and sockets first, and frees the memory that holds t after. */
+void served_teardown(struct served *t);
+
+#endif
