@@ -279,7 +279,7 @@ static void primary(struct store *st, const struct store_run *r, char *buf, size
     if (!d || store_run_metric(st, r->id, d->name, &v))
         return;
     if (!strcmp(r->test, "load")) { /* the latency increase under load and its band */
-        snprintf(buf, len, "%+.1f ms (%s)", v / 1e3, load_band_grade(load_band_of(v)));
+        snprintf(buf, len, "%+.1f ms (%s)", load_ms_shown(v), load_band_grade(load_band_of(v)));
         return;
     }
     metric_format(d, v, buf, len);

@@ -137,7 +137,7 @@ size_t load_advice(const struct load_result *lr, char (*lines)[400], size_t max)
         add(&l,
             "Nothing to fix: the queues on this path stay short under this load (%+.1f ms at the "
             "median).",
-            lr->increase_p50_us / 1e3);
+            load_ms_shown(lr->increase_p50_us));
         congestion(lr, &l);
         return l.n;
     }

@@ -108,6 +108,11 @@ int load_band_of(double increase_us)
     return b;
 }
 
+double load_ms_shown(double increase_us)
+{
+    return fabs(increase_us) < 50 ? 0.0 : increase_us / 1e3;
+}
+
 const char *load_band_grade(int band)
 {
     return band >= 0 && band < LOAD_NBANDS ? bands[band].grade : "-";

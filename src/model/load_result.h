@@ -99,6 +99,8 @@ const char *load_band_grade(int band); /* "A+", "A", "B", "C", "D", "F" */
 const char *load_band_words(int band); /* "no bufferbloat", ... */
 double load_band_limit_ms(int band);   /* 5, 30, 60, 200, 400, INFINITY */
 int load_band_of(double increase_us);
+/* An increase in ms for a "%+.1f": under 0.05 ms either way is 0 ("+0.0", never "-0.0"). */
+double load_ms_shown(double increase_us);
 
 /* The advice that fits the result, one line each (at most max); returns how many. */
 size_t load_advice(const struct load_result *lr, char (*lines)[400], size_t max);

@@ -101,8 +101,8 @@ static void verdict(FILE *out, const cJSON *doc)
     fputs("<h2>Latency under load</h2>\n<p>", out);
     if (cJSON_IsString(band)) {
         snprintf(line, sizeof(line), "%+.1f ms at the median, %+.1f ms at p99: %s (%s)",
-                 num(inc, "p50_us") / 1e3, num(inc, "p99_us") / 1e3, band->valuestring,
-                 cJSON_IsString(words) ? words->valuestring : "");
+                 load_ms_shown(num(inc, "p50_us")), load_ms_shown(num(inc, "p99_us")),
+                 band->valuestring, cJSON_IsString(words) ? words->valuestring : "");
         fputs("<strong>", out);
         report_html_esc(out, line);
         fputs("</strong>", out);

@@ -84,7 +84,7 @@ static void verdict(FILE *out, const struct load_result *lr)
     fprintf(out,
             "\nlatency under load: %+.1f ms at the median, %+.1f ms at p99 (%s probes; the loaded "
             "phase from %.1f s)\n",
-            lr->increase_p50_us / 1e3, lr->increase_p99_us / 1e3,
+            load_ms_shown(lr->increase_p50_us), load_ms_shown(lr->increase_p99_us),
             lr->judged_by == LOAD_UDP_PROBE ? "UDP" : "TCP", busy->from_s);
     if (isfinite(load_band_limit_ms(lr->band)))
         fprintf(out, "verdict: %s (at most %g ms): %s\n", load_band_grade(lr->band),

@@ -120,6 +120,11 @@ static void test_bands(void **state)
     assert_int_equal(load_band_of(400001), 5);
     assert_string_equal(load_band_grade(5), "F");
     assert_true(isinf(load_band_limit_ms(5)));
+    /* a loaded p50 30 us under the idle one is shown as +0.0 ms, never -0.0 */
+    assert_false(signbit(load_ms_shown(-30)));
+    assert_dbl_near(load_ms_shown(-30), 0, 0);
+    assert_dbl_near(load_ms_shown(-60), -0.06, 1e-12);
+    assert_dbl_near(load_ms_shown(20850), 20.85, 1e-12);
 }
 
 /* UDP dropped under load (a firewall, a policer): the TCP probe judges; a probe that sent too
