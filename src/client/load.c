@@ -5,6 +5,7 @@
 #include "qdiscprobe.h"
 
 #include <errno.h>
+#include <stdatomic.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -95,6 +96,7 @@ struct part_run {
     uint64_t prepare_at;      /* CLOCK_REALTIME: connect then (the load), 0: prepared */
     uint64_t start_at;        /* CLOCK_REALTIME: start then */
     int rc;
+    atomic_bool done; /* part_main returned (rc is final) */
 };
 
 /* Sleeps until CLOCK_REALTIME reaches at_ns, or the stop flag is raised. */
@@ -119,9 +121,8 @@ static int prepare(struct part_run *pr)
     return pr->rc;
 }
 
-static void *part_main(void *arg)
+static void part_body(struct part_run *pr)
 {
-    struct part_run *pr = arg;
     char *err = pr->lr->part_error[pr->part];
     int64_t offset = 0;
     uint64_t rtt;
@@ -131,14 +132,22 @@ static void *part_main(void *arg)
         if (pr->stop && *pr->stop) {
             pr->rc = -EINTR;
             snprintf(err, 256, "interrupted before it started");
-            return NULL;
+            return;
         }
         if (prepare(pr))
-            return NULL;
+            return;
     }
     if (client_clock_offset(pr->s, &offset, &rtt))
         offset = 0; /* an old daemon: it starts when the start message arrives */
     pr->rc = client_go(pr->s, pr->stop, pr->start_at, offset, err, 256);
+}
+
+static void *part_main(void *arg)
+{
+    struct part_run *pr = arg;
+
+    part_body(pr);
+    atomic_store(&pr->done, true);
     return NULL;
 }
 
@@ -199,9 +208,12 @@ static void offsets(struct load_result *lr)
 /* Which parts ran, and the run's overall state. */
 static int conclude(struct load_result *lr, struct part_run *run)
 {
+    static const enum load_part order[LOAD_NPARTS] = {LOAD_UP, LOAD_DOWN, LOAD_UDP_PROBE,
+                                                      LOAD_TCP_PROBE}; /* the load's error first */
     int worst = 0;
 
-    for (int p = 0; p < LOAD_NPARTS; p++) {
+    for (int i = 0; i < LOAD_NPARTS; i++) {
+        enum load_part p = order[i];
         if (!lr->wanted[p])
             continue;
         lr->ran[p] = run[p].rc >= 0;
@@ -211,8 +223,11 @@ static int conclude(struct load_result *lr, struct part_run *run)
                      " (netrig load runs %d tests at once: the daemon's --max-tests and "
                      "--max-client-tests must allow them)",
                      LOAD_NPARTS);
-        if (run[p].rc > 0 && !lr->part_error[p][0])
-            snprintf(lr->part_error[p], sizeof(lr->part_error[p]), "%s", lr->part[p].error);
+        if (run[p].rc > 0 && !lr->part_error[p][0]) {
+            size_t n = strnlen(lr->part[p].error, sizeof(lr->part_error[p]) - 1);
+            memcpy(lr->part_error[p], lr->part[p].error, n); /* (snprintf: a false -Wrestrict) */
+            lr->part_error[p][n] = '\0';
+        }
         if (run[p].rc != 0 && !lr->partial) {
             lr->partial = true;
             snprintf(lr->error, sizeof(lr->error), "the %s test %s: %s",
@@ -227,12 +242,41 @@ static int conclude(struct load_result *lr, struct part_run *run)
     return worst;
 }
 
+/* Until every part started is done: passes the user's stop on to the parts, and stops the
+ * probes as soon as every load part has failed to run (refused, say), instead of probing an
+ * idle path to the end of the recovery. */
+static void watch(struct part_run *run, const bool *started, volatile sig_atomic_t *stop,
+                  volatile sig_atomic_t *halt)
+{
+    for (;;) {
+        bool running = false, load_left = false, load_wanted = false;
+
+        for (int p = 0; p < LOAD_NPARTS; p++) {
+            bool done = !started[p] || atomic_load(&run[p].done);
+            running |= !done;
+            if (p >= LOAD_UP && run[p].lr->wanted[p]) {
+                load_wanted = true;
+                load_left |= !done || run[p].rc >= 0;
+            }
+        }
+        if (!running)
+            return;
+        if (!*halt && !(stop && *stop) && load_wanted && !load_left && running)
+            run[0].lr->probes_cut = true;
+        if ((stop && *stop) || (load_wanted && !load_left))
+            *halt = 1;
+        struct timespec ts = {0, 20000000L};
+        nanosleep(&ts, NULL);
+    }
+}
+
 int load_run(const struct load_opts *o, volatile sig_atomic_t *stop, struct load_result *lr,
              char *err, size_t errlen)
 {
     struct part_run run[LOAD_NPARTS] = {0};
     pthread_t th[LOAD_NPARTS];
     bool started[LOAD_NPARTS] = {0};
+    volatile sig_atomic_t halt = 0; /* the parts' stop flag: the user's, or no load could run */
     uint64_t t0, load_at;
     int rc;
 
@@ -243,7 +287,7 @@ int load_run(const struct load_opts *o, volatile sig_atomic_t *stop, struct load
     lr->wanted[LOAD_DOWN] = o->lp.down;
     stamp(lr);
     for (int p = 0; p < LOAD_NPARTS; p++)
-        run[p] = (struct part_run){.o = o, .lr = lr, .part = (enum load_part)p, .stop = stop};
+        run[p] = (struct part_run){.o = o, .lr = lr, .part = (enum load_part)p, .stop = &halt};
     rc = prepare_probes(run, lr, err, errlen);
     if (rc)
         goto out;
@@ -264,6 +308,7 @@ int load_run(const struct load_opts *o, volatile sig_atomic_t *stop, struct load
         }
         started[p] = true;
     }
+    watch(run, started, stop, &halt);
     for (int p = 0; p < LOAD_NPARTS; p++)
         if (started[p])
             pthread_join(th[p], NULL);

@@ -150,9 +150,11 @@ void load_warnings(const struct load_result *lr, char (*w)[320], size_t *n, size
         if (lr->wanted[p] && !lr->ran[p])
             snprintf(w[(*n)++], sizeof(w[0]), "the %s test did not run: %s",
                      load_part_name((enum load_part)p), lr->part_error[p]);
-        else if (lr->ran[p] && lr->part[p].partial)
+        else if (lr->ran[p] && lr->part[p].partial && !(lr->probes_cut && p <= LOAD_TCP_PROBE))
             snprintf(w[(*n)++], sizeof(w[0]), "the %s test is partial: %s",
                      load_part_name((enum load_part)p), lr->part[p].error);
+    if (lr->probes_cut && *n < max)
+        snprintf(w[(*n)++], sizeof(w[0]), "the probes stopped early: no load could run");
 }
 
 /* --samples: each part's time series and each probe's records, on the load's clock. */

@@ -82,6 +82,7 @@ struct load_result {
     char cc_up[PARAMS_CC_LEN], cc_down[PARAMS_CC_LEN]; /* what the load's senders ran */
     struct load_kernel kernel;
     bool partial;
+    bool probes_cut; /* the probes were stopped early: no load part could run */
     char error[256];
 };
 

@@ -15,8 +15,10 @@
 #    cdf, flows as valid SVG; report with the verdict);
 #  - time series: a stream with --sample 100ms over 3 s has 30 +- 2 samples per flow, in
 #    order, and cwnd x MSS / srtt within 2x of the delivered rate in steady state;
-#  - bad input: --sample under 10 ms refused (exit 2); a probe rate the path cannot carry
-#    (5000/s over 1 Mbit/s) is reported with intended against sent, never silently lower.
+#  - bad input: --sample under 10 ms refused (exit 2); a congestion control the daemon lacks
+#    ends the run when the load is refused, not after the recovery; a probe rate the path
+#    cannot carry (5000/s over 1 Mbit/s) is reported with intended against sent, never
+#    silently lower.
 # Needs root, `ip netns`, veth and sch_tbf; exits 77 (skipped) without them.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh" "$@"
@@ -224,6 +226,14 @@ check "--sample 5ms: says the floor" grep -q 'at least 10ms' "$T/bad1.err"
 rc=0
 "$NETRIG" stream --sample 9ms --no-save 2>"$T/bad2.err" || rc=$?
 check "stream --sample 9ms: exit 2 (got $rc)" test "$rc" -eq 2
+rc=0
+"$NETRIG" load --baseline 1 -t 3 --recovery 3 -P 1 -C nosuchcc -J --no-save >"$T/nocc.json" \
+    2>"$T/nocc.err" || rc=$?
+check "-C nosuchcc: exit 1 (got $rc)" test "$rc" -eq 1
+check_jq "-C nosuchcc: the refusal named, and the probes stop then, not after the recovery" \
+    "$T/nocc.json" '(.error | test("did not run: .*nosuchcc")) and
+    any(.warnings[]; . == "the probes stopped early: no load could run") and
+    .phases[0].udp_probe.sent > 0 and .phases[2].udp_probe.sent == 0'
 shape 1 20000 4kb
 rc=0
 ip netns exec "$NS_C" "$NETRIG" load -c "$SRV_ADDR" -p "$SRV_PORT" --baseline 1 -t 2 \
