@@ -31,17 +31,19 @@ static void header(FILE *out, const struct load_result *lr)
     char dirs[64];
 
     if (lp->up && lp->down)
-        snprintf(dirs, sizeof(dirs), "%u TCP flows up and %u down", lp->flows, lp->flows);
+        snprintf(dirs, sizeof(dirs), "%u TCP flow%s up and %u down", lp->flows,
+                 lp->flows == 1 ? "" : "s", lp->flows);
     else
         snprintf(dirs, sizeof(dirs), "%u TCP flow%s %s", lp->flows, lp->flows == 1 ? "" : "s",
                  lp->up ? "up" : "down");
     fprintf(out, "netrig load to %s: %s\n", lr->server[0] ? lr->server : "?", dirs);
     fputs("congestion control of the load:", out);
     if (lp->up)
-        fprintf(out, " %s (up: this host sends)", lr->cc_up[0] ? lr->cc_up : "unknown");
+        fprintf(out, " %s (up: %s)", lr->cc_up[0] ? lr->cc_up : "none",
+                lr->ran[LOAD_UP] ? "this host sends" : "it did not run");
     if (lp->down)
-        fprintf(out, "%s %s (down: the daemon sends)", lp->up ? "," : "",
-                lr->cc_down[0] ? lr->cc_down : "unknown");
+        fprintf(out, "%s %s (down: %s)", lp->up ? "," : "", lr->cc_down[0] ? lr->cc_down : "none",
+                lr->ran[LOAD_DOWN] ? "the daemon sends" : "it did not run");
     fputc('\n', out);
     if (lp->probe_rate)
         fprintf(out,
