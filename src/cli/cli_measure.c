@@ -47,6 +47,8 @@ enum {
     OPT_USER,
     OPT_CREDENTIALS,
     OPT_FROM,
+    OPT_ZEROCOPY_RX,
+    OPT_SKIP_RX_COPY,
 };
 
 enum { OPT_IPERF3 = 512 };              /* --iperf3 */
@@ -69,6 +71,8 @@ static const struct option measure_long[] = {
     {"mss", required_argument, NULL, 'M'},
     {"nodelay", no_argument, NULL, 'N'},
     {"zerocopy", no_argument, NULL, 'Z'},
+    {"zerocopy-rx", no_argument, NULL, OPT_ZEROCOPY_RX},
+    {"skip-rx-copy", no_argument, NULL, OPT_SKIP_RX_COPY},
     {"affinity", required_argument, NULL, 'A'},
     {"json", no_argument, NULL, 'J'},
     {"help", no_argument, NULL, 'h'},
@@ -149,6 +153,8 @@ static const struct {
     {'M', "--mss", K_STREAM | K_RR},
     {'N', "-N", K_STREAM},
     {'Z', "-Z", K_STREAM},
+    {OPT_ZEROCOPY_RX, "--zerocopy-rx", K_STREAM},
+    {OPT_SKIP_RX_COPY, "--skip-rx-copy", K_STREAM},
     {OPT_FQ_RATE, "--fq-rate", K_STREAM},
     {'b', "-b", K_STREAM},
     {OPT_PPS, "--pps", K_STREAM},
@@ -290,6 +296,8 @@ static int measure_opt(int c, const char *arg, struct measure_cli *mc)
     case 'M': return cli_parse_u32("--mss", arg, 88, 65535, &p->mss);
     case 'N': p->nodelay = true; return 0;
     case 'Z': p->zerocopy = true; return 0;
+    case OPT_ZEROCOPY_RX: p->zerocopy_rx = true; return 0;
+    case OPT_SKIP_RX_COPY: p->skip_rx_copy = true; return 0;
     case OPT_FQ_RATE:
         if (cli_parse_rate("--fq-rate", arg, &v))
             return -1;
