@@ -12,6 +12,8 @@ static const char help_common[] =
     "  -p, --port PORT         server port (default %d)\n"
     "  -4, -6                  IPv4 or IPv6 only\n"
     "  -B, --bind ADDR         local address for every connection\n"
+    "      --bind-dev IFACE    send and receive only through this interface\n"
+    "                          (SO_BINDTODEVICE)\n"
     "      --timeout TIME      connect and control-reply timeout (default 10s)\n"
     "      --from HOST[:PORT]  third party: the daemon at HOST runs the test toward -c\n"
     "                          (it must allow us with --allow-third-party)\n"
@@ -21,6 +23,9 @@ static const char help_common[] =
     "  -t, --time TIME         duration, after the omitted warm-up (default 10s)\n"
     "  -O, --omit TIME         warm-up left out of the results (default 0)\n"
     "  -i, --interval TIME     interval reports (default 1s; 0 = none)\n"
+    "  -S, --tos N             IP TOS byte of the data packets, 0-255 (52, 0x34 or 064);\n"
+    "                          the IPv6 traffic class on IPv6; the server's too\n"
+    "      --dscp CODE         the same as a DSCP: AF11..AF43, EF, VA, LE, CS0..CS7 or 0-63\n"
     "  -P, --parallel N        flows (max %d)\n"
     "  -T, --threads N         client worker threads, each one epoll loop (default 1)\n"
     "      --server-threads N  server worker threads (default: as -T)\n"
@@ -60,6 +65,13 @@ void cli_help_stream(FILE *out)
             "stream:\n"
             "  -R, --reverse           server sends, client receives\n"
             "      --bidir             both directions at once (-P flows each way)\n"
+            "  -n, --bytes SIZE        end after SIZE bytes (K, M, G, T: powers of 1024) over all\n"
+            "                          flows, exactly (with --bidir: each way); with -t, the\n"
+            "                          first limit reached ends the test\n"
+            "  -k, --blocks N          end after N writes of -l bytes (UDP: N datagrams)\n"
+            "  -b, --bitrate RATE[/N]  pace each flow in the application to RATE bits/s (TCP:\n"
+            "                          N writes back to back per round; unpaced by default)\n"
+            "      --cport PORT        local port of the data flows: flow i uses PORT + i\n"
             "  -l, --length SIZE       bytes per write (default 1M, 128K with -Z; UDP: datagram,\n"
             "                          1400)\n"
             "  -w, --window SIZE       socket buffer (SO_SNDBUF/SO_RCVBUF) on both ends\n"
@@ -75,11 +87,14 @@ void cli_help_stream(FILE *out)
             "                          counted\n"
             "UDP:\n"
             "  -u, --udp               paced UDP datagrams with sequence numbers and timestamps\n"
-            "  -b, --bitrate RATE      per-flow rate (default 1M)\n"
+            "  -b, --bitrate RATE[/N]  per-flow rate (default 1M); N datagrams back to back\n"
             "      --pps N             per-flow datagrams per second (instead of -b)\n"
+            "      --dont-fragment     never fragment datagrams (IP_PMTUDISC_DO): over the path\n"
+            "                          MTU they fail instead\n"
             "iperf3:\n"
             "      --iperf3            test against an iperf3 server ('iperf3 -s', default port\n"
-            "                          5201): -P, -R, --bidir, -t, -O, -l, -w, -C; -u with -b\n");
+            "                          5201): -P, -R, --bidir, -t, -O, -n, -k, -l, -w, -C, -b,\n"
+            "                          -S; -u with -b\n");
     fputs(help_units, out);
 }
 
@@ -102,7 +117,9 @@ void cli_help_rr(FILE *out)
             "      --txn-timeout TIME  give up on an unanswered transaction (default 2s)\n"
             "      --busy-poll         spin on the sockets instead of sleeping in epoll\n"
             "      --histogram FILE    write the full latency distribution to FILE\n"
-            "  -w, --window SIZE       socket buffers; -C ALGO congestion control\n");
+            "  -w, --window SIZE       socket buffers; -C ALGO congestion control\n"
+            "      --cport PORT        local port of the flows: flow i uses PORT + i\n"
+            "      --dont-fragment     UDP: never fragment datagrams (IP_PMTUDISC_DO)\n");
     fputs(help_units, out);
 }
 

@@ -50,6 +50,8 @@ void cli_help_serve(FILE *out)
         "                            lines and must be mode 0600\n"
         "      --allow-third-party CIDR  run tests from this host toward another daemon when\n"
         "                            a controller in CIDR asks (netrig stream --from, mesh)\n"
+        "      --no-host-snapshot    send clients no copy of this host's settings (sysctls,\n"
+        "                            NICs, CPUs) with their results; they record it declined\n"
         "daemon:\n"
         "  -D, --daemon          detach and log to syslog\n"
         "      --pidfile FILE    write the daemon's pid here\n"
@@ -78,6 +80,7 @@ enum {
     OPT_AUTH_FILE,
     OPT_THIRD_PARTY,
     OPT_HISTORY_DB,
+    OPT_NO_HOST_SNAPSHOT,
 };
 
 enum { OPT_METRICS = 600 }; /* --metrics */
@@ -103,6 +106,7 @@ static const struct option serve_long[] = {
     {"metrics", required_argument, NULL, OPT_METRICS},
     {"allow-third-party", required_argument, NULL, OPT_THIRD_PARTY},
     {"db", required_argument, NULL, OPT_HISTORY_DB},
+    {"no-host-snapshot", no_argument, NULL, OPT_NO_HOST_SNAPSHOT},
     {NULL, 0, NULL, 0},
 };
 
@@ -205,6 +209,7 @@ static int serve_opt(int c, const char *arg, struct serve_cli *sc)
         return -1;
     }
     case OPT_HISTORY_DB: return history_db_opt(arg, sc);
+    case OPT_NO_HOST_SNAPSHOT: sc->so.host_snapshot = SERVED_HOSTSNAP_DECLINE; return 0;
     case OPT_TIMEOUT:
         if (cli_parse_duration("--timeout", arg, &ns))
             return -1;

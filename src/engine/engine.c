@@ -1,6 +1,7 @@
 /* engine: timing and sampling around the worker threads of one side. */
 #define _GNU_SOURCE
 #include "engine.h"
+#include "engine_series.h"
 #include "clock.h"
 
 #include "hostfs.h"
@@ -17,7 +18,10 @@
 #include <string.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <sys/eventfd.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
+#include <linux/sockios.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -45,36 +49,36 @@ struct engine {
     long clk_tck;
     uint64_t cpus_seen[CPULIST_MAX / 64]; /* CPUs the workers were seen running on */
     struct side_result res;               /* intervals fill as the test runs */
+    int notify_fd;                        /* workers bump it when a flow ends */
+    struct flow_budget budget;            /* -n/-k, shared by this side's senders */
+    bool has_budget, sent_told;           /* sent_told: on_sent was called */
 };
 
 static uint32_t min_u32(uint32_t a, uint32_t b) { return a < b ? a : b; }
 
-/* params.probe: a log per worker for every transaction its flows complete or give up on; an
- * open loop's length is known, a closed loop's is not (what does not fit is counted). */
-static int create_logs(struct engine *e, uint64_t total_ns)
-{
-    double want = e->p.rate_tps ? (double)e->p.rate_tps * (double)total_ns / 1e9 * 1.1 + 1024
-                                : (double)(1u << 16);
-
-    for (uint32_t w = 0; w < e->nworkers; w++) {
-        struct txnlog *l = calloc(1, sizeof(*l));
-        e->workers[w].log = l;
-        if (!l || txnlog_init(l, want > TXNLOG_MAX_CAP ? TXNLOG_MAX_CAP : (uint32_t)want))
-            return -ENOMEM;
-    }
-    return 0;
-}
-
 /* --sample: room for the series; TCP_INFO for the flows this side sends over TCP. */
 static int create_samples(struct engine *e, uint64_t total_ns)
 {
-    e->res.samples = samples_new(e->nflows, e->p.sample_ns, total_ns);
-    if (!e->res.samples)
-        return -ENOMEM;
+    e->res.samples =
+        engine_series_new(e->flows, e->nflows, e->kind->has_tcpinfo, e->p.sample_ns, total_ns);
+    return e->res.samples ? 0 : -ENOMEM;
+}
+
+/* -n/-k: the senders of this side share one count (streams only; flows of transactional
+ * kinds never get one). Counting starts now, or at the end of the warm-up. */
+static void setup_budget(struct engine *e)
+{
+    uint64_t units = params_limit_units(&e->p, NULL);
+
+    if (!units || e->kind->transactional)
+        return;
     for (uint32_t i = 0; i < e->nflows; i++)
-        if (e->flows[i].sender && e->kind->has_tcpinfo)
-            e->res.samples->kind[i] = SAMPLES_TCP;
-    return 0;
+        if (e->flows[i].sender) {
+            e->flows[i].budget = &e->budget;
+            e->has_budget = true;
+        }
+    atomic_store(&e->budget.left, units);
+    atomic_store(&e->budget.armed, e->p.omit_ns == 0);
 }
 
 struct engine *engine_create(const struct flow_kind *kind, const struct params *p, bool is_client,
@@ -82,12 +86,13 @@ struct engine *engine_create(const struct flow_kind *kind, const struct params *
 {
     struct engine *e = calloc(1, sizeof(*e));
     uint32_t want = is_client ? p->threads : (p->server_threads ? p->server_threads : p->threads);
-    uint64_t total_ns = p->duration_ns + p->omit_ns;
+    uint64_t total_ns = params_time_cap_ns(p) + p->omit_ns;
     uint32_t cap_iv = p->interval_ns ? (uint32_t)fmin(total_ns / p->interval_ns + 4, 1e7) : 1;
 
     if (!e)
         goto nomem;
     e->kind = kind;
+    e->notify_fd = -1;
     e->p = *p;
     e->is_client = is_client;
     /* a flow per worker (e.g. a listener each), or -P (x2 bidir) flows on at most as many
@@ -115,9 +120,13 @@ struct engine *engine_create(const struct flow_kind *kind, const struct params *
         e->workers[w].epfd = e->workers[w].stopfd = e->workers[w].memfd = -1;
     for (uint32_t i = 0; i < e->nflows; i++)
         e->flows[i].fd = -1;
+    e->notify_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+    if (e->notify_fd < 0)
+        goto nomem;
     for (uint32_t i = 0; i < e->nflows; i++)
         if (flow_init(&e->flows[i], i, kind, &e->p, is_client))
             goto nomem;
+    setup_budget(e);
     for (uint32_t w = 0; w < e->nworkers; w++) {
         int cpu = cpus && cpus->n ? cpus->cpu[w % (uint32_t)cpus->n] : -1;
         /* flows go round-robin, so a worker owns ceil(nflows / nworkers) at most */
@@ -128,8 +137,10 @@ struct engine *engine_create(const struct flow_kind *kind, const struct params *
             engine_destroy(e);
             return NULL;
         }
+        e->workers[w].notify_fd = e->notify_fd;
     }
-    if ((e->p.probe && kind->transactional && is_client && create_logs(e, total_ns)) ||
+    if ((e->p.probe && kind->transactional && is_client &&
+         engine_series_logs(e->workers, e->nworkers, e->p.rate_tps, total_ns)) ||
         (e->p.sample_ns && create_samples(e, total_ns)))
         goto nomem;
     e->res.threads = e->nworkers;
@@ -153,12 +164,12 @@ nomem:
 uint32_t engine_flow_count(const struct engine *e) { return e->nflows; }
 
 int engine_set_target(struct engine *e, const struct sockaddr *to, socklen_t len,
-                      const char *bind_addr)
+                      const struct sock_local *local)
 {
     if (!e->kind->set_target)
         return -EOPNOTSUPP; /* this kind's flows are handed their sockets */
     for (uint32_t i = 0; i < e->nflows; i++) {
-        if (e->kind->set_target(&e->flows[i], to, len, bind_addr))
+        if (e->kind->set_target(&e->flows[i], to, len, local))
             return -EINVAL;
         if (worker_add_flow(&e->workers[i % e->nworkers], &e->flows[i]))
             return -ENOSPC;
@@ -235,6 +246,8 @@ static void mark_measure_start(struct engine *e, uint64_t now)
     }
     cpu_sample_system(NULL, &e->cpu_meas);
     cpu_sample_threads(e->tids, (int)e->nworkers, &e->thr_meas);
+    /* the transfer counts from here: each sender notes its own byte count when it sees this */
+    atomic_store_explicit(&e->budget.armed, true, memory_order_release);
 }
 
 int engine_start(struct engine *e, char *err, size_t errlen)
@@ -332,43 +345,11 @@ static int sample_interval(struct engine *e, uint64_t now, bool omitted,
 
 /* --sample: every flow's byte counter and, for the flows this side sends over TCP, TCP_INFO
  * (on the engine's thread: the workers never wait for it). */
-static uint64_t thread_cpu_ns(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
-
-static void fill_row(struct sample *r, const struct tcpinfo *ti)
-{
-    r->tcp = true;
-    r->cwnd = ti->snd_cwnd;
-    r->rtt_us = ti->rtt_us;
-    r->retrans = ti->total_retrans;
-    r->mss = ti->snd_mss;
-    r->delivery_rate_bps = ti->delivery_rate_bps;
-    r->pacing_rate_bps = ti->pacing_rate_bps;
-    r->busy_us = ti->busy_us;
-    r->rwnd_limited_us = ti->rwnd_limited_us;
-    r->sndbuf_limited_us = ti->sndbuf_limited_us;
-}
-
 static void take_sample(struct engine *e, uint64_t now)
 {
     struct samples *smp = e->res.samples;
-    uint64_t cpu0 = thread_cpu_ns();
-    struct sample *row = samples_tick(smp, (double)(now - e->t0) / 1e9);
 
-    for (uint32_t i = 0; i < e->nflows; i++) {
-        const struct flow *f = &e->flows[i];
-        struct tcpinfo ti;
-
-        row[i].bytes = atomic_load_explicit(&f->bytes, memory_order_relaxed);
-        if (smp->kind[i] == SAMPLES_TCP && f->fd >= 0 && !tcpinfo_read(f->fd, &ti) && ti.valid)
-            fill_row(&row[i], &ti);
-    }
-    smp->cpu_s += (double)(thread_cpu_ns() - cpu0) / 1e9; /* what sampling costs */
+    engine_series_tick(smp, e->flows, e->nflows, (double)(now - e->t0) / 1e9);
     /* the series' period doubles when it thins; never catch up with a burst */
     e->next_sample += smp->period_ns;
     if (e->next_sample <= now)
@@ -412,6 +393,99 @@ static uint64_t min_deadline(uint64_t a, uint64_t b)
     return a < b ? a : b;
 }
 
+/* -n/-k: have this side's senders all moved their part? (true when it sends nothing) */
+static bool senders_complete(const struct engine *e)
+{
+    for (uint32_t i = 0; i < e->nflows; i++)
+        if (e->flows[i].sender &&
+            !atomic_load_explicit(&e->flows[i].budget_done, memory_order_acquire))
+            return false;
+    return true;
+}
+
+/* -n/-k: has everything the peer sends arrived? At end-of-file on every receiver, when the
+ * peer said so, or at the receive target. True when this side receives nothing. */
+static bool receivers_complete(const struct engine *e, const struct engine_hooks *h)
+{
+    uint64_t got = 0;
+    bool eof = true, any = false;
+
+    for (uint32_t i = 0; i < e->nflows; i++) {
+        const struct flow *f = &e->flows[i];
+        if (f->sender)
+            continue;
+        any = true;
+        if (atomic_load_explicit(&f->state, memory_order_acquire) == FLOW_ACTIVE ||
+            atomic_load_explicit(&f->err, memory_order_relaxed))
+            eof = false;
+        if (e->omit_done)
+            got += atomic_load_explicit(&f->bytes, memory_order_relaxed) - e->base[i];
+    }
+    if (!any || eof || (h->peer_sent && *h->peer_sent))
+        return true;
+    return h->recv_target && e->omit_done && got >= h->recv_target;
+}
+
+/* -n/-k: is the transfer complete? Tells the hook once when our own part is. */
+static bool transfer_complete(struct engine *e, const struct engine_hooks *h)
+{
+    if (!params_has_limit(&e->p) || e->kind->transactional)
+        return false;
+    if (!senders_complete(e))
+        return false;
+    if (!e->sent_told) {
+        e->sent_told = true;
+        if (h->on_sent)
+            h->on_sent(h->ctx);
+    }
+    return receivers_complete(e, h);
+}
+
+/* Every flow ended: a complete transfer (clean ends only), or flows lost early. */
+static bool flows_ended_clean(const struct engine *e)
+{
+    for (uint32_t i = 0; i < e->nflows; i++)
+        if (atomic_load_explicit(&e->flows[i].err, memory_order_relaxed))
+            return false;
+    return params_has_limit(&e->p) && senders_complete(e);
+}
+
+/* Sleeps until the next deadline, a flow ending or the watched fd; returns what the watch
+ * hook said (0 when it did not run). */
+static int wait_events(struct engine *e, const struct engine_hooks *h, uint64_t now, uint64_t wake)
+{
+    struct pollfd pfd[2] = {{.fd = e->notify_fd, .events = POLLIN},
+                            {.fd = h->watch_fd, .events = POLLIN}};
+    int timeout_ms = wake ? (int)((wake > now ? wake - now : 0) / 1000000) + 1 : 100;
+    uint64_t v;
+
+    if (timeout_ms > 100)
+        timeout_ms = 100; /* the stop flag and the receive target are polled this often */
+    if (poll(pfd, h->watch_fd >= 0 ? 2 : 1, timeout_ms) <= 0)
+        return 0;
+    if ((pfd[0].revents & POLLIN) && read(e->notify_fd, &v, sizeof(v)) < 0) {
+        /* drained by an earlier read */
+    }
+    return (pfd[1].revents && h->on_watch) ? h->on_watch(h->ctx) : 0;
+}
+
+/* One pass of the run loop's end conditions; returns 1 with *why set when the run ends. */
+static int run_ended(struct engine *e, const struct engine_hooks *h, uint64_t now, uint64_t end,
+                     enum engine_end *why)
+{
+    if (h->stop_flag && *h->stop_flag)
+        *why = ENGINE_END_SIGNAL;
+    else if (end && now >= end)
+        *why = ENGINE_END_TIME;
+    else if (transfer_complete(e, h) && !h->await_stop)
+        *why = ENGINE_END_BUDGET;
+    else if (all_flows_done(e) && !(h->await_stop && flows_ended_clean(e)))
+        *why = ENGINE_END_FLOWS; /* a clean end of every flow was a complete transfer above */
+    else
+        return 0;
+    return 1;
+}
+
 enum engine_end engine_run(struct engine *e, const struct engine_hooks *h)
 {
     uint64_t iv_ns = e->p.interval_ns;
@@ -422,8 +496,7 @@ enum engine_end engine_run(struct engine *e, const struct engine_hooks *h)
 
     for (;;) {
         uint64_t now = clock_mono_ns(), wake;
-        struct pollfd pfd = {.fd = h->watch_fd, .events = POLLIN};
-        int timeout_ms, rc;
+        int rc;
 
         if (!e->omit_done && now >= omit_end) {
             if (iv_ns && now > e->prev_t)
@@ -443,30 +516,14 @@ enum engine_end engine_run(struct engine *e, const struct engine_hooks *h)
         if (e->next_sample && now >= e->next_sample)
             take_sample(e, now);
         note_worker_cpus(e);
-        if (h->stop_flag && *h->stop_flag) {
-            why = ENGINE_END_SIGNAL;
+        if (run_ended(e, h, now, end, &why))
             break;
-        }
-        if (end && now >= end) {
-            why = ENGINE_END_TIME;
-            break;
-        }
-        if (all_flows_done(e)) {
-            why = ENGINE_END_FLOWS;
-            break;
-        }
         wake = min_deadline(min_deadline(end, next_iv), e->omit_done ? 0 : omit_end);
         wake = min_deadline(wake, e->next_sample);
-        timeout_ms = wake ? (int)((wake > now ? wake - now : 0) / 1000000) + 1 : 100;
-        if (timeout_ms > 100)
-            timeout_ms = 100; /* stop flag and flow state are polled this often */
-        rc = poll(&pfd, h->watch_fd >= 0 ? 1 : 0, timeout_ms);
-        if (rc > 0 && h->on_watch) {
-            int r = h->on_watch(h->ctx);
-            if (r != 0) {
-                why = r > 0 ? ENGINE_END_WATCH : ENGINE_END_ERROR;
-                break;
-            }
+        rc = wait_events(e, h, now, wake);
+        if (rc != 0) {
+            why = rc > 0 ? ENGINE_END_WATCH : ENGINE_END_ERROR;
+            break;
         }
     }
     /* a last, partial interval when it is long enough to mean something */
@@ -474,6 +531,24 @@ enum engine_end engine_run(struct engine *e, const struct engine_hooks *h)
     if (iv_ns && e->t_end - e->prev_t >= iv_ns / 20)
         sample_interval(e, e->t_end, !e->omit_done, h);
     return why;
+}
+
+void engine_wait_acked(struct engine *e, int timeout_ms)
+{
+    uint64_t deadline = clock_mono_ns() + (uint64_t)timeout_ms * 1000000ULL;
+
+    while (e->kind->tcp && clock_mono_ns() < deadline) {
+        bool all = true;
+        for (uint32_t i = 0; i < e->nflows && all; i++) {
+            int q = 0;
+            if (e->flows[i].sender && e->flows[i].fd >= 0 && !ioctl(e->flows[i].fd, SIOCOUTQ, &q) &&
+                q > 0)
+                all = false;
+        }
+        if (all)
+            return;
+        usleep(2000);
+    }
 }
 
 /* How this side's senders wrote: one method, or "mixed". */
@@ -512,6 +587,20 @@ static void set_recv_method(struct engine *e)
                            : names[method]);
 }
 
+/* A sender under -n/-k counts from the moment it saw the count start (its own byte count
+ * then), so the senders' bytes add up to the limit exactly; one that finished its part was
+ * sending until its last write. */
+static void budget_figures(const struct engine *e, struct flow *f, struct side_flow *sf)
+{
+    uint64_t last = atomic_load(&f->last_ns);
+
+    if (!atomic_load(&e->budget.armed))
+        return; /* stopped in the warm-up: nothing was counted */
+    sf->bytes = f->budget_counting ? atomic_load(&f->bytes) - atomic_load(&f->base_bytes) : 0;
+    if (atomic_load(&f->budget_done) && last > e->t_meas)
+        sf->seconds = (double)(last - e->t_meas) / 1e9;
+}
+
 /* Transaction counters of one flow after the omit period, and the kind's own figures. */
 static void collect_counts(const struct engine *e, struct flow *f, struct side_flow *sf)
 {
@@ -524,20 +613,10 @@ static void collect_counts(const struct engine *e, struct flow *f, struct side_f
 /* The workers' transaction logs as one, in time order from this side's start. */
 static void merge_logs(struct engine *e)
 {
-    const struct txnlog *src[PARAMS_MAX_THREADS];
-    struct txnlog *l;
-
     if (!e->workers[0].log)
         return;
-    for (uint32_t w = 0; w < e->nworkers; w++)
-        src[w] = e->workers[w].log;
-    l = calloc(1, sizeof(*l));
-    if (l && txnlog_merge(l, src, e->nworkers, e->t0) == 0) {
-        e->res.log = l;
-        return;
-    }
-    free(l);
-    if (!e->res.warning[0])
+    e->res.log = engine_series_merge(e->workers, e->nworkers, e->t0);
+    if (!e->res.log && !e->res.warning[0])
         snprintf(e->res.warning, sizeof(e->res.warning),
                  "out of memory for the transaction log: latency over time is missing");
 }
@@ -597,6 +676,8 @@ void engine_finish(struct engine *e, struct side_result *out)
                 sf->seconds = e->res.seconds;
             else
                 sf->seconds = last > e->t_meas ? (double)(last - e->t_meas) / 1e9 : 0;
+            if (f->budget)
+                budget_figures(e, f, sf);
             if (f->fd >= 0 && e->kind->has_tcpinfo) {
                 tcpinfo_read(f->fd, &sf->ti);
                 tcpinfo_since(&sf->ti, &e->base_ti[i]);
@@ -661,6 +742,8 @@ void engine_destroy(struct engine *e)
         flow_fini(&e->flows[i]);
     }
     result_side_fini(&e->res);
+    if (e->notify_fd >= 0)
+        close(e->notify_fd);
     free(e->flows);
     free(e->workers);
     free(e->tids);

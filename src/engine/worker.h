@@ -28,6 +28,7 @@ struct worker {
     uint32_t id;
     int cpu; /* -1: not pinned */
     int epfd, stopfd;
+    int notify_fd; /* an eventfd bumped whenever a flow ends (the engine polls it), or -1 */
     pthread_t thread;
     bool running;
     _Atomic pid_t tid;
@@ -89,6 +90,8 @@ static inline void worker_log_txn(struct worker *w, uint64_t t_ns, uint64_t lat_
 /* Has the engine asked this worker to stop? (relaxed load, for blocking loops) */
 bool worker_stop_requested(struct worker *w);
 void worker_flow_finish(struct worker *w, struct flow *f, int err);
+/* A sender whose part of the -n/-k transfer is sent: it ends cleanly, noting when. */
+void worker_flow_complete(struct worker *w, struct flow *f);
 /* Changes what the worker waits for on fd (op: EPOLL_CTL_ADD, _MOD or _DEL). */
 int worker_watch(struct worker *w, struct flow *f, int fd, int op, uint32_t events);
 

@@ -85,8 +85,9 @@ struct side_result {
     char send_method[16]; /* copy, msg_zerocopy, sendfile, mixed; "" = sent nothing */
     char recv_method[16]; /* TCP streams: copy, zerocopy, skip_copy, mixed; "" = none */
     char warning[256];
-    char boot_id[40];  /* the kernel's boot id: equal on both ends = one clock */
-    struct histo *lat; /* rr/crr client: latencies of every transaction */
+    char boot_id[40];   /* the kernel's boot id: equal on both ends = one clock */
+    bool host_declined; /* a daemon told not to send its settings (serve --no-host-snapshot) */
+    struct histo *lat;  /* rr/crr client: latencies of every transaction */
     /* with params.probe: each transaction's send time (since this side's start) and
      * latency, in time order (owned; NULL: not kept) */
     struct txnlog *log;
@@ -170,6 +171,9 @@ struct run_result {
     bool partial;
     char error[256];
     char note[256]; /* something the run's set-up changed (e.g. pacing a server imposed) */
+    /* what ended the run: "time" (-t), "bytes" (-n), "blocks" (-k), or for partial runs
+     * "interrupted", "server", "flows", "error"; "" when it never ran */
+    char ended_by[16];
 };
 
 /* Allocates flows and room for cap_intervals intervals (per-flow cells when they fit). */

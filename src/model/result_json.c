@@ -255,6 +255,7 @@ cJSON *result_json_run(const struct run_result *r)
         cJSON_AddItemToArray(warn, cJSON_CreateString(r->remote.warning));
     if (r->note[0])
         cJSON_AddItemToArray(warn, cJSON_CreateString(r->note));
+    cJSON_AddStringToObject(o, "ended_by", r->ended_by);
     cJSON_AddBoolToObject(o, "partial", r->partial);
     if (r->error[0])
         cJSON_AddStringToObject(o, "error", r->error);
@@ -357,6 +358,7 @@ cJSON *result_json_side(const struct side_result *s)
     }
     if (s->samples)
         cJSON_AddItemToObject(o, "samples", samples_json(s->samples, NULL));
+    result_json_add_host(o, "host", s->host, s->host_declined);
     return o;
 }
 
@@ -370,6 +372,96 @@ cJSON *result_json_samples(const struct run_result *r)
                           r->remote.samples ? samples_json(r->remote.samples, NULL)
                                             : cJSON_CreateNull());
     return o;
+}
+
+void result_json_add_host(cJSON *o, const char *key, const struct hostsnap *hs, bool declined)
+{
+    char flag[64], why[160];
+    size_t size;
+
+    if (declined) {
+        snprintf(flag, sizeof(flag), "%s_declined", key);
+        cJSON_AddBoolToObject(o, flag, true);
+    } else if (hs && (size = hostsnap_json_size(hs)) > RESULT_JSON_HOST_WIRE_MAX) {
+        snprintf(flag, sizeof(flag), "%s_omitted", key);
+        snprintf(why, sizeof(why), "%u settings take %zu bytes, over the %u a result carries",
+                 hs->n, size, RESULT_JSON_HOST_WIRE_MAX);
+        cJSON_AddStringToObject(o, flag, why);
+    } else if (hs) {
+        cJSON *h = hostsnap_to_json(hs);
+        if (h)
+            cJSON_AddItemToObject(o, key, h);
+    }
+}
+
+/* Bytes outside ' '..'~' (the peer chose them) become '?'. */
+static void printable(char *s)
+{
+    for (; *s; s++)
+        if ((unsigned char)*s < ' ' || (unsigned char)*s > '~')
+            *s = '?';
+}
+
+/* o[key]'s settings into *out (NULL first): 0, or a negative errno with err filled. */
+static int host_read(const cJSON *h, struct hostsnap **out, char *err, size_t errlen)
+{
+    size_t size;
+    int rc;
+
+    *out = hostsnap_new();
+    if (!*out) {
+        snprintf(err, errlen, "out of memory");
+        return -ENOMEM;
+    }
+    rc = hostsnap_from_json(h, *out, err, errlen);
+    if (!rc && (size = hostsnap_json_size(*out)) > RESULT_JSON_HOST_WIRE_MAX) {
+        snprintf(err, errlen, "host snapshot: %zu bytes, over the %u a result carries", size,
+                 RESULT_JSON_HOST_WIRE_MAX);
+        rc = -EMSGSIZE;
+    }
+    if (rc) {
+        hostsnap_free(*out);
+        *out = NULL;
+    }
+    return rc;
+}
+
+int result_json_host_parse(const cJSON *o, const char *key, const char *who, struct hostsnap **out,
+                           char *note, size_t notelen)
+{
+    const cJSON *h = cJSON_GetObjectItemCaseSensitive(o, key), *omitted;
+    char flag[64], err[200];
+    int rc;
+
+    *out = NULL;
+    note[0] = '\0';
+    snprintf(flag, sizeof(flag), "%s_declined", key);
+    if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, flag))) {
+        snprintf(note, notelen, "%s declined to send its settings (serve --no-host-snapshot)", who);
+        return 0;
+    }
+    snprintf(flag, sizeof(flag), "%s_omitted", key);
+    omitted = cJSON_GetObjectItemCaseSensitive(o, flag);
+    if (!h && cJSON_IsString(omitted) && omitted->valuestring) {
+        snprintf(note, notelen, "%s left its settings out: %.120s", who, omitted->valuestring);
+        printable(note);
+        return 0;
+    }
+    snprintf(flag, sizeof(flag), "%s_note", key);
+    omitted = cJSON_GetObjectItemCaseSensitive(o, flag);
+    if (!h && cJSON_IsString(omitted) && omitted->valuestring) { /* a relay's words on why */
+        snprintf(note, notelen, "%.159s", omitted->valuestring);
+        printable(note);
+        return 0;
+    }
+    if (!h)
+        return 0;
+    if ((rc = host_read(h, out, err, sizeof(err))) == 0)
+        return 1;
+    /* the reason may quote what the peer sent: keep it printable */
+    printable(err);
+    snprintf(note, notelen, "%s sent settings that were refused: %s", who, err);
+    return rc;
 }
 
 /* Reads a number in [lo, hi]; absent gives 0. Anything else fails. */
@@ -604,6 +696,10 @@ int result_json_side_parse(const cJSON *o, uint32_t expect_flows, uint32_t max_i
         return -EPROTO;
     }
     out->threads = (uint32_t)v;
+    out->host_declined = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "host_declined")) != 0;
+    /* the settings are the results' companion: refused ones do not void the measurement */
+    result_json_host_parse(o, "host", "the server", &out->host, out->host_note,
+                           sizeof(out->host_note));
     out->valid = true;
     return 0;
 }

@@ -1,8 +1,9 @@
-/* Unit tests for the time series in the history (schema 5, store_samples.c): a schema-4 file
- * built here from the shipped steps is backed up and migrated (its runs intact, the new tables
- * empty), read-only readers see it through a migrated copy; a run's client and server samples
- * and a load run's probes are stored and read back exactly (TCP_INFO columns NULL where a row
- * had none, lost probes NULL), and go with their run when it is deleted. */
+/* Unit tests for the time series in the history (schema 6, store_samples.c): a schema-4 file
+ * and a schema-5 one (run groups) built here from the shipped steps are backed up and migrated (its
+ * runs intact, the new tables empty), read-only readers see it through a migrated copy; a run's
+ * client and server samples and a load run's probes are stored and read back exactly (TCP_INFO
+ * columns NULL where a row had none, lost probes NULL), and go with their run when it is deleted.
+ */
 #include "test_util.h"
 
 #include <errno.h>
@@ -44,59 +45,97 @@ static int64_t count(sqlite3 *db, const char *sql)
     return v;
 }
 
-/* A schema-4 history as the netrig before time series wrote it, with one run. */
-static void make_v4(const char *path)
+/* A history at schema `from` (4: before run groups; 5: main's run groups, before time series)
+ * as the netrig of that version wrote it, with one run — at 5 inside a group of its own. */
+static void make_old(const char *path, int from)
 {
     sqlite3 *db;
+    char pragma[128];
 
     assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
-    for (int v = 1; v <= 4; v++)
+    for (int v = 1; v <= from; v++)
         assert_int_equal(sqlite3_exec(db, store_migration_sql(v), NULL, NULL, NULL), SQLITE_OK);
     assert_int_equal(
         sqlite3_exec(db,
                      "INSERT INTO runs (id, test, started_at, saved_at, params, document) VALUES"
-                     " (1, 'stream', '2026-01-01T00:00:00Z', '2026-01-01T00:00:10Z', '{}', '{}');"
-                     "PRAGMA user_version = 4; PRAGMA application_id = 1314015060;",
+                     " (1, 'stream', '2026-01-01T00:00:00Z', '2026-01-01T00:00:10Z', '{}', '{}');",
                      NULL, NULL, NULL),
         SQLITE_OK);
+    if (from >= 5)
+        assert_int_equal(
+            sqlite3_exec(db,
+                         "INSERT INTO run_groups (id, kind, test, started_at, targets) VALUES"
+                         " (7, 'multi', 'stream', '2026-01-01T00:00:00Z', '[]');"
+                         "UPDATE runs SET group_id = 7, group_idx = 0 WHERE id = 1;",
+                         NULL, NULL, NULL),
+            SQLITE_OK);
+    snprintf(pragma, sizeof(pragma),
+             "PRAGMA user_version = %d; PRAGMA application_id = 1314015060;", from);
+    assert_int_equal(sqlite3_exec(db, pragma, NULL, NULL, NULL), SQLITE_OK);
+    sqlite3_close(db);
+}
+
+/* The new tables exist and are empty, the old run is there (and its group, from 5). */
+static void check_migrated(sqlite3 *db, int from)
+{
+    assert_int_equal(count(db, "SELECT count(*) FROM runs"), 1);
+    assert_int_equal(count(db, "SELECT count(*) FROM samples"), 0);
+    assert_int_equal(count(db, "SELECT count(*) FROM probes"), 0);
+    assert_int_equal(count(db, "SELECT count(*) FROM sample_series"), 0);
+    assert_int_equal(count(db, "SELECT count(*) FROM run_groups"), from >= 5 ? 1 : 0);
+    assert_int_equal(count(db, "SELECT count(*) FROM runs WHERE group_id IS NULL"),
+                     from >= 5 ? 0 : 1);
+}
+
+static void migrate_from(int from)
+{
+    char path[300], bak[320], err[512], note[64];
+    struct store_run r;
+    struct store *st;
+    sqlite3 *db;
+
+    snprintf(path, sizeof(path), "%s/v%d.db", dir, from);
+    make_old(path, from);
+    /* a reader sees the new (empty) tables through a copy; the file keeps its version */
+    st = store_open_read(path, err, sizeof(err));
+    if (!st)
+        fail_msg("%s", err);
+    snprintf(note, sizeof(note), "schema version %d", from);
+    assert_contains(store_notice(st), note);
+    check_migrated(store_sqlite(st), from);
+    store_close(st);
+    assert_int_equal(sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+    assert_int_equal(count(db, "PRAGMA user_version"), from);
+    sqlite3_close(db);
+    st = store_open(path, false, err, sizeof(err));
+    if (!st)
+        fail_msg("%s", err);
+    assert_int_equal(count(store_sqlite(st), "PRAGMA user_version"), 6);
+    assert_int_equal(store_run_get(st, 1, &r, err, sizeof(err)), 0);
+    assert_string_equal(r.test, "stream");
+    check_migrated(store_sqlite(st), from);
+    store_close(st);
+    /* the backup is the untouched older file */
+    snprintf(bak, sizeof(bak), "%s.schema-v%d.bak", path, from);
+    assert_int_equal(sqlite3_open_v2(bak, &db, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+    assert_int_equal(count(db, "PRAGMA user_version"), from);
+    assert_int_equal(count(db, "SELECT count(*) FROM runs"), 1);
+    assert_int_equal(count(db, "SELECT count(*) FROM sqlite_master WHERE name = 'samples'"), 0);
     sqlite3_close(db);
 }
 
 static void test_migrate_v4(void **state)
 {
-    char path[300], bak[320], err[512];
-    struct store_run r;
-    struct store *st;
-    sqlite3 *db;
-
     (void)state;
-    assert_int_equal(STORE_SCHEMA_VERSION, 5);
-    snprintf(path, sizeof(path), "%s/v4.db", dir);
-    make_v4(path);
-    /* a reader sees the new (empty) tables through a copy; the file stays at 4 */
-    st = store_open_read(path, err, sizeof(err));
-    if (!st)
-        fail_msg("%s", err);
-    assert_contains(store_notice(st), "schema version 4");
-    assert_int_equal(count(store_sqlite(st), "SELECT count(*) FROM samples"), 0);
-    store_close(st);
-    st = store_open(path, false, err, sizeof(err));
-    if (!st)
-        fail_msg("%s", err);
-    assert_int_equal(count(store_sqlite(st), "PRAGMA user_version"), 5);
-    assert_int_equal(store_run_get(st, 1, &r, err, sizeof(err)), 0);
-    assert_string_equal(r.test, "stream");
-    assert_int_equal(count(store_sqlite(st), "SELECT count(*) FROM samples"), 0);
-    assert_int_equal(count(store_sqlite(st), "SELECT count(*) FROM probes"), 0);
-    assert_int_equal(count(store_sqlite(st), "SELECT count(*) FROM sample_series"), 0);
-    store_close(st);
-    /* the backup is the untouched schema-4 file */
-    snprintf(bak, sizeof(bak), "%s.schema-v4.bak", path);
-    assert_int_equal(sqlite3_open_v2(bak, &db, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
-    assert_int_equal(count(db, "PRAGMA user_version"), 4);
-    assert_int_equal(count(db, "SELECT count(*) FROM runs"), 1);
-    assert_int_equal(count(db, "SELECT count(*) FROM sqlite_master WHERE name = 'samples'"), 0);
-    sqlite3_close(db);
+    assert_int_equal(STORE_SCHEMA_VERSION, 6);
+    migrate_from(4);
+}
+
+/* main's schema 5 (run groups) gains the time series as step 6, its groups intact */
+static void test_migrate_v5(void **state)
+{
+    (void)state;
+    migrate_from(5);
 }
 
 static struct samples *series(uint32_t nflows, uint32_t ticks, bool tcp)
@@ -215,6 +254,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_migrate_v4),
+        cmocka_unit_test(test_migrate_v5),
         cmocka_unit_test(test_round_trip),
     };
 
