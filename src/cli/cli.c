@@ -30,6 +30,8 @@ static const struct cli_command commands[] = {
     {"stream", run_stream, "throughput: TCP, or paced UDP with -u (loss, jitter)", cli_help_stream},
     {"rr", run_rr, "request/response latency and rate, TCP or UDP", cli_help_rr},
     {"crr", run_crr, "connection rate: connect, request, response, close", cli_help_crr},
+    {"load", cli_load, "latency under load: probes idle, under TCP load both ways, after",
+     cli_help_load},
     {"mesh", cli_mesh, "run a plan of tests between many daemons, print the matrix", cli_help_mesh},
     {"serve", cli_serve,
      "run the daemon that answers these tests from other hosts\n"
@@ -189,6 +191,23 @@ int cli_parse_size(const char *opt, const char *val, uint64_t hi, uint32_t *out)
         return -1;
     }
     *out = (uint32_t)v;
+    return 0;
+}
+
+int cli_parse_sample(const char *val, uint64_t *ns)
+{
+    if (units_parse_duration(val, ns)) {
+        cli_error("invalid duration '%s' for --sample: use a time such as 100ms or 1s", val);
+        return -1;
+    }
+    if (*ns && *ns < PARAMS_MIN_SAMPLE_NS) {
+        cli_error("--sample %s is too short: use at least 10ms (or 0 for none)", val);
+        return -1;
+    }
+    if (*ns > PARAMS_MAX_DURATION_NS) {
+        cli_error("--sample %s is too long: use at most 86400s", val);
+        return -1;
+    }
     return 0;
 }
 

@@ -36,6 +36,8 @@ int cli_measure(enum params_test kind, int argc, char **argv, volatile sig_atomi
 void cli_help_stream(FILE *out);
 void cli_help_rr(FILE *out);
 void cli_help_crr(FILE *out);
+int cli_load(int argc, char **argv, volatile sig_atomic_t *stop);
+void cli_help_load(FILE *out);
 int cli_serve(int argc, char **argv, volatile sig_atomic_t *stop);
 void cli_help_serve(FILE *out);
 int cli_mesh(int argc, char **argv, volatile sig_atomic_t *stop);
@@ -119,6 +121,8 @@ int cli_parse_port(const char *val, uint16_t *out);
 int cli_parse_duration(const char *opt, const char *val, uint64_t *ns);
 int cli_parse_size(const char *opt, const char *val, uint64_t hi, uint32_t *out);
 int cli_parse_rate(const char *opt, const char *val, uint64_t *out);
+/* --sample TIME: 0 (none) or 10ms to 86400s. */
+int cli_parse_sample(const char *val, uint64_t *ns);
 /* Prints "netrig: <line>" to stderr. */
 void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 

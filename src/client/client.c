@@ -417,6 +417,14 @@ static uint32_t max_intervals(const struct params *p)
     return (uint32_t)(total / iv + 8);
 }
 
+/* The server's sample ticks at most: thinning only ever drops ticks. */
+static uint32_t max_ticks(const struct params *p)
+{
+    uint64_t total = p->duration_ns + p->omit_ns;
+
+    return p->sample_ns ? (uint32_t)(total / p->sample_ns + 8) : 0;
+}
+
 /* Ends the run: tell the server, stop our side, collect the server's side. */
 static void conclude(struct client_ctx *c, struct engine *e, bool ctl_ok)
 {
@@ -444,8 +452,8 @@ static void conclude(struct client_ctx *c, struct engine *e, bool ctl_ok)
     if ((!m && expect(c->ctl, "result", c->o->timeout_ms + ENGINE_DRAIN_NS / 1000000,
                       &c->o->observer, &m, err, sizeof(err))) ||
         result_json_side_parse(cJSON_GetObjectItemCaseSensitive(m, "side"),
-                               server_flow_count(&c->o->p), max_intervals(&c->o->p), &c->r->remote,
-                               err, sizeof(err))) {
+                               server_flow_count(&c->o->p), max_intervals(&c->o->p),
+                               max_ticks(&c->o->p), &c->r->remote, err, sizeof(err))) {
         c->r->partial = true;
         snprintf(c->r->error, sizeof(c->r->error), "no results from the server: %s", err);
     }

@@ -1,6 +1,7 @@
 /* engine: timing and sampling around the worker threads of one side. */
 #define _GNU_SOURCE
 #include "engine.h"
+#include "engine_series.h"
 #include "clock.h"
 
 #include "hostctr.h"
@@ -22,6 +23,7 @@
 #include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <linux/sockios.h>
+#include <time.h>
 #include <unistd.h>
 
 struct engine {
@@ -41,6 +43,7 @@ struct engine {
     uint32_t *prev_retrans;
     uint64_t *prev_txns, *prev_lat, *base_txns, *base_timeouts;
     uint64_t prev_t;
+    uint64_t next_sample; /* --sample: when the next tick is due (0 = off) */
     struct cpu_sys_snap cpu_start, cpu_meas, cpu_prev;
     struct tcpinfo *base_ti; /* per-flow TCP_INFO at the end of omit (retransmits etc.) */
     struct cpu_thread_snap thr_meas, thr_prev;
@@ -70,6 +73,14 @@ struct thread_mark {
 };
 
 static uint32_t min_u32(uint32_t a, uint32_t b) { return a < b ? a : b; }
+
+/* --sample: room for the series; TCP_INFO for the flows this side sends over TCP. */
+static int create_samples(struct engine *e, uint64_t total_ns)
+{
+    e->res.samples =
+        engine_series_new(e->flows, e->nflows, e->kind->has_tcpinfo, e->p.sample_ns, total_ns);
+    return e->res.samples ? 0 : -ENOMEM;
+}
 
 /* -n/-k: the senders of this side share one count (streams only; flows of transactional
  * kinds never get one). Counting starts now, or at the end of the warm-up. */
@@ -152,6 +163,10 @@ struct engine *engine_create(const struct flow_kind *kind, const struct params *
         }
         e->workers[w].notify_fd = e->notify_fd;
     }
+    if ((e->p.probe && kind->transactional && is_client &&
+         engine_series_logs(e->workers, e->nworkers, e->p.rate_tps, total_ns)) ||
+        (e->p.sample_ns && create_samples(e, total_ns)))
+        goto nomem;
     e->res.threads = e->nworkers;
     snprintf(e->res.version, sizeof(e->res.version), "%s", NETRIG_VERSION);
     hostfs_read(NULL, "/proc/sys/kernel/random/boot_id", e->res.boot_id, sizeof(e->res.boot_id));
@@ -290,6 +305,7 @@ int engine_start(struct engine *e, char *err, size_t errlen)
         return -EPROTO;
     }
     e->t0 = e->prev_t = clock_mono_ns();
+    e->next_sample = e->res.samples ? e->t0 + e->p.sample_ns : 0;
     cpu_sample_system(NULL, &e->cpu_prev);
     e->cpu_start = e->cpu_prev;
     hostctr_sample(NULL, &e->hosts[0]); /* replaced at the end of a warm-up */
@@ -384,6 +400,19 @@ static int sample_interval(struct engine *e, uint64_t now, bool omitted,
     }
     e->prev_t = now;
     return h->on_interval ? h->on_interval(h->ctx, &e->res, iv) : 0;
+}
+
+/* --sample: every flow's byte counter and, for the flows this side sends over TCP, TCP_INFO
+ * (on the engine's thread: the workers never wait for it). */
+static void take_sample(struct engine *e, uint64_t now)
+{
+    struct samples *smp = e->res.samples;
+
+    engine_series_tick(smp, e->flows, e->nflows, (double)(now - e->t0) / 1e9);
+    /* the series' period doubles when it thins; never catch up with a burst */
+    e->next_sample += smp->period_ns;
+    if (e->next_sample <= now)
+        e->next_sample = now + smp->period_ns;
 }
 
 /* Where the workers run now: recorded because placement changes results up to 5x. */
@@ -543,10 +572,13 @@ enum engine_end engine_run(struct engine *e, const struct engine_hooks *h)
             if (next_iv <= now)
                 next_iv = now + iv_ns; /* we overslept: skip, never burst */
         }
+        if (e->next_sample && now >= e->next_sample)
+            take_sample(e, now);
         note_worker_cpus(e);
         if (run_ended(e, h, now, end, &why))
             break;
         wake = min_deadline(min_deadline(end, next_iv), e->omit_done ? 0 : omit_end);
+        wake = min_deadline(wake, e->next_sample);
         rc = wait_events(e, h, now, wake);
         if (rc != 0) {
             why = rc > 0 ? ENGINE_END_WATCH : ENGINE_END_ERROR;
@@ -696,6 +728,17 @@ static void collect_counts(const struct engine *e, struct flow *f, struct side_f
         e->kind->collect(f, sf);
 }
 
+/* The workers' transaction logs as one, in time order from this side's start. */
+static void merge_logs(struct engine *e)
+{
+    if (!e->workers[0].log)
+        return;
+    e->res.log = engine_series_merge(e->workers, e->nworkers, e->t0);
+    if (!e->res.log && !e->res.warning[0])
+        snprintf(e->res.warning, sizeof(e->res.warning),
+                 "out of memory for the transaction log: latency over time is missing");
+}
+
 void engine_stop(struct engine *e)
 {
     if (!e->started || e->t_stop)
@@ -776,6 +819,15 @@ void engine_finish(struct engine *e, struct side_result *out)
         for (uint32_t w = 0; e->res.lat && w < e->nworkers; w++)
             if (e->workers[w].lat)
                 histo_merge(e->res.lat, e->workers[w].lat);
+        merge_logs(e);
+        if (e->res.samples && e->res.samples->thinned && !e->res.warning[0])
+            snprintf(e->res.warning, sizeof(e->res.warning),
+                     "--sample: %u flows for this long need more than %u samples: every %.3g s "
+                     "kept instead of every %.3g s",
+                     e->nflows, SAMPLES_MAX_ROWS, e->res.samples->period_ns / 1e9,
+                     e->res.samples->asked_ns / 1e9);
+        e->res.start_mono_ns = e->t0;
+        e->res.stop_mono_ns = e->t_stop;
         if (copied && !e->res.warning[0])
             snprintf(e->res.warning, sizeof(e->res.warning),
                      "-Z: MSG_ZEROCOPY to a local receiver is copied by the kernel; "

@@ -34,6 +34,7 @@ const struct flow_kind flow_kind_rr = {
     .has_tcpinfo = true,
     .transactional = true,
     .may_run_alone = flow_rr_may_run_alone,
+    .collect = flow_rr_collect,
 };
 
 const struct flow_kind flow_kind_rr_udp = {
@@ -41,6 +42,7 @@ const struct flow_kind flow_kind_rr_udp = {
     .init = flow_rr_init,
     .transactional = true,
     .may_run_alone = flow_rr_may_run_alone,
+    .collect = flow_rr_collect,
 };
 
 /* A new connection per transaction: no one connection for TCP_INFO to describe. */

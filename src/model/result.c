@@ -35,6 +35,10 @@ nomem:
 void result_side_fini(struct side_result *s)
 {
     free(s->lat);
+    if (s->log)
+        txnlog_fini(s->log);
+    free(s->log);
+    samples_free(s->samples);
     free(s->flows);
     free(s->intervals);
     free(s->cells);

@@ -12,7 +12,12 @@
 #include "hostctr.h"
 #include "hostsnap.h"
 #include "params.h"
+#include "samples.h"
 #include "tcpinfo.h"
+#include "txnlog.h"
+
+/* An open-loop request sent later than this after its intended time was sent late. */
+#define RESULT_LATE_NS 1000000ULL
 
 /* Per-flow interval cells kept at most (flows x intervals); past it only totals are kept. */
 #define RESULT_MAX_INTERVAL_CELLS (1u << 20)
@@ -47,6 +52,9 @@ struct side_flow {
      * none), srtt in us, the peer's window and the data in flight (unacked x mss) in bytes */
     uint32_t samples;
     double rtt_mean_us, snd_wnd_mean, inflight_mean;
+    /* open-loop rr client (this side only, not on the wire): requests sent, and those that
+     * left more than RESULT_LATE_NS after their intended time */
+    uint64_t reqs_sent, reqs_late;
     bool has_udp_rx;
     struct result_udp_rx udp;
 };
@@ -108,6 +116,13 @@ struct side_result {
     char boot_id[40];   /* the kernel's boot id: equal on both ends = one clock */
     bool host_declined; /* a daemon told not to send its settings (serve --no-host-snapshot) */
     struct histo *lat;  /* rr/crr client: latencies of every transaction */
+    /* with params.probe: each transaction's send time (since this side's start) and
+     * latency, in time order (owned; NULL: not kept) */
+    struct txnlog *log;
+    struct samples *samples; /* --sample: the flows' time series (owned; NULL: none) */
+    /* CLOCK_MONOTONIC when this side started its workers and when it stopped them (0: never);
+     * for callers in the same process, not on the wire */
+    uint64_t start_mono_ns, stop_mono_ns;
     /* this side's host settings as it sent them (owned; NULL: not sent), and when NULL why,
      * if known (e.g. "the daemon declined to send its settings") */
     struct hostsnap *host;

@@ -2,6 +2,8 @@
  * Reads and fills the result model only. */
 #include "result_json.h"
 
+#include "samples_json.h"
+
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -374,7 +376,21 @@ cJSON *result_json_side(const struct side_result *s)
         cJSON_AddNumberToObject(io, "retransmits", iv->retrans);
         cJSON_AddItemToArray(arr, io);
     }
+    if (s->samples)
+        cJSON_AddItemToObject(o, "samples", samples_json(s->samples, NULL));
     result_json_add_host(o, "host", s->host, s->host_declined);
+    return o;
+}
+
+cJSON *result_json_samples(const struct run_result *r)
+{
+    cJSON *o = cJSON_CreateObject();
+
+    cJSON_AddItemToObject(
+        o, "client", r->local.samples ? samples_json(r->local.samples, NULL) : cJSON_CreateNull());
+    cJSON_AddItemToObject(o, "server",
+                          r->remote.samples ? samples_json(r->remote.samples, NULL)
+                                            : cJSON_CreateNull());
     return o;
 }
 
@@ -681,7 +697,7 @@ static int parse_intervals(const cJSON *arr, struct side_result *out)
 }
 
 int result_json_side_parse(const cJSON *o, uint32_t expect_flows, uint32_t max_intervals,
-                           struct side_result *out, char *err, size_t errlen)
+                           uint32_t max_ticks, struct side_result *out, char *err, size_t errlen)
 {
     const cJSON *flows = cJSON_GetObjectItemCaseSensitive(o, "flows");
     const cJSON *ivs = cJSON_GetObjectItemCaseSensitive(o, "intervals");
@@ -716,7 +732,9 @@ int result_json_side_parse(const cJSON *o, uint32_t expect_flows, uint32_t max_i
     if (num(o, "seconds", 0, 1e7, &out->seconds) || num(o, "threads", 0, 65535, &v) ||
         parse_cpu(cJSON_GetObjectItemCaseSensitive(o, "cpu"), &out->cpu) ||
         parse_flows(flows, out, err, errlen) || parse_intervals(ivs, out) ||
-        result_json_load_parse(cJSON_GetObjectItemCaseSensitive(o, "load"), &out->load)) {
+        result_json_load_parse(cJSON_GetObjectItemCaseSensitive(o, "load"), &out->load) ||
+        samples_json_parse(cJSON_GetObjectItemCaseSensitive(o, "samples"), expect_flows, max_ticks,
+                           &out->samples, err, errlen)) {
         if (!err[0])
             snprintf(err, errlen, "peer results hold an invalid value");
         result_side_fini(out);
