@@ -52,9 +52,12 @@ enum {
     OPT_SKIP_RX_COPY,
 };
 
-enum { OPT_IPERF3 = 512 };              /* --iperf3 */
-enum { OPT_LIVE = 600, OPT_NO_LIVE };   /* --live, --no-live */
-enum { OPT_SAMPLE = 700, OPT_SAMPLES }; /* --sample TIME, --samples */
+enum { OPT_IPERF3 = 512 };            /* --iperf3 */
+enum { OPT_LIVE = 600, OPT_NO_LIVE }; /* --live, --no-live */
+enum {
+    OPT_SAMPLE = 800,
+    OPT_SAMPLES
+}; /* --sample TIME, --samples (cli.h has 700-: data options) */
 
 static const struct option measure_long[] = {
     {"client", required_argument, NULL, 'c'},
