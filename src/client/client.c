@@ -492,7 +492,9 @@ static int session_setup(struct client_session *s, char *err, size_t errlen)
     rc = cpulist_resolve(NULL, o->cpus, host, &cpus, err, errlen, note, sizeof(note));
     if (rc)
         return rc;
-    if (note[0])
+    if (!strcmp(o->cpus, "auto") && !cpus.n)
+        result_warn(r, "-A %s: the client's workers were not pinned", note);
+    else if (note[0])
         LOG_INFO("%s", note);
     s->c.ctl = sock_connect(&s->to, o->bind[0] ? o->bind : NULL, NULL, o->timeout_ms, err, errlen);
     if (s->c.ctl < 0)

@@ -42,6 +42,7 @@ struct session {
     struct engine *e;
     char user[AUTH_NAME_MAX]; /* from the hello, checked when the server has --auth-file */
     uint64_t flow_rate_bps;   /* --max-rate: each flow's share, 0 = unlimited */
+    char cpu_note[300];       /* --server-cpus auto that pinned nothing: the client is told */
 };
 
 /* --metrics: where events are counted (NULL: not counted) */
@@ -192,6 +193,9 @@ static int admission(struct session *ss)
                       err);
         return -EINVAL;
     }
+    if (!strcmp(ss->p.server_cpus, "auto") && !cpus.n)
+        snprintf(ss->cpu_note, sizeof(ss->cpu_note),
+                 "--server-cpus %s: the server's workers were not pinned", note);
     if (note[0])
         LOG_INFO("test %.8s: %s", ss->idhex, note);
     ss->e = engine_create(flow_kind_for(&ss->p, false), &ss->p, false, &cpus, err, sizeof(err));
@@ -443,6 +447,9 @@ static void run_and_report(struct session *ss)
         cJSON_Delete(m);
     }
     engine_finish(ss->e, &side);
+    if (ss->cpu_note[0]) /* the side has one note: an earlier one (buffers capped) comes first */
+        snprintf(side.warning + strlen(side.warning), sizeof(side.warning) - strlen(side.warning),
+                 "%s%s", side.warning[0] ? "; " : "", ss->cpu_note);
     metrics_test_done(mx(ss), &ss->p, (struct sockaddr *)&ss->t.peer, &side,
                       why == ENGINE_END_WATCH);
     for (uint32_t i = 0; i < side.nflows; i++) {

@@ -13,6 +13,13 @@
 #include "params.h"
 #include "tcpinfo.h"
 
+/* Warnings a run keeps (result_warn), and their length. */
+#define RESULT_MAX_WARNINGS 8
+#define RESULT_WARNING_LEN  256
+
+/* A UDP sender below this share of its -b (or --pps) rate is reported: CPU or NIC bound. */
+#define RESULT_UDP_RATE_SHARE 0.95
+
 /* Per-flow interval cells kept at most (flows x intervals); past it only totals are kept. */
 #define RESULT_MAX_INTERVAL_CELLS (1u << 20)
 
@@ -146,6 +153,10 @@ struct run_result {
     bool partial;
     char error[256];
     char note[256]; /* something the run's set-up changed (e.g. pacing a server imposed) */
+    /* what the user should know about the run and would not see otherwise: a rate not
+     * reached, threads left idle, pinning that found nothing (result_warn) */
+    uint32_t nwarnings;
+    char warnings[RESULT_MAX_WARNINGS][RESULT_WARNING_LEN];
 };
 
 /* Allocates flows and room for cap_intervals intervals (per-flow cells when they fit). */
@@ -157,8 +168,15 @@ struct interval *result_side_next_interval(struct side_result *s);
 /* Jain's fairness index of n values: (sum x)^2 / (n sum x^2); 1 for n == 0 or all zero. */
 double result_jain(const double *x, uint32_t n);
 
-/* Joins local (client) and remote (server) sides into flows[] and summary. */
+/* Joins local (client) and remote (server) sides into flows[] and summary, then adds the
+ * warnings the figures call for (result_warn_figures). */
 int result_merge(struct run_result *r);
+/* Adds a warning to r: a text already there is not added twice; past RESULT_MAX_WARNINGS
+ * the rest is dropped. */
+void result_warn(struct run_result *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* The warnings the merged figures call for: UDP senders that reached less than
+ * RESULT_UDP_RATE_SHARE of the rate asked, worker threads asked for that had no flow. */
+void result_warn_figures(struct run_result *r);
 void result_fini(struct run_result *r);
 
 #endif

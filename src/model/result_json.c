@@ -237,6 +237,8 @@ cJSON *result_json_run(const struct run_result *r)
         cJSON_AddItemToArray(warn, cJSON_CreateString(r->remote.warning));
     if (r->note[0])
         cJSON_AddItemToArray(warn, cJSON_CreateString(r->note));
+    for (uint32_t i = 0; i < r->nwarnings && i < RESULT_MAX_WARNINGS; i++)
+        cJSON_AddItemToArray(warn, cJSON_CreateString(r->warnings[i]));
     cJSON_AddBoolToObject(o, "partial", r->partial);
     if (r->error[0])
         cJSON_AddStringToObject(o, "error", r->error);

@@ -135,6 +135,8 @@ static void notes(FILE *out, const struct run_result *r)
         fprintf(out, "Note        local: %s\n", r->local.warning);
     if (r->remote.warning[0])
         fprintf(out, "Note        server: %s\n", r->remote.warning);
+    for (uint32_t i = 0; i < r->nwarnings && i < RESULT_MAX_WARNINGS; i++)
+        fprintf(out, "Warning     %s\n", r->warnings[i]);
     if (r->partial)
         fprintf(out, "PARTIAL     %s\n", r->error[0] ? r->error : "the test was cut short");
     fflush(out);
