@@ -75,8 +75,9 @@ int cli_measure_parse(enum params_test kind, int argc, char **argv, struct clien
 struct store;
 int cli_mesh_show(struct store *st, long long id, bool json, FILE *out);
 int cli_mesh_list(struct store *st, bool json, FILE *out);
-/* cli_sweep.c: a stored sweep's points, means and confidence intervals, as text or JSON. */
-int cli_sweep_show(struct store *st, long long id, bool json, FILE *out);
+/* cli_sweep.c: a stored sweep's points, means and confidence intervals, as text or JSON;
+ * *missed (unless NULL): the points that stopped at --repeat without the --ci target. */
+int cli_sweep_show(struct store *st, long long id, bool json, FILE *out, uint32_t *missed);
 
 /* cli_history.c: saves a measurement's run to the history at db (NULL: the default path); a
  * failure is a one-line warning. With note, says where it went. Returns the run id, or 0. */
