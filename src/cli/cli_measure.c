@@ -55,6 +55,10 @@ static const char help_common[] =
     "      --live              redraw one table in place every interval (default on a\n"
     "                          terminal for runs over 10 s, never when piped or -J)\n"
     "      --no-live           interval lines even on a terminal\n"
+    "      --logfile FILE      append all output, errors too, to FILE (as iperf3)\n"
+    "      --timestamps[=FMT]  start every line of the text report with the local time,\n"
+    "                          strftime FMT (default '%%c ', as iperf3)\n"
+    "      --forceflush        write every line as it ends (interval lines always are)\n"
     "history:\n"
     "      --db PATH           save the run in this history database (default\n"
     "                          ~/.local/share/netrig/history.db; see 'netrig help history')\n"
@@ -209,6 +213,9 @@ static const struct option measure_long[] = {
     {"iperf3", no_argument, NULL, OPT_IPERF3},
     {"live", no_argument, NULL, OPT_LIVE},
     {"no-live", no_argument, NULL, OPT_NO_LIVE},
+    {"logfile", required_argument, NULL, CLI_OPT_LOGFILE},
+    {"timestamps", optional_argument, NULL, CLI_OPT_TIMESTAMPS},
+    {"forceflush", no_argument, NULL, CLI_OPT_FORCEFLUSH},
     {NULL, 0, NULL, 0},
 };
 
@@ -239,6 +246,8 @@ struct measure_cli {
     bool length_given;
     bool iperf3, port_given;    /* --iperf3: an iperf3 server, port 5201 unless -p */
     enum report_live_mode live; /* --live / --no-live (default: auto) */
+    struct cli_output oo;       /* --logfile, --timestamps, --forceflush */
+    const char *caller;         /* parsed for 'netrig sweep' or 'diagnose': no output options */
 };
 
 #define K_STREAM (1u << PARAMS_TEST_STREAM)
@@ -281,6 +290,35 @@ static int check_kind(int c, enum params_test kind)
         cli_error("option %s does not apply to 'netrig %s': see 'netrig help %s'",
                   opt_kinds[i].name, params_test_name(kind), params_test_name(kind));
         return -1;
+    }
+    return 0;
+}
+
+/* Options of the command line itself (output, history, where to run): a sweep or a diagnosis
+ * that parses a test's options runs the test its own way, so it cannot apply them. */
+static const int command_only[] = {
+    'J',      OPT_JSON_STREAM, OPT_LIVE,           OPT_NO_LIVE,
+    OPT_DB,   OPT_NO_SAVE,     OPT_HISTOGRAM,      OPT_IPERF3,
+    OPT_FROM, CLI_OPT_LOGFILE, CLI_OPT_TIMESTAMPS, CLI_OPT_FORCEFLUSH,
+};
+
+/* -2 (after the error) when the caller cannot apply option c. */
+static int check_caller(int c, const struct measure_cli *mc)
+{
+    const char *name = c == 'J' ? "-J" : "?";
+
+    if (!mc->caller)
+        return 0;
+    for (size_t i = 0; i < sizeof(command_only) / sizeof(command_only[0]); i++) {
+        if (command_only[i] != c)
+            continue;
+        for (const struct option *lo = measure_long; lo->name && c != 'J'; lo++)
+            if (lo->val == c)
+                name = lo->name;
+        cli_error("option %s%s does not apply to 'netrig %s', which runs its tests its own way: "
+                  "see 'netrig help %s'",
+                  c == 'J' ? "" : "--", name, mc->caller, mc->caller);
+        return -2;
     }
     return 0;
 }
@@ -369,6 +407,8 @@ static int measure_opt(int c, const char *arg, struct measure_cli *mc)
 
     if (check_kind(c, mc->kind))
         return -1;
+    if (check_caller(c, mc))
+        return -2;
     switch (c) {
     case 'c':
         if (mc->ntargets >= MULTI_MAX_TARGETS) {
@@ -422,6 +462,9 @@ static int measure_opt(int c, const char *arg, struct measure_cli *mc)
     case OPT_JSON_STREAM: mc->output = OUT_JSON_STREAM; return 0;
     case OPT_LIVE: mc->live = REPORT_LIVE_ON; return 0;
     case OPT_NO_LIVE: mc->live = REPORT_LIVE_OFF; return 0;
+    case CLI_OPT_LOGFILE:
+    case CLI_OPT_TIMESTAMPS:
+    case CLI_OPT_FORCEFLUSH: return cli_output_opt(&mc->oo, c, arg);
     case OPT_TIMEOUT:
         if (parse_timeout("--timeout", arg, 100000000ULL, &v))
             return -1;
@@ -456,6 +499,26 @@ static int check_cpus(const char *spec)
     return 0;
 }
 
+/* --timestamps stamps the text report's lines, which --live redraws in place and JSON has
+ * none of; --live draws text. */
+static int check_output(const struct measure_cli *mc)
+{
+    if (mc->live == REPORT_LIVE_ON && mc->output != OUT_TEXT) {
+        cli_error("--live draws the text report: drop it, or drop -J/--json-stream");
+        return -1;
+    }
+    if (mc->oo.stamp && mc->output != OUT_TEXT) {
+        cli_error("--timestamps stamps the lines of the text report: drop it, or drop "
+                  "-J/--json-stream");
+        return -1;
+    }
+    if (mc->oo.stamp && mc->live == REPORT_LIVE_ON) {
+        cli_error("--timestamps stamps interval lines, which --live redraws in place: drop one");
+        return -1;
+    }
+    return 0;
+}
+
 /* One -c: HOST, HOST:PORT or [V6]:PORT (a port there wins over -p). */
 static int parse_one_target(struct measure_cli *mc)
 {
@@ -475,7 +538,7 @@ static int parse_measure(int argc, char **argv, struct measure_cli *mc)
     const char *name = params_test_name(mc->kind);
     struct client_opts *o = &mc->o;
     char err[256];
-    int c;
+    int c, rc;
 
     memset(o, 0, sizeof(*o));
     params_defaults(&o->p);
@@ -500,8 +563,8 @@ static int parse_measure(int argc, char **argv, struct measure_cli *mc)
             cli_error("option '%s' needs a value: see 'netrig help %s'", argv[optind - 1], name);
             return -1;
         }
-        if (measure_opt(c, optarg, mc))
-            return -1;
+        if ((rc = measure_opt(c, optarg, mc)))
+            return rc;
     }
     if (optind < argc) {
         cli_error("unexpected argument '%s': the server is given with -c HOST", argv[optind]);
@@ -526,7 +589,7 @@ static int parse_measure(int argc, char **argv, struct measure_cli *mc)
         cli_error("%s", err);
         return -1;
     }
-    return check_cpus(o->cpus);
+    return check_output(mc) || check_cpus(o->cpus) ? -1 : 0;
 }
 
 /* Flows need file descriptors: two per flow on loopback (both ends in this process). */
@@ -578,9 +641,10 @@ static void print_report(const struct measure_cli *mc, const struct run_result *
         report_json_print(mc->out, report_json_document(r, stream), stream);
 }
 
-int cli_measure_parse(enum params_test kind, int argc, char **argv, struct client_opts *o)
+int cli_measure_parse(enum params_test kind, int argc, char **argv, struct client_opts *o,
+                      const char *caller)
 {
-    struct measure_cli mc = {.kind = kind};
+    struct measure_cli mc = {.kind = kind, .caller = caller};
     int rc = parse_measure(argc, argv, &mc);
 
     *o = mc.o;
@@ -718,29 +782,17 @@ static void observe(struct measure_cli *mc, struct report_live *live)
         o->observer = report_json_observer(mc->out, mc->output == OUT_JSON_STREAM);
 }
 
-int cli_measure(enum params_test kind, int argc, char **argv, volatile sig_atomic_t *stop)
+/* One run against one server (or the built-in one), reported as asked. */
+static int run_one(struct measure_cli *mc, volatile sig_atomic_t *stop)
 {
-    struct measure_cli t = {.kind = kind}, *mc = &t;
     struct client_opts *o = &mc->o;
     struct report_live live;
     struct loopsrv em;
     struct run_result r;
     char err[512] = "";
     bool embedded = false;
-    int rc = parse_measure(argc, argv, mc);
+    int rc;
 
-    if (rc)
-        return rc > 0 ? CLI_EXIT_OK : CLI_EXIT_USAGE;
-    log_setup("netrig", false, LOG_LVL_WARN);
-    raise_fd_limit(2 * params_total_flows(&o->p) * (mc->ntargets ? mc->ntargets : 1) + 16);
-    if (mc->ntargets > 1 && !mc->from)
-        return run_multi(mc, stop);
-    if (mc->from)
-        return run_third_party(mc);
-    if (mc->live == REPORT_LIVE_ON && mc->output != OUT_TEXT) {
-        cli_error("--live draws the text report: drop it, or drop -J/--json-stream");
-        return CLI_EXIT_USAGE;
-    }
     observe(mc, &live);
     if (!o->host[0]) {
         if (loopsrv_start(&em, o->family, err, sizeof(err))) {
@@ -758,7 +810,7 @@ int cli_measure(enum params_test kind, int argc, char **argv, volatile sig_atomi
     if (rc < 0) {
         cli_error("%s", err);
         if (mc->output != OUT_TEXT)
-            print_failure_json(mc->out, kind, err, mc->output == OUT_JSON_STREAM);
+            print_failure_json(mc->out, mc->kind, err, mc->output == OUT_JSON_STREAM);
         result_fini(&r);
         return CLI_EXIT_FAIL;
     }
@@ -773,4 +825,31 @@ int cli_measure(enum params_test kind, int argc, char **argv, volatile sig_atomi
     if (*stop)
         return CLI_EXIT_INTERRUPTED;
     return rc ? CLI_EXIT_FAIL : CLI_EXIT_OK;
+}
+
+int cli_measure(enum params_test kind, int argc, char **argv, volatile sig_atomic_t *stop)
+{
+    struct measure_cli t = {.kind = kind}, *mc = &t;
+    struct client_opts *o = &mc->o;
+    int rc = parse_measure(argc, argv, mc);
+
+    if (rc)
+        return rc > 0 ? CLI_EXIT_OK : CLI_EXIT_USAGE;
+    if (mc->live == REPORT_LIVE_ON && (mc->ntargets > 1 || mc->from)) {
+        cli_error("--live draws one test's progress: tests against several servers and "
+                  "third-party tests show none; drop --live");
+        return CLI_EXIT_USAGE;
+    }
+    if (cli_output_open(&mc->oo, &mc->out))
+        return CLI_EXIT_FAIL;
+    log_setup("netrig", false, LOG_LVL_WARN);
+    raise_fd_limit(2 * params_total_flows(&o->p) * (mc->ntargets ? mc->ntargets : 1) + 16);
+    if (mc->ntargets > 1 && !mc->from)
+        rc = run_multi(mc, stop);
+    else if (mc->from)
+        rc = run_third_party(mc);
+    else
+        rc = run_one(mc, stop);
+    cli_output_close(&mc->oo);
+    return rc;
 }

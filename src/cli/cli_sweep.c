@@ -164,12 +164,6 @@ static int parse_sweep(int argc, char **argv, struct sweep_cli *sc)
             sc->ci_best_effort = true;
             continue;
         }
-        if (!strcmp(a, "--no-save") || !strncmp(a, "--json-stream", 13) ||
-            !strncmp(a, "--histogram", 11) || !strcmp(a, "--live") || !strcmp(a, "--iperf3") ||
-            !strncmp(a, "--from", 6)) {
-            cli_error("option '%s' does not apply to a sweep: see 'netrig help sweep'", a);
-            return -1;
-        }
         if ((!strcmp(a, "-c") || !strncmp(a, "--client", 8)) && ++clients > 1) {
             cli_error("a sweep runs against one server: give -c once");
             return -1;
@@ -215,8 +209,10 @@ static int point_opts(const struct sweep_cli *sc, uint32_t idx, struct client_op
         cli_error("out of memory building sweep point %u", idx + 1);
         return -1;
     }
-    rc = cli_measure_parse(sc->d.kind, ac, av, o);
+    rc = cli_measure_parse(sc->d.kind, ac, av, o, "sweep");
     sweep_free_argv(ac, av);
+    if (rc == -2) /* an option no point can apply: said once, without the point */
+        return -1;
     if (rc) {
         sweep_point_label(&sc->d, idx, label, sizeof(label));
         cli_error("sweep point %u (%s) has invalid options: see above", idx + 1, label);

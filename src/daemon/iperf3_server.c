@@ -327,6 +327,7 @@ static int start(struct i3s *ss)
     if (engine_start(ss->e, err, sizeof(err)))
         return refuse(ss, I3S_SETUP, IPERF3_IEINITTEST, EIO, err);
     metrics_test_started(mx(ss), &ss->ip.p);
+    served_ran(&ss->t);
     LOG_INFO("iperf3 test %s from %s: %s, %u stream(s) %s, %.4gs%s%s", ss->tag, ss->t.who,
              ss->ip.p.udp ? "udp" : "tcp", ss->ip.p.flows, params_dir_name(ss->ip.p.dir),
              ss->ip.p.duration_ns / 1e9, ss->ip.client_version[0] ? ", client " : "",

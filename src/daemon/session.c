@@ -153,6 +153,10 @@ static int take_slot(struct session *ss)
                       "server busy: this address already runs %u tests (its "
                       "--max-client-tests is %u); try again later",
                       running, al->max_client_tests);
+    else if (rc && al->one_off)
+        served_refuse(&ss->t, how(METRICS_REFUSED_BUSY, "busy"),
+                      "server busy: it serves one test and then exits (serve -1), and that test "
+                      "is running");
     else if (rc)
         served_refuse(&ss->t, how(METRICS_REFUSED_BUSY, "busy"),
                       "server busy: %u tests running (its --max-tests is %u); try again later",
@@ -512,6 +516,7 @@ static void *session_main(void *arg)
         goto done;
     }
     metrics_test_started(mx(ss), &ss->p);
+    served_ran(&ss->t);
     run_and_report(ss);
 done:
     session_cleanup(ss);
