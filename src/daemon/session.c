@@ -43,6 +43,7 @@ struct session {
     char user[AUTH_NAME_MAX]; /* from the hello, checked when the server has --auth-file */
     uint64_t flow_rate_bps;   /* --max-rate: each flow's share, 0 = unlimited */
     char cpu_note[300];       /* --server-cpus auto that pinned nothing: the client is told */
+    bool stream_intervals;    /* the client asked for our intervals during the run */
 };
 
 /* --metrics: where events are counted (NULL: not counted) */
@@ -80,6 +81,7 @@ static int read_hello(struct session *ss)
         if (cJSON_IsString(user) && strlen(user->valuestring) < sizeof(ss->user))
             snprintf(ss->user, sizeof(ss->user), "%s", user->valuestring);
     }
+    ss->stream_intervals = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(m, "intervals"));
     if (!strcmp(ctl_type(m), "run")) { /* a controller: a test from us toward another daemon */
         thirdparty_serve(&ss->t, m);
         cJSON_Delete(m);
@@ -397,14 +399,36 @@ static int on_watch(void *arg)
     return -1;
 }
 
-/* --max-rate: a client that ignores its pacing is stopped. */
+/* The client's intervals show our senders' retransmits: it gets each of ours as it closes.
+ * Only when the control connection has room: a client that does not read makes us stop
+ * sending them (it then takes them from the results), never wait. */
+static void send_interval(struct session *ss, const struct side_result *s,
+                          const struct interval *iv)
+{
+    cJSON *m = ctl_msg_new("interval");
+    int rc;
+
+    result_json_add_peer_interval(m, s, iv);
+    rc = ctl_send_if_room(ss->t.ctl, m, timeout_ms(ss));
+    cJSON_Delete(m);
+    if (rc == -EAGAIN) {
+        LOG_WARN("test %.8s: client %s does not read its control connection: its intervals "
+                 "come with the results",
+                 ss->idhex, ss->t.who);
+        ss->stream_intervals = false;
+    }
+}
+
+/* Our intervals to the client (when asked); --max-rate: a client that ignores its pacing is
+ * stopped. */
 static int on_interval(void *arg, const struct side_result *s, const struct interval *iv)
 {
     struct session *ss = arg;
     uint64_t limit = ss->t.conf->limits.max_rate_bps;
 
-    (void)s;
-    if (iv->omitted || !policy_rate_exceeded(limit, iv))
+    if (ss->stream_intervals)
+        send_interval(ss, s, iv);
+    if (!limit || iv->omitted || !policy_rate_exceeded(limit, iv))
         return 0;
     char lim[32];
 
@@ -433,7 +457,7 @@ static void run_and_report(struct session *ss)
         .run_ns = ss->p.duration_ns + ss->p.omit_ns + SESSION_WATCHDOG_NS,
         .watch_fd = ss->t.ctl,
         .on_watch = on_watch,
-        .on_interval = ss->t.conf->limits.max_rate_bps ? on_interval : NULL,
+        .on_interval = ss->t.conf->limits.max_rate_bps || ss->stream_intervals ? on_interval : NULL,
         .stop_flag = ss->t.conf->stop,
         .ctx = ss,
     };

@@ -315,6 +315,34 @@ int result_merge(struct run_result *r)
     return 0;
 }
 
+bool result_server_sends_tcp(const struct params *p)
+{
+    return p->test == PARAMS_TEST_STREAM && !p->udp && p->dir != PARAMS_DIR_FORWARD;
+}
+
+int64_t result_interval_retrans(const struct interval *iv)
+{
+    return iv->peer == INTERVAL_PEER_PENDING ? -1 : (int64_t)iv->retrans;
+}
+
+int64_t result_interval_flow_retrans(const struct params *p, const struct interval *iv, uint32_t i)
+{
+    if (!iv->flows)
+        return -1;
+    if (iv->peer != INTERVAL_PEER_NONE && iv->peer != INTERVAL_PEER_CELLS &&
+        result_server_sends_tcp(p) && !params_flow_client_sends(p, i))
+        return -1;
+    return iv->flows[i].retrans;
+}
+
+void result_peer_interval_fini(struct peer_interval *pi)
+{
+    free(pi->ids);
+    free(pi->flow_retrans);
+    pi->ids = pi->flow_retrans = NULL;
+    pi->npairs = 0;
+}
+
 void result_warn(struct run_result *r, const char *fmt, ...)
 {
     char text[RESULT_WARNING_LEN];

@@ -55,11 +55,22 @@ struct interval_flow {
     uint32_t cwnd;
 };
 
+/* An interval's retransmits in a test where the server sends TCP flows (-R, --bidir): the
+ * server measures those (its TCP_INFO) and streams its intervals; the client adds them to its
+ * own when they come (client/ivjoin.c). */
+enum interval_peer {
+    INTERVAL_PEER_NONE,    /* the server sends no TCP flow: retrans is complete */
+    INTERVAL_PEER_PENDING, /* the server's part is not (yet) known: retrans holds ours only */
+    INTERVAL_PEER_TOTAL,   /* retrans includes the server's total */
+    INTERVAL_PEER_CELLS,   /* ... and the cells of the flows it sends hold its per-flow counts */
+};
+
 struct interval {
     double start_s, end_s; /* since the test started, omit included */
     bool omitted;
     uint64_t sent_bytes, recv_bytes;
-    uint32_t retrans;
+    uint32_t retrans;    /* the senders' retransmits known (see peer) */
+    uint8_t peer;        /* enum interval_peer */
     uint64_t txns;       /* rr/crr transactions completed in the interval */
     uint64_t lat_sum_ns; /* and their latencies summed */
     struct cpu_usage cpu;
@@ -171,6 +182,30 @@ double result_jain(const double *x, uint32_t n);
 /* Joins local (client) and remote (server) sides into flows[] and summary, then adds the
  * warnings the figures call for (result_warn_figures). */
 int result_merge(struct run_result *r);
+/* Does the server send TCP flows in this test (a TCP stream, -R or --bidir)? Their
+ * retransmits are the server's to count. */
+bool result_server_sends_tcp(const struct params *p);
+/* Interval iv's retransmits: -1 while the server's part is unknown. */
+int64_t result_interval_retrans(const struct interval *iv);
+/* Flow i's retransmits in iv (cells kept): -1 for a flow the server sends whose count it has
+ * not streamed. */
+int64_t result_interval_flow_retrans(const struct params *p, const struct interval *iv, uint32_t i);
+
+/* One interval the server streams during the run ("interval" message, docs/protocol.md):
+ * its totals and, for the flows it sends, their retransmits. */
+#define RESULT_PEER_MAX_PAIRS 4096 /* flows with retransmits listed at most; past it, none */
+struct peer_interval {
+    uint32_t index; /* the server's interval number, 0 first (warm-up included) */
+    double start_s, end_s;
+    bool omitted;
+    uint64_t sent_bytes, recv_bytes;
+    uint32_t retrans;
+    bool has_flows;  /* the pairs below list every flow the server sends with retransmits */
+    uint32_t npairs; /* flows listed (their ids and retransmits) */
+    uint32_t *ids, *flow_retrans; /* npairs each (malloc'd: result_peer_interval_fini) */
+};
+void result_peer_interval_fini(struct peer_interval *pi);
+
 /* Adds a warning to r: a text already there is not added twice; past RESULT_MAX_WARNINGS
  * the rest is dropped. */
 void result_warn(struct run_result *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -24,4 +24,13 @@ cJSON *result_json_side(const struct side_result *s);
 int result_json_side_parse(const cJSON *o, uint32_t expect_flows, uint32_t max_intervals,
                            struct side_result *out, char *err, size_t errlen);
 
+/* Adds to o an interval this end measured, as the server streams it during the run when the
+ * client asks (the "interval" message's members; docs/protocol.md). */
+void result_json_add_peer_interval(cJSON *o, const struct side_result *s,
+                                   const struct interval *iv);
+/* Reads one: every number checked (index up to max_index, flow ids below nflows, each once).
+ * 0, or -EINVAL/-ENOMEM with out empty. */
+int result_json_peer_interval_parse(const cJSON *o, uint32_t nflows, uint32_t max_index,
+                                    struct peer_interval *out);
+
 #endif
