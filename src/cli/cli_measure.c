@@ -86,7 +86,8 @@ void cli_help_stream(FILE *out)
             "      --pps N             per-flow datagrams per second (instead of -b)\n"
             "iperf3:\n"
             "      --iperf3            test against an iperf3 server ('iperf3 -s', default port\n"
-            "                          5201): -P, -R, --bidir, -t, -O, -l, -w, -C; -u with -b\n");
+            "                          5201): -P, -R, --bidir, -t, -O, -l, -w, -C, -M, -N, -Z,\n"
+            "                          --fq-rate, -T, -A, -B; -u with -b\n");
     fputs(help_units, out);
 }
 
@@ -334,6 +335,7 @@ static int txn_opt(int c, const char *arg, struct measure_cli *mc)
     switch (c) {
     case 'u': p->udp = true; return 0;
     case 'b':
+        mc->rate_given = true;
         if (cli_parse_rate("-b", arg, &p->udp_rate_bps))
             return -1;
         if (!p->udp_rate_bps) {
@@ -347,6 +349,7 @@ static int txn_opt(int c, const char *arg, struct measure_cli *mc)
             return -1;
         }
         p->udp_pps = v;
+        mc->rate_given = true;
         return 0;
     case 'r': return parse_rr_sizes(arg, p);
     case OPT_DEPTH: return cli_parse_u32("--depth", arg, 1, PARAMS_MAX_DEPTH, &p->depth);
@@ -375,7 +378,7 @@ static int measure_opt(int c, const char *arg, struct measure_cli *mc)
     uint64_t v;
 
     if (check_kind(c, mc->kind))
-        return -1;
+        return -2; /* no point of a sweep can apply it either */
     if (check_caller(c, mc))
         return -2;
     switch (c) {
@@ -398,8 +401,16 @@ static int measure_opt(int c, const char *arg, struct measure_cli *mc)
     case 'T': return cli_parse_u32("-T", arg, 1, PARAMS_MAX_THREADS, &p->threads);
     case OPT_SERVER_THREADS:
         return cli_parse_u32("--server-threads", arg, 1, PARAMS_MAX_THREADS, &p->server_threads);
-    case 'R': p->dir = PARAMS_DIR_REVERSE; return 0;
-    case OPT_BIDIR: p->dir = PARAMS_DIR_BIDIR; return 0;
+    case 'R':
+    case OPT_BIDIR:
+        if (p->dir != PARAMS_DIR_FORWARD &&
+            p->dir != (c == 'R' ? PARAMS_DIR_REVERSE : PARAMS_DIR_BIDIR)) {
+            cli_error("-R and --bidir contradict each other: -R sends from the server only, "
+                      "--bidir both ways; give one");
+            return -1;
+        }
+        p->dir = c == 'R' ? PARAMS_DIR_REVERSE : PARAMS_DIR_BIDIR;
+        return 0;
     case 'l':
         mc->length_given = true;
         return cli_parse_size("-l", arg, PARAMS_MAX_WRITE, &p->write_size);
@@ -476,11 +487,18 @@ static int check_modes(const struct measure_cli *mc)
     const struct params *p = &mc->o.p;
     const char *no = NULL;
 
+    if (!p->udp && mc->rate_given && mc->kind == PARAMS_TEST_STREAM) {
+        cli_error("%s paces UDP streams (-u): a TCP stream is not paced by it; use --fq-rate "
+                  "RATE for kernel pacing of TCP",
+                  p->udp_pps ? "--pps" : "-b");
+        return -1;
+    }
     if (p->udp)
         no = p->congestion[0] ? "-C"
              : p->mss         ? "--mss"
              : p->nodelay     ? "-N"
              : p->fq_rate_bps ? "--fq-rate"
+             : p->zerocopy    ? "-Z"
                               : NULL;
     if (no) {
         cli_error("%s applies to TCP sockets: a UDP test (-u) does not use it; drop it%s", no,
@@ -508,6 +526,11 @@ static int check_modes(const struct measure_cli *mc)
  * none of; --live draws text. */
 static int check_output(const struct measure_cli *mc)
 {
+    if (mc->live == REPORT_LIVE_ON && mc->iperf3) {
+        cli_error("--live draws netrig servers' tests: a test against an iperf3 server "
+                  "(--iperf3) prints interval lines; drop --live");
+        return -1;
+    }
     if (mc->live == REPORT_LIVE_ON && mc->output != OUT_TEXT) {
         cli_error("--live draws the text report: drop it, or drop -J/--json-stream");
         return -1;
@@ -587,7 +610,7 @@ static int parse_measure(int argc, char **argv, struct measure_cli *mc)
         o->p.write_size = 1400; /* fits a 1500-byte MTU with IPv6 and UDP headers */
     /* zero-copy sends gain nothing from large writes (no copy to save per call) and
      * sendfile() of 128 KiB measured fastest here: 33 against 20 Gbit/s with 1 MiB */
-    if (o->p.zerocopy && !mc->length_given)
+    if (o->p.zerocopy && !mc->length_given && !o->p.udp)
         o->p.write_size = 128 * 1024;
     if (params_validate(&o->p, err, sizeof(err)) ||
         (mc->iperf3 && iperf3_client_check(o, err, sizeof(err)))) {

@@ -26,6 +26,7 @@ struct measure_cli {
     const char *db;        /* --db PATH: the history (NULL = default) */
     bool no_save;          /* --no-save */
     bool length_given;
+    bool rate_given;            /* -b or --pps: UDP pacing, refused on TCP streams */
     bool iperf3, port_given;    /* --iperf3: an iperf3 server, port 5201 unless -p */
     enum report_live_mode live; /* --live / --no-live (default: auto) */
     struct cli_output oo;       /* --logfile, --timestamps, --forceflush */
