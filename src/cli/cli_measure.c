@@ -252,13 +252,20 @@ static const struct {
     {OPT_IPERF3, "--iperf3", K_STREAM},
 };
 
-static int check_kind(int c, enum params_test kind)
+static int check_kind(int c, const struct measure_cli *mc)
 {
+    const char *kind = params_test_name(mc->kind);
+
     for (size_t i = 0; i < sizeof(opt_kinds) / sizeof(opt_kinds[0]); i++) {
-        if (opt_kinds[i].opt != c || (opt_kinds[i].kinds & (1u << kind)))
+        if (opt_kinds[i].opt != c || (opt_kinds[i].kinds & (1u << mc->kind)))
             continue;
-        cli_error("option %s does not apply to 'netrig %s': see 'netrig help %s'",
-                  opt_kinds[i].name, params_test_name(kind), params_test_name(kind));
+        if (mc->caller)
+            cli_error("option %s does not apply to the %s test 'netrig %s' runs: see 'netrig "
+                      "help %s'",
+                      opt_kinds[i].name, kind, mc->caller, kind);
+        else
+            cli_error("option %s does not apply to 'netrig %s': see 'netrig help %s'",
+                      opt_kinds[i].name, kind, kind);
         return -1;
     }
     return 0;
@@ -377,7 +384,7 @@ static int measure_opt(int c, const char *arg, struct measure_cli *mc)
     struct params *p = &o->p;
     uint64_t v;
 
-    if (check_kind(c, mc->kind))
+    if (check_kind(c, mc))
         return -2; /* no point of a sweep can apply it either */
     if (check_caller(c, mc))
         return -2;

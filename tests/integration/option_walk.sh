@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # option_walk: every option of the measurement commands (stream, rr, crr) against every test
-# kind — TCP stream, UDP stream, reverse, bidir, TCP rr, UDP rr, crr, and a stream to an iperf3
-# server — is either accepted AND applied (exit 0, and the JSON or text shows its effect), or
-# refused with exit 2, one line on stderr that names it, and nothing on stdout. Never ignored.
+# kind — TCP stream, UDP stream, reverse, bidir, TCP rr, UDP rr, crr, a stream to an iperf3
+# server, and the stream diagnose runs — is either accepted AND applied (exit 0, and the JSON
+# or text shows its effect), or refused with exit 2, one line on stderr that names it, and
+# nothing on stdout. Never ignored.
 #
 # The options come from the getopt table in src/cli/cli_measure.c: one the table below does
 # not describe fails the test, so a new option cannot skip this walk. Then the commands that
@@ -44,8 +45,9 @@ declare -A KIND=(
     [ru]="rr -u"
     [cr]="crr"
     [i3]="stream --iperf3"
+    [dg]="diagnose"
 )
-KINDS="st su sr sb rt ru cr"
+KINDS="st su sr sb rt ru cr dg"
 [[ -n $I3_PORT ]] && KINDS+=" i3"
 ALL="st su sr sb rt ru cr i3"
 # -b paces UDP; once TCP streams take -b RATE[/BURST] (application pacing), TCP too
@@ -63,29 +65,29 @@ SPEC=$(cat <<'EOF'
 client|base
 port|base
 time|base
-interval|-i 0.1|ALL|.params.interval_s == 0.1 and (.intervals | length) >= 1
+interval|-i 0.1|ALL dg|.params.interval_s == 0.1 and (.intervals | length) >= 1
 json|base
 help|help
-4|-4|ALL|.server | startswith("127.0.0.1")
-6|-6|ALL|.server | startswith("[::1]")
-bind|-B 127.0.0.2|ALL|.params.test != null
-omit|-O 0.1|st su sr sb rt ru cr|.params.omit_s == 0.1
-parallel|-P 2|ALL|.params.flows == 2 and (.flows | length) == (if .params.direction == "bidir" then 4 else 2 end)
-threads|-T 2 -P 2|ALL|.params.threads == 2 and .placement.client_threads == 2
-server-threads|--server-threads 2 -P 2|st su sr sb rt ru cr|.params.server_threads == 2 and .placement.server_threads == 2
-reverse|-R|st su sr i3|.params.direction == "reverse"
+4|-4|ALL dg|.server | startswith("127.0.0.1")
+6|-6|ALL dg|.server | startswith("[::1]")
+bind|-B 127.0.0.2|ALL dg|.params.test != null
+omit|-O 0.1|st su sr sb rt ru cr dg|.params.omit_s == 0.1
+parallel|-P 2|ALL dg|.params.flows == 2 and (.flows | length) == (if .params.direction == "bidir" then 4 else 2 end)
+threads|-T 2 -P 2|ALL dg|.params.threads == 2 and .placement.client_threads == 2
+server-threads|--server-threads 2 -P 2|st su sr sb rt ru cr dg|.params.server_threads == 2 and .placement.server_threads == 2
+reverse|-R|st su sr i3 dg|.params.direction == "reverse"
 bidir|--bidir|st su sb i3|.params.direction == "bidir"
-length|-l 1200|st su sr sb i3|.params.write_size == 1200
-window|-w 256K|st su sr sb rt ru i3|.params.window == 262144
-congestion|-C reno|st sr sb rt cr i3|.params.congestion == "reno"
-mss|-M 1000|st sr sb rt i3|.params.mss == 1000
-nodelay|-N|st sr sb i3|.params.nodelay == true
-zerocopy|-Z|st sr sb i3|.params.zerocopy == true
-fq-rate|--fq-rate 2G|st sr sb i3|.params.fq_rate_bps == 2000000000
-affinity|-A 0|ALL|.placement.client_cpus == "0"
-server-cpus|--server-cpus 0|st su sr sb rt ru cr|.placement.server_cpus == "0"
-title|--title walk-x|ALL|.params.title == "walk-x"
-timeout|--timeout 3s|ALL|.params.test != null
+length|-l 1200|st su sr sb i3 dg|.params.write_size == 1200
+window|-w 256K|st su sr sb rt ru i3 dg|.params.window == 262144
+congestion|-C reno|st sr sb rt cr i3 dg|.params.congestion == "reno"
+mss|-M 1000|st sr sb rt i3 dg|.params.mss == 1000
+nodelay|-N|st sr sb i3 dg|.params.nodelay == true
+zerocopy|-Z|st sr sb i3 dg|.params.zerocopy == true
+fq-rate|--fq-rate 2G|st sr sb i3 dg|.params.fq_rate_bps == 2000000000
+affinity|-A 0|ALL dg|.placement.client_cpus == "0"
+server-cpus|--server-cpus 0|st su sr sb rt ru cr dg|.placement.server_cpus == "0"
+title|--title walk-x|ALL dg|.params.title == "walk-x"
+timeout|--timeout 3s|ALL dg|.params.test != null
 udp|-u|st su sr sb rt ru i3|.params.udp == true
 bitrate|-b 30M|@BITRATE@|.params.udp_rate_bps == 30000000 or .params.app_rate_bps == 30000000
 pps|--pps 2000|su|.params.udp_pps == 2000
@@ -172,7 +174,8 @@ walk() { # NAME KIND
     if [[ $name == timestamps ]]; then extra=("$args"); else read -ra extra <<<"$args"; fi
     local argv=("$NETRIG" "${cmd[@]}" "${base[@]}")
     [[ $mode == json ]] && argv+=(-J)
-    [[ $name != db && $name != no-save ]] && argv+=(--no-save)
+    # diagnose saves nothing and refuses --no-save
+    [[ $name != db && $name != no-save && $kind != dg ]] && argv+=(--no-save)
     argv+=("${extra[@]}")
     local what="${KIND[$kind]} $args"
     if [[ " ${S_OK[$name]} " != *" $kind "* ]]; then
@@ -185,6 +188,10 @@ walk() { # NAME KIND
     if [[ $rc -ne 0 ]]; then
         fail "$what: expected to be accepted, got exit $rc: $(head -c 300 "$T/err")"
         return
+    fi
+    # diagnose's document holds the run's as .run
+    if [[ $kind == dg && $mode == json ]] && jq -e .run "$OUT" >/dev/null 2>&1; then
+        jq .run "$OUT" >"$OUT.run" && mv "$OUT.run" "$OUT"
     fi
     case $check in
     text:*) bash -c "OUT='$OUT' T='$T'; ${check#text:}" || fail "$what: not applied (${check#text:}): $(head -c 300 "$OUT")" ;;
@@ -201,7 +208,7 @@ walk() { # NAME KIND
 # history are per kind), its failures as FAIL: lines on stdout
 walk_kind() {
     local kind=$1 name n=0 t0=$SECONDS
-    T=$T/k.$kind
+    T=$T_ROOT/k.$kind
     mkdir -p "$T"
     export XDG_DATA_HOME=$T/data
     for name in $table 4 6; do
@@ -212,9 +219,10 @@ walk_kind() {
     log "$kind (${KIND[$kind]}): $n options walked in $((SECONDS - t0)) s, $FAILS failed"
 }
 
-# three lanes at once: the runs mostly wait (connect, teardown), the kinds share nothing but
+# four lanes at once: the runs mostly wait (connect, teardown), the kinds share nothing but
 # the servers
-lanes=("i3 st" "su sr sb" "rt ru cr")
+T_ROOT=$T
+lanes=("i3 st" "su sr" "sb rt dg" "ru cr")
 pids=()
 for lane in "${lanes[@]}"; do
     (
