@@ -30,23 +30,26 @@ run() { # NAME ARGS...: -R from the client's namespace, stdout in $T/NAME
 
 # ---- -J: the client's intervals are the server's
 run json -J
-srv=$(jq '[.server_intervals[].retransmits] | add' "$T/json")
+# the server may close one more, short interval after the client's last (its flows end a
+# moment later): the client's intervals are the server's first ones
+n=$(jq '.intervals | length' "$T/json")
+srv=$(jq "[.server_intervals[:$n][].retransmits] | add" "$T/json")
 cli=$(jq '[.intervals[].retransmits] | add' "$T/json")
 log "-J: server intervals $(jq -c '[.server_intervals[].retransmits]' "$T/json"), client intervals $(jq -c '[.intervals[].retransmits]' "$T/json"), summary $(jq .summary.retransmits "$T/json")"
 check "-J: the server retransmitted through a 2 ms tbf queue ($srv)" test "${srv:-0}" -gt 0
-check "-J: the client's intervals carry them: $cli = $srv" test "$cli" = "$srv"
+check_jq "-J: each client interval carries its server interval's count" "$T/json" \
+    '[.intervals[].retransmits] == [.server_intervals[:(.intervals | length)][].retransmits]'
 check_jq "-J: no interval is unknown (-1)" "$T/json" 'all(.intervals[]; .retransmits >= 0)'
 check_jq "-J: per-flow interval counts add up to the interval's" "$T/json" \
     'all(.intervals[]; .retransmits == ([.flows[].retransmits] | add))'
-check_jq "-J: the summary is the server's" "$T/json" \
-    ".summary.retransmits == $srv or .summary.retransmits >= $srv"
+check_jq "-J: the summary holds at least what the intervals do" "$T/json" ".summary.retransmits >= $cli"
 
 # ---- --json-stream: interval lines as they come (one may be -1 if the server's was late)
 run stream --json-stream
 check "--json-stream: the interval events carry the server's retransmits ($(jq -c 'select(.event == "interval") | .retransmits' "$T/stream" | tr '\n' ' '))" \
     jq -e -s '[.[] | select(.event == "interval") | .retransmits | select(. > 0)] | length > 0' "$T/stream"
 check "--json-stream: the final document's intervals all known and as its server's" \
-    jq -e -s '.[-1] | ([.intervals[].retransmits] | add) == ([.server_intervals[].retransmits] | add) and all(.intervals[]; .retransmits >= 0)' "$T/stream"
+    jq -e -s '.[-1] | [.intervals[].retransmits] == [.server_intervals[:(.intervals | length)][].retransmits] and all(.intervals[]; .retransmits >= 0)' "$T/stream"
 
 # ---- text: the interval lines' retransmit column (after bytes and rate) is not always 0
 run text
