@@ -83,6 +83,8 @@ congestion|-C reno|st sr sb rt cr i3 dg|.params.congestion == "reno"
 mss|-M 1000|st sr sb rt i3 dg|.params.mss == 1000
 nodelay|-N|st sr sb i3 dg|.params.nodelay == true
 zerocopy|-Z|st sr sb i3 dg|.params.zerocopy == true
+zerocopy-rx|--zerocopy-rx|st sr sb dg|.params.zerocopy_rx == true
+skip-rx-copy|--skip-rx-copy|st sr sb dg|.params.skip_rx_copy == true
 fq-rate|--fq-rate 2G|st sr sb i3 dg|.params.fq_rate_bps == 2000000000
 affinity|-A 0|ALL dg|.placement.client_cpus == "0"
 server-cpus|--server-cpus 0|st su sr sb rt ru cr dg|.placement.server_cpus == "0"
