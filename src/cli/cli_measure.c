@@ -388,6 +388,18 @@ static int txn_opt(int c, const char *arg, struct measure_cli *mc)
     }
 }
 
+/* -R or --bidir: one of them, never both (the last would win unseen). */
+static int set_dir(struct params *p, enum params_dir dir)
+{
+    if (p->dir != PARAMS_DIR_FORWARD && p->dir != dir) {
+        cli_error("-R and --bidir contradict each other: -R sends from the server only, "
+                  "--bidir both ways; give one");
+        return -1;
+    }
+    p->dir = dir;
+    return 0;
+}
+
 /* One option; returns 0, or -1 after printing the error. */
 static int measure_opt(int c, const char *arg, struct measure_cli *mc)
 {
@@ -419,16 +431,8 @@ static int measure_opt(int c, const char *arg, struct measure_cli *mc)
     case 'T': return cli_parse_u32("-T", arg, 1, PARAMS_MAX_THREADS, &p->threads);
     case OPT_SERVER_THREADS:
         return cli_parse_u32("--server-threads", arg, 1, PARAMS_MAX_THREADS, &p->server_threads);
-    case 'R':
-    case OPT_BIDIR:
-        if (p->dir != PARAMS_DIR_FORWARD &&
-            p->dir != (c == 'R' ? PARAMS_DIR_REVERSE : PARAMS_DIR_BIDIR)) {
-            cli_error("-R and --bidir contradict each other: -R sends from the server only, "
-                      "--bidir both ways; give one");
-            return -1;
-        }
-        p->dir = c == 'R' ? PARAMS_DIR_REVERSE : PARAMS_DIR_BIDIR;
-        return 0;
+    case 'R': return set_dir(p, PARAMS_DIR_REVERSE);
+    case OPT_BIDIR: return set_dir(p, PARAMS_DIR_BIDIR);
     case 'l':
         mc->length_given = true;
         return cli_parse_size("-l", arg, PARAMS_MAX_WRITE, &p->write_size);
