@@ -23,6 +23,8 @@ static const char help_common[] =
     "  -p, --port PORT         server port (default %d)\n"
     "  -4, -6                  IPv4 or IPv6 only\n"
     "  -B, --bind ADDR         local address for every connection\n"
+    "      --bind-dev IFACE    send and receive only through this interface\n"
+    "                          (SO_BINDTODEVICE)\n"
     "      --timeout TIME      connect and control-reply timeout (default 10s)\n"
     "      --from HOST[:PORT]  third party: the daemon at HOST runs the test toward -c\n"
     "                          (it must allow us with --allow-third-party)\n"
@@ -32,6 +34,9 @@ static const char help_common[] =
     "  -t, --time TIME         duration, after the omitted warm-up (default 10s)\n"
     "  -O, --omit TIME         warm-up left out of the results (default 0)\n"
     "  -i, --interval TIME     interval reports (default 1s; 0 = none)\n"
+    "  -S, --tos N             IP TOS byte of the data packets, 0-255 (52, 0x34 or 064);\n"
+    "                          the IPv6 traffic class on IPv6; the server's too\n"
+    "      --dscp CODE         the same as a DSCP: AF11..AF43, EF, VA, LE, CS0..CS7 or 0-63\n"
     "  -P, --parallel N        flows (max %d)\n"
     "  -T, --threads N         client worker threads, each one epoll loop (default 1)\n"
     "      --server-threads N  server worker threads (default: as -T)\n"
@@ -72,6 +77,13 @@ void cli_help_stream(FILE *out)
             "stream:\n"
             "  -R, --reverse           server sends, client receives\n"
             "      --bidir             both directions at once (-P flows each way)\n"
+            "  -n, --bytes SIZE        end after SIZE bytes (K, M, G, T: powers of 1024) over all\n"
+            "                          flows, exactly (with --bidir: each way); with -t, the\n"
+            "                          first limit reached ends the test\n"
+            "  -k, --blocks N          end after N writes of -l bytes (UDP: N datagrams)\n"
+            "  -b, --bitrate RATE[/N]  pace each flow in the application to RATE bits/s (TCP:\n"
+            "                          N writes back to back per round; unpaced by default)\n"
+            "      --cport PORT        local port of the data flows: flow i uses PORT + i\n"
             "  -l, --length SIZE       bytes per write (default 1M, 128K with -Z; UDP: datagram,\n"
             "                          1400)\n"
             "  -w, --window SIZE       socket buffer (SO_SNDBUF/SO_RCVBUF) on both ends\n"
@@ -87,12 +99,14 @@ void cli_help_stream(FILE *out)
             "                          counted\n"
             "UDP:\n"
             "  -u, --udp               paced UDP datagrams with sequence numbers and timestamps\n"
-            "  -b, --bitrate RATE      per-flow rate (default 1M)\n"
+            "  -b, --bitrate RATE[/N]  per-flow rate (default 1M); N datagrams back to back\n"
             "      --pps N             per-flow datagrams per second (instead of -b)\n"
+            "      --dont-fragment     never fragment datagrams (IP_PMTUDISC_DO): over the path\n"
+            "                          MTU they fail instead\n"
             "iperf3:\n"
             "      --iperf3            test against an iperf3 server ('iperf3 -s', default port\n"
-            "                          5201): -P, -R, --bidir, -t, -O, -l, -w, -C, -M, -N, -Z,\n"
-            "                          --fq-rate, -T, -A, -B; -u with -b\n");
+            "                          5201): -P, -R, --bidir, -t, -O, -n, -k, -l, -w, -C, -M,\n"
+            "                          -N, -Z, --fq-rate, -b, -S, -T, -A, -B; -u with -b\n");
     fputs(help_units, out);
 }
 
@@ -115,7 +129,9 @@ void cli_help_rr(FILE *out)
             "      --txn-timeout TIME  give up on an unanswered transaction (default 2s)\n"
             "      --busy-poll         spin on the sockets instead of sleeping in epoll\n"
             "      --histogram FILE    write the full latency distribution to FILE\n"
-            "  -w, --window SIZE       socket buffers; -C ALGO congestion control\n");
+            "  -w, --window SIZE       socket buffers; -C ALGO congestion control\n"
+            "      --cport PORT        local port of the flows: flow i uses PORT + i\n"
+            "      --dont-fragment     UDP: never fragment datagrams (IP_PMTUDISC_DO)\n");
     fputs(help_units, out);
 }
 
@@ -215,6 +231,13 @@ static const struct option measure_long[] = {
     {"logfile", required_argument, NULL, CLI_OPT_LOGFILE},
     {"timestamps", optional_argument, NULL, CLI_OPT_TIMESTAMPS},
     {"forceflush", no_argument, NULL, CLI_OPT_FORCEFLUSH},
+    {"bytes", required_argument, NULL, 'n'},
+    {"blocks", required_argument, NULL, 'k'},
+    {"tos", required_argument, NULL, 'S'},
+    {"dscp", required_argument, NULL, CLI_OPT_DSCP},
+    {"cport", required_argument, NULL, CLI_OPT_CPORT},
+    {"bind-dev", required_argument, NULL, CLI_OPT_BIND_DEV},
+    {"dont-fragment", no_argument, NULL, CLI_OPT_DONT_FRAGMENT},
     {NULL, 0, NULL, 0},
 };
 
@@ -252,6 +275,10 @@ static const struct {
     {'b', "-b", K_STREAM},
     {OPT_PPS, "--pps", K_STREAM},
     {'u', "-u", K_STREAM | K_RR},
+    {'n', "-n", K_STREAM},
+    {'k', "-k", K_STREAM},
+    {CLI_OPT_CPORT, "--cport", K_STREAM | K_RR},
+    {CLI_OPT_DONT_FRAGMENT, "--dont-fragment", K_STREAM | K_RR},
     {'r', "-r", K_TXN},
     {OPT_DEPTH, "--depth", K_RR},
     {OPT_RATE, "--rate", K_RR},
@@ -352,22 +379,14 @@ static int txn_opt(int c, const char *arg, struct measure_cli *mc)
 
     switch (c) {
     case 'u': p->udp = true; return 0;
-    case 'b':
-        mc->rate_given = true;
-        if (cli_parse_rate("-b", arg, &p->udp_rate_bps))
-            return -1;
-        if (!p->udp_rate_bps) {
-            cli_error("rate '%s' for -b sends nothing: give a rate above 0, e.g. 100M", arg);
-            return -1;
-        }
-        return 0;
+    case 'b': mc->data.bitrate = arg; return 0;
     case OPT_PPS:
         if (units_parse_count(arg, &v) || v == 0 || v > 100000000ULL) {
             cli_error("invalid value '%s' for --pps: use 1 to 100000000 datagrams/s", arg);
             return -1;
         }
         p->udp_pps = v;
-        mc->rate_given = true;
+        mc->pps_given = true;
         return 0;
     case 'r': return parse_rr_sizes(arg, p);
     case OPT_DEPTH: return cli_parse_u32("--depth", arg, 1, PARAMS_MAX_DEPTH, &p->depth);
@@ -384,7 +403,7 @@ static int txn_opt(int c, const char *arg, struct measure_cli *mc)
     case OPT_HISTOGRAM: mc->histogram = arg; return 0;
     case OPT_TXN_TIMEOUT:
         return parse_timeout("--txn-timeout", arg, 1000000ULL, &p->txn_timeout_ns);
-    default: return -1;
+    default: return cli_data_opt(c, arg, &mc->o, &mc->data) ? -1 : 0;
     }
 }
 
@@ -424,7 +443,7 @@ static int measure_opt(int c, const char *arg, struct measure_cli *mc)
     case 'B': return copy_str("-B", arg, o->bind, sizeof(o->bind));
     case '4': o->family = 4; return 0;
     case '6': o->family = 6; return 0;
-    case 't': return cli_parse_duration("-t", arg, &p->duration_ns);
+    case 't': mc->data.time_given = true; return cli_parse_duration("-t", arg, &p->duration_ns);
     case 'O': return cli_parse_duration("-O", arg, &p->omit_ns);
     case 'i': return cli_parse_duration("-i", arg, &p->interval_ns);
     case 'P': return cli_parse_u32("-P", arg, 1, PARAMS_MAX_FLOWS, &p->flows);
@@ -434,7 +453,7 @@ static int measure_opt(int c, const char *arg, struct measure_cli *mc)
     case 'R': return set_dir(p, PARAMS_DIR_REVERSE);
     case OPT_BIDIR: return set_dir(p, PARAMS_DIR_BIDIR);
     case 'l':
-        mc->length_given = true;
+        mc->data.length_given = true;
         return cli_parse_size("-l", arg, PARAMS_MAX_WRITE, &p->write_size);
     case 'w': return cli_parse_size("-w", arg, PARAMS_MAX_WINDOW, &p->window);
     case 'C': return copy_str("-C", arg, p->congestion, sizeof(p->congestion));
@@ -511,10 +530,9 @@ static int check_modes(const struct measure_cli *mc)
     const struct params *p = &mc->o.p;
     const char *no = NULL;
 
-    if (!p->udp && mc->rate_given && mc->kind == PARAMS_TEST_STREAM) {
-        cli_error("%s paces UDP streams (-u): a TCP stream is not paced by it; use --fq-rate "
-                  "RATE for kernel pacing of TCP",
-                  p->udp_pps ? "--pps" : "-b");
+    if (!p->udp && mc->pps_given && mc->kind == PARAMS_TEST_STREAM) {
+        cli_error("--pps paces UDP streams (-u): pace a TCP stream with -b RATE (in the "
+                  "application) or --fq-rate RATE (in the kernel)");
         return -1;
     }
     if (p->udp)
@@ -600,8 +618,8 @@ static int parse_measure(int argc, char **argv, struct measure_cli *mc)
     mc->out = stdout;
     optind = 1;
     opterr = 0;
-    while ((c = getopt_long(argc, argv, ":c:p:B:46t:O:i:P:T:Rl:w:C:M:NZA:Jhub:r:", measure_long,
-                            NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, ":c:p:B:46t:O:i:P:T:Rl:w:C:M:NZA:Jhub:r:n:k:S:",
+                            measure_long, NULL)) != -1) {
         if (c == 'h') {
             help_for(mc->kind, stdout);
             return 1;
@@ -630,12 +648,14 @@ static int parse_measure(int argc, char **argv, struct measure_cli *mc)
         o->port = IPERF3_DEFAULT_PORT; /* before -c, so HOST:PORT there still wins */
     if (mc->ntargets == 1 && parse_one_target(mc))
         return -1;
-    if (o->p.udp && mc->kind == PARAMS_TEST_STREAM && !mc->length_given)
+    if (o->p.udp && mc->kind == PARAMS_TEST_STREAM && !mc->data.length_given)
         o->p.write_size = 1400; /* fits a 1500-byte MTU with IPv6 and UDP headers */
     /* zero-copy sends gain nothing from large writes (no copy to save per call) and
      * sendfile() of 128 KiB measured fastest here: 33 against 20 Gbit/s with 1 MiB */
-    if (o->p.zerocopy && !mc->length_given && !o->p.udp)
+    if (o->p.zerocopy && !mc->data.length_given && !o->p.udp)
         o->p.write_size = 128 * 1024;
+    if (cli_data_finish(o, &mc->data, mc->from != NULL, mc->ntargets))
+        return -1;
     if (params_validate(&o->p, err, sizeof(err)) ||
         (mc->iperf3 && iperf3_client_check(o, err, sizeof(err)))) {
         cli_error("%s", err);

@@ -22,12 +22,12 @@ struct measure_cli {
     const char *from;                       /* --from: a daemon runs the measurement for us */
     uint32_t ntargets;
     enum params_test kind;
-    const char *histogram; /* --histogram FILE */
-    const char *db;        /* --db PATH: the history (NULL = default) */
-    bool no_save;          /* --no-save */
-    bool length_given;
-    bool rate_given;            /* -b or --pps: UDP pacing, refused on TCP streams */
+    const char *histogram;      /* --histogram FILE */
+    const char *db;             /* --db PATH: the history (NULL = default) */
+    bool no_save;               /* --no-save */
+    bool pps_given;             /* --pps: UDP only, refused on TCP streams */
     bool iperf3, port_given;    /* --iperf3: an iperf3 server, port 5201 unless -p */
+    struct cli_data_opts data;  /* -n, -k, -b, -S, --dscp, --cport, ... (cli_measure_data.c) */
     enum report_live_mode live; /* --live / --no-live (default: auto) */
     struct cli_output oo;       /* --logfile, --timestamps, --forceflush */
     const char *caller;         /* parsed for 'netrig sweep' or 'diagnose': no output options */

@@ -7,6 +7,7 @@
 #include "log.h"
 #include "loopsrv.h"
 #include "report_json.h"
+#include "result_doc.h"
 #include "report_text.h"
 #include "sock.h"
 #include "thirdparty_ctl.h"
@@ -66,28 +67,24 @@ static void print_report(const struct measure_cli *mc, const struct run_result *
         report_json_print(mc->out, report_json_document(r, stream), stream);
 }
 
-/* A short report of a run document a daemon sent back (third-party runs). */
-static void print_remote_summary(FILE *out, const char *from, const cJSON *doc)
+/* The report of a run document a daemon sent back (third-party runs): the same summary as a
+ * run of our own, read from the document; A's figures are the client's. */
+static void print_remote_summary(FILE *out, const char *from, const cJSON *msg)
 {
-    const cJSON *res = cJSON_GetObjectItemCaseSensitive(doc, "result");
-    const cJSON *sum = cJSON_GetObjectItemCaseSensitive(res, "summary");
-    const cJSON *st = cJSON_GetObjectItemCaseSensitive(doc, "status");
-    const cJSON *srv = cJSON_GetObjectItemCaseSensitive(res, "server");
-    const cJSON *tp = cJSON_GetObjectItemCaseSensitive(sum, "throughput_bps");
-    const cJSON *tps = cJSON_GetObjectItemCaseSensitive(sum, "transactions_per_s");
-    const cJSON *jain = cJSON_GetObjectItemCaseSensitive(sum, "jain_index");
-    char rate[32] = "-";
+    const cJSON *st = cJSON_GetObjectItemCaseSensitive(msg, "status");
+    struct run_result r;
+    char err[256];
+    int rc = result_from_doc(cJSON_GetObjectItemCaseSensitive(msg, "result"), &r, err, sizeof(err));
 
-    if (cJSON_IsNumber(tp))
-        units_format_rate(tp->valuedouble, rate, sizeof(rate));
-    fprintf(out, "third-party test from %s to %s: %s\n", from,
-            cJSON_IsString(srv) ? srv->valuestring : "?",
-            cJSON_IsString(st) ? st->valuestring : "?");
-    if (cJSON_IsNumber(tps) && tps->valuedouble > 0)
-        fprintf(out, "Rate        %.1f transactions/s\n", tps->valuedouble);
-    else
-        fprintf(out, "Throughput  %s; Jain's index %.4f\n", rate,
-                cJSON_IsNumber(jain) ? jain->valuedouble : 0);
+    fprintf(out, "third-party test from %s to %s: %s\n", from, rc ? "?" : r.server,
+            cJSON_IsString(st) && !strcmp(st->valuestring, "partial")    ? "partial"
+            : cJSON_IsString(st) && !strcmp(st->valuestring, "complete") ? "complete"
+                                                                         : "failed");
+    if (!rc) {
+        fprintf(out, "(the client below is the daemon at %s)\n", from);
+        report_text_summary(out, &r);
+    }
+    result_fini(&r);
 }
 
 /* --from A -c B: the daemon at A runs the measurement toward B and sends us its document. */
@@ -118,7 +115,8 @@ static int run_third_party(struct measure_cli *mc)
     if (mc->output == OUT_TEXT) {
         print_remote_summary(mc->out, mc->from, doc);
     } else {
-        res = cJSON_DetachItemFromObjectCaseSensitive(doc, "result");
+        /* a copy: the history keeps the document as it came */
+        res = cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(doc, "result"), true);
         if (!res)
             res = cJSON_CreateObject();
         cJSON_AddStringToObject(res, "third_party_from", mc->from);
@@ -131,6 +129,9 @@ static int run_third_party(struct measure_cli *mc)
         }
         report_json_print(mc->out, res, mc->output == OUT_JSON_STREAM);
     }
+    if (!mc->no_save)
+        cli_history_save_third_party(mc->db, mc->from, mc->targets[0], doc,
+                                     mc->output == OUT_TEXT ? mc->out : NULL);
     rc = cJSON_IsString(st) && !strcmp(st->valuestring, "complete") ? CLI_EXIT_OK : CLI_EXIT_FAIL;
     if (rc) {
         const cJSON *msg = cJSON_GetObjectItemCaseSensitive(doc, "message");
@@ -173,6 +174,8 @@ static int run_multi(struct measure_cli *mc, volatile sig_atomic_t *stop)
     } else {
         report_json_print(mc->out, report_json_multi(m), mc->output == OUT_JSON_STREAM);
     }
+    if (rc >= 0 && !mc->no_save)
+        cli_history_save_multi(mc->db, m, mc->output == OUT_TEXT ? mc->out : NULL);
     for (uint32_t t = 0; rc > 0 && t < m->n; t++)
         if (m->rc[t] != 0)
             cli_error("%s:%u: %s", m->targets[t].host, m->targets[t].port, m->err[t]);

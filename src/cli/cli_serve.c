@@ -50,6 +50,8 @@ void cli_help_serve(FILE *out)
         "                            lines and must be mode 0600\n"
         "      --allow-third-party CIDR  run tests from this host toward another daemon when\n"
         "                            a controller in CIDR asks (netrig stream --from, mesh)\n"
+        "      --no-host-snapshot    send clients no copy of this host's settings (sysctls,\n"
+        "                            NICs, CPUs) with their results; they record it declined\n"
         "daemon:\n"
         "  -1, --one-off         serve one test, then exit (status 0); tests refused before\n"
         "                        they run do not count; others are busy meanwhile\n"
@@ -86,6 +88,7 @@ enum {
     OPT_AUTH_FILE,
     OPT_THIRD_PARTY,
     OPT_HISTORY_DB,
+    OPT_NO_HOST_SNAPSHOT,
 };
 
 enum { OPT_METRICS = 600, OPT_IDLE_TIMEOUT }; /* --metrics, --idle-timeout */
@@ -115,6 +118,7 @@ static const struct option serve_long[] = {
     {"idle-timeout", required_argument, NULL, OPT_IDLE_TIMEOUT},
     {"logfile", required_argument, NULL, CLI_OPT_LOGFILE},
     {"timestamps", optional_argument, NULL, CLI_OPT_TIMESTAMPS},
+    {"no-host-snapshot", no_argument, NULL, OPT_NO_HOST_SNAPSHOT},
     {NULL, 0, NULL, 0},
 };
 
@@ -234,6 +238,7 @@ static int serve_opt(int c, const char *arg, struct serve_cli *sc)
         return -1;
     }
     case OPT_HISTORY_DB: return history_db_opt(arg, sc);
+    case OPT_NO_HOST_SNAPSHOT: sc->so.host_snapshot = SERVED_HOSTSNAP_DECLINE; return 0;
     case OPT_TIMEOUT:
         if (cli_parse_duration("--timeout", arg, &ns))
             return -1;

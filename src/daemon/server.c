@@ -58,6 +58,7 @@ static void conf_from_opts(struct served_conf *c, const struct server_opts *o, u
         .third_party = o->third_party,
         .history_db = o->history_db,
         .port = port,
+        .host_snapshot = o->host_snapshot,
     };
 }
 

@@ -9,6 +9,7 @@
 #include "thirdparty_serve.h"
 #include "dataconn.h"
 #include "engine.h"
+#include "hostsnap.h"
 #include "flow_kinds.h"
 #include "log.h"
 #include "metrics.h"
@@ -44,6 +45,7 @@ struct session {
     uint64_t flow_rate_bps;   /* --max-rate: each flow's share, 0 = unlimited */
     char cpu_note[300];       /* --server-cpus auto that pinned nothing: the client is told */
     bool stream_intervals;    /* the client asked for our intervals during the run */
+    struct hostsnap *snap;    /* this host's settings, sent with the results (NULL: none) */
 };
 
 /* --metrics: where events are counted (NULL: not counted) */
@@ -438,6 +440,20 @@ static int on_interval(void *arg, const struct side_result *s, const struct inte
     return 1;
 }
 
+/* This host's settings (its network namespace's), sent with the results unless the daemon
+ * declines. Taken once admitted and before the accept: no data connection is in flight yet
+ * and the test has not started, so the reads (some 20 ms) delay neither. Out of memory: none
+ * is sent. Always 0. */
+static int take_snapshot(struct session *ss)
+{
+    if (ss->t.conf->host_snapshot != SERVED_HOSTSNAP_SEND)
+        return 0;
+    ss->snap = hostsnap_new();
+    if (ss->snap)
+        hostsnap_take(NULL, ss->snap);
+    return 0;
+}
+
 /* serve --db: the server's side of the test goes into the history (after the client has its
  * results, so storing never delays them). */
 static void save_history(struct session *ss, const struct side_result *side)
@@ -451,15 +467,62 @@ static void save_history(struct session *ss, const struct side_result *side)
         LOG_INFO("test %.8s saved as run %lld", ss->idhex, (long long)id);
 }
 
+/* -n/-k: our senders have sent our part of the transfer; the client ends the test once it has
+ * its part too (a UDP receiver cannot tell by itself). */
+static void on_sent(void *arg)
+{
+    struct session *ss = arg;
+    cJSON *m = ctl_msg_new("sent");
+
+    ctl_send(ss->t.ctl, m, timeout_ms(ss));
+    cJSON_Delete(m);
+}
+
+/* How long the test may run on our clock: its time plus the watchdog's grace; a test that
+ * only -n/-k ends runs at most --max-duration (or the longest test there is). */
+static uint64_t run_limit_ns(const struct session *ss)
+{
+    uint64_t max = ss->t.conf->limits.max_duration_ns;
+
+    if (ss->p.duration_ns)
+        return ss->p.duration_ns + ss->p.omit_ns + SESSION_WATCHDOG_NS;
+    return max ? max : PARAMS_MAX_DURATION_NS + ss->p.omit_ns + SESSION_WATCHDOG_NS;
+}
+
+/* The test ends early on our side: the client is told why, stops, and gets our results. */
+static void tell_ending(struct session *ss, enum engine_end why)
+{
+    char msg[160], lim[32];
+    cJSON *m;
+
+    if (why == ENGINE_END_SIGNAL) {
+        snprintf(msg, sizeof(msg), "the server is shutting down");
+    } else if (why == ENGINE_END_TIME && !ss->p.duration_ns && ss->t.conf->limits.max_duration_ns) {
+        snprintf(lim, sizeof(lim), "%.4gs", ss->t.conf->limits.max_duration_ns / 1e9);
+        snprintf(msg, sizeof(msg),
+                 "the transfer (-%c) did not complete within this server's --max-duration of %s",
+                 ss->p.bytes_limit ? 'n' : 'k', lim);
+    } else {
+        return;
+    }
+    /* tell the client now, so its senders stop and ours can drain at once */
+    m = ctl_msg_new("ending");
+    cJSON_AddStringToObject(m, "message", msg);
+    ctl_send(ss->t.ctl, m, timeout_ms(ss));
+    cJSON_Delete(m);
+}
+
 static void run_and_report(struct session *ss)
 {
     struct engine_hooks h = {
-        .run_ns = ss->p.duration_ns + ss->p.omit_ns + SESSION_WATCHDOG_NS,
+        .run_ns = run_limit_ns(ss),
         .watch_fd = ss->t.ctl,
         .on_watch = on_watch,
         .on_interval = ss->t.conf->limits.max_rate_bps || ss->stream_intervals ? on_interval : NULL,
         .stop_flag = ss->t.conf->stop,
         .ctx = ss,
+        .on_sent = on_sent,
+        .await_stop = true,
     };
     enum engine_end why = engine_run(ss->e, &h);
     struct side_result side;
@@ -467,13 +530,7 @@ static void run_and_report(struct session *ss)
     char rate[32];
     double bytes = 0, secs = 0;
 
-    if (why == ENGINE_END_SIGNAL) {
-        /* tell the client now, so its senders stop and ours can drain at once */
-        m = ctl_msg_new("ending");
-        cJSON_AddStringToObject(m, "message", "the server is shutting down");
-        ctl_send(ss->t.ctl, m, timeout_ms(ss));
-        cJSON_Delete(m);
-    }
+    tell_ending(ss, why);
     engine_finish(ss->e, &side);
     if (ss->cpu_note[0]) /* the side has one note: an earlier one (buffers capped) comes first */
         snprintf(side.warning + strlen(side.warning), sizeof(side.warning) - strlen(side.warning),
@@ -497,8 +554,12 @@ static void run_and_report(struct session *ss)
              why == ENGINE_END_WATCH    ? "complete"
              : why == ENGINE_END_LIMIT  ? "stopped: over --max-rate"
              : why == ENGINE_END_SIGNAL ? "server shutting down"
-             : why == ENGINE_END_TIME   ? "watchdog: client never said stop"
+             : why == ENGINE_END_TIME   ? (ss->p.duration_ns ? "watchdog: client never said stop"
+                                                             : "stopped: over --max-duration")
                                         : "client gone");
+    side.host = ss->snap; /* the side owns it now */
+    ss->snap = NULL;
+    side.host_declined = ss->t.conf->host_snapshot == SERVED_HOSTSNAP_DECLINE;
     if (why != ENGINE_END_ERROR && why != ENGINE_END_LIMIT) {
         m = ctl_msg_new("result");
         cJSON_AddItemToObject(m, "side", result_json_side(&side));
@@ -519,6 +580,7 @@ static void session_cleanup(struct session *ss)
         if (ss->side_fds[i] >= 0)
             close(ss->side_fds[i]);
     free(ss->side_fds);
+    hostsnap_free(ss->snap);
     engine_destroy(ss->e);
     served_teardown(&ss->t);
     free(ss);
@@ -527,14 +589,15 @@ static void session_cleanup(struct session *ss)
 static void *session_main(void *arg)
 {
     struct session *ss = arg;
-    char err[256];
+    char err[256], span[80];
 
-    if (read_hello(ss) || admission(ss) || register_test(ss) || gather_flows(ss) ||
-        expect_start(ss))
+    if (read_hello(ss) || admission(ss) || take_snapshot(ss) || register_test(ss) ||
+        gather_flows(ss) || expect_start(ss))
         goto done;
-    LOG_INFO("test %.8s from %s: %s%s, %u flow(s) %s, %.4gs", ss->idhex, ss->t.who,
+    params_span(&ss->p, span, sizeof(span));
+    LOG_INFO("test %.8s from %s: %s%s, %u flow(s) %s, %s", ss->idhex, ss->t.who,
              params_test_name(ss->p.test), ss->p.udp ? " udp" : "", ss->p.flows,
-             params_dir_name(ss->p.dir), ss->p.duration_ns / 1e9);
+             params_dir_name(ss->p.dir), span);
     if (engine_start(ss->e, err, sizeof(err))) {
         served_refuse(&ss->t, how(SERVED_UNCOUNTED, "server_error"), "%s", err);
         goto done;

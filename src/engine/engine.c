@@ -3,6 +3,7 @@
 #include "engine.h"
 #include "clock.h"
 
+#include "hostctr.h"
 #include "hostfs.h"
 #include "log.h"
 #include "sock.h"
@@ -17,7 +18,10 @@
 #include <string.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <sys/eventfd.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
+#include <linux/sockios.h>
 #include <unistd.h>
 
 struct engine {
@@ -40,24 +44,62 @@ struct engine {
     struct cpu_sys_snap cpu_start, cpu_meas, cpu_prev;
     struct tcpinfo *base_ti; /* per-flow TCP_INFO at the end of omit (retransmits etc.) */
     struct cpu_thread_snap thr_meas, thr_prev;
+    uint64_t *base_wait, *end_wait; /* per-flow wait_ns at the end of omit, at stop */
+    struct flow_trace *trace;       /* per-flow TCP_INFO sums over the measured intervals */
+    struct thread_mark *mark;       /* per-worker scheduler figures at measure start and stop */
+    struct hostctr_snap *hosts;     /* this host's counters at measure start [0] and stop [1] */
     long clk_tck;
     uint64_t cpus_seen[CPULIST_MAX / 64]; /* CPUs the workers were seen running on */
     struct side_result res;               /* intervals fill as the test runs */
+    int notify_fd;                        /* workers bump it when a flow ends */
+    struct flow_budget budget;            /* -n/-k, shared by this side's senders */
+    bool has_budget, sent_told;           /* sent_told: on_sent was called */
+};
+
+/* Sums of a sending flow's TCP_INFO over the measured intervals. */
+struct flow_trace {
+    uint32_t n;
+    double rtt_us, snd_wnd, inflight;
+};
+
+/* A worker thread's time on a CPU and waiting for one, at measure start and at stop. */
+struct thread_mark {
+    struct cpu_sched at[2];
+    bool sched[2]; /* schedstat was readable (else at[].run_ns is user + system time) */
+    int cpu;       /* where it last ran, at stop */
 };
 
 static uint32_t min_u32(uint32_t a, uint32_t b) { return a < b ? a : b; }
+
+/* -n/-k: the senders of this side share one count (streams only; flows of transactional
+ * kinds never get one). Counting starts now, or at the end of the warm-up. */
+static void setup_budget(struct engine *e)
+{
+    uint64_t units = params_limit_units(&e->p, NULL);
+
+    if (!units || e->kind->transactional)
+        return;
+    for (uint32_t i = 0; i < e->nflows; i++)
+        if (e->flows[i].sender) {
+            e->flows[i].budget = &e->budget;
+            e->has_budget = true;
+        }
+    atomic_store(&e->budget.left, units);
+    atomic_store(&e->budget.armed, e->p.omit_ns == 0);
+}
 
 struct engine *engine_create(const struct flow_kind *kind, const struct params *p, bool is_client,
                              const struct cpulist *cpus, char *err, size_t errlen)
 {
     struct engine *e = calloc(1, sizeof(*e));
     uint32_t want = is_client ? p->threads : (p->server_threads ? p->server_threads : p->threads);
-    uint64_t total_ns = p->duration_ns + p->omit_ns;
+    uint64_t total_ns = params_time_cap_ns(p) + p->omit_ns;
     uint32_t cap_iv = p->interval_ns ? (uint32_t)fmin(total_ns / p->interval_ns + 4, 1e7) : 1;
 
     if (!e)
         goto nomem;
     e->kind = kind;
+    e->notify_fd = -1;
     e->p = *p;
     e->is_client = is_client;
     /* a flow per worker (e.g. a listener each), or -P (x2 bidir) flows on at most as many
@@ -77,17 +119,27 @@ struct engine *engine_create(const struct flow_kind *kind, const struct params *
     e->base_txns = calloc(e->nflows, sizeof(*e->base_txns));
     e->base_ti = calloc(e->nflows, sizeof(*e->base_ti));
     e->base_timeouts = calloc(e->nflows, sizeof(*e->base_timeouts));
+    e->base_wait = calloc(e->nflows, sizeof(*e->base_wait));
+    e->end_wait = calloc(e->nflows, sizeof(*e->end_wait));
+    e->trace = calloc(e->nflows, sizeof(*e->trace));
+    e->mark = calloc(e->nworkers, sizeof(*e->mark));
+    e->hosts = calloc(2, sizeof(*e->hosts));
     if (!e->flows || !e->workers || !e->tids || !e->base || !e->base_mapped || !e->prev ||
         !e->prev_retrans || !e->prev_txns || !e->prev_lat || !e->base_txns || !e->base_ti ||
-        !e->base_timeouts || result_side_init(&e->res, e->nflows, cap_iv))
+        !e->base_timeouts || !e->base_wait || !e->end_wait || !e->trace || !e->mark || !e->hosts ||
+        result_side_init(&e->res, e->nflows, cap_iv))
         goto nomem;
     for (uint32_t w = 0; w < e->nworkers; w++)
         e->workers[w].epfd = e->workers[w].stopfd = e->workers[w].memfd = -1;
     for (uint32_t i = 0; i < e->nflows; i++)
         e->flows[i].fd = -1;
+    e->notify_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+    if (e->notify_fd < 0)
+        goto nomem;
     for (uint32_t i = 0; i < e->nflows; i++)
         if (flow_init(&e->flows[i], i, kind, &e->p, is_client))
             goto nomem;
+    setup_budget(e);
     for (uint32_t w = 0; w < e->nworkers; w++) {
         int cpu = cpus && cpus->n ? cpus->cpu[w % (uint32_t)cpus->n] : -1;
         /* flows go round-robin, so a worker owns ceil(nflows / nworkers) at most */
@@ -98,6 +150,7 @@ struct engine *engine_create(const struct flow_kind *kind, const struct params *
             engine_destroy(e);
             return NULL;
         }
+        e->workers[w].notify_fd = e->notify_fd;
     }
     e->res.threads = e->nworkers;
     snprintf(e->res.version, sizeof(e->res.version), "%s", NETRIG_VERSION);
@@ -120,12 +173,12 @@ nomem:
 uint32_t engine_flow_count(const struct engine *e) { return e->nflows; }
 
 int engine_set_target(struct engine *e, const struct sockaddr *to, socklen_t len,
-                      const char *bind_addr)
+                      const struct sock_local *local)
 {
     if (!e->kind->set_target)
         return -EOPNOTSUPP; /* this kind's flows are handed their sockets */
     for (uint32_t i = 0; i < e->nflows; i++) {
-        if (e->kind->set_target(&e->flows[i], to, len, bind_addr))
+        if (e->kind->set_target(&e->flows[i], to, len, local))
             return -EINVAL;
         if (worker_add_flow(&e->workers[i % e->nworkers], &e->flows[i]))
             return -ENOSPC;
@@ -185,6 +238,26 @@ int engine_attach(struct engine *e, uint32_t id, int fd, char *err, size_t errle
 
 bool engine_complete(const struct engine *e) { return e->attached == e->nflows; }
 
+/* A worker thread's scheduler figures now (a thread not started yet has none: zero). */
+static void mark_thread(struct engine *e, uint32_t w, int at)
+{
+    struct thread_mark *m = &e->mark[w];
+    struct cpu_thread_snap ts = {0};
+
+    memset(&m->at[at], 0, sizeof(m->at[at]));
+    m->sched[at] = !e->tids[w]; /* a thread not started yet: zero is exact */
+    if (!e->tids[w])
+        return;
+    if (!cpu_thread_sched(e->tids[w], &m->at[at])) {
+        m->sched[at] = true;
+    } else {
+        cpu_sample_threads(&e->tids[w], 1, &ts);
+        m->at[at].run_ns = (ts.user_us + ts.sys_us) * 1000;
+    }
+    if (at == 1)
+        m->cpu = cpu_thread_last_cpu(e->tids[w]);
+}
+
 static void mark_measure_start(struct engine *e, uint64_t now)
 {
     e->t_meas = now;
@@ -196,12 +269,18 @@ static void mark_measure_start(struct engine *e, uint64_t now)
         e->base_mapped[i] = atomic_load_explicit(&e->flows[i].rx_mapped, memory_order_relaxed);
         e->base_txns[i] = atomic_load_explicit(&e->flows[i].txns, memory_order_relaxed);
         e->base_timeouts[i] = atomic_load_explicit(&e->flows[i].timeouts, memory_order_relaxed);
+        e->base_wait[i] = atomic_load_explicit(&e->flows[i].wait_ns, memory_order_relaxed);
         /* counters of TCP_INFO that grow over the connection's life start here too */
         if (e->omit_done && e->p.omit_ns && e->flows[i].fd >= 0 && e->kind->has_tcpinfo)
             tcpinfo_read(e->flows[i].fd, &e->base_ti[i]);
     }
     cpu_sample_system(NULL, &e->cpu_meas);
     cpu_sample_threads(e->tids, (int)e->nworkers, &e->thr_meas);
+    /* the transfer counts from here: each sender notes its own byte count when it sees this */
+    atomic_store_explicit(&e->budget.armed, true, memory_order_release);
+    for (uint32_t w = 0; w < e->nworkers; w++)
+        mark_thread(e, w, 0);
+    hostctr_sample(NULL, &e->hosts[0]);
 }
 
 int engine_start(struct engine *e, char *err, size_t errlen)
@@ -213,6 +292,7 @@ int engine_start(struct engine *e, char *err, size_t errlen)
     e->t0 = e->prev_t = clock_mono_ns();
     cpu_sample_system(NULL, &e->cpu_prev);
     e->cpu_start = e->cpu_prev;
+    hostctr_sample(NULL, &e->hosts[0]); /* replaced at the end of a warm-up */
     /* without warm-up, measuring starts before the first byte moves (all counters are 0) */
     if (e->p.omit_ns == 0)
         mark_measure_start(e, e->t0);
@@ -238,6 +318,14 @@ int engine_start(struct engine *e, char *err, size_t errlen)
     }
     cpu_sample_threads(e->tids, (int)e->nworkers, &e->thr_prev);
     return 0;
+}
+
+static void trace_add(struct flow_trace *t, const struct tcpinfo *ti)
+{
+    t->n++;
+    t->rtt_us += ti->rtt_us;
+    t->snd_wnd += ti->snd_wnd;
+    t->inflight += (double)ti->unacked * ti->snd_mss;
 }
 
 /* Returns the interval hook's verdict: non-zero ends the run. */
@@ -272,6 +360,8 @@ static int sample_interval(struct engine *e, uint64_t now, bool omitted,
             dre =
                 ti.total_retrans >= e->prev_retrans[i] ? ti.total_retrans - e->prev_retrans[i] : 0;
             e->prev_retrans[i] = ti.total_retrans;
+            if (!omitted)
+                trace_add(&e->trace[i], &ti);
         }
         if (f->sender)
             iv->sent_bytes += b - e->prev[i];
@@ -333,6 +423,99 @@ static uint64_t min_deadline(uint64_t a, uint64_t b)
     return a < b ? a : b;
 }
 
+/* -n/-k: have this side's senders all moved their part? (true when it sends nothing) */
+static bool senders_complete(const struct engine *e)
+{
+    for (uint32_t i = 0; i < e->nflows; i++)
+        if (e->flows[i].sender &&
+            !atomic_load_explicit(&e->flows[i].budget_done, memory_order_acquire))
+            return false;
+    return true;
+}
+
+/* -n/-k: has everything the peer sends arrived? At end-of-file on every receiver, when the
+ * peer said so, or at the receive target. True when this side receives nothing. */
+static bool receivers_complete(const struct engine *e, const struct engine_hooks *h)
+{
+    uint64_t got = 0;
+    bool eof = true, any = false;
+
+    for (uint32_t i = 0; i < e->nflows; i++) {
+        const struct flow *f = &e->flows[i];
+        if (f->sender)
+            continue;
+        any = true;
+        if (atomic_load_explicit(&f->state, memory_order_acquire) == FLOW_ACTIVE ||
+            atomic_load_explicit(&f->err, memory_order_relaxed))
+            eof = false;
+        if (e->omit_done)
+            got += atomic_load_explicit(&f->bytes, memory_order_relaxed) - e->base[i];
+    }
+    if (!any || eof || (h->peer_sent && *h->peer_sent))
+        return true;
+    return h->recv_target && e->omit_done && got >= h->recv_target;
+}
+
+/* -n/-k: is the transfer complete? Tells the hook once when our own part is. */
+static bool transfer_complete(struct engine *e, const struct engine_hooks *h)
+{
+    if (!params_has_limit(&e->p) || e->kind->transactional)
+        return false;
+    if (!senders_complete(e))
+        return false;
+    if (!e->sent_told) {
+        e->sent_told = true;
+        if (h->on_sent)
+            h->on_sent(h->ctx);
+    }
+    return receivers_complete(e, h);
+}
+
+/* Every flow ended: a complete transfer (clean ends only), or flows lost early. */
+static bool flows_ended_clean(const struct engine *e)
+{
+    for (uint32_t i = 0; i < e->nflows; i++)
+        if (atomic_load_explicit(&e->flows[i].err, memory_order_relaxed))
+            return false;
+    return params_has_limit(&e->p) && senders_complete(e);
+}
+
+/* Sleeps until the next deadline, a flow ending or the watched fd; returns what the watch
+ * hook said (0 when it did not run). */
+static int wait_events(struct engine *e, const struct engine_hooks *h, uint64_t now, uint64_t wake)
+{
+    struct pollfd pfd[2] = {{.fd = e->notify_fd, .events = POLLIN},
+                            {.fd = h->watch_fd, .events = POLLIN}};
+    int timeout_ms = wake ? (int)((wake > now ? wake - now : 0) / 1000000) + 1 : 100;
+    uint64_t v;
+
+    if (timeout_ms > 100)
+        timeout_ms = 100; /* the stop flag and the receive target are polled this often */
+    if (poll(pfd, h->watch_fd >= 0 ? 2 : 1, timeout_ms) <= 0)
+        return 0;
+    if ((pfd[0].revents & POLLIN) && read(e->notify_fd, &v, sizeof(v)) < 0) {
+        /* drained by an earlier read */
+    }
+    return (pfd[1].revents && h->on_watch) ? h->on_watch(h->ctx) : 0;
+}
+
+/* One pass of the run loop's end conditions; returns 1 with *why set when the run ends. */
+static int run_ended(struct engine *e, const struct engine_hooks *h, uint64_t now, uint64_t end,
+                     enum engine_end *why)
+{
+    if (h->stop_flag && *h->stop_flag)
+        *why = ENGINE_END_SIGNAL;
+    else if (end && now >= end)
+        *why = ENGINE_END_TIME;
+    else if (transfer_complete(e, h) && !h->await_stop)
+        *why = ENGINE_END_BUDGET;
+    else if (all_flows_done(e) && !(h->await_stop && flows_ended_clean(e)))
+        *why = ENGINE_END_FLOWS; /* a clean end of every flow was a complete transfer above */
+    else
+        return 0;
+    return 1;
+}
+
 enum engine_end engine_run(struct engine *e, const struct engine_hooks *h)
 {
     uint64_t iv_ns = e->p.interval_ns;
@@ -343,8 +526,7 @@ enum engine_end engine_run(struct engine *e, const struct engine_hooks *h)
 
     for (;;) {
         uint64_t now = clock_mono_ns(), wake;
-        struct pollfd pfd = {.fd = h->watch_fd, .events = POLLIN};
-        int timeout_ms, rc;
+        int rc;
 
         if (!e->omit_done && now >= omit_end) {
             if (iv_ns && now > e->prev_t)
@@ -362,29 +544,13 @@ enum engine_end engine_run(struct engine *e, const struct engine_hooks *h)
                 next_iv = now + iv_ns; /* we overslept: skip, never burst */
         }
         note_worker_cpus(e);
-        if (h->stop_flag && *h->stop_flag) {
-            why = ENGINE_END_SIGNAL;
+        if (run_ended(e, h, now, end, &why))
             break;
-        }
-        if (end && now >= end) {
-            why = ENGINE_END_TIME;
-            break;
-        }
-        if (all_flows_done(e)) {
-            why = ENGINE_END_FLOWS;
-            break;
-        }
         wake = min_deadline(min_deadline(end, next_iv), e->omit_done ? 0 : omit_end);
-        timeout_ms = wake ? (int)((wake > now ? wake - now : 0) / 1000000) + 1 : 100;
-        if (timeout_ms > 100)
-            timeout_ms = 100; /* stop flag and flow state are polled this often */
-        rc = poll(&pfd, h->watch_fd >= 0 ? 1 : 0, timeout_ms);
-        if (rc > 0 && h->on_watch) {
-            int r = h->on_watch(h->ctx);
-            if (r != 0) {
-                why = r > 0 ? ENGINE_END_WATCH : ENGINE_END_ERROR;
-                break;
-            }
+        rc = wait_events(e, h, now, wake);
+        if (rc != 0) {
+            why = rc > 0 ? ENGINE_END_WATCH : ENGINE_END_ERROR;
+            break;
         }
     }
     /* a last, partial interval when it is long enough to mean something */
@@ -392,6 +558,24 @@ enum engine_end engine_run(struct engine *e, const struct engine_hooks *h)
     if (iv_ns && e->t_end - e->prev_t >= iv_ns / 20)
         sample_interval(e, e->t_end, !e->omit_done, h);
     return why;
+}
+
+void engine_wait_acked(struct engine *e, int timeout_ms)
+{
+    uint64_t deadline = clock_mono_ns() + (uint64_t)timeout_ms * 1000000ULL;
+
+    while (e->kind->tcp && clock_mono_ns() < deadline) {
+        bool all = true;
+        for (uint32_t i = 0; i < e->nflows && all; i++) {
+            int q = 0;
+            if (e->flows[i].sender && e->flows[i].fd >= 0 && !ioctl(e->flows[i].fd, SIOCOUTQ, &q) &&
+                q > 0)
+                all = false;
+        }
+        if (all)
+            return;
+        usleep(2000);
+    }
 }
 
 /* How this side's senders wrote: one method, or "mixed". */
@@ -412,6 +596,65 @@ static void set_send_method(struct engine *e)
                            : names[method]);
 }
 
+/* The application's and TCP's figures of a stream flow over the measured period. */
+static void collect_app(const struct engine *e, struct flow *f, struct side_flow *sf)
+{
+    const struct flow_trace *t = &e->trace[f->id];
+    int v = 0;
+    socklen_t vl = sizeof(v);
+
+    if (!e->kind->has_tcpinfo || f->fd < 0)
+        return;
+    sf->wait_s = e->end_wait[f->id] > e->base_wait[f->id]
+                     ? (double)(e->end_wait[f->id] - e->base_wait[f->id]) / 1e9
+                     : 0;
+    if (!getsockopt(f->fd, SOL_SOCKET, SO_SNDBUF, &v, &vl) && v > 0)
+        sf->sndbuf = (uint32_t)v;
+    vl = sizeof(v);
+    if (!getsockopt(f->fd, SOL_SOCKET, SO_RCVBUF, &v, &vl) && v > 0)
+        sf->rcvbuf = (uint32_t)v;
+    if (t->n) {
+        sf->samples = t->n;
+        sf->rtt_mean_us = t->rtt_us / t->n;
+        sf->snd_wnd_mean = t->snd_wnd / t->n;
+        sf->inflight_mean = t->inflight / t->n;
+    }
+}
+
+/* The worker threads' CPU and this host's counters over the measured period. */
+static void collect_load(struct engine *e)
+{
+    struct side_load *l = calloc(1, sizeof(*l));
+
+    if (!l)
+        return;
+    l->seconds = e->res.seconds;
+    for (uint32_t w = 0; w < e->nworkers && l->nthreads < SIDE_MAX_THREADS; w++) {
+        struct thread_mark *m = &e->mark[w];
+        if (e->tids[w] && !m->sched[1] && e->workers[w].sched_exit_ok) {
+            /* it had ended by the stop (a receiver that saw the sender's FIN): as it ended */
+            m->at[1] = e->workers[w].sched_at_exit;
+            m->sched[1] = true;
+            m->cpu = e->workers[w].cpu_exit;
+        }
+        struct side_thread *t = &l->thread[l->nthreads++];
+        t->cpu = e->tids[w] ? m->cpu : -1;
+        t->run_s =
+            (double)(m->at[1].run_ns > m->at[0].run_ns ? m->at[1].run_ns - m->at[0].run_ns : 0) /
+            1e9;
+        t->runq_s = m->sched[1] && m->sched[0] ? (double)(m->at[1].wait_ns > m->at[0].wait_ns
+                                                              ? m->at[1].wait_ns - m->at[0].wait_ns
+                                                              : 0) /
+                                                     1e9
+                                               : -1;
+        for (uint32_t i = 0; i < e->nflows; i++)
+            t->sends |= e->flows[i].worker == w && e->flows[i].sender;
+    }
+    hostctr_delta(&e->hosts[0], &e->hosts[1], &l->host);
+    free(e->res.load);
+    e->res.load = l;
+}
+
 /* How this side's receivers read: one method, or "mixed" (zero-copy fell back on some). */
 static void set_recv_method(struct engine *e)
 {
@@ -430,6 +673,20 @@ static void set_recv_method(struct engine *e)
                            : names[method]);
 }
 
+/* A sender under -n/-k counts from the moment it saw the count start (its own byte count
+ * then), so the senders' bytes add up to the limit exactly; one that finished its part was
+ * sending until its last write. */
+static void budget_figures(const struct engine *e, struct flow *f, struct side_flow *sf)
+{
+    uint64_t last = atomic_load(&f->last_ns);
+
+    if (!atomic_load(&e->budget.armed))
+        return; /* stopped in the warm-up: nothing was counted */
+    sf->bytes = f->budget_counting ? atomic_load(&f->bytes) - atomic_load(&f->base_bytes) : 0;
+    if (atomic_load(&f->budget_done) && last > e->t_meas)
+        sf->seconds = (double)(last - e->t_meas) / 1e9;
+}
+
 /* Transaction counters of one flow after the omit period, and the kind's own figures. */
 static void collect_counts(const struct engine *e, struct flow *f, struct side_flow *sf)
 {
@@ -444,6 +701,12 @@ void engine_stop(struct engine *e)
     if (!e->started || e->t_stop)
         return;
     e->t_stop = clock_mono_ns();
+    /* the measured period's end, before the threads change what they do */
+    for (uint32_t w = 0; w < e->nworkers; w++)
+        mark_thread(e, w, 1);
+    for (uint32_t i = 0; i < e->nflows; i++)
+        e->end_wait[i] = atomic_load_explicit(&e->flows[i].wait_ns, memory_order_relaxed);
+    hostctr_sample(NULL, &e->hosts[1]);
     for (uint32_t w = 0; w < e->nworkers; w++)
         worker_stop(&e->workers[w]);
 }
@@ -472,6 +735,11 @@ void engine_finish(struct engine *e, struct side_result *out)
             memset(e->base_txns, 0, e->nflows * sizeof(*e->base_txns));
             memset(e->base_ti, 0, e->nflows * sizeof(*e->base_ti));
             memset(e->base_timeouts, 0, e->nflows * sizeof(*e->base_timeouts));
+            memset(e->base_wait, 0, e->nflows * sizeof(*e->base_wait));
+            for (uint32_t w = 0; w < e->nworkers; w++) { /* since each thread started */
+                memset(&e->mark[w].at[0], 0, sizeof(e->mark[w].at[0]));
+                e->mark[w].sched[0] = true;
+            }
             e->omit_done = true;
         }
         if (!cpu_sample_system(NULL, &cs))
@@ -494,13 +762,17 @@ void engine_finish(struct engine *e, struct side_result *out)
                 sf->seconds = e->res.seconds;
             else
                 sf->seconds = last > e->t_meas ? (double)(last - e->t_meas) / 1e9 : 0;
+            if (f->budget)
+                budget_figures(e, f, sf);
             if (f->fd >= 0 && e->kind->has_tcpinfo) {
                 tcpinfo_read(f->fd, &sf->ti);
                 tcpinfo_since(&sf->ti, &e->base_ti[i]);
             }
             copied |= atomic_load(&f->zc_copied);
             collect_counts(e, f, sf);
+            collect_app(e, f, sf);
         }
+        collect_load(e);
         for (uint32_t w = 0; e->res.lat && w < e->nworkers; w++)
             if (e->workers[w].lat)
                 histo_merge(e->res.lat, e->workers[w].lat);
@@ -549,6 +821,8 @@ void engine_destroy(struct engine *e)
         flow_fini(&e->flows[i]);
     }
     result_side_fini(&e->res);
+    if (e->notify_fd >= 0)
+        close(e->notify_fd);
     free(e->flows);
     free(e->workers);
     free(e->tids);
@@ -561,5 +835,10 @@ void engine_destroy(struct engine *e)
     free(e->base_txns);
     free(e->base_ti);
     free(e->base_timeouts);
+    free(e->base_wait);
+    free(e->end_wait);
+    free(e->trace);
+    free(e->mark);
+    free(e->hosts);
     free(e);
 }
