@@ -121,7 +121,7 @@ struct store *cli_history_read(const char *db);
 
 /* cli_output.c: --logfile FILE, --timestamps[=FORMAT] and --forceflush, as iperf3 has them.
  * The getopt codes of the three options, for every command table that takes them. */
-enum cli_output_optcode { CLI_OPT_LOGFILE = 700, CLI_OPT_TIMESTAMPS, CLI_OPT_FORCEFLUSH };
+enum cli_output_optcode { CLI_OPT_LOGFILE = 720, CLI_OPT_TIMESTAMPS, CLI_OPT_FORCEFLUSH };
 #define CLI_STAMP_DEFAULT "%c " /* iperf3's: the date and time as ctime(3) writes them */
 #define CLI_STAMP_MAX     100   /* characters of a --timestamps format */
 struct cli_output {

@@ -50,9 +50,8 @@ declare -A KIND=(
 KINDS="st su sr sb rt ru cr dg"
 [[ -n $I3_PORT ]] && KINDS+=" i3"
 ALL="st su sr sb rt ru cr i3"
-# -b paces UDP; once TCP streams take -b RATE[/BURST] (application pacing), TCP too
-BITRATE="su"
-"$NETRIG" help stream | grep -q -- '--bitrate RATE\[/' && BITRATE="st su sr sb i3"
+# -b paces UDP streams, and TCP streams in the application (-b RATE[/BURST])
+BITRATE="st su sr sb i3 dg"
 
 # ---- what each option does, per kind:
 #   NAME|ARGS|KINDS THAT ACCEPT IT|CHECK
@@ -109,12 +108,12 @@ logfile|--logfile @T@/log|ALL|text:[[ ! -s $OUT ]] && grep -qE '^(Throughput|Rat
 timestamps|--timestamps=@%s@ |ALL|text:grep -qE '^@[0-9]{10}@ (Throughput|Rate) ' "$OUT" && ! grep -qvE '^(@[0-9]{10}@ .*)?$' "$OUT"
 forceflush|--forceflush|ALL|text:grep -qE '^(Throughput|Rate) ' "$OUT"
 iperf3|kind i3
-bytes|-n 1M|st su sr sb i3|.params.bytes_limit == 1048576
-blocks|-k 10|st su sr sb i3|.params.blocks_limit == 10
-tos|-S 0x20|ALL|.params.tos == 32
-dscp|--dscp AF11|ALL|.params.tos == 40
-cport|--cport 41234|st su sr sb rt ru i3|.params.test != null
-bind-dev|--bind-dev lo|ALL|.params.test != null
+bytes|-n 1M|st su sr sb i3 dg|.params.bytes_limit == 1048576
+blocks|-k 10|st su sr sb i3 dg|.params.blocks_limit == 10
+tos|-S 0x20|ALL dg|.params.tos == 32
+dscp|--dscp AF11|ALL dg|.params.tos == 40
+cport|--cport 41234|st su sr sb rt ru i3 dg|.params.test != null
+bind-dev|--bind-dev lo|ALL dg|.params.test != null
 dont-fragment|--dont-fragment|su ru|.params.dont_fragment == true
 user|elsewhere serve_access.sh (--auth-file)
 credentials|elsewhere serve_access.sh (--auth-file)
