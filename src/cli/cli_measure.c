@@ -547,18 +547,17 @@ static int check_modes(const struct measure_cli *mc)
                   !strcmp(no, "--fq-rate") ? " and pace UDP with -b or --pps" : "");
         return -1;
     }
-    if (mc->from && (mc->o.cpus[0] || mc->o.bind[0] || mc->histogram || mc->db))
-        no = mc->o.cpus[0] ? "-A" : mc->o.bind[0] ? "-B" : mc->histogram ? "--histogram" : "--db";
+    if (mc->from && (mc->o.cpus[0] || mc->o.bind[0] || mc->histogram))
+        no = mc->o.cpus[0] ? "-A" : mc->o.bind[0] ? "-B" : "--histogram";
     if (no) {
         cli_error("%s does not apply with --from: the daemon there runs the test on its own "
-                  "sockets and CPUs, and the run is not saved here; drop it",
+                  "sockets and CPUs and writes no histogram here; drop it",
                   no);
         return -1;
     }
-    if (mc->ntargets > 1 && (mc->histogram || mc->db)) {
-        cli_error("%s does not apply to tests against several servers: they are not saved and "
-                  "write no histogram; test one server to use it",
-                  mc->histogram ? "--histogram" : "--db");
+    if (mc->ntargets > 1 && mc->histogram) {
+        cli_error("--histogram does not apply to tests against several servers: they write no "
+                  "histogram; test one server to use it");
         return -1;
     }
     return 0;
