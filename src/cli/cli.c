@@ -180,14 +180,37 @@ int cli_parse_duration(const char *opt, const char *val, uint64_t *ns)
     return 0;
 }
 
+/* A limit as typed on the command line: "16M" when it is a whole number of K, M, G or T. */
+static void size_text(uint64_t v, char *buf, size_t len)
+{
+    static const char suffix[] = "KMGT";
+    int i = -1;
+
+    while (i < 3 && v && v % 1024 == 0) {
+        v /= 1024;
+        i++;
+    }
+    if (i < 0)
+        snprintf(buf, len, "%llu", (unsigned long long)v);
+    else
+        snprintf(buf, len, "%llu%c", (unsigned long long)v, suffix[i]);
+}
+
 int cli_parse_size(const char *opt, const char *val, uint64_t hi, uint32_t *out)
 {
     uint64_t v;
+    char max[32];
 
-    if (units_parse_size(val, &v) || v > hi) {
-        cli_error("invalid size '%s' for %s: use bytes with an optional K, M or G suffix "
-                  "(at most %llu)",
-                  val, opt, (unsigned long long)hi);
+    size_text(hi, max, sizeof(max));
+    if (units_parse_size(val, &v)) {
+        cli_error("invalid size '%s' for %s: use bytes with an optional K, M, G or T suffix "
+                  "(powers of 1024), e.g. 64K; at most %s",
+                  val, opt, max);
+        return -1;
+    }
+    if (v > hi) {
+        cli_error("size '%s' for %s is too large: at most %s (%llu bytes)", val, opt, max,
+                  (unsigned long long)hi);
         return -1;
     }
     *out = (uint32_t)v;
@@ -214,8 +237,8 @@ int cli_parse_sample(const char *val, uint64_t *ns)
 int cli_parse_rate(const char *opt, const char *val, uint64_t *out)
 {
     if (units_parse_rate(val, out)) {
-        cli_error("invalid rate '%s' for %s: use bits/s with an optional K, M or G suffix "
-                  "(e.g. 500M), or bytes/s as 60MB",
+        cli_error("invalid rate '%s' for %s: use bits/s with an optional K, M, G or T suffix "
+                  "(powers of 1000, e.g. 500M), or bytes/s as 60MB",
                   val, opt);
         return -1;
     }

@@ -686,7 +686,7 @@ int cli_show(int argc, char **argv, volatile sig_atomic_t *stop)
     if (!st)
         return CLI_EXIT_FAIL;
     if (!strncmp(argv[optind], "sweep:", 6) && argv[optind][6] && !strchr(argv[optind], ',')) {
-        rc = cli_sweep_show(st, strtoll(argv[optind] + 6, NULL, 10), hc.json, stdout);
+        rc = cli_sweep_show(st, strtoll(argv[optind] + 6, NULL, 10), hc.json, stdout, NULL);
         store_close(st);
         return rc ? CLI_EXIT_FAIL : CLI_EXIT_OK;
     }

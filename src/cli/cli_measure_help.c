@@ -41,6 +41,10 @@ static const char help_common[] =
     "      --live              redraw one table in place every interval (default on a\n"
     "                          terminal for runs over 10 s, never when piped or -J)\n"
     "      --no-live           interval lines even on a terminal\n"
+    "      --logfile FILE      append all output, errors too, to FILE (as iperf3)\n"
+    "      --timestamps[=FMT]  start every line of the text report with the local time,\n"
+    "                          strftime FMT (default '%%c ', as iperf3)\n"
+    "      --forceflush        write every line as it ends (interval lines always are)\n"
     "history:\n"
     "      --db PATH           save the run in this history database (default\n"
     "                          ~/.local/share/netrig/history.db; see 'netrig help history')\n"
@@ -93,8 +97,8 @@ void cli_help_stream(FILE *out)
             "                          MTU they fail instead\n"
             "iperf3:\n"
             "      --iperf3            test against an iperf3 server ('iperf3 -s', default port\n"
-            "                          5201): -P, -R, --bidir, -t, -O, -n, -k, -l, -w, -C, -b,\n"
-            "                          -S; -u with -b\n");
+            "                          5201): -P, -R, --bidir, -t, -O, -n, -k, -l, -w, -C, -M,\n"
+            "                          -N, -Z, --fq-rate, -b, -S, -T, -A, -B; -u with -b\n");
     fputs(help_units, out);
 }
 

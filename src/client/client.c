@@ -10,6 +10,7 @@
 #include "engine.h"
 #include "flow_kinds.h"
 #include "hostfs.h"
+#include "ivjoin.h"
 #include "log.h"
 #include "result_json.h"
 #include "sock.h"
@@ -114,7 +115,17 @@ int client_sniff_server(int ctl, const char *where, int timeout_ms, char *err, s
 int client_view_interval(void *ctx, const struct side_result *s, const struct interval *iv)
 {
     const struct client_view *v = ctx;
+    /* the engine's result is this run's own: the view notes the server's part in it */
+    struct side_result *side = (struct side_result *)s;
+    struct interval *mine = (struct interval *)iv;
 
+    if (v->join) {
+        ivjoin_local(v->join, side, mine, clock_mono_ns());
+        return 0;
+    }
+    /* no server intervals come (an iperf3 server): its part stays unknown */
+    mine->peer =
+        result_server_sends_tcp(&v->r->params) ? INTERVAL_PEER_PENDING : INTERVAL_PEER_NONE;
     run_observer_interval(v->observer, v->r, s, iv);
     return 0;
 }
@@ -133,6 +144,11 @@ static int on_watch(void *arg)
     char err[256];
     int rc = ctl_recv(c->ctl, CTL_MAX_RESPONSE, 2000, &m, err, sizeof(err));
 
+    if (!rc && !strcmp(ctl_type(m), "interval") && c->view.join) {
+        ivjoin_remote(c->view.join, m, clock_mono_ns()); /* a malformed one is ignored */
+        cJSON_Delete(m);
+        return 0;
+    }
     if (rc == -ENODATA)
         snprintf(c->failure, sizeof(c->failure), "server closed the control connection mid-test");
     else if (rc)
@@ -166,7 +182,8 @@ struct client_auth {
 /* Waits for a message of the wanted type; "error", "queued" and (with auth) "challenge" are
  * handled here. */
 static int expect_auth(int ctl, const char *want, int timeout_ms, const struct run_observer *obs,
-                       const struct client_auth *auth, cJSON **msg, char *err, size_t errlen)
+                       const struct client_auth *auth, struct ivjoin *join, cJSON **msg, char *err,
+                       size_t errlen)
 {
     for (;;) {
         cJSON *m = NULL;
@@ -181,6 +198,11 @@ static int expect_auth(int ctl, const char *want, int timeout_ms, const struct r
         if (!strcmp(ctl_type(m), want)) {
             *msg = m;
             return 0;
+        }
+        if (!strcmp(ctl_type(m), "interval") && join) { /* the last ones come before result */
+            ivjoin_remote(join, m, clock_mono_ns());
+            cJSON_Delete(m);
+            continue;
         }
         if (!strcmp(ctl_type(m), "challenge") && auth) {
             rc = auth_answer_challenge(ctl, m, auth->user, auth->secret, timeout_ms, err, errlen);
@@ -211,7 +233,14 @@ static int expect_auth(int ctl, const char *want, int timeout_ms, const struct r
 static int expect(int ctl, const char *want, int timeout_ms, const struct run_observer *obs,
                   cJSON **msg, char *err, size_t errlen)
 {
-    return expect_auth(ctl, want, timeout_ms, obs, NULL, msg, err, errlen);
+    return expect_auth(ctl, want, timeout_ms, obs, NULL, NULL, msg, err, errlen);
+}
+
+/* Does the client ask the server to stream its intervals? When it sends TCP flows whose
+ * retransmits our intervals show. */
+static bool asks_intervals(const struct params *p)
+{
+    return p->interval_ns && result_server_sends_tcp(p);
 }
 
 static int hello(const struct client_opts *o, int ctl, uint8_t id[CTL_TEST_ID_LEN],
@@ -227,6 +256,8 @@ static int hello(const struct client_opts *o, int ctl, uint8_t id[CTL_TEST_ID_LE
     cJSON_AddStringToObject(m, "netrig_version", NETRIG_VERSION);
     cJSON_AddStringToObject(m, "test", params_test_name(o->p.test));
     cJSON_AddItemToObject(m, "params", params_to_json(&o->p));
+    if (asks_intervals(&o->p)) /* its retransmits are the server's to count */
+        cJSON_AddBoolToObject(m, "intervals", true);
     if (o->user[0])
         cJSON_AddStringToObject(m, "user", o->user);
     rc = ctl_send(ctl, m, o->timeout_ms);
@@ -245,7 +276,7 @@ static int hello(const struct client_opts *o, int ctl, uint8_t id[CTL_TEST_ID_LE
     }
     ca.user = o->user;
     ca.secret = o->user[0] ? secret : NULL;
-    rc = expect_auth(ctl, "accept", o->timeout_ms, &o->observer, &ca, &reply, err, errlen);
+    rc = expect_auth(ctl, "accept", o->timeout_ms, &o->observer, &ca, NULL, &reply, err, errlen);
     OPENSSL_cleanse(secret, sizeof(secret));
     if (rc)
         return rc;
@@ -417,12 +448,14 @@ static uint32_t max_intervals(const struct params *p)
     return (uint32_t)(total / iv + 8);
 }
 
-/* The server's sample ticks at most: thinning only ever drops ticks. */
+/* The server's sample ticks at most: thinning only ever drops ticks. A transfer of -n/-k
+ * without -t runs until it is done, up to the longest test a side allows. */
 static uint32_t max_ticks(const struct params *p)
 {
-    uint64_t total = p->duration_ns + p->omit_ns;
+    uint64_t total = params_time_cap_ns(p) + p->omit_ns;
+    uint64_t n = p->sample_ns ? total / p->sample_ns + 8 : 0;
 
-    return p->sample_ns ? (uint32_t)(total / p->sample_ns + 8) : 0;
+    return n > UINT32_MAX ? UINT32_MAX : (uint32_t)n;
 }
 
 /* Ends the run: tell the server, stop our side, collect the server's side. */
@@ -438,6 +471,8 @@ static void conclude(struct client_ctx *c, struct engine *e, bool ctl_ok)
         cJSON_Delete(m);
     }
     engine_finish(e, &c->r->local);
+    if (c->view.join)
+        ivjoin_rebase(c->view.join, &c->r->local);
     m = c->early_result;
     c->early_result = NULL;
     if (!ctl_ok && !m) {
@@ -449,8 +484,8 @@ static void conclude(struct client_ctx *c, struct engine *e, bool ctl_ok)
         return;
     }
     /* the server may drain its receivers for up to ENGINE_DRAIN_NS before it answers */
-    if ((!m && expect(c->ctl, "result", c->o->timeout_ms + ENGINE_DRAIN_NS / 1000000,
-                      &c->o->observer, &m, err, sizeof(err))) ||
+    if ((!m && expect_auth(c->ctl, "result", c->o->timeout_ms + ENGINE_DRAIN_NS / 1000000,
+                           &c->o->observer, NULL, c->view.join, &m, err, sizeof(err))) ||
         result_json_side_parse(cJSON_GetObjectItemCaseSensitive(m, "side"),
                                server_flow_count(&c->o->p), max_intervals(&c->o->p),
                                max_ticks(&c->o->p), &c->r->remote, err, sizeof(err))) {
@@ -505,18 +540,9 @@ static void ports_exhausted(char *msg, size_t len)
              n_tw, range);
 }
 
-static int run_engine(struct client_ctx *c, struct engine *e, volatile sig_atomic_t *stop)
+/* How the run ended decides what is partial and whether the server can still answer. */
+static void run_end(struct client_ctx *c, struct engine *e, enum engine_end why)
 {
-    struct engine_hooks h = {
-        .run_ns = c->o->p.duration_ns ? c->o->p.duration_ns + c->o->p.omit_ns : 0,
-        .watch_fd = c->ctl,
-        .on_watch = on_watch,
-        .on_interval = client_view_interval,
-        .stop_flag = stop,
-        .ctx = c,
-        .peer_sent = &c->peer_sent,
-    };
-    enum engine_end why = engine_run(e, &h);
     int first_err = 0;
 
     snprintf(c->r->ended_by, sizeof(c->r->ended_by), "%s", client_end_name(&c->o->p, why));
@@ -549,6 +575,24 @@ static int run_engine(struct client_ctx *c, struct engine *e, volatile sig_atomi
         conclude(c, e, false);
         break;
     }
+}
+
+static int run_engine(struct client_ctx *c, struct engine *e, volatile sig_atomic_t *stop)
+{
+    struct engine_hooks h = {
+        .run_ns = c->o->p.duration_ns ? c->o->p.duration_ns + c->o->p.omit_ns : 0,
+        .watch_fd = c->ctl,
+        .on_watch = on_watch,
+        .on_interval = client_view_interval,
+        .stop_flag = stop,
+        .ctx = c,
+        .peer_sent = &c->peer_sent,
+    };
+    enum engine_end why = engine_run(e, &h);
+
+    run_end(c, e, why);
+    if (c->view.join) /* the intervals still held, with what the server's results add */
+        ivjoin_finish(c->view.join, c->r->remote.valid ? &c->r->remote : NULL);
     return c->r->partial ? 1 : 0;
 }
 
@@ -569,6 +613,7 @@ void client_session_free(struct client_session *s)
     engine_destroy(s->e);
     if (s->c.ctl >= 0)
         close(s->c.ctl);
+    ivjoin_free(s->c.view.join);
     free(s);
 }
 
@@ -609,7 +654,9 @@ static int session_setup(struct client_session *s, char *err, size_t errlen)
     rc = cpulist_resolve(NULL, o->cpus, host, &cpus, err, errlen, note, sizeof(note));
     if (rc)
         return rc;
-    if (note[0])
+    if (!strcmp(o->cpus, "auto") && !cpus.n)
+        result_warn(r, "-A %s: the client's workers were not pinned", note);
+    else if (note[0])
         LOG_INFO("%s", note);
     s->c.ctl = sock_connect(&s->to, &local, NULL, o->timeout_ms, err, errlen);
     if (s->c.ctl < 0)
@@ -652,6 +699,11 @@ int client_prepare(const struct client_opts *o, struct run_result *r, struct cli
     snprintf(r->test, sizeof(r->test), "%s", params_test_name(o->p.test));
     r->params = o->p;
     stamp_start(r);
+    if (asks_intervals(&o->p) && !(s->c.view.join = ivjoin_new(&s->o.observer, r, true))) {
+        free(s);
+        snprintf(err, errlen, "out of memory");
+        return -ENOMEM;
+    }
     rc = session_setup(s, err, errlen);
     if (rc) {
         client_session_free(s);

@@ -40,6 +40,8 @@ struct server {
     struct admit *admit;     /* what every test shares */
     uint32_t npending;
     bool accept_paused; /* every pending slot taken: new connections wait in the backlog */
+    uint64_t busy_ns;   /* when a connection or a test was last seen (--idle-timeout) */
+    bool reopen_failed; /* --idle-timeout could not reopen the listener: said once */
     struct pending pend[SERVER_MAX_PENDING];
 };
 
@@ -62,7 +64,9 @@ static void conf_from_opts(struct served_conf *c, const struct server_opts *o, u
 
 struct server *server_create(const struct server_opts *o, char *err, size_t errlen)
 {
-    struct admit_limits al = {.max_tests = o->max_tests, .max_client_tests = o->max_client_tests};
+    struct admit_limits al = {.max_tests = o->one_off ? 1 : o->max_tests,
+                              .max_client_tests = o->max_client_tests,
+                              .one_off = o->one_off};
     struct server *s = calloc(1, sizeof(*s));
 
     if (!s) {
@@ -133,6 +137,7 @@ static void accept_new(struct server *s, int epfd)
 
         if (fd < 0)
             return;
+        s->busy_ns = clock_mono_ns();
         if (s->o.acl && !acl_permits(s->o.acl, (struct sockaddr *)&peer)) {
             char who[80];
             sock_addr_str((struct sockaddr *)&peer, who, sizeof(who));
@@ -262,15 +267,70 @@ static void hup_handle(int fd)
     }
 }
 
+/* --idle-timeout without -1: a fresh listening socket on the same port, as iperf3 restarts an
+ * idle server (whatever state the old one was in goes with it). Tried again on the next
+ * round while the port cannot be had. */
+static void listener_reopen(struct server *s, int epfd)
+{
+    struct epoll_event ev = {.events = EPOLLIN, .data.ptr = NULL};
+    char err[256];
+    int fd;
+
+    if (s->lfd >= 0) {
+        epoll_ctl(epfd, EPOLL_CTL_DEL, s->lfd, NULL);
+        close(s->lfd);
+    }
+    s->lfd = -1;
+    fd = sock_listen(s->o.bind[0] ? s->o.bind : NULL, s->conf.port, s->o.family, err, sizeof(err));
+    if (fd < 0) {
+        if (!s->reopen_failed)
+            LOG_ERR("--idle-timeout: cannot reopen the listening socket: %s; trying again", err);
+        s->reopen_failed = true;
+        return;
+    }
+    sock_set_nonblock(fd, true);
+    s->lfd = fd;
+    epoll_ctl(epfd, EPOLL_CTL_ADD, s->lfd, &ev);
+    LOG_INFO("idle for %.4gs: listening socket reopened on port %u (--idle-timeout)",
+             s->o.idle_timeout_ns / 1e9, s->conf.port);
+    s->reopen_failed = false;
+}
+
+/* What the loop does after each round: 1 to return with *end set, else 0. */
+static int server_round(struct server *s, int epfd, enum server_end *end)
+{
+    uint64_t now = clock_mono_ns();
+
+    if (s->o.one_off && admit_tests_ran(s->admit)) {
+        *end = SERVER_END_ONE_OFF;
+        return 1;
+    }
+    if (s->npending || admit_threads_alive(s->admit))
+        s->busy_ns = now;
+    if (s->lfd < 0) /* a reopen failed: try again */
+        listener_reopen(s, epfd);
+    if (!s->o.idle_timeout_ns || now - s->busy_ns < s->o.idle_timeout_ns)
+        return 0;
+    if (s->o.one_off) {
+        *end = SERVER_END_IDLE;
+        return 1;
+    }
+    listener_reopen(s, epfd);
+    s->busy_ns = now;
+    return 0;
+}
+
 int server_run(struct server *s, volatile sig_atomic_t *stop)
 {
     int epfd = epoll_create1(EPOLL_CLOEXEC), hupfd;
     struct epoll_event ev = {.events = EPOLLIN, .data.ptr = NULL};
+    enum server_end end = SERVER_END_STOP;
     char hup_tag;
 
     if (epfd < 0)
         return -errno;
     s->conf.stop = stop;
+    s->busy_ns = clock_mono_ns();
     epoll_ctl(epfd, EPOLL_CTL_ADD, s->lfd, &ev);
     hupfd = hup_open(epfd, &hup_tag);
     while (!*stop) {
@@ -286,6 +346,8 @@ int server_run(struct server *s, volatile sig_atomic_t *stop)
                 classify(s, epfd, evs[i].data.ptr);
         }
         expire_pending(s, epfd);
+        if (server_round(s, epfd, &end))
+            break;
     }
     for (int i = 0; i < SERVER_MAX_PENDING; i++)
         if (s->pend[i].fd >= 0)
@@ -294,14 +356,15 @@ int server_run(struct server *s, volatile sig_atomic_t *stop)
     if (hupfd >= 0)
         close(hupfd);
     wait_tests(s);
-    return 0;
+    return (int)end;
 }
 
 void server_destroy(struct server *s)
 {
     if (!s)
         return;
-    close(s->lfd);
+    if (s->lfd >= 0)
+        close(s->lfd);
     admit_destroy(s->admit);
     free(s);
 }

@@ -43,6 +43,8 @@ struct session {
     struct engine *e;
     char user[AUTH_NAME_MAX]; /* from the hello, checked when the server has --auth-file */
     uint64_t flow_rate_bps;   /* --max-rate: each flow's share, 0 = unlimited */
+    char cpu_note[300];       /* --server-cpus auto that pinned nothing: the client is told */
+    bool stream_intervals;    /* the client asked for our intervals during the run */
     struct hostsnap *snap;    /* this host's settings, sent with the results (NULL: none) */
 };
 
@@ -81,6 +83,7 @@ static int read_hello(struct session *ss)
         if (cJSON_IsString(user) && strlen(user->valuestring) < sizeof(ss->user))
             snprintf(ss->user, sizeof(ss->user), "%s", user->valuestring);
     }
+    ss->stream_intervals = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(m, "intervals"));
     if (!strcmp(ctl_type(m), "run")) { /* a controller: a test from us toward another daemon */
         thirdparty_serve(&ss->t, m);
         cJSON_Delete(m);
@@ -154,6 +157,10 @@ static int take_slot(struct session *ss)
                       "server busy: this address already runs %u tests (its "
                       "--max-client-tests is %u); try again later",
                       running, al->max_client_tests);
+    else if (rc && al->one_off)
+        served_refuse(&ss->t, how(METRICS_REFUSED_BUSY, "busy"),
+                      "server busy: it serves one test and then exits (serve -1), and that test "
+                      "is running");
     else if (rc)
         served_refuse(&ss->t, how(METRICS_REFUSED_BUSY, "busy"),
                       "server busy: %u tests running (its --max-tests is %u); try again later",
@@ -194,6 +201,9 @@ static int admission(struct session *ss)
                       err);
         return -EINVAL;
     }
+    if (!strcmp(ss->p.server_cpus, "auto") && !cpus.n)
+        snprintf(ss->cpu_note, sizeof(ss->cpu_note),
+                 "--server-cpus %s: the server's workers were not pinned", note);
     if (note[0])
         LOG_INFO("test %.8s: %s", ss->idhex, note);
     ss->e = engine_create(flow_kind_for(&ss->p, false), &ss->p, false, &cpus, err, sizeof(err));
@@ -391,14 +401,36 @@ static int on_watch(void *arg)
     return -1;
 }
 
-/* --max-rate: a client that ignores its pacing is stopped. */
+/* The client's intervals show our senders' retransmits: it gets each of ours as it closes.
+ * Only when the control connection has room: a client that does not read makes us stop
+ * sending them (it then takes them from the results), never wait. */
+static void send_interval(struct session *ss, const struct side_result *s,
+                          const struct interval *iv)
+{
+    cJSON *m = ctl_msg_new("interval");
+    int rc;
+
+    result_json_add_peer_interval(m, s, iv);
+    rc = ctl_send_if_room(ss->t.ctl, m, timeout_ms(ss));
+    cJSON_Delete(m);
+    if (rc == -EAGAIN) {
+        LOG_WARN("test %.8s: client %s does not read its control connection: its intervals "
+                 "come with the results",
+                 ss->idhex, ss->t.who);
+        ss->stream_intervals = false;
+    }
+}
+
+/* Our intervals to the client (when asked); --max-rate: a client that ignores its pacing is
+ * stopped. */
 static int on_interval(void *arg, const struct side_result *s, const struct interval *iv)
 {
     struct session *ss = arg;
     uint64_t limit = ss->t.conf->limits.max_rate_bps;
 
-    (void)s;
-    if (iv->omitted || !policy_rate_exceeded(limit, iv))
+    if (ss->stream_intervals)
+        send_interval(ss, s, iv);
+    if (!limit || iv->omitted || !policy_rate_exceeded(limit, iv))
         return 0;
     char lim[32];
 
@@ -486,7 +518,7 @@ static void run_and_report(struct session *ss)
         .run_ns = run_limit_ns(ss),
         .watch_fd = ss->t.ctl,
         .on_watch = on_watch,
-        .on_interval = ss->t.conf->limits.max_rate_bps ? on_interval : NULL,
+        .on_interval = ss->t.conf->limits.max_rate_bps || ss->stream_intervals ? on_interval : NULL,
         .stop_flag = ss->t.conf->stop,
         .ctx = ss,
         .on_sent = on_sent,
@@ -500,6 +532,9 @@ static void run_and_report(struct session *ss)
 
     tell_ending(ss, why);
     engine_finish(ss->e, &side);
+    if (ss->cpu_note[0]) /* the side has one note: an earlier one (buffers capped) comes first */
+        snprintf(side.warning + strlen(side.warning), sizeof(side.warning) - strlen(side.warning),
+                 "%s%s", side.warning[0] ? "; " : "", ss->cpu_note);
     metrics_test_done(mx(ss), &ss->p, (struct sockaddr *)&ss->t.peer, &side,
                       why == ENGINE_END_WATCH);
     for (uint32_t i = 0; i < side.nflows; i++) {
@@ -568,6 +603,7 @@ static void *session_main(void *arg)
         goto done;
     }
     metrics_test_started(mx(ss), &ss->p);
+    served_ran(&ss->t);
     run_and_report(ss);
 done:
     session_cleanup(ss);

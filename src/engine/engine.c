@@ -2,6 +2,7 @@
 #define _GNU_SOURCE
 #include "engine.h"
 #include "engine_series.h"
+#include "engine_priv.h"
 #include "clock.h"
 
 #include "hostctr.h"
@@ -25,52 +26,6 @@
 #include <linux/sockios.h>
 #include <time.h>
 #include <unistd.h>
-
-struct engine {
-    const struct flow_kind *kind;
-    struct params p;
-    bool is_client;
-    uint32_t nflows, nworkers, attached;
-    struct flow *flows;
-    struct worker *workers;
-    pid_t *tids;
-    uint64_t t0, t_meas, t_stop; /* start, end of omit, stop (CLOCK_MONOTONIC ns) */
-    uint64_t t_end;              /* when engine_run returned */
-    bool omit_done, started, finished;
-    uint64_t *base;        /* per-flow bytes at the end of omit */
-    uint64_t *base_mapped; /* per-flow bytes received zero-copy at the end of omit */
-    uint64_t *prev;        /* per-flow bytes at the previous interval */
-    uint32_t *prev_retrans;
-    uint64_t *prev_txns, *prev_lat, *base_txns, *base_timeouts;
-    uint64_t prev_t;
-    uint64_t next_sample; /* --sample: when the next tick is due (0 = off) */
-    struct cpu_sys_snap cpu_start, cpu_meas, cpu_prev;
-    struct tcpinfo *base_ti; /* per-flow TCP_INFO at the end of omit (retransmits etc.) */
-    struct cpu_thread_snap thr_meas, thr_prev;
-    uint64_t *base_wait, *end_wait; /* per-flow wait_ns at the end of omit, at stop */
-    struct flow_trace *trace;       /* per-flow TCP_INFO sums over the measured intervals */
-    struct thread_mark *mark;       /* per-worker scheduler figures at measure start and stop */
-    struct hostctr_snap *hosts;     /* this host's counters at measure start [0] and stop [1] */
-    long clk_tck;
-    uint64_t cpus_seen[CPULIST_MAX / 64]; /* CPUs the workers were seen running on */
-    struct side_result res;               /* intervals fill as the test runs */
-    int notify_fd;                        /* workers bump it when a flow ends */
-    struct flow_budget budget;            /* -n/-k, shared by this side's senders */
-    bool has_budget, sent_told;           /* sent_told: on_sent was called */
-};
-
-/* Sums of a sending flow's TCP_INFO over the measured intervals. */
-struct flow_trace {
-    uint32_t n;
-    double rtt_us, snd_wnd, inflight;
-};
-
-/* A worker thread's time on a CPU and waiting for one, at measure start and at stop. */
-struct thread_mark {
-    struct cpu_sched at[2];
-    bool sched[2]; /* schedstat was readable (else at[].run_ns is user + system time) */
-    int cpu;       /* where it last ran, at stop */
-};
 
 static uint32_t min_u32(uint32_t a, uint32_t b) { return a < b ? a : b; }
 
@@ -99,6 +54,31 @@ static void setup_budget(struct engine *e)
     atomic_store(&e->budget.armed, e->p.omit_ns == 0);
 }
 
+/* The engine's per-flow and per-worker arrays; false when one could not be had. */
+static bool alloc_arrays(struct engine *e)
+{
+    e->flows = calloc(e->nflows, sizeof(*e->flows));
+    e->workers = calloc(e->nworkers, sizeof(*e->workers));
+    e->tids = calloc(e->nworkers, sizeof(*e->tids));
+    e->base = calloc(e->nflows, sizeof(*e->base));
+    e->base_mapped = calloc(e->nflows, sizeof(*e->base_mapped));
+    e->prev = calloc(e->nflows, sizeof(*e->prev));
+    e->prev_retrans = calloc(e->nflows, sizeof(*e->prev_retrans));
+    e->prev_txns = calloc(e->nflows, sizeof(*e->prev_txns));
+    e->prev_lat = calloc(e->nflows, sizeof(*e->prev_lat));
+    e->base_txns = calloc(e->nflows, sizeof(*e->base_txns));
+    e->base_ti = calloc(e->nflows, sizeof(*e->base_ti));
+    e->base_timeouts = calloc(e->nflows, sizeof(*e->base_timeouts));
+    e->base_wait = calloc(e->nflows, sizeof(*e->base_wait));
+    e->end_wait = calloc(e->nflows, sizeof(*e->end_wait));
+    e->trace = calloc(e->nflows, sizeof(*e->trace));
+    e->mark = calloc(e->nworkers, sizeof(*e->mark));
+    e->hosts = calloc(2, sizeof(*e->hosts));
+    return e->flows && e->workers && e->tids && e->base && e->base_mapped && e->prev &&
+           e->prev_retrans && e->prev_txns && e->prev_lat && e->base_txns && e->base_ti &&
+           e->base_timeouts && e->base_wait && e->end_wait && e->trace && e->mark && e->hosts;
+}
+
 struct engine *engine_create(const struct flow_kind *kind, const struct params *p, bool is_client,
                              const struct cpulist *cpus, char *err, size_t errlen)
 {
@@ -118,27 +98,7 @@ struct engine *engine_create(const struct flow_kind *kind, const struct params *
     e->nworkers = kind->flow_per_worker ? want : min_u32(want, params_total_flows(p));
     e->nflows = kind->flow_per_worker ? e->nworkers : params_total_flows(p);
     e->clk_tck = sysconf(_SC_CLK_TCK);
-    e->flows = calloc(e->nflows, sizeof(*e->flows));
-    e->workers = calloc(e->nworkers, sizeof(*e->workers));
-    e->tids = calloc(e->nworkers, sizeof(*e->tids));
-    e->base = calloc(e->nflows, sizeof(*e->base));
-    e->base_mapped = calloc(e->nflows, sizeof(*e->base_mapped));
-    e->prev = calloc(e->nflows, sizeof(*e->prev));
-    e->prev_retrans = calloc(e->nflows, sizeof(*e->prev_retrans));
-    e->prev_txns = calloc(e->nflows, sizeof(*e->prev_txns));
-    e->prev_lat = calloc(e->nflows, sizeof(*e->prev_lat));
-    e->base_txns = calloc(e->nflows, sizeof(*e->base_txns));
-    e->base_ti = calloc(e->nflows, sizeof(*e->base_ti));
-    e->base_timeouts = calloc(e->nflows, sizeof(*e->base_timeouts));
-    e->base_wait = calloc(e->nflows, sizeof(*e->base_wait));
-    e->end_wait = calloc(e->nflows, sizeof(*e->end_wait));
-    e->trace = calloc(e->nflows, sizeof(*e->trace));
-    e->mark = calloc(e->nworkers, sizeof(*e->mark));
-    e->hosts = calloc(2, sizeof(*e->hosts));
-    if (!e->flows || !e->workers || !e->tids || !e->base || !e->base_mapped || !e->prev ||
-        !e->prev_retrans || !e->prev_txns || !e->prev_lat || !e->base_txns || !e->base_ti ||
-        !e->base_timeouts || !e->base_wait || !e->end_wait || !e->trace || !e->mark || !e->hosts ||
-        result_side_init(&e->res, e->nflows, cap_iv))
+    if (!alloc_arrays(e) || result_side_init(&e->res, e->nflows, cap_iv))
         goto nomem;
     for (uint32_t w = 0; w < e->nworkers; w++)
         e->workers[w].epfd = e->workers[w].stopfd = e->workers[w].memfd = -1;
@@ -610,124 +570,6 @@ void engine_wait_acked(struct engine *e, int timeout_ms)
     }
 }
 
-/* How this side's senders wrote: one method, or "mixed". */
-static void set_send_method(struct engine *e)
-{
-    static const char *const names[] = {"copy", "msg_zerocopy", "sendfile"};
-    int method = -1;
-
-    for (uint32_t i = 0; i < e->nflows; i++) {
-        int tx = atomic_load(&e->flows[i].tx);
-        if (!e->flows[i].sender)
-            continue;
-        method = method < 0 || method == tx ? tx : 3;
-    }
-    snprintf(e->res.send_method, sizeof(e->res.send_method), "%s",
-             method < 0    ? ""
-             : method == 3 ? "mixed"
-                           : names[method]);
-}
-
-/* The application's and TCP's figures of a stream flow over the measured period. */
-static void collect_app(const struct engine *e, struct flow *f, struct side_flow *sf)
-{
-    const struct flow_trace *t = &e->trace[f->id];
-    int v = 0;
-    socklen_t vl = sizeof(v);
-
-    if (!e->kind->has_tcpinfo || f->fd < 0)
-        return;
-    sf->wait_s = e->end_wait[f->id] > e->base_wait[f->id]
-                     ? (double)(e->end_wait[f->id] - e->base_wait[f->id]) / 1e9
-                     : 0;
-    if (!getsockopt(f->fd, SOL_SOCKET, SO_SNDBUF, &v, &vl) && v > 0)
-        sf->sndbuf = (uint32_t)v;
-    vl = sizeof(v);
-    if (!getsockopt(f->fd, SOL_SOCKET, SO_RCVBUF, &v, &vl) && v > 0)
-        sf->rcvbuf = (uint32_t)v;
-    if (t->n) {
-        sf->samples = t->n;
-        sf->rtt_mean_us = t->rtt_us / t->n;
-        sf->snd_wnd_mean = t->snd_wnd / t->n;
-        sf->inflight_mean = t->inflight / t->n;
-    }
-}
-
-/* The worker threads' CPU and this host's counters over the measured period. */
-static void collect_load(struct engine *e)
-{
-    struct side_load *l = calloc(1, sizeof(*l));
-
-    if (!l)
-        return;
-    l->seconds = e->res.seconds;
-    for (uint32_t w = 0; w < e->nworkers && l->nthreads < SIDE_MAX_THREADS; w++) {
-        struct thread_mark *m = &e->mark[w];
-        if (e->tids[w] && !m->sched[1] && e->workers[w].sched_exit_ok) {
-            /* it had ended by the stop (a receiver that saw the sender's FIN): as it ended */
-            m->at[1] = e->workers[w].sched_at_exit;
-            m->sched[1] = true;
-            m->cpu = e->workers[w].cpu_exit;
-        }
-        struct side_thread *t = &l->thread[l->nthreads++];
-        t->cpu = e->tids[w] ? m->cpu : -1;
-        t->run_s =
-            (double)(m->at[1].run_ns > m->at[0].run_ns ? m->at[1].run_ns - m->at[0].run_ns : 0) /
-            1e9;
-        t->runq_s = m->sched[1] && m->sched[0] ? (double)(m->at[1].wait_ns > m->at[0].wait_ns
-                                                              ? m->at[1].wait_ns - m->at[0].wait_ns
-                                                              : 0) /
-                                                     1e9
-                                               : -1;
-        for (uint32_t i = 0; i < e->nflows; i++)
-            t->sends |= e->flows[i].worker == w && e->flows[i].sender;
-    }
-    hostctr_delta(&e->hosts[0], &e->hosts[1], &l->host);
-    free(e->res.load);
-    e->res.load = l;
-}
-
-/* How this side's receivers read: one method, or "mixed" (zero-copy fell back on some). */
-static void set_recv_method(struct engine *e)
-{
-    static const char *const names[] = {"copy", "zerocopy", "skip_copy"};
-    int method = -1;
-
-    for (uint32_t i = 0; i < e->nflows; i++) {
-        int rx = atomic_load(&e->flows[i].rx);
-        if (e->flows[i].sender || !e->kind->tcp || e->kind->transactional)
-            continue;
-        method = method < 0 || method == rx ? rx : 3;
-    }
-    snprintf(e->res.recv_method, sizeof(e->res.recv_method), "%s",
-             method < 0    ? ""
-             : method == 3 ? "mixed"
-                           : names[method]);
-}
-
-/* A sender under -n/-k counts from the moment it saw the count start (its own byte count
- * then), so the senders' bytes add up to the limit exactly; one that finished its part was
- * sending until its last write. */
-static void budget_figures(const struct engine *e, struct flow *f, struct side_flow *sf)
-{
-    uint64_t last = atomic_load(&f->last_ns);
-
-    if (!atomic_load(&e->budget.armed))
-        return; /* stopped in the warm-up: nothing was counted */
-    sf->bytes = f->budget_counting ? atomic_load(&f->bytes) - atomic_load(&f->base_bytes) : 0;
-    if (atomic_load(&f->budget_done) && last > e->t_meas)
-        sf->seconds = (double)(last - e->t_meas) / 1e9;
-}
-
-/* Transaction counters of one flow after the omit period, and the kind's own figures. */
-static void collect_counts(const struct engine *e, struct flow *f, struct side_flow *sf)
-{
-    sf->txns = atomic_load(&f->txns) - e->base_txns[f->id];
-    sf->timeouts = atomic_load(&f->timeouts) - e->base_timeouts[f->id];
-    if (e->kind->collect)
-        e->kind->collect(f, sf);
-}
-
 /* The workers' transaction logs as one, in time order from this side's start. */
 static void merge_logs(struct engine *e)
 {
@@ -738,7 +580,6 @@ static void merge_logs(struct engine *e)
         snprintf(e->res.warning, sizeof(e->res.warning),
                  "out of memory for the transaction log: latency over time is missing");
 }
-
 void engine_stop(struct engine *e)
 {
     if (!e->started || e->t_stop)
@@ -752,6 +593,37 @@ void engine_stop(struct engine *e)
     hostctr_sample(NULL, &e->hosts[1]);
     for (uint32_t w = 0; w < e->nworkers; w++)
         worker_stop(&e->workers[w]);
+}
+
+/* Stopped during the warm-up: the whole run is reported (it is partial), every baseline from
+ * the start. */
+static void omit_never_ended(struct engine *e)
+{
+    e->t_meas = e->t0;
+    e->cpu_meas = e->cpu_start;
+    memset(&e->thr_meas, 0, sizeof(e->thr_meas));
+    memset(e->base, 0, e->nflows * sizeof(*e->base));
+    memset(e->base_mapped, 0, e->nflows * sizeof(*e->base_mapped));
+    memset(e->base_txns, 0, e->nflows * sizeof(*e->base_txns));
+    memset(e->base_ti, 0, e->nflows * sizeof(*e->base_ti));
+    memset(e->base_timeouts, 0, e->nflows * sizeof(*e->base_timeouts));
+    memset(e->base_wait, 0, e->nflows * sizeof(*e->base_wait));
+    for (uint32_t w = 0; w < e->nworkers; w++) { /* since each thread started */
+        memset(&e->mark[w].at[0], 0, sizeof(e->mark[w].at[0]));
+        e->mark[w].sched[0] = true;
+    }
+    e->omit_done = true;
+}
+
+/* --sample thinned its series to stay bounded: say so. */
+static void warn_thinned(struct engine *e)
+{
+    if (e->res.samples && e->res.samples->thinned && !e->res.warning[0])
+        snprintf(e->res.warning, sizeof(e->res.warning),
+                 "--sample: %u flows for this long need more than %u samples: every %.3g s "
+                 "kept instead of every %.3g s",
+                 e->nflows, SAMPLES_MAX_ROWS, e->res.samples->period_ns / 1e9,
+                 e->res.samples->asked_ns / 1e9);
 }
 
 void engine_finish(struct engine *e, struct side_result *out)
@@ -769,22 +641,8 @@ void engine_finish(struct engine *e, struct side_result *out)
             ts.user_us += e->workers[w].cpu_at_exit.user_us;
             ts.sys_us += e->workers[w].cpu_at_exit.sys_us;
         }
-        if (!e->omit_done) { /* stopped during warm-up: report all of it (the run is partial) */
-            e->t_meas = e->t0;
-            e->cpu_meas = e->cpu_start;
-            memset(&e->thr_meas, 0, sizeof(e->thr_meas));
-            memset(e->base, 0, e->nflows * sizeof(*e->base));
-            memset(e->base_mapped, 0, e->nflows * sizeof(*e->base_mapped));
-            memset(e->base_txns, 0, e->nflows * sizeof(*e->base_txns));
-            memset(e->base_ti, 0, e->nflows * sizeof(*e->base_ti));
-            memset(e->base_timeouts, 0, e->nflows * sizeof(*e->base_timeouts));
-            memset(e->base_wait, 0, e->nflows * sizeof(*e->base_wait));
-            for (uint32_t w = 0; w < e->nworkers; w++) { /* since each thread started */
-                memset(&e->mark[w].at[0], 0, sizeof(e->mark[w].at[0]));
-                e->mark[w].sched[0] = true;
-            }
-            e->omit_done = true;
-        }
+        if (!e->omit_done)
+            omit_never_ended(e);
         if (!cpu_sample_system(NULL, &cs))
             cpu_usage_between(&e->cpu_meas, &cs, &e->thr_meas, &ts,
                               (double)(clock_mono_ns() - e->t_meas) / 1e9, &e->res.cpu);
@@ -806,34 +664,29 @@ void engine_finish(struct engine *e, struct side_result *out)
             else
                 sf->seconds = last > e->t_meas ? (double)(last - e->t_meas) / 1e9 : 0;
             if (f->budget)
-                budget_figures(e, f, sf);
+                engine_budget_figures(e, f, sf);
             if (f->fd >= 0 && e->kind->has_tcpinfo) {
                 tcpinfo_read(f->fd, &sf->ti);
                 tcpinfo_since(&sf->ti, &e->base_ti[i]);
             }
             copied |= atomic_load(&f->zc_copied);
-            collect_counts(e, f, sf);
-            collect_app(e, f, sf);
+            engine_collect_counts(e, f, sf);
+            engine_collect_app(e, f, sf);
         }
-        collect_load(e);
+        engine_collect_load(e);
         for (uint32_t w = 0; e->res.lat && w < e->nworkers; w++)
             if (e->workers[w].lat)
                 histo_merge(e->res.lat, e->workers[w].lat);
         merge_logs(e);
-        if (e->res.samples && e->res.samples->thinned && !e->res.warning[0])
-            snprintf(e->res.warning, sizeof(e->res.warning),
-                     "--sample: %u flows for this long need more than %u samples: every %.3g s "
-                     "kept instead of every %.3g s",
-                     e->nflows, SAMPLES_MAX_ROWS, e->res.samples->period_ns / 1e9,
-                     e->res.samples->asked_ns / 1e9);
+        warn_thinned(e);
         e->res.start_mono_ns = e->t0;
         e->res.stop_mono_ns = e->t_stop;
         if (copied && !e->res.warning[0])
             snprintf(e->res.warning, sizeof(e->res.warning),
                      "-Z: MSG_ZEROCOPY to a local receiver is copied by the kernel; "
                      "switched to sendfile()");
-        set_send_method(e);
-        set_recv_method(e);
+        engine_set_send_method(e);
+        engine_set_recv_method(e);
         e->res.valid = true;
         e->finished = true;
     }

@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static double rate(uint64_t bytes, double s) { return s > 0 ? (double)bytes * 8.0 / s : 0.0; }
@@ -45,7 +46,7 @@ void result_json_add_interval(cJSON *o, const struct run_result *r, const struct
     cJSON_AddNumberToObject(o, "throughput_bps", rate(bytes, len));
     cJSON_AddNumberToObject(o, "sent_bytes", (double)iv->sent_bytes);
     cJSON_AddNumberToObject(o, "received_bytes", (double)iv->recv_bytes);
-    cJSON_AddNumberToObject(o, "retransmits", iv->retrans);
+    cJSON_AddNumberToObject(o, "retransmits", (double)result_interval_retrans(iv));
     if (params_is_transactional(&r->params)) {
         cJSON_AddNumberToObject(o, "transactions", (double)iv->txns);
         cJSON_AddNumberToObject(o, "transactions_per_s", len > 0 ? iv->txns / len : 0);
@@ -60,7 +61,8 @@ void result_json_add_interval(cJSON *o, const struct run_result *r, const struct
             cJSON_AddNumberToObject(f, "id", i);
             cJSON_AddNumberToObject(f, "bytes", (double)iv->flows[i].bytes);
             cJSON_AddNumberToObject(f, "throughput_bps", rate(iv->flows[i].bytes, len));
-            cJSON_AddNumberToObject(f, "retransmits", iv->flows[i].retrans);
+            cJSON_AddNumberToObject(f, "retransmits",
+                                    (double)result_interval_flow_retrans(&r->params, iv, i));
             cJSON_AddNumberToObject(f, "rtt_us", iv->flows[i].rtt_us);
             cJSON_AddNumberToObject(f, "cwnd", iv->flows[i].cwnd);
             cJSON_AddItemToArray(fa, f);
@@ -267,6 +269,8 @@ cJSON *result_json_run(const struct run_result *r)
         cJSON_AddItemToArray(warn, cJSON_CreateString(r->remote.warning));
     if (r->note[0])
         cJSON_AddItemToArray(warn, cJSON_CreateString(r->note));
+    for (uint32_t i = 0; i < r->nwarnings && i < RESULT_MAX_WARNINGS; i++)
+        cJSON_AddItemToArray(warn, cJSON_CreateString(r->warnings[i]));
     cJSON_AddStringToObject(o, "ended_by", r->ended_by);
     cJSON_AddBoolToObject(o, "partial", r->partial);
     if (r->error[0])

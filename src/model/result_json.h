@@ -35,6 +35,14 @@ cJSON *result_json_side(const struct side_result *s);
 int result_json_side_parse(const cJSON *o, uint32_t expect_flows, uint32_t max_intervals,
                            uint32_t max_ticks, struct side_result *out, char *err, size_t errlen);
 
+/* Adds to o an interval this end measured, as the server streams it during the run when the
+ * client asks (the "interval" message's members; docs/protocol.md). */
+void result_json_add_peer_interval(cJSON *o, const struct side_result *s,
+                                   const struct interval *iv);
+/* Reads one: every number checked (index up to max_index, flow ids below nflows, each once).
+ * 0, or -EINVAL/-ENOMEM with out empty. */
+int result_json_peer_interval_parse(const cJSON *o, uint32_t nflows, uint32_t max_index,
+                                    struct peer_interval *out);
 /* A host snapshot in an object: o[key] the settings (hostsnap_to_json), or o[key_declined]
  * true when a daemon was told not to send them (serve --no-host-snapshot), or o[key_omitted]
  * (a one-line reason) when their text would pass RESULT_JSON_HOST_WIRE_MAX; nothing when hs is
