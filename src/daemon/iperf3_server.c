@@ -525,6 +525,19 @@ static uint64_t run_limit_ns(const struct i3s *ss)
     return max ? max : PARAMS_MAX_DURATION_NS + ss->ip.p.omit_ns + I3S_WATCHDOG_NS;
 }
 
+/* An iperf3 client sends TEST_END when its last -n/-k write is in its own socket buffer,
+ * not at our end: up to a buffer of it is still on the way. Our receivers read on until the
+ * whole transfer is in (at most 2 s), or the read shutdown would cut it short. */
+static void await_transfer(struct i3s *ss)
+{
+    const struct params *p = &ss->ip.p;
+    uint64_t want = p->udp || p->dir == PARAMS_DIR_REVERSE ? 0 : params_limit_units(p, NULL);
+    uint64_t until = clock_mono_ns() + 2000000000ULL;
+
+    while (want && engine_bytes_received(ss->e) < want && clock_mono_ns() < until)
+        poll(NULL, 0, 2);
+}
+
 static void run_and_report(struct i3s *ss)
 {
     struct engine_hooks h = {
@@ -555,6 +568,8 @@ static void run_and_report(struct i3s *ss)
         iperf3_proto_server_running_step(st) == 1)
         why = ENGINE_END_WATCH;
     engine_stop(ss->e);
+    if (why == ENGINE_END_WATCH)
+        await_transfer(ss);
     /* iperf3 clients keep their streams open until the end: our receivers take what has
      * arrived, then end (a read shutdown makes the socket report end-of-file once empty) */
     for (uint32_t i = 0; !ss->ip.p.udp && i < ss->nflows; i++)
