@@ -52,6 +52,8 @@ for end in "$NS_S veth-s $SRV_ADDR" "$NS_C veth-c $CLI_ADDR"; do
     ip netns exec "$ns" tc qdisc add dev "$dev" root tbf rate ${RATE_MBIT}mbit burst 16kb \
         limit 250000 2>"$T/tc.err" || skip "cannot add a tbf qdisc: $(cat "$T/tc.err")"
 done
+wait_link_up "$NS_S" veth-s || fail "veth-s did not come up"
+wait_link_up "$NS_C" veth-c || fail "veth-c did not come up"
 shape() { # RATE_MBIT LIMIT_BYTES BURST
     ip netns exec "$NS_S" tc qdisc change dev veth-s root tbf rate "$1mbit" burst "$3" limit "$2"
     ip netns exec "$NS_C" tc qdisc change dev veth-c root tbf rate "$1mbit" burst "$3" limit "$2"
