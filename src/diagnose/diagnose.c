@@ -104,6 +104,15 @@ bool diag_path_queue(const struct diagnose_sample *s, const struct diagnose_verd
     return diag_has_strong_queue(s, v) && !diag_cpu_delay(s);
 }
 
+/* The receiver's window, at the round trip measured, allows hardly more than what moved, and TCP
+ * counted part of its busy time as window limited: the window decides the rate. A sender whose
+ * CPU ran full behind a window of a few kB is one: the window makes every segment small. */
+bool diag_window_caps(const struct diagnose_sample *s, const struct diagnose_verdict *v)
+{
+    return v->window_bps > 0 && s->throughput_bps > 0 && v->f_rwnd >= DIAG_PARTLY &&
+           v->window_bps < DIAG_WND_CAPS * s->throughput_bps;
+}
+
 bool diag_is_bbr(const struct diagnose_sample *s) { return !strncmp(s->cc, "bbr", 3); }
 
 bool diag_sender_waited(const struct diagnose_sample *s)

@@ -81,7 +81,7 @@ bool diag_rule_sender_app(const struct diagnose_sample *s, struct diagnose_verdi
     const struct diagnose_end *e = &s->snd;
     char a[32], t[200];
 
-    if (!e->known || e->wait >= DIAG_APP_WAIT)
+    if (!e->known || e->wait >= DIAG_APP_WAIT || diag_window_caps(s, v))
         return false;
     if (e->thread_known && thread_load(e) >= DIAG_THREAD_FULL) {
         sender_cpu(s, v);

@@ -31,6 +31,7 @@ bool diag_end_starved(const struct diagnose_end *e);
 bool diag_cpu_delay(const struct diagnose_sample *s);
 /* a strong queue that no CPU delay explains: the path's */
 bool diag_path_queue(const struct diagnose_sample *s, const struct diagnose_verdict *v);
+bool diag_window_caps(const struct diagnose_sample *s, const struct diagnose_verdict *v);
 bool diag_is_bbr(const struct diagnose_sample *s);
 bool diag_sender_waited(const struct diagnose_sample *s); /* >= DIAG_NET_WAIT, or unknown */
 bool diag_probes_flat(const struct diagnose_sample *s);

@@ -154,6 +154,8 @@ static bool window_full(const struct diagnose_sample *s, const struct diagnose_v
     double per_flow = s->throughput_bps / (s->flows ? s->flows : 1);
     double win_rate = s->srtt_us > 0 ? (double)s->snd_wnd * 8 / (s->srtt_us / 1e6) : 0;
 
+    if (diag_window_caps(s, v))
+        return true;
     if (v->window_use >= 0)
         return v->window_use >= DIAG_WND_FULL;
     /* no interval samples: TCP's own count, with a window that ends near what moved */
@@ -180,6 +182,12 @@ bool diag_rule_rwnd(const struct diagnose_sample *s, struct diagnose_verdict *v)
     diag_evidence(v, "that window allows %s at srtt %s over %u flow(s); measured %s",
                   diag_rate(v->window_bps, a), diag_usec(v->srtt_us, b), s->flows,
                   diag_rate(s->throughput_bps, c));
+    if (diag_window_caps(s, v) && s->snd.thread_known && s->snd.run >= DIAG_THREAD_WANTS)
+        diag_evidence(v,
+                      "the sending thread was on a CPU %.0f%% of the time: behind a window this "
+                      "small every segment is small, and each costs the sender as much as a full "
+                      "one",
+                      100 * s->snd.run);
     if (s->rcv.buf) {
         diag_evidence(v,
                       "the receiver's socket buffer grew to %s (SO_RCVBUF): %.0f%% of it "
@@ -196,10 +204,10 @@ bool diag_rule_rwnd(const struct diagnose_sample *s, struct diagnose_verdict *v)
                       diag_usec(v->queue_us, a),
                       100 * (s->rcv.runq > s->snd.runq ? s->rcv.runq : s->snd.runq));
     else
-        diag_evidence(v,
-                      "srtt - min_rtt = %s, less than a quarter of the round trip: no standing "
-                      "queue, the path had room",
-                      diag_usec(v->queue_us, a));
+        diag_evidence(v, "srtt - min_rtt = %s, %s: no standing queue, the path had room",
+                      diag_usec(v->queue_us, a),
+                      v->queue_us < DIAG_QUEUE_MIN_US ? "under 500 us"
+                                                      : "less than a quarter of the round trip");
     diag_evidence(v, "TCP counted %.0f%% of its busy time as receive-window limited",
                   100 * v->f_rwnd);
     if (v->bdp_bytes > 0)

@@ -247,6 +247,32 @@ static void test_sender_cpu(void **state)
     assert_string_equal(v.title, "application limited (sender)");
 }
 
+/* A window of a few kB on a path of microseconds: the sending thread runs full (every segment is
+ * small), but the window allows about what moved, so the window is the verdict, not the CPU;
+ * with a window of megabytes the same CPU figures are the sender's CPU. */
+static void test_tiny_window_cpu(void **state)
+{
+    struct diagnose_sample s = veth_bbr_tinywnd;
+    struct diagnose_verdict v;
+    (void)state;
+
+    v = judge(&s);
+    assert_int_equal(v.id, DIAG_RWND_LIMITED);
+    assert_true(v.window_bps < DIAG_WND_CAPS * s.throughput_bps);
+    assert_evidence(v, "against the receiver's window of 5.89 kB");
+    assert_evidence(v, "the sending thread was on a CPU 82% of the time");
+    assert_evidence(v, "srtt - min_rtt = 32.2 us, under 500 us: no standing queue");
+    assert_contains(v.advice, "net.ipv4.tcp_rmem");
+    assert_contains(v.tune, "netrig tune --apply --rate 10G --rtt 1ms");
+    /* TCP never saw the window limit it: the CPU */
+    s.rwnd_us = 0;
+    assert_id(s, DIAG_TX_CPU_LIMITED);
+    /* a window of 4 MB at the same round trip allows far more than moved: the CPU */
+    s = veth_bbr_tinywnd;
+    s.snd_wnd = s.wnd_mean = 4194304;
+    assert_id(s, DIAG_TX_CPU_LIMITED);
+}
+
 static void test_paced(void **state)
 {
     struct diagnose_sample s = r40_bbr_paced;
@@ -451,6 +477,7 @@ int main(void)
         cmocka_unit_test(test_loss),
         cmocka_unit_test(test_queue_before_loss),
         cmocka_unit_test(test_sender_cpu),
+        cmocka_unit_test(test_tiny_window_cpu),
         cmocka_unit_test(test_paced),
         cmocka_unit_test(test_receiver_cpu),
         cmocka_unit_test(test_probe_flows),
