@@ -35,7 +35,9 @@ struct engine {
     uint64_t *prev; /* per-flow bytes at the previous interval */
     uint32_t *prev_retrans;
     uint64_t *prev_txns, *prev_lat, *base_txns, *base_timeouts;
+    uint64_t *prev_wire; /* per-flow bytes on the wire, both ways, at the previous interval */
     uint64_t prev_t;
+    struct engine_limits lim;
     struct cpu_sys_snap cpu_start, cpu_meas, cpu_prev;
     struct tcpinfo *base_ti; /* per-flow TCP_INFO at the end of omit (retransmits etc.) */
     struct cpu_thread_snap thr_meas, thr_prev;
@@ -46,38 +48,86 @@ struct engine {
 
 static uint32_t min_u32(uint32_t a, uint32_t b) { return a < b ? a : b; }
 
+/* What the engine keeps per flow besides struct flow: its result, the interval and omit
+ * baselines (engine_create's per-flow arrays) and the TCP_INFO of the omit's end. */
+#define ENGINE_PER_FLOW                                                                            \
+    (sizeof(struct side_flow) + sizeof(struct tcpinfo) + 8 * sizeof(uint64_t) + sizeof(uint32_t))
+/* What a thread costs beyond its buffer: the stack it touches, the kernel's share. */
+#define ENGINE_PER_THREAD (128 * 1024)
+
+void engine_plan(const struct flow_kind *kind, const struct params *p, bool is_client,
+                 struct engine_plan *out)
+{
+    uint32_t want = is_client ? p->threads : (p->server_threads ? p->server_threads : p->threads);
+    uint64_t total_ns = p->duration_ns + p->omit_ns, cells;
+    struct flow_needs fn = {0};
+    uint64_t per_worker;
+
+    memset(out, 0, sizeof(*out));
+    /* a flow per worker (e.g. a listener each), or -P (x2 bidir) flows on at most as many
+     * threads */
+    out->nworkers = kind->flow_per_worker ? want : min_u32(want, params_total_flows(p));
+    out->nflows = kind->flow_per_worker ? out->nworkers : params_total_flows(p);
+    out->cap_intervals =
+        p->interval_ns ? (uint32_t)fmin((double)(total_ns / p->interval_ns) + 4, 1e7) : 1;
+    if (kind->needs) {
+        kind->needs(p, is_client, &fn);
+        out->buflen = fn.buf > WORKER_RECV_CHUNK ? fn.buf : WORKER_RECV_CHUNK;
+    } else {
+        out->buflen = worker_default_buflen(p);
+    }
+    cells = (uint64_t)out->nflows * out->cap_intervals;
+    per_worker = sizeof(struct worker) + out->buflen + ENGINE_PER_THREAD +
+                 (kind->transactional ? sizeof(struct histo) : 0) +
+                 (p->zerocopy ? out->buflen : 0) + /* the memory file sendfile() reads */
+                 sizeof(struct flow *) * (out->nflows / out->nworkers + 1);
+    out->bytes = sizeof(struct engine) + (uint64_t)out->nworkers * (per_worker + sizeof(pid_t)) +
+                 (uint64_t)out->nflows * (sizeof(struct flow) + fn.state + ENGINE_PER_FLOW) +
+                 (uint64_t)out->cap_intervals * sizeof(struct interval) +
+                 (cells <= RESULT_MAX_INTERVAL_CELLS ? cells * sizeof(struct interval_flow) : 0) +
+                 (kind->transactional && is_client ? sizeof(struct histo) : 0);
+    out->fds = out->nflows * (1 + fn.fds) + out->nworkers * (2 + (p->zerocopy ? 1 : 0));
+}
+
+static int alloc_per_flow(struct engine *e, uint32_t cap_iv)
+{
+    uint32_t n = e->nflows;
+
+    e->flows = calloc(n, sizeof(*e->flows));
+    e->workers = calloc(e->nworkers, sizeof(*e->workers));
+    e->tids = calloc(e->nworkers, sizeof(*e->tids));
+    e->base = calloc(n, sizeof(*e->base));
+    e->prev = calloc(n, sizeof(*e->prev));
+    e->prev_retrans = calloc(n, sizeof(*e->prev_retrans));
+    e->prev_txns = calloc(n, sizeof(*e->prev_txns));
+    e->prev_lat = calloc(n, sizeof(*e->prev_lat));
+    e->base_txns = calloc(n, sizeof(*e->base_txns));
+    e->base_ti = calloc(n, sizeof(*e->base_ti));
+    e->base_timeouts = calloc(n, sizeof(*e->base_timeouts));
+    e->prev_wire = calloc(n, sizeof(*e->prev_wire));
+    if (!e->flows || !e->workers || !e->tids || !e->base || !e->prev || !e->prev_retrans ||
+        !e->prev_txns || !e->prev_lat || !e->base_txns || !e->base_ti || !e->base_timeouts ||
+        !e->prev_wire || result_side_init(&e->res, n, cap_iv))
+        return -ENOMEM;
+    return 0;
+}
+
 struct engine *engine_create(const struct flow_kind *kind, const struct params *p, bool is_client,
                              const struct cpulist *cpus, char *err, size_t errlen)
 {
     struct engine *e = calloc(1, sizeof(*e));
-    uint32_t want = is_client ? p->threads : (p->server_threads ? p->server_threads : p->threads);
-    uint64_t total_ns = p->duration_ns + p->omit_ns;
-    uint32_t cap_iv = p->interval_ns ? (uint32_t)fmin(total_ns / p->interval_ns + 4, 1e7) : 1;
+    struct engine_plan plan;
 
     if (!e)
         goto nomem;
+    engine_plan(kind, p, is_client, &plan);
     e->kind = kind;
     e->p = *p;
     e->is_client = is_client;
-    /* a flow per worker (e.g. a listener each), or -P (x2 bidir) flows on at most as many
-     * threads */
-    e->nworkers = kind->flow_per_worker ? want : min_u32(want, params_total_flows(p));
-    e->nflows = kind->flow_per_worker ? e->nworkers : params_total_flows(p);
+    e->nworkers = plan.nworkers;
+    e->nflows = plan.nflows;
     e->clk_tck = sysconf(_SC_CLK_TCK);
-    e->flows = calloc(e->nflows, sizeof(*e->flows));
-    e->workers = calloc(e->nworkers, sizeof(*e->workers));
-    e->tids = calloc(e->nworkers, sizeof(*e->tids));
-    e->base = calloc(e->nflows, sizeof(*e->base));
-    e->prev = calloc(e->nflows, sizeof(*e->prev));
-    e->prev_retrans = calloc(e->nflows, sizeof(*e->prev_retrans));
-    e->prev_txns = calloc(e->nflows, sizeof(*e->prev_txns));
-    e->prev_lat = calloc(e->nflows, sizeof(*e->prev_lat));
-    e->base_txns = calloc(e->nflows, sizeof(*e->base_txns));
-    e->base_ti = calloc(e->nflows, sizeof(*e->base_ti));
-    e->base_timeouts = calloc(e->nflows, sizeof(*e->base_timeouts));
-    if (!e->flows || !e->workers || !e->tids || !e->base || !e->prev || !e->prev_retrans ||
-        !e->prev_txns || !e->prev_lat || !e->base_txns || !e->base_ti || !e->base_timeouts ||
-        result_side_init(&e->res, e->nflows, cap_iv))
+    if (alloc_per_flow(e, plan.cap_intervals))
         goto nomem;
     for (uint32_t w = 0; w < e->nworkers; w++)
         e->workers[w].epfd = e->workers[w].stopfd = e->workers[w].memfd = -1;
@@ -90,7 +140,8 @@ struct engine *engine_create(const struct flow_kind *kind, const struct params *
         int cpu = cpus && cpus->n ? cpus->cpu[w % (uint32_t)cpus->n] : -1;
         /* flows go round-robin, so a worker owns ceil(nflows / nworkers) at most */
         uint32_t cap = (e->nflows + e->nworkers - 1) / e->nworkers;
-        if (worker_init(&e->workers[w], w, cpu, &e->p, cap, ENGINE_DRAIN_NS, kind->transactional)) {
+        if (worker_init(&e->workers[w], w, cpu, &e->p, cap, plan.buflen, ENGINE_DRAIN_NS,
+                        kind->transactional)) {
             snprintf(err, errlen,
                      "cannot set up worker thread %u: out of memory or file descriptors", w);
             engine_destroy(e);
@@ -195,6 +246,19 @@ static void mark_measure_start(struct engine *e, uint64_t now)
     cpu_sample_threads(e->tids, (int)e->nworkers, &e->thr_meas);
 }
 
+void engine_set_limits(struct engine *e, const struct engine_limits *l) { e->lim = *l; }
+
+/* Each worker its share of the rate, by the flows it runs, and the hard deadline. */
+static void apply_limits(struct engine *e)
+{
+    for (uint32_t w = 0; w < e->nworkers; w++) {
+        struct worker *wk = &e->workers[w];
+        atomic_store(&wk->hard_at, e->lim.hard_ns ? e->t0 + e->lim.hard_ns : 0);
+        worker_set_rate(
+            wk, e->lim.rate_bps ? (uint64_t)((double)e->lim.rate_bps * wk->nflows / e->nflows) : 0);
+    }
+}
+
 int engine_start(struct engine *e, char *err, size_t errlen)
 {
     if (!engine_complete(e)) {
@@ -207,6 +271,7 @@ int engine_start(struct engine *e, char *err, size_t errlen)
     /* without warm-up, measuring starts before the first byte moves (all counters are 0) */
     if (e->p.omit_ns == 0)
         mark_measure_start(e, e->t0);
+    apply_limits(e);
     for (uint32_t w = 0; w < e->nworkers; w++) {
         int rc = worker_start(&e->workers[w]);
         if (rc) {
@@ -229,6 +294,20 @@ int engine_start(struct engine *e, char *err, size_t errlen)
     }
     cpu_sample_threads(e->tids, (int)e->nworkers, &e->thr_prev);
     return 0;
+}
+
+/* What flow i moved on the wire, both ways, since the previous interval: from TCP_INFO for a
+ * connection (the kernel's bytes acked and received, not what sits in our socket buffer),
+ * else what the flow wrote and read. */
+static uint64_t wire_delta(struct engine *e, uint32_t i, const struct tcpinfo *ti, uint64_t bytes)
+{
+    uint64_t now = ti->valid
+                       ? ti->bytes_acked + ti->bytes_received
+                       : bytes + atomic_load_explicit(&e->flows[i].sent, memory_order_relaxed);
+    uint64_t d = now > e->prev_wire[i] ? now - e->prev_wire[i] : 0;
+
+    e->prev_wire[i] = now;
+    return d;
 }
 
 /* Returns the interval hook's verdict: non-zero ends the run. */
@@ -268,6 +347,7 @@ static int sample_interval(struct engine *e, uint64_t now, bool omitted,
             iv->sent_bytes += b - e->prev[i];
         else
             iv->recv_bytes += b - e->prev[i];
+        iv->wire_bytes += wire_delta(e, i, &ti, b);
         iv->retrans += dre;
         if (iv->flows) {
             iv->flows[i].bytes = b - e->prev[i];
@@ -329,9 +409,11 @@ enum engine_end engine_run(struct engine *e, const struct engine_hooks *h)
     uint64_t iv_ns = e->p.interval_ns;
     uint64_t omit_end = e->t0 + e->p.omit_ns;
     uint64_t end = h->run_ns ? e->t0 + h->run_ns : 0;
+    uint64_t hard = e->lim.hard_ns ? e->t0 + e->lim.hard_ns : 0;
     uint64_t next_iv = iv_ns ? e->t0 + iv_ns : 0;
     enum engine_end why;
 
+    end = min_deadline(end, hard);
     for (;;) {
         uint64_t now = clock_mono_ns(), wake;
         struct pollfd pfd = {.fd = h->watch_fd, .events = POLLIN};
@@ -419,6 +501,16 @@ void engine_stop(struct engine *e)
     e->t_stop = clock_mono_ns();
     for (uint32_t w = 0; w < e->nworkers; w++)
         worker_stop(&e->workers[w]);
+}
+
+void engine_kill(struct engine *e)
+{
+    if (!e->started)
+        return;
+    if (!e->t_stop)
+        e->t_stop = clock_mono_ns();
+    for (uint32_t w = 0; w < e->nworkers; w++)
+        worker_kill(&e->workers[w]);
 }
 
 void engine_finish(struct engine *e, struct side_result *out)
@@ -530,5 +622,6 @@ void engine_destroy(struct engine *e)
     free(e->base_txns);
     free(e->base_ti);
     free(e->base_timeouts);
+    free(e->prev_wire);
     free(e);
 }

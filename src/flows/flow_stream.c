@@ -42,6 +42,15 @@ int flow_stream_init(struct flow *f, const struct params *p, bool is_client)
     return 0;
 }
 
+void flow_stream_needs(const struct params *p, bool is_client, struct flow_needs *out)
+{
+    bool sends = is_client ? p->dir != PARAMS_DIR_REVERSE : p->dir != PARAMS_DIR_FORWARD;
+
+    /* a sender writes -l bytes at a time; receivers read the default chunk */
+    *out =
+        (struct flow_needs){.buf = sends ? p->write_size : 0, .state = sizeof(struct stream_state)};
+}
+
 bool flow_stream_may_run_alone(const struct params *p, bool is_client)
 {
     (void)p;
@@ -106,6 +115,8 @@ static int stream_send(struct worker *w, struct flow *f, uint32_t events)
         ssize_t n = tx_one(w, f, tx);
         if (n > 0) {
             moved += (uint64_t)n;
+            if (worker_gate_take(w, (uint64_t)n))
+                break; /* over the rate: the worker waits before its next event */
             continue;
         }
         if (n < 0 && (errno == EAGAIN || errno == EINTR))
@@ -132,6 +143,8 @@ static int stream_recv(struct worker *w, struct flow *f, uint32_t events)
         ssize_t n = recv(f->fd, w->buf, w->buflen, MSG_DONTWAIT);
         if (n > 0) {
             moved += (uint64_t)n;
+            if (worker_gate_take(w, (uint64_t)n))
+                break;
             continue;
         }
         if (n < 0 && (errno == EAGAIN || errno == EINTR))
@@ -163,7 +176,9 @@ static int stream_recv_stop(struct worker *w, struct flow *f)
     return 0; /* read on until the sender's FIN */
 }
 
-/* Blocking calls wake up this often to look at the stop flag. */
+/* Blocking calls return at least this often: the loops look at the stop request, the drain
+ * time and the hard deadline after every call, whatever the peer sends (a peer trickling a
+ * byte at a time keeps a call from ever timing out). A kill (worker_kill) wakes them at once. */
 static void set_timeouts(int fd)
 {
     struct timeval tv = {.tv_sec = 0, .tv_usec = 100000};
@@ -182,8 +197,16 @@ static void stream_send_alone(struct worker *w, struct flow *f)
     while (!worker_stop_requested(w)) {
         ssize_t n = tx == FLOW_TX_SENDFILE ? sendfile(f->fd, w->memfd, &(off_t){0}, w->send_len)
                                            : send(f->fd, w->buf, w->send_len, MSG_NOSIGNAL);
+        if (worker_past_deadline(w)) {
+            if (n > 0)
+                flow_add(&f->bytes, (uint64_t)n);
+            worker_flow_kill(w, f);
+            return;
+        }
         if (n > 0) {
             flow_add(&f->bytes, (uint64_t)n);
+            if (worker_gate_take(w, (uint64_t)n))
+                worker_gate_wait(w);
             continue;
         }
         if (n < 0 && (errno == EAGAIN || errno == EINTR))
@@ -196,7 +219,8 @@ static void stream_send_alone(struct worker *w, struct flow *f)
     stream_send_stop(w, f);
 }
 
-/* One receiver on its own thread: blocking reads until EOF (or the drain time after stop). */
+/* One receiver on its own thread: blocking reads until EOF, the drain time after stop, or the
+ * hard deadline. */
 static void stream_recv_alone(struct worker *w, struct flow *f)
 {
     uint64_t deadline = 0;
@@ -204,22 +228,27 @@ static void stream_recv_alone(struct worker *w, struct flow *f)
     set_timeouts(f->fd);
     for (;;) {
         ssize_t n = recv(f->fd, w->buf, w->buflen, 0);
+        uint64_t now = worker_now(w);
+
         if (n > 0) {
             flow_add(&f->bytes, (uint64_t)n);
-            atomic_store_explicit(&f->last_ns, worker_now(w), memory_order_relaxed);
-            continue;
+            atomic_store_explicit(&f->last_ns, now, memory_order_relaxed);
+        } else if (n == 0 || (errno != EAGAIN && errno != EINTR)) {
+            worker_flow_finish(w, f, n < 0 ? errno : 0);
+            return;
         }
-        if (n < 0 && (errno == EAGAIN || errno == EINTR)) {
-            if (!deadline && worker_stop_requested(w))
-                deadline = worker_now(w) + w->drain_ns;
-            if (deadline && worker_now(w) >= deadline) {
-                worker_flow_finish(w, f, ETIMEDOUT);
-                return;
-            }
-            continue;
+        if (worker_past_deadline(w)) {
+            worker_flow_kill(w, f);
+            return;
         }
-        worker_flow_finish(w, f, n < 0 ? errno : 0);
-        return;
+        if (!deadline && worker_stop_requested(w))
+            deadline = now + w->drain_ns;
+        if (deadline && now >= deadline) {
+            worker_flow_finish(w, f, ETIMEDOUT);
+            return;
+        }
+        if (n > 0 && worker_gate_take(w, (uint64_t)n))
+            worker_gate_wait(w);
     }
 }
 
