@@ -3,12 +3,15 @@
 #define NETRIG_LOG_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 enum log_level { LOG_LVL_ERR, LOG_LVL_WARN, LOG_LVL_INFO, LOG_LVL_DBG };
 
 /* Called once at start-up, before any thread exists. */
 void log_setup(const char *prog, bool use_syslog, enum log_level max_level);
 void log_msg(enum log_level lvl, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* in with its control characters written as \n, \r, \t or \xNN (cut to fit outlen). */
+void log_escape(const char *in, char *out, size_t outlen);
 /* Re-open the syslog connection (after SIGHUP). */
 void log_reopen(void);
 
