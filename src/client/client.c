@@ -34,6 +34,7 @@ struct client_ctx {
     int ctl;
     char failure[256];
     cJSON *early_result; /* the server ended the test itself (shutting down) */
+    uint64_t t_start;    /* CLOCK_MONOTONIC when our engine started */
 };
 
 int client_view_interval(void *ctx, const struct side_result *s, const struct interval *iv)
@@ -117,12 +118,15 @@ static int expect_auth(int ctl, const char *want, int timeout_ms, const struct r
             timeout_ms = CLIENT_QUEUE_WAIT_MS;
             continue;
         }
-        if (!strcmp(ctl_type(m), "error"))
+        rc = -EPROTO;
+        if (!strcmp(ctl_type(m), "error")) {
             snprintf(err, errlen, "server refused the test: %s", msg_text(m));
-        else
+            rc = -EREMOTEIO; /* a netrig server answered, and said no */
+        } else {
             snprintf(err, errlen, "server sent '%s' where '%s' was expected", ctl_type(m), want);
+        }
         cJSON_Delete(m);
-        return -EPROTO;
+        return rc;
     }
 }
 
@@ -330,6 +334,21 @@ static uint32_t max_intervals(const struct params *p)
     return (uint32_t)(total / iv + 8);
 }
 
+/* How long the server may take to answer "stop", by our own clock: a server receiving our TCP
+ * stream drains it until our FIN, at most until CTL_END_GRACE_NS past the scheduled end (it
+ * shuts everything down then); any other test it answers at once (its UDP receivers listen
+ * 0.3 s more). Then --timeout for the reply itself. A stalled server costs no more. */
+static int result_wait_ms(const struct client_ctx *c)
+{
+    const struct params *p = &c->o->p;
+    bool drains = p->test == PARAMS_TEST_STREAM && !p->udp && p->dir != PARAMS_DIR_REVERSE;
+    uint64_t now = clock_mono_ns(),
+             end = c->t_start + p->duration_ns + p->omit_ns + CTL_END_GRACE_NS;
+    uint64_t drain = !drains ? 300000000ULL : end > now ? end - now : 0;
+
+    return c->o->timeout_ms + (int)(drain / 1000000);
+}
+
 /* Ends the run: tell the server, stop our side, collect the server's side. */
 static void conclude(struct client_ctx *c, struct engine *e, bool ctl_ok)
 {
@@ -353,9 +372,8 @@ static void conclude(struct client_ctx *c, struct engine *e, bool ctl_ok)
         }
         return;
     }
-    /* the server may drain its receivers for up to ENGINE_DRAIN_NS before it answers */
-    if ((!m && expect(c->ctl, "result", c->o->timeout_ms + ENGINE_DRAIN_NS / 1000000,
-                      &c->o->observer, &m, err, sizeof(err))) ||
+    if ((!m &&
+         expect(c->ctl, "result", result_wait_ms(c), &c->o->observer, &m, err, sizeof(err))) ||
         result_json_side_parse(cJSON_GetObjectItemCaseSensitive(m, "side"),
                                server_flow_count(&c->o->p), max_intervals(&c->o->p), &c->r->remote,
                                err, sizeof(err))) {
@@ -603,6 +621,10 @@ int client_go(struct client_session *s, volatile sig_atomic_t *stop, uint64_t st
     if (start_at_ns)
         wait_until(start_at_ns, stop);
     s->r->start_unix_ns = clock_real_ns();
+    s->c.t_start = clock_mono_ns();
+    /* our receivers wait for the server's end no longer than it may take to come */
+    engine_set_limits(s->e, &(struct engine_limits){.hard_ns = s->o.p.duration_ns + s->o.p.omit_ns +
+                                                               CTL_END_GRACE_NS + 1000000000ULL});
     if (!rc)
         rc = engine_start(s->e, err, errlen);
     if (rc) {
