@@ -28,7 +28,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#define SESSION_WATCHDOG_NS       (30ULL * 1000000000ULL) /* past duration + omit */
+#define SESSION_GRACE_NS          CTL_END_GRACE_NS /* past duration + omit: the hard end */
 #define SESSION_EXCLUSIVE_WAIT_MS (10 * 60 * 1000)
 
 struct session {
@@ -40,8 +40,9 @@ struct session {
     int *side_fds; /* UDP sockets / crr listeners not yet handed to the engine */
     uint32_t n_side_fds;
     struct engine *e;
-    char user[AUTH_NAME_MAX]; /* from the hello, checked when the server has --auth-file */
-    uint64_t flow_rate_bps;   /* --max-rate: each flow's share, 0 = unlimited */
+    char user[AUTH_NAME_MAX];  /* from the hello, checked when the server has --auth-file */
+    uint64_t flow_rate_bps;    /* --max-rate: each flow's share, 0 = unlimited */
+    struct policy_meter meter; /* --max-rate, on the wire */
 };
 
 /* --metrics: where events are counted (NULL: not counted) */
@@ -158,12 +159,35 @@ static int take_slot(struct session *ss)
                       running, al->max_tests);
     if (rc)
         return -EBUSY;
-    if (!ss->t.conf->exclusive || ss->p.test != PARAMS_TEST_STREAM) /* throughput tests queue */
+    if (!ss->t.conf->exclusive) /* every kind of test queues for the host */
         return 0;
     if (served_exclusive(&ss->t, SESSION_EXCLUSIVE_WAIT_MS, tell_queued, ss)) {
         served_refuse(&ss->t, how(METRICS_REFUSED_BUSY, "busy"),
                       "waited too long for an exclusive slot");
         return -EBUSY;
+    }
+    return 0;
+}
+
+/* The server's side shaped to this machine, charged, then built. */
+static int build_engine(struct session *ss, const struct cpulist *cpus)
+{
+    const struct flow_kind *kind = flow_kind_for(&ss->p, false);
+    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+    uint32_t asked = policy_server_threads(&ss->p, ncpu > 0 ? (uint32_t)ncpu : 0);
+    char err[512];
+
+    if (asked)
+        LOG_INFO("client %s: %u server threads asked, %u used (at most the flows and the CPUs)",
+                 ss->t.who, asked, ss->p.server_threads);
+    if (served_charge(&ss->t, kind, &ss->p, err, sizeof(err))) {
+        served_refuse(&ss->t, how(METRICS_REFUSED_LIMIT, "limit"), "%s", err);
+        return -ENOMEM;
+    }
+    ss->e = engine_create(kind, &ss->p, false, cpus, err, sizeof(err));
+    if (!ss->e) {
+        served_refuse(&ss->t, how(SERVED_UNCOUNTED, "server_error"), "%s", err);
+        return -ENOMEM;
     }
     return 0;
 }
@@ -193,13 +217,8 @@ static int admission(struct session *ss)
         return -EINVAL;
     }
     if (note[0])
-        LOG_INFO("test %.8s: %s", ss->idhex, note);
-    ss->e = engine_create(flow_kind_for(&ss->p, false), &ss->p, false, &cpus, err, sizeof(err));
-    if (!ss->e) {
-        served_refuse(&ss->t, how(SERVED_UNCOUNTED, "server_error"), "%s", err);
-        return -ENOMEM;
-    }
-    return 0;
+        LOG_INFO("client %s: %s", ss->t.who, note);
+    return build_engine(ss, &cpus);
 }
 
 /* UDP tests get one socket per flow, crr tests one listener per worker; their ports go in
@@ -282,8 +301,9 @@ static int gather_flows(struct session *ss)
     char err[256];
 
     if (ss->p.udp) {
-        int rc = dataconn_udp_gather(ss->t.ctl, ss->side_fds, ss->n_side_fds, ss->id, ss->e,
-                                     timeout_ms(ss), err, sizeof(err));
+        int rc =
+            dataconn_udp_gather(ss->t.ctl, (const struct sockaddr *)&ss->t.peer, ss->side_fds,
+                                ss->n_side_fds, ss->id, ss->e, timeout_ms(ss), err, sizeof(err));
         if (rc)
             served_refuse(&ss->t, how(SERVED_SETUP_ERROR, "timeout"), "%s", err);
         served_unregister(&ss->t);
@@ -339,16 +359,25 @@ static void start_at(const cJSON *at)
     }
 }
 
-/* After "ready" the client may probe our clock ("time") before it says "start". */
+/* After "ready" the client may probe our clock ("time") before it says "start": each message
+ * within --timeout, the whole stage within two (a client cannot hold its admission by probing
+ * slowly). */
 static int expect_start(struct session *ss)
 {
+    uint64_t end = clock_mono_ns() + 2ULL * (uint64_t)timeout_ms(ss) * 1000000ULL;
     cJSON *m = ctl_msg_new("ready");
     char err[256];
     int rc = ctl_send(ss->t.ctl, m, timeout_ms(ss));
 
     cJSON_Delete(m);
     for (int probes = 0; !rc; probes++) {
-        rc = ctl_recv(ss->t.ctl, CTL_MAX_REQUEST, timeout_ms(ss), &m, err, sizeof(err));
+        uint64_t now = clock_mono_ns();
+        int wait = now >= end ? 0 : (int)((end - now) / 1000000) + 1;
+
+        rc = wait > 0
+                 ? ctl_recv(ss->t.ctl, CTL_MAX_REQUEST,
+                            wait < timeout_ms(ss) ? wait : timeout_ms(ss), &m, err, sizeof(err))
+                 : -ETIMEDOUT;
         if (rc)
             break;
         if (!strcmp(ctl_type(m), "start")) {
@@ -366,6 +395,7 @@ static int expect_start(struct session *ss)
         rc = ctl_send(ss->t.ctl, m, timeout_ms(ss));
         cJSON_Delete(m);
     }
+    LOG_WARN("client %s: no start within %d ms of ready", ss->t.who, 2 * timeout_ms(ss));
     metrics_control_error(mx(ss), METRICS_STAGE_SETUP); /* the client never said start */
     return rc;
 }
@@ -389,20 +419,21 @@ static int on_watch(void *arg)
     return -1;
 }
 
-/* --max-rate: a client that ignores its pacing is stopped. */
+/* --max-rate: the bytes the kernel moved, once a second; a client that ignores its pacing
+ * (or a flood the gate cannot hold back, UDP) is stopped. */
 static int on_interval(void *arg, const struct side_result *s, const struct interval *iv)
 {
     struct session *ss = arg;
-    uint64_t limit = ss->t.conf->limits.max_rate_bps;
+    char lim[32], got[32];
+    double bps;
 
     (void)s;
-    if (iv->omitted || !policy_rate_exceeded(limit, iv))
+    if (!policy_meter_add(&ss->meter, iv, &bps))
         return 0;
-    char lim[32];
-
-    units_format_rate((double)limit, lim, sizeof(lim));
+    units_format_rate((double)ss->meter.limit_bps, lim, sizeof(lim));
+    units_format_rate(bps, got, sizeof(got));
     served_stop(&ss->t, how(SERVED_UNCOUNTED, "limit"),
-                "test exceeded this server's --max-rate of %s", lim);
+                "test moved %s over a second, above this server's --max-rate of %s", got, lim);
     return 1;
 }
 
@@ -419,22 +450,39 @@ static void save_history(struct session *ss, const struct side_result *side)
         LOG_INFO("test %.8s saved as run %lld", ss->idhex, (long long)id);
 }
 
-static void run_and_report(struct session *ss)
+/* Every flow ended before the client said stop: a client that finished sends its "stop"
+ * right after closing its flows, so wait for it (bounded) before calling the client gone. */
+static enum engine_end await_stop(struct session *ss)
+{
+    struct pollfd pf = {.fd = ss->t.ctl, .events = POLLIN};
+    int r;
+
+    if (poll(&pf, 1, (int)(SESSION_GRACE_NS / 1000000)) <= 0)
+        return ENGINE_END_FLOWS;
+    r = on_watch(ss);
+    return r > 0 ? ENGINE_END_WATCH : r < 0 ? ENGINE_END_ERROR : ENGINE_END_FLOWS;
+}
+
+/* The run, whatever the client does: it ends at the latest SESSION_GRACE_NS past duration and
+ * omit, every data socket then shut down both ways (the engine's hard deadline, set at start);
+ * a broken limit or a vanished client ends it at once, without draining. */
+static enum engine_end run(struct session *ss)
 {
     struct engine_hooks h = {
-        .run_ns = ss->p.duration_ns + ss->p.omit_ns + SESSION_WATCHDOG_NS,
+        .run_ns = ss->p.duration_ns + ss->p.omit_ns + SESSION_GRACE_NS,
         .watch_fd = ss->t.ctl,
         .on_watch = on_watch,
-        .on_interval = ss->t.conf->limits.max_rate_bps ? on_interval : NULL,
+        .on_interval = ss->meter.limit_bps ? on_interval : NULL,
         .stop_flag = ss->t.conf->stop,
         .ctx = ss,
     };
     enum engine_end why = engine_run(ss->e, &h);
-    struct side_result side;
     cJSON *m;
-    char rate[32];
-    double bytes = 0, secs = 0;
 
+    if (why == ENGINE_END_LIMIT || why == ENGINE_END_ERROR)
+        engine_kill(ss->e);
+    else if (why == ENGINE_END_FLOWS)
+        why = await_stop(ss);
     if (why == ENGINE_END_SIGNAL) {
         /* tell the client now, so its senders stop and ours can drain at once */
         m = ctl_msg_new("ending");
@@ -442,33 +490,64 @@ static void run_and_report(struct session *ss)
         ctl_send(ss->t.ctl, m, timeout_ms(ss));
         cJSON_Delete(m);
     }
+    return why;
+}
+
+static const char *end_text(enum engine_end why)
+{
+    switch (why) {
+    case ENGINE_END_WATCH: return "complete";
+    case ENGINE_END_LIMIT: return "stopped: over --max-rate";
+    case ENGINE_END_SIGNAL: return "server shutting down";
+    case ENGINE_END_TIME: return "ended by the server: the client never said stop";
+    case ENGINE_END_FLOWS: return "every flow ended, and the client never said stop";
+    default: return "client gone";
+    }
+}
+
+static void log_done(const struct session *ss, const struct side_result *side, enum engine_end why)
+{
+    char rate[32];
+    double bytes = 0, secs = 0;
+    uint64_t txns = 0;
+
+    for (uint32_t i = 0; i < side->nflows; i++) {
+        bytes += (double)side->flows[i].bytes;
+        txns += side->flows[i].txns;
+        if (side->flows[i].seconds > secs)
+            secs = side->flows[i].seconds;
+    }
+    if (params_is_transactional(&ss->p))
+        snprintf(rate, sizeof(rate), "%llu transactions", (unsigned long long)txns);
+    else
+        units_format_rate(secs > 0 ? bytes * 8 / secs : 0, rate, sizeof(rate));
+    LOG_INFO("test %.8s from %s done: %s (%s)", ss->idhex, ss->t.who, rate, end_text(why));
+}
+
+/* Once the run is over its sockets are closed and its admission given back at once (the
+ * client may start its next test as soon as it has these results); the memory stays charged
+ * until the results are sent; the history is written last. */
+static void run_and_report(struct session *ss)
+{
+    enum engine_end why = run(ss);
+    struct side_result side;
+    cJSON *m;
+
     engine_finish(ss->e, &side);
+    engine_destroy(ss->e);
+    ss->e = NULL;
+    served_release_slot(&ss->t);
     metrics_test_done(mx(ss), &ss->p, (struct sockaddr *)&ss->t.peer, &side,
                       why == ENGINE_END_WATCH);
-    for (uint32_t i = 0; i < side.nflows; i++) {
-        bytes += (double)side.flows[i].bytes;
-        if (side.flows[i].seconds > secs)
-            secs = side.flows[i].seconds;
-    }
-    if (params_is_transactional(&ss->p)) {
-        uint64_t txns = 0;
-        for (uint32_t i = 0; i < side.nflows; i++)
-            txns += side.flows[i].txns;
-        snprintf(rate, sizeof(rate), "%llu transactions", (unsigned long long)txns);
-    } else {
-        units_format_rate(secs > 0 ? bytes * 8 / secs : 0, rate, sizeof(rate));
-    }
-    LOG_INFO("test %.8s from %s done: %s (%s)", ss->idhex, ss->t.who, rate,
-             why == ENGINE_END_WATCH    ? "complete"
-             : why == ENGINE_END_LIMIT  ? "stopped: over --max-rate"
-             : why == ENGINE_END_SIGNAL ? "server shutting down"
-             : why == ENGINE_END_TIME   ? "watchdog: client never said stop"
-                                        : "client gone");
+    log_done(ss, &side, why);
     if (why != ENGINE_END_ERROR && why != ENGINE_END_LIMIT) {
         m = ctl_msg_new("result");
         cJSON_AddItemToObject(m, "side", result_json_side(&side));
         ctl_send(ss->t.ctl, m, timeout_ms(ss));
         cJSON_Delete(m);
+    }
+    served_release(&ss->t);
+    if (why != ENGINE_END_ERROR && why != ENGINE_END_LIMIT) {
         /* wait (bounded) for the client to read and hang up */
         struct pollfd pf = {.fd = ss->t.ctl, .events = POLLIN};
         poll(&pf, 1, timeout_ms(ss));
@@ -500,6 +579,11 @@ static void *session_main(void *arg)
     LOG_INFO("test %.8s from %s: %s%s, %u flow(s) %s, %.4gs", ss->idhex, ss->t.who,
              params_test_name(ss->p.test), ss->p.udp ? " udp" : "", ss->p.flows,
              params_dir_name(ss->p.dir), ss->p.duration_ns / 1e9);
+    ss->meter.limit_bps = ss->t.conf->limits.max_rate_bps;
+    engine_set_limits(ss->e, &(struct engine_limits){
+                                 .hard_ns = ss->p.duration_ns + ss->p.omit_ns + SESSION_GRACE_NS,
+                                 .rate_bps = ss->meter.limit_bps,
+                             });
     if (engine_start(ss->e, err, sizeof(err))) {
         served_refuse(&ss->t, how(SERVED_UNCOUNTED, "server_error"), "%s", err);
         goto done;
