@@ -366,7 +366,7 @@ static int expect_start(struct session *ss)
 {
     uint64_t end = clock_mono_ns() + 2ULL * (uint64_t)timeout_ms(ss) * 1000000ULL;
     cJSON *m = ctl_msg_new("ready");
-    char err[256];
+    char err[256] = "";
     int rc = ctl_send(ss->t.ctl, m, timeout_ms(ss));
 
     cJSON_Delete(m);
@@ -395,7 +395,11 @@ static int expect_start(struct session *ss)
         rc = ctl_send(ss->t.ctl, m, timeout_ms(ss));
         cJSON_Delete(m);
     }
-    LOG_WARN("client %s: no start within %d ms of ready", ss->t.who, 2 * timeout_ms(ss));
+    if (rc == -ETIMEDOUT)
+        LOG_WARN("client %s: no start in time after ready (%d ms for each message, %d in all)",
+                 ss->t.who, timeout_ms(ss), 2 * timeout_ms(ss));
+    else
+        LOG_WARN("client %s: %s", ss->t.who, err[0] ? err : strerror(-rc));
     metrics_control_error(mx(ss), METRICS_STAGE_SETUP); /* the client never said start */
     return rc;
 }
@@ -433,7 +437,7 @@ static int on_interval(void *arg, const struct side_result *s, const struct inte
     units_format_rate((double)ss->meter.limit_bps, lim, sizeof(lim));
     units_format_rate(bps, got, sizeof(got));
     served_stop(&ss->t, how(SERVED_UNCOUNTED, "limit"),
-                "test moved %s over a second, above this server's --max-rate of %s", got, lim);
+                "test moved %s, above this server's --max-rate of %s", got, lim);
     return 1;
 }
 
