@@ -382,7 +382,7 @@ static int on_interval(void *arg, const struct side_result *s, const struct inte
     if (!policy_meter_add(&ss->meter, iv, &bps))
         return 0;
     served_stop(&ss->t, (struct served_refusal){.count = I3S_LIMIT, .i3_code = IPERF3_IETOTALRATE},
-                "over --max-rate: %.4g Mbit/s over a second", bps / 1e6);
+                "over --max-rate: %.4g Mbit/s", bps / 1e6);
     return 1;
 }
 

@@ -88,21 +88,31 @@ uint64_t policy_result_bytes(uint32_t nflows, uint32_t nintervals)
 
 bool policy_meter_add(struct policy_meter *m, const struct interval *iv, double *bps)
 {
-    double len;
+    double cap, len;
 
     if (!m->limit_bps)
         return false;
-    if (m->end_s <= m->start_s)
-        m->start_s = iv->start_s;
-    m->end_s = iv->end_s;
-    m->bytes += iv->wire_bytes;
-    len = m->end_s - m->start_s;
-    if (len < 0.999)
+    cap = (double)m->limit_bps / 8.0 + POLICY_METER_SLACK;
+    if (!m->started) {
+        m->started = true;
+        m->tokens = cap;
+        m->last_s = iv->start_s;
+    }
+    len = iv->end_s - m->last_s;
+    if (len < 0)
+        len = 0;
+    m->last_s = iv->end_s;
+    m->tokens += len * 1.1 * (double)m->limit_bps / 8.0 - (double)iv->wire_bytes;
+    m->window_s += len;
+    m->window_bytes += (double)iv->wire_bytes;
+    if (m->tokens >= cap) { /* full again: the rate named in a refusal starts here */
+        m->tokens = cap;
+        m->window_s = m->window_bytes = 0;
+    }
+    if (m->tokens >= 0)
         return false;
-    *bps = (double)m->bytes * 8.0 / len;
-    m->start_s = m->end_s;
-    m->bytes = 0;
-    return *bps > 1.1 * (double)m->limit_bps;
+    *bps = m->window_s > 0 ? m->window_bytes * 8.0 / m->window_s : 0;
+    return true;
 }
 
 int policy_authenticate(int ctl, const struct auth *a, const char *user, int timeout_ms, char *err,

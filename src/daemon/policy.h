@@ -7,6 +7,7 @@
 #ifndef NETRIG_POLICY_H
 #define NETRIG_POLICY_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -43,14 +44,20 @@ uint64_t policy_result_bytes(uint32_t nflows, uint32_t nintervals);
 
 /* --max-rate, measured on the wire: intervals are summed until they span a second, then the
  * rate over that window is compared with the limit (10 % slack). */
+/* --max-rate on the wire: a token bucket filled at the limit plus 10 % (the measurement's
+ * tolerance), one second of the limit deep plus POLICY_METER_SLACK (a TCP connection's start
+ * and the socket buffers' fill come in a burst the pacing cannot smooth). A test at the limit
+ * never empties it; one over it by more than 10 % empties it within seconds, a flood within its
+ * first interval. */
+#define POLICY_METER_SLACK (1024.0 * 1024.0) /* bytes */
 struct policy_meter {
     uint64_t limit_bps;
-    double start_s, end_s; /* the window so far */
-    uint64_t bytes;
+    bool started;
+    double last_s; /* end of the last interval added */
+    double tokens; /* bytes the test may still move at once */
+    double window_s, window_bytes;
 };
 
-/* Adds an interval (its wire_bytes, omit included). True when a window of at least a second
- * moved more than the limit allows; *bps is that window's rate. */
 bool policy_meter_add(struct policy_meter *m, const struct interval *iv, double *bps);
 
 #endif
