@@ -84,5 +84,13 @@ for f in $(printf '%s\n' "${files[@]}" | grep '^src/[a-z_]*/'); do
     done < <(grep -n '#include "' "$f")
 done
 
-[ "$fail" -eq 0 ] && echo "checksrc: ${#files[@]} files: format, banned functions, sizes, layers ok"
+# the map stays current: docs/architecture.md names every module under its folder's heading
+for f in src/*/*.c; do
+    d=$(basename "$(dirname "$f")")
+    awk -v h="### \`$d/\`" -v m="| \`$(basename "$f")\` |" \
+        'index($0, h) == 1 {s = 1; next} /^### / {s = 0} s && index($0, m) == 1 {f = 1} END {exit !f}' \
+        docs/architecture.md || bad "$f: not in docs/architecture.md under $d/ (the map of modules)"
+done
+
+[ "$fail" -eq 0 ] && echo "checksrc: ${#files[@]} files: format, banned functions, sizes, layers, map ok"
 exit "$fail"

@@ -96,9 +96,12 @@ static void describe_iface(struct audit_ctx *ctx, struct audit_iface *ifc, bool 
     ifc->audited = false;
     if (type == ARPHRD_LOOPBACK_TYPE || !strcmp(ifc->name, "lo"))
         AUDIT_SET(ifc->skip_reason, "loopback: there is no NIC to tune");
-    else if (!has_dev)
-        AUDIT_SET(ifc->skip_reason, "virtual interface (no device behind it: bridge, veth, "
-                                    "bond, tunnel, ifb, ...): tune the physical NIC under it");
+    else if (!has_dev && !named)
+        AUDIT_SET(ifc->skip_reason,
+                  "virtual interface (no device behind it: bridge, veth, "
+                  "bond, tunnel, ifb, ...): tune the physical NIC under it, "
+                  "or pass -I %s to audit it anyway",
+                  ifc->name);
     else if (!named && strcmp(state, "up") && strcmp(state, "unknown"))
         AUDIT_SET(ifc->skip_reason, "not up (operstate '%s'): pass -I %s to audit it anyway",
                   state[0] ? state : "unreadable", ifc->name);

@@ -3,6 +3,8 @@
  * against the target rate x RTT (BDP) and profile. */
 #include "audit_sysctl.h"
 
+#include "audit_bufcap.h"
+
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
@@ -72,16 +74,6 @@ static void target_text(const struct audit_target *t, char *buf, size_t len)
     audit_fmt_rate(t->rate_bps, rate, sizeof(rate));
     audit_fmt_time(t->rtt_s, rtt, sizeof(rtt));
     snprintf(buf, len, "BDP %s at %s x %s", bdp, rate, rtt);
-}
-
-uint64_t audit_sysctl_buffer_for(double bdp_bytes)
-{
-    double need = 2 * bdp_bytes;
-    uint64_t v = 4ULL << 20;
-
-    while ((double)v < need && v < (1ULL << 31))
-        v <<= 1;
-    return v > INT_MAX ? INT_MAX : v;
 }
 
 /* --- kernel TCP --------------------------------------------------------------------------- */
@@ -523,60 +515,119 @@ void audit_sysctl_tcp(struct audit_ctx *ctx)
 
 /* --- socket buffers ----------------------------------------------------------------------- */
 
-/* tcp_rmem / tcp_wmem: the autotuning maximum against 2 x BDP. */
+/* "43.7-81.3 Mbit/s", "819 kbit/s-1.52 Mbit/s" or one value when lo == hi */
+static void fmt_range(double lo, double hi, void (*fmt)(double, char *, size_t), char *buf,
+                      size_t len)
+{
+    char a[32], b[32];
+    const char *ua, *ub;
+
+    fmt(lo, a, sizeof(a));
+    fmt(hi, b, sizeof(b));
+    if (!strcmp(a, b)) {
+        snprintf(buf, len, "%s", a);
+        return;
+    }
+    ua = strchr(a, ' ');
+    ub = strchr(b, ' ');
+    if (ua && ub && !strcmp(ua, ub))
+        snprintf(buf, len, "%.*s-%s", (int)(ua - a), a, b);
+    else
+        snprintf(buf, len, "%s-%s", a, b);
+}
+
+/* The buffer model for a side, with this host's kernel and tcp_adv_win_scale. */
+static void bufcap(struct audit_ctx *ctx, enum audit_bufcap_side side, struct audit_bufcap *m)
+{
+    const struct audit_host *h = audit_get_host(ctx);
+    char buf[64];
+    int64_t v;
+    int aws = AUDIT_BUFCAP_AWS_UNKNOWN;
+
+    if (side == AUDIT_BUFCAP_RECEIVE &&
+        audit_read(ctx, "/proc/sys/net/ipv4/tcp_adv_win_scale", buf, sizeof(buf)) > 0 &&
+        !audit_parse_i64(buf, &v) && v >= -31 && v <= 31)
+        aws = (int)v;
+    audit_bufcap_model(side, h->kmajor, h->kminor, aws, m);
+}
+
+/* "a window of 219-406 kB (why), which caps one flow at 43.7-81.3 Mbit/s" (or "... kB in
+ * flight") for a buffer of buf bytes (the kernel's own size, after any doubling). */
+static void cap_text(const struct audit_bufcap *m, enum audit_bufcap_side side, double buf,
+                     double rtt_s, const char *who, char *out, size_t len)
+{
+    char bytes[48], rate[48];
+    double lo, hi;
+
+    fmt_range(buf * m->lo, buf * m->hi, audit_fmt_bytes, bytes, sizeof(bytes));
+    audit_bufcap_rate(m, buf, rtt_s, &lo, &hi);
+    fmt_range(lo, hi, audit_fmt_rate, rate, sizeof(rate));
+    snprintf(out, len, "%s%s%s (%s), which caps %s at %s",
+             side == AUDIT_BUFCAP_RECEIVE ? "a window of " : "", bytes,
+             side == AUDIT_BUFCAP_RECEIVE ? "" : " in flight", m->basis, who, rate);
+}
+
+/* tcp_rmem / tcp_wmem: the window (or the data in flight) the autotuning maximum allows,
+ * skb overhead counted, against the BDP. */
 static void check_tcp_mem_max(struct audit_ctx *ctx, const char *id, const char *path,
-                              const char *name)
+                              const char *name, enum audit_bufcap_side side)
 {
     const struct audit_target *t = audit_get_target(ctx);
-    uint64_t v[3], rec = audit_sysctl_buffer_for(t->bdp_bytes);
-    char tgt[96], have[32], cap[32], need[32], value[96];
+    struct audit_bufcap m;
+    uint64_t v[3], rec;
+    char tgt[96], have[32], cap[320], atrec[32], value[96];
     enum audit_status st;
     struct audit_finding *f;
 
     if (!knob_u64s(ctx, id, AUDIT_G_BUFFERS, path, v, 3))
         return;
-    st = (double)v[2] >= 2 * t->bdp_bytes ? AUDIT_OK
-         : (double)v[2] >= t->bdp_bytes   ? AUDIT_WARN
-                                          : AUDIT_BAD;
+    bufcap(ctx, side, &m);
+    rec = audit_bufcap_size_for(&m, t->bdp_bytes);
+    st = (double)v[2] * m.lo >= t->bdp_bytes   ? AUDIT_OK
+         : (double)v[2] * m.hi >= t->bdp_bytes ? AUDIT_WARN
+                                               : AUDIT_BAD;
     f = add_sysctl(ctx, id, AUDIT_G_BUFFERS, st, audit_kernel_at_least(ctx, 4, 15));
     target_text(t, tgt, sizeof(tgt));
     audit_fmt_bytes((double)v[2], have, sizeof(have));
-    audit_fmt_bytes(2 * t->bdp_bytes, need, sizeof(need));
-    audit_fmt_rate((double)v[2] * 8 / t->rtt_s, cap, sizeof(cap));
+    cap_text(&m, side, (double)v[2], t->rtt_s, "one flow", cap, sizeof(cap));
     AUDIT_SET(f->current, "%llu", (unsigned long long)v[2]);
     AUDIT_SET(f->recommended, "%llu", (unsigned long long)(st == AUDIT_OK ? v[2] : rec));
     if (st == AUDIT_OK) {
-        AUDIT_SET(f->reason, "%s; %s max %s covers 2 x BDP = %s", tgt, name, have, need);
+        AUDIT_SET(f->reason, "%s; %s max %s gives %s: enough", tgt, name, have, cap);
         return;
     }
-    AUDIT_SET(f->reason,
-              "%s; %s max %s caps one flow at %s; autotuning needs >= 2 x BDP = %s "
-              "(skb overhead)%s",
-              tgt, name, have, cap, need,
-              (double)rec < 2 * t->bdp_bytes ? "; more than the kernel allows: use parallel flows"
-                                             : "");
+    audit_fmt_bytes((double)rec * m.lo, atrec, sizeof(atrec));
+    AUDIT_SET(f->reason, "%s; %s max %s gives %s; %llu gives %s%s%s%s", tgt, name, have, cap,
+              (unsigned long long)rec, side == AUDIT_BUFCAP_RECEIVE ? "a window of " : "", atrec,
+              side == AUDIT_BUFCAP_RECEIVE ? " or more" : " or more in flight",
+              (double)rec * m.lo < t->bdp_bytes ? ", less than the BDP: use parallel flows"
+                                                : ", more than the BDP");
     snprintf(value, sizeof(value), "%llu %llu %llu", (unsigned long long)v[0],
              (unsigned long long)v[1], (unsigned long long)rec);
     audit_fix_sysctl(f, name, value);
 }
 
-/* rmem_max / wmem_max: what an explicit SO_RCVBUF / SO_SNDBUF may reach. */
+/* rmem_max / wmem_max: what an explicit SO_RCVBUF / SO_SNDBUF may reach (the kernel doubles
+ * the request, then the same model as above). */
 static void check_core_max(struct audit_ctx *ctx, const char *id, const char *path,
-                           const char *name, const char *opt)
+                           const char *name, const char *opt, enum audit_bufcap_side side)
 {
     const struct audit_target *t = audit_get_target(ctx);
-    uint64_t v, rec = audit_sysctl_buffer_for(t->bdp_bytes);
-    char tgt[96], got[32], cap[32], value[32];
+    struct audit_bufcap m;
+    uint64_t v, rec;
+    char tgt[96], got[32], cap[320], value[32];
     bool ok;
     struct audit_finding *f;
 
     if (!knob_u64s(ctx, id, AUDIT_G_BUFFERS, path, &v, 1))
         return;
-    ok = (double)v >= t->bdp_bytes;
+    bufcap(ctx, side, &m);
+    rec = audit_bufcap_size_for(&m, t->bdp_bytes);
+    ok = 2.0 * (double)v * m.lo >= t->bdp_bytes;
     f = add_sysctl(ctx, id, AUDIT_G_BUFFERS, ok ? AUDIT_OK : AUDIT_BAD, false);
     target_text(t, tgt, sizeof(tgt));
     audit_fmt_bytes(2.0 * (double)v, got, sizeof(got));
-    audit_fmt_rate(2.0 * (double)v * 8 / t->rtt_s, cap, sizeof(cap));
+    cap_text(&m, side, 2.0 * (double)v, t->rtt_s, "that flow", cap, sizeof(cap));
     AUDIT_SET(f->current, "%llu", (unsigned long long)v);
     AUDIT_SET(f->recommended, "%llu", (unsigned long long)(ok ? v : rec));
     if (ok) {
@@ -587,8 +638,8 @@ static void check_core_max(struct audit_ctx *ctx, const char *id, const char *pa
         return;
     }
     AUDIT_SET(f->reason,
-              "%s; an app that sets %s (iperf -w) gets at most 2 x %llu = %s, "
-              "which caps that flow at %s (autotuned sockets are not limited by it)",
+              "%s; an app that sets %s (iperf -w) gets at most 2 x %llu = %s: %s "
+              "(autotuned sockets are not limited by it)",
               tgt, opt, (unsigned long long)v, got, cap);
     snprintf(value, sizeof(value), "%llu", (unsigned long long)rec);
     audit_fix_sysctl(f, name, value);
@@ -687,13 +738,13 @@ static void check_tcp_mem(struct audit_ctx *ctx)
 void audit_sysctl_buffers(struct audit_ctx *ctx)
 {
     check_tcp_mem_max(ctx, "sysctl.tcp_rmem_max", "/proc/sys/net/ipv4/tcp_rmem",
-                      "net.ipv4.tcp_rmem");
+                      "net.ipv4.tcp_rmem", AUDIT_BUFCAP_RECEIVE);
     check_tcp_mem_max(ctx, "sysctl.tcp_wmem_max", "/proc/sys/net/ipv4/tcp_wmem",
-                      "net.ipv4.tcp_wmem");
+                      "net.ipv4.tcp_wmem", AUDIT_BUFCAP_SEND);
     check_core_max(ctx, "sysctl.rmem_max", "/proc/sys/net/core/rmem_max", "net.core.rmem_max",
-                   "SO_RCVBUF");
+                   "SO_RCVBUF", AUDIT_BUFCAP_RECEIVE);
     check_core_max(ctx, "sysctl.wmem_max", "/proc/sys/net/core/wmem_max", "net.core.wmem_max",
-                   "SO_SNDBUF");
+                   "SO_SNDBUF", AUDIT_BUFCAP_SEND);
     check_optmem(ctx);
     check_tcp_mem(ctx);
 }

@@ -13,8 +13,7 @@ void audit_sysctl_tcp(struct audit_ctx *ctx);
 /* Socket buffers group: tcp_rmem/tcp_wmem max, rmem_max/wmem_max, optmem_max, tcp_mem. */
 void audit_sysctl_buffers(struct audit_ctx *ctx);
 
-/* The buffer size netrig recommends for a BDP: the smallest power-of-two MiB >= 2 x BDP
- * (at least 4 MiB), capped at INT_MAX, the largest value the kernel accepts. */
-uint64_t audit_sysctl_buffer_for(double bdp_bytes);
+/* The buffer sizes it recommends come from audit_bufcap.h: they cover the BDP with the
+ * kernel's skb overhead counted. */
 
 #endif

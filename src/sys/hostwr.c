@@ -4,6 +4,7 @@
 
 #include "hostfs.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -187,6 +188,35 @@ int hostwr_replace(const char *sysroot, const char *path, const char *content, m
         return rc;
     }
     return hostwr_sync_dir(sysroot, dir);
+}
+
+int hostwr_remove_temps(const char *sysroot, const char *path)
+{
+    char full[PATH_MAX], dir[PATH_MAX];
+    const char *base;
+    size_t blen;
+    struct dirent *de;
+    DIR *d;
+    int rc = hostfs_path(sysroot, path, full, sizeof(full)), removed = 0;
+
+    if (rc || (rc = dir_of(full, dir, sizeof(dir))))
+        return rc;
+    base = strrchr(full, '/') ? strrchr(full, '/') + 1 : full;
+    blen = strlen(base);
+    if (!(d = opendir(dir)))
+        return errno == ENOENT ? 0 : -errno;
+    while ((de = readdir(d)) != NULL) {
+        const char *tail = de->d_name + blen;
+        if (strncmp(de->d_name, base, blen) || strncmp(tail, ".netrig-", 8) || !tail[8] ||
+            strspn(tail + 8, "0123456789") != strlen(tail + 8))
+            continue;
+        if (!unlinkat(dirfd(d), de->d_name, 0))
+            removed++;
+    }
+    closedir(d);
+    if (removed)
+        hostwr_sync_dir(NULL, dir);
+    return removed;
 }
 
 int hostwr_remove(const char *sysroot, const char *path)

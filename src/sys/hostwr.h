@@ -31,6 +31,11 @@ int hostwr_mkdirs(const char *sysroot, const char *dir, mode_t mode);
  * fsync, rename, fsync of the directory. The directory must exist. */
 int hostwr_replace(const char *sysroot, const char *path, const char *content, mode_t mode);
 
+/* Removes the temporary files hostwr_replace leaves when it is killed between creating and
+ * renaming one: "NAME.netrig-PID" next to sysroot/path, for any PID. Returns how many were
+ * removed, or a negative errno when the directory cannot be read (absent: 0). */
+int hostwr_remove_temps(const char *sysroot, const char *path);
+
 /* Removes sysroot/path and fsyncs its directory; 0 also when it was already absent. */
 int hostwr_remove(const char *sysroot, const char *path);
 

@@ -4,11 +4,13 @@
 
 #include "hostfs.h"
 #include "hostwr.h"
+#include "tune_state.h"
 
 #include <errno.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -103,6 +105,36 @@ static void verify(const struct tune_plan *plan, const char *sysroot, const stru
     }
 }
 
+/* An MTU change was just written: the path must carry it, or the old MTU goes back at once
+ * (journaled as refused when it reads back as before: nothing to revert; as unverified
+ * otherwise, so --revert tries again). */
+static void mtu_check(const struct tune_apply_opts *o, const struct tune_change *c, const char *old,
+                      struct tune_done *d)
+{
+    char why[AUDIT_TEXT_LEN] = "no path-MTU probe was asked for", now[TUNE_VALUE_LEN];
+    int rc;
+
+    if (o->mtu_verify && !o->mtu_verify(o->mtu_arg, c, why, sizeof(why))) {
+        snprintf(d->note, sizeof(d->note), "%s", why);
+        return;
+    }
+    rc = tune_plan_write(o->sysroot, c->kind, c->path, old);
+    if (!rc && tune_plan_read(o->sysroot, c->kind, c->path, old, now, sizeof(now)) >= 0 &&
+        tune_plan_same_value(now, old)) {
+        snprintf(d->error, sizeof(d->error),
+                 "the path does not carry %s-byte packets: %s; put back %s", c->new_value, why,
+                 old);
+        snprintf(d->now, sizeof(d->now), "%s", now);
+        d->outcome = TUNE_O_REFUSED;
+        return;
+    }
+    snprintf(d->error, sizeof(d->error),
+             "the path does not carry %s-byte packets: %s; putting back %s failed (%s): run "
+             "netrig tune --revert",
+             c->new_value, why, old, rc ? strerror(-rc) : "it reads back otherwise");
+    d->outcome = TUNE_O_UNVERIFIED;
+}
+
 /* One change: 0 done (whatever the kernel said), -1 the journal could not be written. */
 static int apply_one(const struct tune_plan *plan, const struct tune_apply_opts *o,
                      struct tune_journal_writer *w, unsigned *seq, const struct tune_change *c,
@@ -123,10 +155,13 @@ static int apply_one(const struct tune_plan *plan, const struct tune_apply_opts 
         return -1;
     rc = tune_plan_write(o->sysroot, c->kind, c->path, c->new_value);
     verify(plan, o->sysroot, c, old, rc, d);
+    if (c->mtu && d->outcome == TUNE_O_APPLIED)
+        mtu_check(o, c, old, d);
     tune_plan_squash(old, a, sizeof(a));
     tune_plan_squash(d->now, b, sizeof(b));
     if (d->outcome == TUNE_O_APPLIED)
-        line(o->progress, "applied", "%s: %s -> %s", c->name, a, b);
+        line(o->progress, "applied", "%s: %s -> %s%s%s%s", c->name, a, b, d->note[0] ? " (" : "",
+             d->note, d->note[0] ? ")" : "");
     else
         line(o->progress, d->outcome == TUNE_O_REFUSED ? "refused" : "unverified", "%s: %s",
              c->name, d->error);
@@ -215,6 +250,24 @@ static void count(struct tune_apply_result *res, enum tune_outcome o)
         res->unverified++;
     else if (o == TUNE_O_BLOCKED)
         res->blocked++;
+    else if (o == TUNE_O_HELD)
+        res->held++;
+}
+
+/* Marks what is not attempted (blocked, held) and says so. */
+static void skip_unattempted(const struct tune_plan *plan, const struct tune_apply_opts *o,
+                             struct tune_apply_result *res)
+{
+    for (size_t i = 0; i < plan->nchanges; i++) {
+        const struct tune_change *c = &plan->changes[i];
+        struct tune_done *d = &res->done[i];
+        if (!c->blocked[0] && !c->held[0])
+            continue;
+        d->outcome = c->held[0] ? TUNE_O_HELD : TUNE_O_BLOCKED;
+        snprintf(d->error, sizeof(d->error), "%s", c->held[0] ? c->held : c->blocked);
+        line(o->progress, c->held[0] ? "held back" : "not here", "%s: %s", c->name, d->error);
+        count(res, d->outcome);
+    }
 }
 
 static int apply_all(const struct tune_plan *plan, const struct tune_apply_opts *o,
@@ -223,22 +276,19 @@ static int apply_all(const struct tune_plan *plan, const struct tune_apply_opts 
 {
     unsigned seq = 0, tried = 0;
 
-    for (size_t i = 0; i < plan->nchanges; i++) {
-        const struct tune_change *c = &plan->changes[i];
-        struct tune_done *d = &res->done[i];
-        if (c->blocked[0]) {
-            d->outcome = TUNE_O_BLOCKED;
-            snprintf(d->error, sizeof(d->error), "%s", c->blocked);
-            line(o->progress, "not here", "%s: %s", c->name, c->blocked);
-            count(res, d->outcome);
-            continue;
+    skip_unattempted(plan, o, res);
+    /* the safe changes first: if a disruptive one cuts the link, they are done and journaled */
+    for (int pass = 0; pass < 2; pass++)
+        for (size_t i = 0; i < plan->nchanges; i++) {
+            const struct tune_change *c = &plan->changes[i];
+            if (c->blocked[0] || c->held[0] || (c->risk == TUNE_RISK_SAFE) != (pass == 0))
+                continue;
+            if (tried++ && o->pause_ms)
+                sleep_ms(o->pause_ms);
+            if (apply_one(plan, o, w, &seq, c, &res->done[i], err, errlen))
+                return -1;
+            count(res, res->done[i].outcome);
         }
-        if (tried++ && o->pause_ms)
-            sleep_ms(o->pause_ms);
-        if (apply_one(plan, o, w, &seq, c, d, err, errlen))
-            return -1;
-        count(res, d->outcome);
-    }
     if (o->persist && persist(plan, o, w, &seq, res, err, errlen))
         return -1;
     return tune_journal_done(w, res->applied, res->refused, res->unverified, err, errlen);
@@ -262,20 +312,106 @@ int tune_apply_run(const struct tune_plan *plan, const struct tune_apply_opts *o
     for (size_t i = 0; i < plan->nchanges; i++)
         res->done[i].outcome = TUNE_O_NOT_RUN;
     for (size_t i = 0; i < plan->nchanges; i++)
-        h.planned += !plan->changes[i].blocked[0];
+        h.planned += !plan->changes[i].blocked[0] && !plan->changes[i].held[0];
     h.netns = plan->netns_child == 1 ? "child" : (plan->netns_child == 0 ? "host" : "unknown");
     lock = tune_journal_lock(o->state_dir, err, errlen);
     if (lock < 0)
         return -1;
-    if (tune_journal_create(o->state_dir, &h, &w, err, errlen)) {
+    if ((o->check && o->check(o->hook_arg, err, errlen)) ||
+        tune_journal_create(o->state_dir, &h, &w, err, errlen)) {
+        tune_journal_unlock(lock);
+        return -1;
+    }
+    if (o->started && o->started(o->hook_arg, w.path, &w, err, errlen)) {
+        tune_journal_close(&w);
+        unlink(w.path); /* only its header: nothing was changed */
         tune_journal_unlock(lock);
         return -1;
     }
     snprintf(res->journal, sizeof(res->journal), "%s", w.path);
+    if (o->banner)
+        say(o->progress, "%s\n", o->banner);
     say(o->progress, "journal %s\n", w.path);
     rc = apply_all(plan, o, &w, res, err, errlen);
     tune_journal_close(&w);
     tune_journal_unlock(lock);
+    return rc;
+}
+
+static bool same_root(const char *a, const char *b)
+{
+    char ra[PATH_MAX], rb[PATH_MAX];
+
+    a = a && *a ? a : NULL;
+    b = b && *b ? b : NULL;
+    if (!a || !b)
+        return !a && !b;
+    return realpath(a, ra) && realpath(b, rb) && !strcmp(ra, rb);
+}
+
+/* A plan of the values journal j applied (files aside), each marked applied in res. */
+static int plan_of_journal(const struct tune_journal *j, struct tune_plan *plan,
+                           struct tune_apply_result *res)
+{
+    memset(plan, 0, sizeof(*plan));
+    plan->changes = calloc(j->n + 1, sizeof(*plan->changes));
+    res->done = calloc(j->n + 1, sizeof(*res->done));
+    if (!plan->changes || !res->done)
+        return -1;
+    for (size_t i = 0; i < j->n; i++) {
+        const struct tune_journal_entry *e = &j->e[i];
+        struct tune_change *c = &plan->changes[plan->nchanges];
+        int k = tune_plan_kind_from_name(e->kind);
+        if (k < 0 || e->state != TUNE_J_APPLIED)
+            continue;
+        c->kind = (enum tune_kind)k;
+        snprintf(c->name, sizeof(c->name), "%s", e->name);
+        snprintf(c->path, sizeof(c->path), "%s", e->path);
+        snprintf(c->new_value, sizeof(c->new_value), "%s", e->new_value);
+        snprintf(c->finding, sizeof(c->finding), "%s", e->name);
+        res->done[plan->nchanges++].outcome = TUNE_O_APPLIED;
+    }
+    res->n = plan->nchanges;
+    return 0;
+}
+
+int tune_apply_persist_journal(const char *journal, const struct tune_apply_opts *o,
+                               struct tune_apply_result *res, char *err, size_t errlen)
+{
+    struct tune_journal j;
+    struct tune_journal_writer w = {.fd = -1};
+    struct tune_plan plan = {0};
+    unsigned seq;
+    int lock, rc = -1;
+
+    memset(res, 0, sizeof(*res));
+    snprintf(res->journal, sizeof(res->journal), "%s", journal);
+    if ((lock = tune_journal_lock(o->state_dir, err, errlen)) < 0)
+        return -1;
+    if (tune_journal_load(journal, &j, err, errlen)) {
+        tune_journal_unlock(lock);
+        return -1;
+    }
+    if (!same_root(j.sysroot, o->sysroot))
+        snprintf(err, errlen, "journal '%s' was applied to another --sysroot: nothing persisted",
+                 journal);
+    else if (!strcmp(j.netns, "child"))
+        snprintf(err, errlen,
+                 "journal '%s' was applied inside a network namespace: --persist would write "
+                 "the host's /etc with the namespace's values; nothing persisted",
+                 journal);
+    else if (j.reverts)
+        snprintf(err, errlen, "journal '%s' was reverted: nothing to persist", journal);
+    else if (plan_of_journal(&j, &plan, res))
+        snprintf(err, errlen, "out of memory: nothing persisted");
+    else if (!tune_journal_reopen(journal, &w, err, errlen)) {
+        seq = (unsigned)j.n;
+        rc = persist(&plan, o, &w, &seq, res, err, errlen);
+    }
+    tune_journal_close(&w);
+    tune_journal_unlock(lock);
+    tune_journal_free(&j);
+    free(plan.changes);
     return rc;
 }
 
@@ -288,17 +424,6 @@ void tune_apply_result_free(struct tune_apply_result *res)
 }
 
 /* ---- revert ------------------------------------------------------------------------------ */
-
-static bool same_root(const char *a, const char *b)
-{
-    char ra[PATH_MAX], rb[PATH_MAX];
-
-    a = a && *a ? a : NULL;
-    b = b && *b ? b : NULL;
-    if (!a || !b)
-        return !a && !b;
-    return realpath(a, ra) && realpath(b, rb) && !strcmp(ra, rb);
-}
 
 int tune_apply_pick_journal(const char *state_dir, const char *path, char *out, size_t len,
                             char *err, size_t errlen)
@@ -346,6 +471,7 @@ static void undo_one(const char *sysroot, const struct tune_journal_entry *e, st
         rc = e->old_value ? hostwr_replace(sysroot, e->path, e->old_value, 0644)
                           : hostwr_remove(sysroot, e->path);
         snprintf(u->to, sizeof(u->to), "%s", e->old_value ? "(previous content)" : "(removed)");
+        hostwr_remove_temps(sysroot, e->path); /* left by a kill during --persist */
         if (!rc) {
             int r = hostwr_slurp(sysroot, e->path, TUNE_FILE_MAX, &text);
             if (e->old_value ? (r || strcmp(text, e->old_value)) : r != -ENOENT)
@@ -402,31 +528,65 @@ static int revert_all(const struct tune_journal *j, const char *sysroot, FILE *p
     return tune_journal_revert_done(w, res->restored + res->skipped, res->failed, err, errlen);
 }
 
-int tune_apply_revert(const char *journal, const char *sysroot, const char *state_dir,
-                      FILE *progress, struct tune_revert_result *res, char *err, size_t errlen)
+int tune_apply_revert_opts(const char *journal, const char *sysroot, const char *state_dir,
+                           FILE *progress, const struct tune_revert_opts *ro,
+                           struct tune_revert_result *res, char *err, size_t errlen)
 {
     struct tune_journal j;
     struct tune_journal_writer w = {.fd = -1};
-    int lock = -1, rc = -1;
+    char jdir[PATH_MAX];
+    struct stat st;
+    bool exists;
+    int lock, rc = -1;
 
     memset(res, 0, sizeof(*res));
     snprintf(res->journal, sizeof(res->journal), "%s", journal);
-    if (tune_journal_load(journal, &j, err, errlen))
+    if (tune_state_dirname(journal, jdir, sizeof(jdir))) {
+        snprintf(err, errlen, "journal path '%s' is too long", journal);
         return -1;
+    }
+    if (tune_state_check_dir(jdir, false, NULL, err, errlen) ||
+        tune_state_check_dir(state_dir, false, &exists, err, errlen))
+        return -1;
+    if (lstat(journal, &st) && errno == ENOENT) {
+        snprintf(err, errlen,
+                 "journal '%s' does not exist: run 'netrig tune --list' to see the "
+                 "journals",
+                 journal);
+        return -1;
+    }
+    if (!exists) { /* the lock lives there: never create it just to revert */
+        snprintf(err, errlen,
+                 "the state directory '%s' does not exist: nothing was changed; pass the "
+                 "--state-dir the apply used",
+                 state_dir);
+        return -1;
+    }
+    /* the lock first, then the journal: what it says (confirmed, reverted) cannot change
+     * between reading it and acting on it */
+    if ((lock = tune_journal_lock_wait(state_dir, ro->lock_wait_ms, err, errlen)) < 0)
+        return -1;
+    if (tune_journal_load(journal, &j, err, errlen)) {
+        tune_journal_unlock(lock);
+        return -1;
+    }
     if (!same_root(j.sysroot, sysroot)) {
         snprintf(err, errlen,
                  "journal '%s' was applied to %s%s, not to %s%s: nothing was "
                  "changed; run the revert with the same --sysroot",
                  journal, j.sysroot[0] ? "--sysroot " : "this host", j.sysroot,
                  sysroot && *sysroot ? "--sysroot " : "this host", sysroot ? sysroot : "");
+    } else if (ro->unless_confirmed && j.confirmed) {
+        snprintf(err, errlen, "journal '%s' was confirmed (%s): nothing to revert", journal,
+                 j.confirmed_at);
+        rc = 2;
     } else if (j.reverted && !j.revert_failed) {
         snprintf(err, errlen, "journal '%s' was reverted already (%s): nothing to do", journal,
                  j.reverted_at);
     } else if (!(res->undo = calloc(j.n + 1, sizeof(*res->undo)))) {
         snprintf(err, errlen, "out of memory: nothing was changed");
-    } else if ((lock = tune_journal_lock(state_dir, err, errlen)) >= 0 &&
-               !tune_journal_reopen(journal, &w, err, errlen) &&
-               !tune_journal_revert_start(&w, err, errlen)) {
+    } else if (!tune_journal_reopen(journal, &w, err, errlen) &&
+               !tune_journal_revert_start(&w, ro->by, err, errlen)) {
         say(progress, "reverting %s (%zu changes, newest first)\n", journal, j.n);
         rc = revert_all(&j, sysroot, progress, &w, res, err, errlen);
         if (rc == 0 && res->failed)
@@ -435,9 +595,17 @@ int tune_apply_revert(const char *journal, const char *sysroot, const char *stat
     tune_journal_close(&w);
     tune_journal_unlock(lock);
     tune_journal_free(&j);
-    if (rc < 0)
+    if (rc < 0 || rc == 2)
         tune_apply_revert_free(res);
     return rc;
+}
+
+int tune_apply_revert(const char *journal, const char *sysroot, const char *state_dir,
+                      FILE *progress, struct tune_revert_result *res, char *err, size_t errlen)
+{
+    const struct tune_revert_opts ro = {0};
+
+    return tune_apply_revert_opts(journal, sysroot, state_dir, progress, &ro, res, err, errlen);
 }
 
 void tune_apply_revert_free(struct tune_revert_result *res)

@@ -3,6 +3,7 @@
 #include "tune_journal.h"
 
 #include "hostwr.h"
+#include "tune_state.h"
 
 #include <cjson/cJSON.h>
 #include <dirent.h>
@@ -90,16 +91,11 @@ int tune_journal_create(const char *dir, const struct tune_journal_header *h,
     struct tm tm;
     time_t t;
     cJSON *o;
-    int rc = hostwr_mkdirs(NULL, dir, 0700);
+    int rc;
 
     w->fd = -1;
-    if (rc) {
-        snprintf(err, errlen,
-                 "cannot create the state directory '%s': %s: pass --state-dir DIR "
-                 "with a writable directory",
-                 dir, strerror(-rc));
+    if (tune_state_check_dir(dir, true, NULL, err, errlen))
         return -1;
-    }
     utc_now(now, sizeof(now), &unix_s);
     t = (time_t)unix_s;
     gmtime_r(&t, &tm);
@@ -107,7 +103,7 @@ int tune_journal_create(const char *dir, const struct tune_journal_header *h,
              tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
              (long)((unix_s - (double)t) * 1e6) % 1000000, (long)getpid());
     snprintf(w->path, sizeof(w->path), "%s/%s", dir, name);
-    w->fd = open(w->path, O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_CLOEXEC, 0600);
+    w->fd = open(w->path, O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0600);
     if (w->fd < 0) {
         snprintf(err, errlen,
                  "cannot create the journal '%s': %s: nothing was changed; pass "
@@ -145,13 +141,8 @@ int tune_journal_create(const char *dir, const struct tune_journal_header *h,
 int tune_journal_reopen(const char *path, struct tune_journal_writer *w, char *err, size_t errlen)
 {
     snprintf(w->path, sizeof(w->path), "%s", path);
-    w->fd = open(path, O_WRONLY | O_APPEND | O_CLOEXEC);
-    if (w->fd < 0) {
-        snprintf(err, errlen, "cannot open the journal '%s' to record the revert: %s", path,
-                 strerror(errno));
-        return -1;
-    }
-    return 0;
+    w->fd = tune_state_open(path, O_WRONLY | O_APPEND, 0, "journal", err, errlen);
+    return w->fd < 0 ? -1 : 0;
 }
 
 void tune_journal_close(struct tune_journal_writer *w)
@@ -198,20 +189,52 @@ int tune_journal_done(struct tune_journal_writer *w, unsigned applied, unsigned 
 {
     cJSON *o = cJSON_CreateObject();
 
+    char now[40];
+    double unix_s;
+
+    utc_now(now, sizeof(now), &unix_s);
     cJSON_AddTrueToObject(o, "done");
     cJSON_AddNumberToObject(o, "applied", applied);
     cJSON_AddNumberToObject(o, "refused", refused);
     cJSON_AddNumberToObject(o, "unverified", unverified);
+    cJSON_AddStringToObject(o, "at", now);
+    cJSON_AddNumberToObject(o, "at_unix", unix_s);
     return append(w, o, err, errlen);
 }
 
-int tune_journal_revert_start(struct tune_journal_writer *w, char *err, size_t errlen)
+int tune_journal_revert_start(struct tune_journal_writer *w, const char *by, char *err,
+                              size_t errlen)
 {
     char now[40];
     cJSON *o = cJSON_CreateObject();
 
     utc_now(now, sizeof(now), NULL);
     cJSON_AddStringToObject(o, "revert", "start");
+    cJSON_AddStringToObject(o, "at", now);
+    if (by)
+        cJSON_AddStringToObject(o, "by", by);
+    return append(w, o, err, errlen);
+}
+
+int tune_journal_confirm_pending(struct tune_journal_writer *w, unsigned within_ms, long pid,
+                                 const char *boot_id, char *err, size_t errlen)
+{
+    cJSON *o = cJSON_CreateObject();
+
+    cJSON_AddStringToObject(o, "confirm", "pending");
+    cJSON_AddNumberToObject(o, "within_ms", within_ms);
+    cJSON_AddNumberToObject(o, "watchdog_pid", (double)pid);
+    cJSON_AddStringToObject(o, "boot_id", boot_id ? boot_id : "");
+    return append(w, o, err, errlen);
+}
+
+int tune_journal_confirm_done(struct tune_journal_writer *w, char *err, size_t errlen)
+{
+    char now[40];
+    cJSON *o = cJSON_CreateObject();
+
+    utc_now(now, sizeof(now), NULL);
+    cJSON_AddStringToObject(o, "confirm", "done");
     cJSON_AddStringToObject(o, "at", now);
     return append(w, o, err, errlen);
 }
@@ -333,8 +356,8 @@ static bool allowed_path(const char *kind, const char *path)
         return !strncmp(path, "/proc/sys/", 10);
     if (!strcmp(kind, "sysfs"))
         return !strncmp(path, "/sys/", 5) || !strncmp(path, "/proc/irq/", 10);
-    if (!strcmp(kind, "file"))
-        return !strncmp(path, "/etc/", 5);
+    if (!strcmp(kind, "file")) /* the only files netrig ever writes */
+        return !strcmp(path, TUNE_SYSCTL_CONF) || !strcmp(path, TUNE_UDEV_RULES);
     return false;
 }
 
@@ -409,8 +432,11 @@ static int load_revert(struct load_ctx *lc, const cJSON *o)
     unsigned seq;
 
     if (what && !strcmp(what, "start") && get_str(o, "at")) {
+        const char *by = get_str(o, "by");
         j->reverts++;
         j->reverted = false;
+        snprintf(j->reverted_by, sizeof(j->reverted_by), "%s",
+                 by && !strcmp(by, "watchdog") ? "watchdog" : "");
         return 0;
     }
     if (what && !strcmp(what, "done") && get_str(o, "at") && j->reverts &&
@@ -426,6 +452,39 @@ static int load_revert(struct load_ctx *lc, const cJSON *o)
         return bad(lc, "is a revert record for a change the journal does not hold");
     e->revert = strcmp(res, "restored") ? TUNE_R_FAILED : TUNE_R_RESTORED;
     return 0;
+}
+
+static int load_done(struct load_ctx *lc, const cJSON *o)
+{
+    const cJSON *at = cJSON_GetObjectItemCaseSensitive(o, "at_unix");
+
+    if (lc->j->done)
+        return bad(lc, "is a second end-of-apply record");
+    lc->j->done = true;
+    lc->j->done_unix = cJSON_IsNumber(at) && at->valuedouble > 0 ? at->valuedouble : 0;
+    return 0;
+}
+
+static int load_confirm(struct load_ctx *lc, const cJSON *o)
+{
+    struct tune_journal *j = lc->j;
+    const char *what = get_str(o, "confirm"), *boot = get_str(o, "boot_id");
+    unsigned within, pid;
+
+    if (what && !strcmp(what, "pending") && !j->confirm && !j->n &&
+        !get_uint(o, "within_ms", &within) && !get_uint(o, "watchdog_pid", &pid) && boot &&
+        !copy_field(j->boot_id, sizeof(j->boot_id), boot)) {
+        j->confirm = true;
+        j->confirm_within_ms = within;
+        j->watchdog_pid = (long)pid;
+        return 0;
+    }
+    if (what && !strcmp(what, "done") && j->confirm && !j->confirmed &&
+        !copy_field(j->confirmed_at, sizeof(j->confirmed_at), get_str(o, "at"))) {
+        j->confirmed = true;
+        return 0;
+    }
+    return bad(lc, "is a malformed or misplaced confirmation record");
 }
 
 static int load_line(struct load_ctx *lc, const char *text)
@@ -445,8 +504,10 @@ static int load_line(struct load_ctx *lc, const char *text)
         rc = load_change(lc, o);
     else if (cJSON_GetObjectItemCaseSensitive(o, "seq"))
         rc = load_result(lc, o);
-    else if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "done")) && !lc->j->done)
-        rc = (lc->j->done = true, 0);
+    else if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "done")))
+        rc = load_done(lc, o);
+    else if (cJSON_GetObjectItemCaseSensitive(o, "confirm"))
+        rc = load_confirm(lc, o);
     else if (cJSON_GetObjectItemCaseSensitive(o, "revert") ||
              cJSON_GetObjectItemCaseSensitive(o, "revert_seq"))
         rc = load_revert(lc, o);
@@ -456,40 +517,89 @@ static int load_line(struct load_ctx *lc, const char *text)
     return rc;
 }
 
-static void read_error(const char *path, int rc, char *err, size_t errlen)
+/* Reads all of fd (at most max bytes, then one more to tell it is larger) into a new buffer
+ * sized from the file, growing it if the file grew. Returns the count (> max: too large), or
+ * -1 (errno set). */
+static ssize_t read_all(int fd, size_t max, char **out)
 {
-    if (rc == -ENOENT)
+    struct stat st;
+    size_t cap, n = 0;
+    char *buf = NULL;
+
+    if (fstat(fd, &st))
+        return -1;
+    cap = (size_t)st.st_size < max ? (size_t)st.st_size + 4096 : max + 1;
+    for (;;) {
+        char *p = realloc(buf, cap + 1);
+        if (!p) {
+            free(buf);
+            errno = ENOMEM;
+            return -1;
+        }
+        buf = p;
+        while (n < cap) {
+            ssize_t r = read(fd, buf + n, cap - n);
+            if (r < 0 && errno == EINTR)
+                continue;
+            if (r < 0) {
+                free(buf);
+                return -1;
+            }
+            if (r == 0)
+                break;
+            n += (size_t)r;
+        }
+        if (n < cap || cap > max)
+            break;
+        cap = cap * 2 > max + 1 ? max + 1 : cap * 2; /* it grew while being read */
+    }
+    buf[n] = '\0';
+    *out = buf;
+    return (ssize_t)n;
+}
+
+/* Reads the whole journal (O_NOFOLLOW, checked like every state file) into a new string. */
+static int read_journal(const char *path, char **out, char *err, size_t errlen)
+{
+    int fd = tune_state_open(path, O_RDONLY, 0, "journal", err, errlen);
+    char *buf = NULL;
+    ssize_t n;
+
+    *out = NULL;
+    if (fd < 0)
+        return -1;
+    n = read_all(fd, TUNE_JOURNAL_MAX_BYTES, &buf);
+    close(fd);
+    if (n < 0)
+        snprintf(err, errlen, "cannot read journal '%s': %s", path, strerror(errno));
+    else if ((size_t)n > TUNE_JOURNAL_MAX_BYTES)
         snprintf(err, errlen,
-                 "journal '%s' does not exist: run 'netrig tune --list' to see the "
-                 "journals",
-                 path);
-    else if (rc == -EFBIG)
-        snprintf(err, errlen,
-                 "journal '%s' is larger than %u MiB: not a netrig tune journal; "
-                 "nothing was changed",
+                 "journal '%s' is larger than %u MiB: not a netrig tune journal; nothing was "
+                 "changed",
                  path, TUNE_JOURNAL_MAX_BYTES >> 20);
-    else if (rc == -EINVAL)
+    else if (strlen(buf) != (size_t)n)
         snprintf(err, errlen,
-                 "journal '%s' is not a text file: not a netrig tune journal; "
-                 "nothing was changed",
+                 "journal '%s' is not a text file: not a netrig tune journal; nothing was "
+                 "changed",
                  path);
-    else
-        snprintf(err, errlen, "cannot read journal '%s': %s", path, strerror(-rc));
+    else {
+        *out = buf;
+        return 0;
+    }
+    free(buf);
+    return -1;
 }
 
 int tune_journal_load(const char *path, struct tune_journal *j, char *err, size_t errlen)
 {
     struct load_ctx lc = {.j = j, .err = err, .errlen = errlen};
     char *buf, *p;
-    int rc;
+    int rc = 0;
 
     memset(j, 0, sizeof(*j));
     snprintf(j->path, sizeof(j->path), "%s", path);
-    rc = hostwr_slurp(NULL, path, TUNE_JOURNAL_MAX_BYTES, &buf);
-    if (rc) {
-        read_error(path, rc, err, errlen);
+    if (read_journal(path, &buf, err, errlen))
         return -1;
-    }
     if (!*buf) {
         snprintf(err, errlen,
                  "journal '%s' is empty: its apply stopped before writing anything, "
@@ -543,12 +653,18 @@ static bool journal_name(const char *name)
 
 int tune_journal_list(const char *dir, char ***names, size_t *n, char *err, size_t errlen)
 {
-    DIR *d = opendir(dir);
+    DIR *d;
     struct dirent *de;
     size_t cap = 0;
+    bool exists;
 
     *names = NULL;
     *n = 0;
+    if (tune_state_check_dir(dir, false, &exists, err, errlen))
+        return -1;
+    if (!exists)
+        return 0;
+    d = opendir(dir);
     if (!d) {
         if (errno == ENOENT)
             return 0;
@@ -570,7 +686,8 @@ int tune_journal_list(const char *dir, char ***names, size_t *n, char *err, size
         (*n)++;
     }
     closedir(d);
-    qsort(*names, *n, sizeof(**names), cmp_names);
+    if (*n) /* qsort of NULL, even of nothing, is undefined */
+        qsort(*names, *n, sizeof(**names), cmp_names);
     return 0;
 oom:
     closedir(d);
@@ -588,33 +705,41 @@ void tune_journal_names_free(char **names, size_t n)
     free(names);
 }
 
-int tune_journal_lock(const char *dir, char *err, size_t errlen)
+int tune_journal_lock_wait(const char *dir, unsigned wait_ms, char *err, size_t errlen)
 {
     char path[PATH_MAX];
-    int fd, rc = hostwr_mkdirs(NULL, dir, 0700);
+    int fd;
 
-    if (rc) {
-        snprintf(err, errlen,
-                 "cannot create the state directory '%s': %s: pass --state-dir DIR "
-                 "with a writable directory",
-                 dir, strerror(-rc));
+    if (tune_state_check_dir(dir, true, NULL, err, errlen))
         return -1;
-    }
     snprintf(path, sizeof(path), "%s/.lock", dir);
-    fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-    if (fd < 0) {
-        snprintf(err, errlen, "cannot open the lock '%s': %s", path, strerror(errno));
+    fd = tune_state_open(path, O_RDWR | O_CREAT, 0600, "lock", err, errlen);
+    if (fd < 0)
         return -1;
+    for (unsigned waited = 0;; waited += 50) {
+        if (!flock(fd, LOCK_EX | LOCK_NB))
+            return fd;
+        if (errno != EWOULDBLOCK && errno != EINTR) {
+            snprintf(err, errlen, "cannot lock '%s': %s", path, strerror(errno));
+            break;
+        }
+        if (waited >= wait_ms) {
+            snprintf(err, errlen,
+                     "another netrig tune is applying or reverting (it holds '%s'): "
+                     "wait for it to finish",
+                     path);
+            break;
+        }
+        struct timespec ts = {.tv_nsec = 50 * 1000000L};
+        nanosleep(&ts, NULL);
     }
-    if (flock(fd, LOCK_EX | LOCK_NB)) {
-        snprintf(err, errlen,
-                 "another netrig tune is applying or reverting (it holds '%s'): "
-                 "wait for it to finish",
-                 path);
-        close(fd);
-        return -1;
-    }
-    return fd;
+    close(fd);
+    return -1;
+}
+
+int tune_journal_lock(const char *dir, char *err, size_t errlen)
+{
+    return tune_journal_lock_wait(dir, 0, err, errlen);
 }
 
 void tune_journal_unlock(int fd)

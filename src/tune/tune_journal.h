@@ -7,8 +7,13 @@
  *   {"seq":1,"kind":"sysctl","name":"net.ipv4.tcp_rmem","path":"/proc/sys/net/ipv4/tcp_rmem",
  *    "old":"4096\t4096\t8192","new":"4096 4096 4194304"}       before the value is written
  *   {"seq":1,"result":"applied","now":"4096\t4096\t4194304"}   after (refused: "error")
- *   {"done":true,"applied":1,"refused":0,"unverified":0}       the apply finished
+ *   {"done":true,"applied":1,"refused":0,"unverified":0,"at":"...Z","at_unix":..}
+ *                                                              the apply finished
  *   {"revert":"start","at":"...Z"} {"revert_seq":1,"result":"restored"} {"revert":"done",...}
+ * With --confirm-within, right after the header (before any change):
+ *   {"confirm":"pending","within_ms":60000,"watchdog_pid":..,"boot_id":"..."}
+ * and, from netrig tune --confirm, {"confirm":"done","at":"...Z"}; a watchdog that reverts
+ * because no confirmation came writes "by":"watchdog" in its revert start record.
  *
  * A kill between any two steps leaves whole lines: a change record without its result is
  * restored too. A file change ("kind":"file") has "old":null when the file did not exist. */
@@ -25,6 +30,9 @@
 #define TUNE_JOURNAL_DEFAULT_DIR "/var/lib/netrig/tune"
 #define TUNE_JOURNAL_MAX_BYTES   (16u << 20)
 #define TUNE_FILE_MAX            (256u << 10) /* a configuration file netrig replaces */
+/* the only files a journal may name: what --persist writes (tune_persist.c) */
+#define TUNE_SYSCTL_CONF "/etc/sysctl.d/90-netrig.conf"
+#define TUNE_UDEV_RULES  "/etc/udev/rules.d/90-netrig.rules"
 
 enum tune_journal_state {
     TUNE_J_PENDING, /* the change record is there, its result is not (killed in between) */
@@ -62,6 +70,15 @@ struct tune_journal {
     bool reverted;          /* the last revert run finished */
     unsigned revert_failed; /* ...with this many values not restored */
     char reverted_at[40];
+    char reverted_by[16]; /* "watchdog" when no confirmation came in time, else "" */
+    double done_unix;     /* when the apply finished (0: unknown or not finished) */
+    /* --confirm-within */
+    bool confirm; /* the apply asked for a confirmation */
+    unsigned confirm_within_ms;
+    long watchdog_pid;
+    char boot_id[40]; /* the boot the watchdog runs in */
+    bool confirmed;
+    char confirmed_at[40];
 };
 
 struct tune_journal_header {
@@ -92,7 +109,12 @@ int tune_journal_result(struct tune_journal_writer *w, unsigned seq, enum tune_j
                         const char *now, const char *error, char *err, size_t errlen);
 int tune_journal_done(struct tune_journal_writer *w, unsigned applied, unsigned refused,
                       unsigned unverified, char *err, size_t errlen);
-int tune_journal_revert_start(struct tune_journal_writer *w, char *err, size_t errlen);
+/* by: "watchdog" when the confirm watchdog reverts, NULL otherwise */
+int tune_journal_revert_start(struct tune_journal_writer *w, const char *by, char *err,
+                              size_t errlen);
+int tune_journal_confirm_pending(struct tune_journal_writer *w, unsigned within_ms, long pid,
+                                 const char *boot_id, char *err, size_t errlen);
+int tune_journal_confirm_done(struct tune_journal_writer *w, char *err, size_t errlen);
 int tune_journal_revert_one(struct tune_journal_writer *w, unsigned seq, bool restored,
                             const char *error, char *err, size_t errlen);
 int tune_journal_revert_done(struct tune_journal_writer *w, unsigned restored, unsigned failed,
@@ -111,6 +133,8 @@ void tune_journal_names_free(char **names, size_t n);
 /* Takes the state directory's lock (dir/.lock, flock) so two applies or reverts never
  * interleave. Returns the lock fd, or -1 with err (another netrig tune holds it). */
 int tune_journal_lock(const char *dir, char *err, size_t errlen);
+/* The same, waiting up to wait_ms for another holder to let go. */
+int tune_journal_lock_wait(const char *dir, unsigned wait_ms, char *err, size_t errlen);
 void tune_journal_unlock(int fd);
 
 const char *tune_journal_state_name(enum tune_journal_state st);

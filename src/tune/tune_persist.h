@@ -11,8 +11,6 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#define TUNE_SYSCTL_CONF "/etc/sysctl.d/90-netrig.conf"
-#define TUNE_UDEV_RULES  "/etc/udev/rules.d/90-netrig.rules"
 #define TUNE_PERSIST_MAX 2
 
 struct tune_file {

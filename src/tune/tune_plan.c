@@ -6,6 +6,7 @@
 #include "hostfs.h"
 #include "hostwr.h"
 #include "nicset.h"
+#include "tune_risk.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -637,6 +638,7 @@ static int add_change(struct tune_plan *plan, const char *sysroot, const struct 
         check_here(sysroot, plan->netns_child, &c, rc);
     else if (rc < 0)
         explain_ethtool(&c, (int)rc, c.blocked, sizeof(c.blocked));
+    tune_risk_classify(&c);
     if (grow((void **)&plan->changes, plan->nchanges, &plan->cap_changes, sizeof(c)))
         return -1;
     plan->changes[plan->nchanges++] = c;

@@ -7,61 +7,11 @@
 #define NETRIG_TUNE_PLAN_H
 
 #include "audit.h"
+#include "tune_change.h"
 
 #include <net/if.h>
 #include <stdbool.h>
 #include <stddef.h>
-
-#define TUNE_VALUE_LEN 256
-#define TUNE_PATH_LEN  256
-#define TUNE_NAME_LEN  96
-#define TUNE_MAX_STEPS 8 /* parsed steps of one fix command */
-
-enum tune_kind {
-    TUNE_SYSCTL,  /* /proc/sys/... written like `sysctl -w` */
-    TUNE_SYSFS,   /* /sys/... or /proc/irq/... written like `echo V > file` */
-    TUNE_ETHTOOL, /* "ethtool:IF:GROUP", through the ethtool ioctls (nicset), live host only */
-};
-
-/* One value netrig would write. */
-struct tune_change {
-    enum tune_kind kind;
-    char name[TUNE_NAME_LEN];       /* "net.ipv4.tcp_rmem", "eth3 txqueuelen", "cpu2 governor" */
-    char path[TUNE_PATH_LEN];       /* "/proc/sys/net/ipv4/tcp_rmem", "ethtool:eth0:ring" */
-    char old_value[TUNE_VALUE_LEN]; /* as read now (newline stripped); "" when unreadable */
-    bool old_known;
-    char new_value[TUNE_VALUE_LEN];
-    char finding[AUDIT_ID_LEN]; /* the audit finding it comes from */
-    char iface[IF_NAMESIZE];
-    enum audit_status status; /* warn or bad */
-    char reason[AUDIT_TEXT_LEN];
-    char command[AUDIT_TEXT_LEN]; /* the finding's fix */
-    bool per_netns;
-    /* non-empty: netrig cannot change it where it runs, and says why (global and read-only
-     * inside this network namespace, host-wide setting seen from a namespace, absent...);
-     * --apply skips it and reports it */
-    char blocked[AUDIT_TEXT_LEN];
-};
-
-/* A fix netrig shows but never runs. */
-struct tune_manual {
-    char finding[AUDIT_ID_LEN];
-    char iface[IF_NAMESIZE];
-    enum audit_status status;
-    char reason[AUDIT_TEXT_LEN];
-    char command[AUDIT_TEXT_LEN]; /* what to run by hand ("" when the audit gives none) */
-    char why[160];                /* why netrig leaves it to you */
-    bool is_command;              /* command is a shell command, not advice in words */
-};
-
-struct tune_plan {
-    struct audit_target target;
-    enum audit_profile profile;
-    int netns_child; /* 1 in a child network namespace, 0 in the host's, -1 unknown */
-    size_t nchanges, nmanual, cap_changes, cap_manual;
-    struct tune_change *changes;
-    struct tune_manual *manual;
-};
 
 /* One parsed step of a fix command. */
 enum tune_step_kind { TUNE_STEP_SYSCTL, TUNE_STEP_SYSFS, TUNE_STEP_GOVERNOR, TUNE_STEP_ETHTOOL };

@@ -2,6 +2,11 @@
 #define _GNU_SOURCE
 #include "tune_report.h"
 
+#include "tune_confirm.h"
+#include "tune_risk.h"
+
+#include <time.h>
+
 #include <limits.h>
 #include <string.h>
 
@@ -31,9 +36,10 @@ static void wrap(FILE *out, int indent, const char *text)
 
 static const char *outcome_name(enum tune_outcome o)
 {
-    static const char *const names[] = {"applied", "refused", "unverified", "not_here", "not_run"};
+    static const char *const names[] = {"applied",  "refused", "unverified",
+                                        "not_here", "not_run", "held"};
 
-    return (unsigned)o < 5 ? names[o] : "?";
+    return (unsigned)o < 6 ? names[o] : "?";
 }
 
 static void target_line(FILE *out, const struct tune_plan *plan, const char *what)
@@ -68,11 +74,13 @@ static void change_text(FILE *out, const struct tune_change *c, size_t more)
     tune_plan_squash(c->old_value, old, sizeof(old));
     tune_plan_squash(c->new_value, nv, sizeof(nv));
     if (more)
-        fprintf(out, "  %s and %zu more like it  [%s %s]\n", c->name, more,
-                audit_status_name(c->status), c->finding);
+        fprintf(out, "  %s and %zu more like it  [%s %s]  %s\n", c->name, more,
+                audit_status_name(c->status), c->finding, tune_risk_name(c->risk));
     else
-        fprintf(out, "  %s  [%s %s%s%s]\n", c->name, audit_status_name(c->status), c->finding,
-                c->iface[0] ? " " : "", c->iface);
+        fprintf(out, "  %s  [%s %s%s%s]  %s%s%s%s\n", c->name, audit_status_name(c->status),
+                c->finding, c->iface[0] ? " " : "", c->iface, tune_risk_name(c->risk),
+                strcmp(c->item, c->name) ? " (item " : "", strcmp(c->item, c->name) ? c->item : "",
+                strcmp(c->item, c->name) ? ")" : "");
     snprintf(line, sizeof(line), "%s -> %s",
              c->old_known
                  ? old
@@ -82,8 +90,17 @@ static void change_text(FILE *out, const struct tune_change *c, size_t more)
     wrap(out, 4, c->reason);
     snprintf(line, sizeof(line), "$ %s", c->command);
     wrap(out, 4, line);
+    snprintf(line, sizeof(line), "%s: %s", tune_risk_name(c->risk), c->risk_why);
+    wrap(out, 4, line);
+    if (c->probe[0]) {
+        snprintf(line, sizeof(line), "probe: %s", c->probe);
+        wrap(out, 4, line);
+    }
     if (c->blocked[0]) {
         snprintf(line, sizeof(line), "NOT HERE: %s", c->blocked);
+        wrap(out, 4, line);
+    } else if (c->held[0]) {
+        snprintf(line, sizeof(line), "HELD BACK: %s", c->held);
         wrap(out, 4, line);
     }
 }
@@ -105,9 +122,29 @@ static void manual_text(FILE *out, const struct tune_plan *plan)
             snprintf(line, sizeof(line), "%s %s", m->is_command ? "$" : "fix:", m->command);
             wrap(out, 4, line);
         }
-        snprintf(line, sizeof(line), "manual: %s", m->why);
+        snprintf(line, sizeof(line), "manual (netrig never runs it): %s", m->why);
         wrap(out, 4, line);
     }
+}
+
+static void peer_text(FILE *out, const struct tune_plan *plan)
+{
+    char line[AUDIT_TEXT_LEN];
+
+    if (!plan->peer[0])
+        return;
+    if (plan->peer_probed)
+        snprintf(line, sizeof(line),
+                 "Path-MTU probes went to --peer %s (%s), through %s (path MTU %u as the kernel "
+                 "knows it now): see 'probe:' above.",
+                 plan->peer, plan->peer_addr, plan->peer_route, plan->peer_mtu);
+    else
+        snprintf(line, sizeof(line),
+                 "--peer %s: no MTU change in this plan to probe for, so nothing was sent (the "
+                 "route to it leaves by %s, path MTU %u).",
+                 plan->peer, plan->peer_route, plan->peer_mtu);
+    fputc('\n', out);
+    wrap(out, 0, line);
 }
 
 static void preview_text(FILE *out, const struct tune_file *f, size_t n)
@@ -126,8 +163,8 @@ static void preview_text(FILE *out, const struct tune_file *f, size_t n)
 
 static void apply_summary(FILE *out, const struct tune_apply_result *res, const char *undo)
 {
-    fprintf(out, "\nApplied %u, refused %u, not changeable here %u, unverified %u.\n", res->applied,
-            res->refused, res->blocked, res->unverified);
+    fprintf(out, "\nApplied %u, refused %u, not changeable here %u, held back %u, unverified %u.\n",
+            res->applied, res->refused, res->blocked, res->held, res->unverified);
     for (size_t i = 0; i < res->nfiles; i++)
         fprintf(out, "Persisted in %s (%s).\n", res->files[i].path,
                 outcome_name(res->file_done[i].outcome));
@@ -140,7 +177,7 @@ void tune_report_plan_text(FILE *out, const struct tune_plan *plan,
                            const struct tune_apply_result *res, const struct tune_file *preview,
                            size_t npreview, const char *apply_cmd)
 {
-    size_t here = 0;
+    size_t here = 0, held = 0, disruptive = 0;
 
     if (res) { /* the changes were listed as they were made */
         manual_text(out, plan);
@@ -148,19 +185,26 @@ void tune_report_plan_text(FILE *out, const struct tune_plan *plan,
         return;
     }
     target_line(out, plan, "dry run, nothing changed");
-    for (size_t i = 0; i < plan->nchanges; i++)
-        here += !plan->changes[i].blocked[0];
+    for (size_t i = 0; i < plan->nchanges; i++) {
+        here += !plan->changes[i].blocked[0] && !plan->changes[i].held[0];
+        held += plan->changes[i].held[0] != 0;
+        disruptive += plan->changes[i].risk == TUNE_RISK_DISRUPTIVE;
+    }
     if (!plan->nchanges)
         fprintf(out, "\nNothing for netrig to change: no finding at warn or bad that it "
                      "applies.\n");
     else
-        fprintf(out, "\nChanges (%zu, %zu of them possible here):\n", plan->nchanges, here);
+        fprintf(out,
+                "\nChanges (%zu: %zu safe, %zu disruptive; --apply would make %zu, hold back "
+                "%zu):\n",
+                plan->nchanges, plan->nchanges - disruptive, disruptive, here, held);
     for (size_t i = 0; i < plan->nchanges; i++) {
         size_t more = same_as(&plan->changes[i], plan->changes + plan->nchanges);
         change_text(out, &plan->changes[i], more);
         i += more;
     }
     manual_text(out, plan);
+    peer_text(out, plan);
     preview_text(out, preview, npreview);
     if (here && apply_cmd) {
         fputc('\n', out);
@@ -191,6 +235,11 @@ static cJSON *change_json(const struct tune_change *c, const struct tune_done *d
     cJSON_AddBoolToObject(o, "per_netns", c->per_netns);
     cJSON_AddBoolToObject(o, "settable_here", !c->blocked[0]);
     cJSON_AddItemToObject(o, "not_here", str_or_null(c->blocked));
+    cJSON_AddStringToObject(o, "class", tune_risk_name(c->risk));
+    cJSON_AddStringToObject(o, "class_why", c->risk_why);
+    cJSON_AddStringToObject(o, "item", c->item);
+    cJSON_AddItemToObject(o, "held", str_or_null(c->held));
+    cJSON_AddItemToObject(o, "probe", str_or_null(c->probe));
     if (d) {
         cJSON_AddStringToObject(o, "result", outcome_name(d->outcome));
         cJSON_AddItemToObject(o, "now",
@@ -198,6 +247,7 @@ static cJSON *change_json(const struct tune_change *c, const struct tune_done *d
                                   ? cJSON_CreateNull()
                                   : cJSON_CreateString(d->now));
         cJSON_AddItemToObject(o, "error", str_or_null(d->error));
+        cJSON_AddItemToObject(o, "note", str_or_null(d->note));
     }
     return o;
 }
@@ -211,6 +261,7 @@ static cJSON *manual_json(const struct tune_manual *m)
     cJSON_AddStringToObject(o, "status", audit_status_name(m->status));
     cJSON_AddStringToObject(o, "reason", m->reason);
     cJSON_AddItemToObject(o, "command", str_or_null(m->command));
+    cJSON_AddStringToObject(o, "class", tune_risk_name(TUNE_RISK_MANUAL));
     cJSON_AddStringToObject(o, "why_manual", m->why);
     return o;
 }
@@ -232,6 +283,21 @@ static cJSON *files_json(const struct tune_file *f, const struct tune_done *d, s
     return arr;
 }
 
+static cJSON *peer_json(const struct tune_plan *plan)
+{
+    cJSON *p;
+
+    if (!plan->peer[0])
+        return cJSON_CreateNull();
+    p = cJSON_CreateObject();
+    cJSON_AddStringToObject(p, "host", plan->peer);
+    cJSON_AddStringToObject(p, "address", plan->peer_addr);
+    cJSON_AddStringToObject(p, "route_interface", plan->peer_route);
+    cJSON_AddNumberToObject(p, "path_mtu", plan->peer_mtu);
+    cJSON_AddBoolToObject(p, "probed", plan->peer_probed);
+    return p;
+}
+
 static cJSON *target_json(const struct tune_plan *plan)
 {
     cJSON *t = cJSON_CreateObject();
@@ -251,7 +317,7 @@ cJSON *tune_report_plan_json(const struct tune_plan *plan, const struct tune_app
 {
     cJSON *o = cJSON_CreateObject(), *ch = cJSON_CreateArray(), *man = cJSON_CreateArray();
     cJSON *sum = cJSON_CreateObject();
-    size_t here = 0;
+    size_t here = 0, held = 0, disruptive = 0;
 
     cJSON_AddStringToObject(o, "mode", res ? "apply" : "dry_run");
     cJSON_AddItemToObject(o, "target", target_json(plan));
@@ -259,8 +325,11 @@ cJSON *tune_report_plan_json(const struct tune_plan *plan, const struct tune_app
                             plan->netns_child == 1 ? "child"
                                                    : (plan->netns_child == 0 ? "host" : "unknown"));
     for (size_t i = 0; i < plan->nchanges; i++) {
-        cJSON_AddItemToArray(ch, change_json(&plan->changes[i], res ? &res->done[i] : NULL));
-        here += !plan->changes[i].blocked[0];
+        const struct tune_change *c = &plan->changes[i];
+        cJSON_AddItemToArray(ch, change_json(c, res ? &res->done[i] : NULL));
+        here += !c->blocked[0];
+        held += c->held[0] != 0;
+        disruptive += c->risk == TUNE_RISK_DISRUPTIVE;
     }
     cJSON_AddItemToObject(o, "changes", ch);
     for (size_t i = 0; i < plan->nmanual; i++)
@@ -270,8 +339,12 @@ cJSON *tune_report_plan_json(const struct tune_plan *plan, const struct tune_app
                           res ? files_json(res->files, res->file_done, res->nfiles)
                               : files_json(preview, NULL, npreview));
     cJSON_AddItemToObject(o, "journal", str_or_null(res ? res->journal : NULL));
+    cJSON_AddItemToObject(o, "peer", peer_json(plan));
     cJSON_AddNumberToObject(sum, "planned", (double)plan->nchanges);
     cJSON_AddNumberToObject(sum, "settable_here", (double)here);
+    cJSON_AddNumberToObject(sum, "safe", (double)(plan->nchanges - disruptive));
+    cJSON_AddNumberToObject(sum, "disruptive", (double)disruptive);
+    cJSON_AddNumberToObject(sum, "held", (double)held);
     cJSON_AddNumberToObject(sum, "manual", (double)plan->nmanual);
     if (res) {
         cJSON_AddNumberToObject(sum, "applied", res->applied);
@@ -320,7 +393,8 @@ cJSON *tune_report_revert_json(const struct tune_revert_result *res)
 
 /* ---- --list ------------------------------------------------------------------------------ */
 
-/* "applied", "reverted", "partly reverted", "revert interrupted", "apply interrupted" */
+/* "applied", "reverted", "partly reverted", "revert interrupted", "apply interrupted", with
+ * the confirmation when one was asked for */
 static const char *journal_state(const struct tune_journal *j)
 {
     if (j->reverted)
@@ -328,6 +402,28 @@ static const char *journal_state(const struct tune_journal *j)
     if (j->reverts)
         return "revert interrupted";
     return j->done ? "applied" : "apply interrupted";
+}
+
+static void confirm_state(const struct tune_journal *j, char *buf, size_t len)
+{
+    char at[32];
+    time_t t = (time_t)tune_confirm_deadline(j);
+    struct tm tm;
+
+    buf[0] = '\0';
+    if (!j->confirm)
+        return;
+    gmtime_r(&t, &tm);
+    strftime(at, sizeof(at), "%Y-%m-%dT%H:%M:%SZ", &tm);
+    if (j->reverts && !strcmp(j->reverted_by, "watchdog"))
+        snprintf(buf, len, "by its watchdog: not confirmed in time");
+    else if (j->confirmed)
+        snprintf(buf, len, "confirmed %s", j->confirmed_at);
+    else if (!j->reverts)
+        snprintf(buf, len,
+                 "waits for 'netrig tune --confirm': its watchdog (pid %ld) reverts it "
+                 "at %s",
+                 j->watchdog_pid, at);
 }
 
 static void journal_counts(const struct tune_journal *j, unsigned c[4])
@@ -339,7 +435,7 @@ static void journal_counts(const struct tune_journal *j, unsigned c[4])
 
 void tune_report_list_text(FILE *out, const char *dir, char **names, size_t n)
 {
-    char path[PATH_MAX], err[PATH_MAX + 256];
+    char path[PATH_MAX], err[PATH_MAX + 256], conf[256];
     unsigned c[4];
 
     if (!n) {
@@ -356,14 +452,39 @@ void tune_report_list_text(FILE *out, const char *dir, char **names, size_t n)
             continue;
         }
         journal_counts(&j, c);
+        confirm_state(&j, conf, sizeof(conf));
         fprintf(out,
                 "  %.19sZ  %zu changes (%u applied, %u refused, %u unverified, %u "
                 "unfinished)  %s%s%s\n    %s  [%s]\n",
                 j.created, j.n, c[TUNE_J_APPLIED], c[TUNE_J_REFUSED], c[TUNE_J_UNVERIFIED],
                 c[TUNE_J_PENDING], journal_state(&j), j.reverted ? " " : "",
                 j.reverted ? j.reverted_at : "", path, j.target);
+        if (conf[0])
+            wrap(out, 4, conf);
         tune_journal_free(&j);
     }
+}
+
+static cJSON *confirm_json(const struct tune_journal *j)
+{
+    cJSON *c;
+    char state[256];
+
+    if (!j->confirm)
+        return cJSON_CreateNull();
+    c = cJSON_CreateObject();
+    confirm_state(j, state, sizeof(state));
+    cJSON_AddNumberToObject(c, "within_ms", j->confirm_within_ms);
+    cJSON_AddNumberToObject(c, "deadline_unix", tune_confirm_deadline(j));
+    cJSON_AddNumberToObject(c, "watchdog_pid", (double)j->watchdog_pid);
+    cJSON_AddStringToObject(c, "state",
+                            j->confirmed                                        ? "confirmed"
+                            : j->reverts && !strcmp(j->reverted_by, "watchdog") ? "expired"
+                            : j->reverts                                        ? "reverted"
+                                                                                : "waiting");
+    cJSON_AddItemToObject(c, "confirmed_at", str_or_null(j->confirmed_at));
+    cJSON_AddStringToObject(c, "text", state);
+    return c;
 }
 
 cJSON *tune_report_list_json(const char *dir, char **names, size_t n)
@@ -395,6 +516,8 @@ cJSON *tune_report_list_json(const char *dir, char **names, size_t n)
         cJSON_AddNumberToObject(e, "unfinished", c[TUNE_J_PENDING]);
         cJSON_AddStringToObject(e, "state", journal_state(&j));
         cJSON_AddItemToObject(e, "reverted_at", str_or_null(j.reverted_at));
+        cJSON_AddItemToObject(e, "reverted_by", str_or_null(j.reverted_by));
+        cJSON_AddItemToObject(e, "confirm", confirm_json(&j));
         tune_journal_free(&j);
     }
     cJSON_AddItemToObject(o, "journals", arr);

@@ -1,18 +1,20 @@
 /* libFuzzer target: the tune journal reader. `netrig tune --revert` and `--list` read journals
  * from the state directory, where a kill, a full disk or a hand edit can leave anything. The
- * input becomes the content of a memfd that tune_journal_load reads by its /proc/self/fd path
- * (it only takes a path). A journal that loads must hold what the loader promises --revert:
- * change records numbered 1..n, each with a new value, an old one unless it is a file that did
- * not exist, and known states. What --revert does with each value before writing it (squash
- * it for display, compare it, check an ethtool value's keys) runs on it, nothing is written;
- * the --list reports (text and JSON) then read it as a journal in a directory.
- * Nothing may crash, leak or hang. */
+ * input becomes the content of a file in a private temporary directory that tune_journal_load
+ * reads by its path (a plain file: the loader opens journals with O_NOFOLLOW, so the memfd's
+ * /proc/self/fd link would be refused). A journal that loads must hold what the loader promises
+ * --revert: change records numbered 1..n, each with a new value, an old one unless it is a file
+ * that did not exist, and known states. What --revert does with each value before writing it
+ * (squash it for display, compare it, check an ethtool value's keys) runs on it, nothing is
+ * written; the --list reports (text and JSON) then read it as a journal in a directory. Nothing may
+ * crash, leak or hang. */
 #define _GNU_SOURCE
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -23,7 +25,15 @@
 
 static int mfd = -1;
 static FILE *devnull;
-static char name[16];
+static char dir[] = "/tmp/netrig-fuzz-journal-XXXXXX";
+static char name[] = "tune-fuzz.jsonl";
+static char path[sizeof(dir) + sizeof(name) + 1];
+
+static void cleanup(void)
+{
+    unlink(path);
+    rmdir(dir);
+}
 
 static void check(const struct tune_journal *j)
 {
@@ -62,21 +72,23 @@ static void revert_dry(const struct tune_journal *j)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    char path[64], err[PATH_MAX + 512];
+    char err[PATH_MAX + 512];
     char *names[1] = {name};
     struct tune_journal j;
     cJSON *list;
 
     if (mfd < 0) {
-        mfd = memfd_create("netrig-fuzz-journal", MFD_CLOEXEC);
+        if (!mkdtemp(dir))
+            abort();
+        snprintf(path, sizeof(path), "%s/%s", dir, name);
+        mfd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
         devnull = fopen("/dev/null", "w");
         if (mfd < 0 || !devnull)
             abort();
-        snprintf(name, sizeof(name), "%d", mfd);
+        atexit(cleanup);
     }
     if (ftruncate(mfd, 0) || (size && pwrite(mfd, data, size, 0) != (ssize_t)size))
         abort();
-    snprintf(path, sizeof(path), "/proc/self/fd/%d", mfd);
 
     if (tune_journal_load(path, &j, err, sizeof(err)) == 0) {
         check(&j);
@@ -84,8 +96,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         tune_journal_free(&j);
         /* each report loads the journal again: only for one that loads (a load allocates
          * TUNE_JOURNAL_MAX_BYTES, which is slow under ASan) */
-        tune_report_list_text(devnull, "/proc/self/fd", names, 1);
-        list = tune_report_list_json("/proc/self/fd", names, 1);
+        tune_report_list_text(devnull, dir, names, 1);
+        list = tune_report_list_json(dir, names, 1);
         cJSON_Delete(list);
     }
     return 0;

@@ -279,6 +279,20 @@ wait_path_up() {
     return 1
 }
 
+# wait_link_up NS DEV: waits (at most 5 s) until DEV's operstate inside NS reads "up". The
+# kernel sets it from its link-watch work, up to a second after `ip link set up`: a snapshot
+# taken before then records "down" for a link that already carries traffic.
+wait_link_up() {
+    local state
+    for _ in $(seq 50); do
+        state=$(ip netns exec "$1" cat "/sys/class/net/$2/operstate" 2>/dev/null || true)
+        [[ $state == up ]] && return 0
+        sleep 0.1
+    done
+    echo "$2 in namespace $1 is not up (operstate '$state')" >&2
+    return 1
+}
+
 # _tbf NS DEV RATE_BITS LATENCY_US: tbf at RATE on DEV's egress in NS. The burst (PATH_BURST
 # bytes, default 1 ms at the rate and at least 128 KB) holds the largest super-packet a device
 # with TSO hands over (64 KB plus the headers of its segments, which tbf counts): a smaller
@@ -324,6 +338,8 @@ veth_pair() {
         ip netns exec "$VETH_NS_B" tc qdisc add dev "$VETH_DEV_B" root tbf rate "${bits}bit" \
             burst 64kb latency 50ms
     fi
+    wait_link_up "$VETH_NS_A" "$VETH_DEV_A"
+    wait_link_up "$VETH_NS_B" "$VETH_DEV_B"
     wait_path_up "$VETH_NS_A" "$VETH_B"
 }
 

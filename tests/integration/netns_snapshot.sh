@@ -33,6 +33,9 @@ for end in "$NS_S veth-s $SRV_ADDR" "$NS_C veth-c $CLI_ADDR"; do
     ip -n "$ns" addr add "$addr/24" dev "$dev"
     ip -n "$ns" link set "$dev" up
 done
+# the snapshot records operstate: both ends must read "up" before the first run
+wait_link_up "$NS_S" veth-s || fail "veth-s did not come up"
+wait_link_up "$NS_C" veth-c || fail "veth-c did not come up"
 inc() { ip netns exec "$NS_C" "$@"; }
 ins() { ip netns exec "$NS_S" "$@"; }
 RPS=/sys/class/net/veth-c/queues/rx-0/rps_cpus

@@ -282,7 +282,10 @@ static void test_seed000_before(void **state)
     assert_int_equal(audit_exit_status(ctx), 1);
     f = must_find(ctx, "sysctl.tcp_rmem_max", NULL);
     assert_contains(f->reason, "BDP 12.5 MB at 100 Gbit/s x 1 ms");
-    assert_contains(f->reason, "caps one flow at 50.3 Gbit/s");
+    /* 4.13 with tcp_adv_win_scale 1: the window is half the buffer */
+    assert_contains(f->reason, "gives a window of 3.15 MB (tcp_adv_win_scale 1: 0.5 of it), "
+                               "which caps one flow at 25.2 Gbit/s; 33554432 gives a window of "
+                               "16.8 MB or more, more than the BDP");
     assert_string_equal(f->fix, "sysctl -w net.ipv4.tcp_rmem=\"4096 87380 33554432\"");
     assert_contains(f->persist, "/etc/sysctl.d/");
     assert_false(f->persistent);
@@ -341,21 +344,26 @@ static void test_seed001_wan(void **state)
     audit_expect(ctx, seed001_wan, N(seed001_wan));
     assert_int_equal(audit_exit_status(ctx), 1);
     assert_dbl_near(t->bdp_bytes, 37.5e6, 1);
-    /* the BDP arithmetic, as the seed's 56.5 Mb/s run and the 2 x 131071 window show */
+    /* the BDP arithmetic with the kernel's overhead (2.6.18, tcp_adv_win_scale 2: 3/4) */
     f = must_find(ctx, "sysctl.tcp_rmem_max", NULL);
     assert_string_equal(f->reason, "BDP 37.5 MB at 10 Gbit/s x 30 ms; net.ipv4.tcp_rmem max "
-                                   "175 kB caps one flow at 46.6 Mbit/s; autotuning needs >= "
-                                   "2 x BDP = 75 MB (skb overhead)");
+                                   "175 kB gives a window of 131 kB (tcp_adv_win_scale 2: 0.75 "
+                                   "of it), which caps one flow at 35 Mbit/s; 134217728 gives "
+                                   "a window of 101 MB or more, more than the BDP");
     assert_string_equal(f->fix, "sysctl -w net.ipv4.tcp_rmem=\"4096 87380 134217728\"");
     f = must_find(ctx, "sysctl.tcp_wmem_max", NULL);
-    assert_contains(f->reason, "net.ipv4.tcp_wmem max 131 kB caps one flow at 35 Mbit/s");
+    assert_contains(f->reason, "net.ipv4.tcp_wmem max 131 kB gives 65.5-128 kB in flight");
+    assert_contains(f->reason, "which caps one flow at 17.5-34.3 Mbit/s");
     f = must_find(ctx, "sysctl.rmem_max", NULL);
     assert_contains(f->reason, "BDP 37.5 MB at 10 Gbit/s x 30 ms");
-    assert_contains(f->reason, "gets at most 2 x 131071 = 262 kB, which caps that flow at "
-                               "69.9 Mbit/s");
+    assert_contains(f->reason, "gets at most 2 x 131071 = 262 kB: a window of 197 kB");
+    assert_contains(f->reason, "which caps that flow at 52.4 Mbit/s");
     assert_string_equal(f->fix, "sysctl -w net.core.rmem_max=134217728");
+    /* the seed's own run: iperf -w got 2 x 131071 of send buffer and moved 56 Mbit/s over
+     * 30 ms, inside the send-side model */
     f = must_find(ctx, "sysctl.wmem_max", NULL);
     assert_contains(f->reason, "SO_SNDBUF");
+    assert_contains(f->reason, "which caps that flow at 35-68.5 Mbit/s");
     f = must_find(ctx, "sysctl.congestion_control", NULL);
     assert_contains(f->fix, "modprobe tcp_htcp");
     f = must_find(ctx, "qdisc.fq_available", NULL);

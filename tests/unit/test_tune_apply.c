@@ -229,7 +229,7 @@ static void test_journal_round_trip(void **state)
                                          odd, err, sizeof(err)),
                      0);
     assert_int_equal(tune_journal_done(&w, 1, 1, 0, err, sizeof(err)), 0);
-    assert_int_equal(tune_journal_revert_start(&w, err, sizeof(err)), 0);
+    assert_int_equal(tune_journal_revert_start(&w, NULL, err, sizeof(err)), 0);
     assert_int_equal(tune_journal_revert_one(&w, 3, true, NULL, err, sizeof(err)), 0);
     assert_int_equal(tune_journal_revert_one(&w, 1, false, "x", err, sizeof(err)), 0);
     tune_journal_close(&w);
