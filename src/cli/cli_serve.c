@@ -35,7 +35,7 @@ void cli_help_serve(FILE *out)
             "  -B, --bind ADDR       listen on one address only (default: all, IPv4 and IPv6)\n"
             "  -4, -6                IPv4 or IPv6 only\n"
             "      --max-tests N     tests at once (default 16); more are refused as busy\n"
-            "      --exclusive       throughput tests wait their turn instead of sharing the host\n"
+            "      --exclusive       one test at a time, of every kind; the others queue\n"
             "      --timeout TIME    limit for each control step and a new connection's hello\n"
             "                        (default 10s)\n"
             "limits and access:\n"
