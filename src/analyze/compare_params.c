@@ -47,6 +47,8 @@ static const struct pdef {
     {"omit_s", "omitted start", P_ALL, F_SECONDS},
     {"nodelay", "TCP_NODELAY", P_TCP, F_BOOL},
     {"zerocopy", "zero-copy", P_STREAM, F_BOOL},
+    {"zerocopy_rx", "zero-copy receive", P_STREAM, F_BOOL},
+    {"skip_rx_copy", "receiver's copy skipped", P_STREAM, F_BOOL},
     {"busy_poll", "busy polling", P_ALL, F_BOOL},
     {"server_cpus", "server CPUs", P_ALL, F_CPUS},
     {"req_size", "request size", P_TXN, F_BYTES},
@@ -122,7 +124,7 @@ static bool format_value(const struct pdef *d, const cJSON *v, char *buf, size_t
                                   : "-");
         return true;
     }
-    if (cJSON_IsBool(v)) {
+    if (cJSON_IsBool(v) || (!v && d->f == F_BOOL)) { /* runs older than the flag: off */
         snprintf(buf, len, "%s", cJSON_IsTrue(v) ? "on" : "off");
         return true;
     }
@@ -221,6 +223,27 @@ static int add_row(struct compare_result *c, int which, const struct run_info *r
     return 0;
 }
 
+/* Runs measured with --skip-rx-copy leave the receiver's copy out of throughput and CPU. */
+static int judge_rx_copy(struct compare_result *c, const struct run_info *ra,
+                         const struct run_info *rb)
+{
+    size_t sa = 0, sb = 0;
+
+    for (size_t i = 0; i < c->na + c->nb; i++) {
+        const struct run_info *r = i < c->na ? &ra[i] : &rb[i - c->na];
+        const cJSON *v =
+            r->params ? cJSON_GetObjectItemCaseSensitive(r->params, "skip_rx_copy") : NULL;
+        if (cJSON_IsTrue(v))
+            *(i < c->na ? &sa : &sb) += 1;
+    }
+    if (!sa && !sb)
+        return 0;
+    return compare_warn(c, "rx_copy_skipped",
+                        "%zu of A's and %zu of B's runs used --skip-rx-copy: their throughput and "
+                        "CPU leave out the receiver's copy",
+                        sa, sb);
+}
+
 /* Kinds: refuse a transactional test against a stream, warn when kinds or roles differ. */
 static int judge_kinds(struct compare_result *c, const struct run_info *ra,
                        const struct run_info *rb, unsigned flags, char *err, size_t errlen)
@@ -273,6 +296,8 @@ int compare_params(struct store *st, struct compare_result *c, unsigned flags, c
         read_run(st, c->b[i], &rb[i]);
     if (!rc)
         rc = judge_kinds(c, ra, rb, flags, err, errlen);
+    if (!rc)
+        rc = judge_rx_copy(c, ra, rb);
     for (int w = -2; !rc && w < (int)NPDEFS; w++)
         rc = add_row(c, w, ra, rb, mixed_a, mixed_b, sizeof(mixed_a));
     if (!rc && mixed_a[0])

@@ -38,9 +38,10 @@ static void csv_field(FILE *out, const char *s)
 }
 
 static const char *const csv_params[] = {
-    "flows",      "threads",  "server_threads", "duration_s", "omit_s",      "write_size",
-    "window",     "mss",      "nodelay",        "zerocopy",   "fq_rate_bps", "direction",
-    "congestion", "req_size", "resp_size",      "depth",      "rate_tps",    "udp_rate_bps",
+    "flows",       "threads",      "server_threads", "duration_s", "omit_s",      "write_size",
+    "window",      "mss",          "nodelay",        "zerocopy",   "fq_rate_bps", "direction",
+    "congestion",  "req_size",     "resp_size",      "depth",      "rate_tps",    "udp_rate_bps",
+    "zerocopy_rx", "skip_rx_copy",
 };
 
 static void csv_param(FILE *out, const cJSON *p, const char *key)

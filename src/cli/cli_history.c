@@ -282,6 +282,18 @@ static void primary(struct store *st, const struct store_run *r, char *buf, size
     }
 }
 
+/* Was run id measured with --skip-rx-copy (throughput without the receiver's copy)? */
+static bool rx_copy_skipped(struct store *st, int64_t id)
+{
+    char *text = store_run_params(st, id);
+    cJSON *p = text ? cJSON_Parse(text) : NULL;
+    bool skipped = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(p, "skip_rx_copy"));
+
+    cJSON_Delete(p);
+    free(text);
+    return skipped;
+}
+
 struct list_ctx {
     struct store *st;
     cJSON *arr;
@@ -338,6 +350,7 @@ static int list_one(const struct store_run *r, void *arg)
         cJSON_AddStringToObject(o, "started_at", r->started_at);
         cJSON_AddStringToObject(o, "peer", r->peer);
         cJSON_AddBoolToObject(o, "partial", r->partial);
+        cJSON_AddBoolToObject(o, "receiver_copy_counted", !rx_copy_skipped(lc->st, r->id));
         cJSON_AddItemToObject(o, "tags", tags_json(r->tags));
         if (r->sweep_point)
             cJSON_AddNumberToObject(o, "sweep_point", (double)r->sweep_point);
@@ -347,6 +360,8 @@ static int list_one(const struct store_run *r, void *arg)
         return 0;
     }
     primary(lc->st, r, res, sizeof(res));
+    if (res[0] && rx_copy_skipped(lc->st, r->id) && strlen(res) + 12 < sizeof(res))
+        memcpy(res + strlen(res), " (rx-nocopy)", 13); /* the receiver's copy not counted */
     snprintf(kind, sizeof(kind), "%s%s%s", r->test, r->udp ? "/udp" : "",
              strcmp(r->role, "server") ? "" : " (served)");
     fprintf(lc->out, "%6lld  %.10s %.8s  %-16s %-26s %s%s%s%s%s\n", (long long)r->id, r->started_at,
@@ -584,6 +599,8 @@ static void show_text(struct store *st, const struct store_run *r, FILE *out)
                 r->mesh_source, r->mesh_destination, (long long)r->mesh);
     if (r->partial)
         fprintf(out, "  PARTIAL: %s\n", r->error);
+    if (rx_copy_skipped(st, r->id))
+        fputs("  NOTE: --skip-rx-copy: throughput and CPU leave out the receiver's copy\n", out);
     show_params(st, r->id, out);
     fputs("summary:\n", out);
     for (size_t i = 0; i < n; i++) {

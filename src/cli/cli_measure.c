@@ -87,6 +87,11 @@ void cli_help_stream(FILE *out)
             "  -N, --nodelay           TCP_NODELAY on data flows\n"
             "      --fq-rate RATE      per-flow pacing (SO_MAX_PACING_RATE), bits/s: 500M, 2G\n"
             "  -Z, --zerocopy          MSG_ZEROCOPY sends; sendfile() when the kernel would copy\n"
+            "      --zerocopy-rx       receivers map the socket's pages (TCP_ZEROCOPY_RECEIVE),\n"
+            "                          recv() for what cannot be mapped; both ends\n"
+            "      --skip-rx-copy      receivers discard data in the kernel (MSG_TRUNC): measures\n"
+            "                          the network and the sender; the receiver's copy is not\n"
+            "                          counted\n"
             "UDP:\n"
             "  -u, --udp               paced UDP datagrams with sequence numbers and timestamps\n"
             "  -b, --bitrate RATE      per-flow rate (default 1M)\n"
@@ -160,6 +165,8 @@ enum {
     OPT_USER,
     OPT_CREDENTIALS,
     OPT_FROM,
+    OPT_ZEROCOPY_RX,
+    OPT_SKIP_RX_COPY,
 };
 
 enum { OPT_IPERF3 = 512 };            /* --iperf3 */
@@ -181,6 +188,8 @@ static const struct option measure_long[] = {
     {"mss", required_argument, NULL, 'M'},
     {"nodelay", no_argument, NULL, 'N'},
     {"zerocopy", no_argument, NULL, 'Z'},
+    {"zerocopy-rx", no_argument, NULL, OPT_ZEROCOPY_RX},
+    {"skip-rx-copy", no_argument, NULL, OPT_SKIP_RX_COPY},
     {"affinity", required_argument, NULL, 'A'},
     {"json", no_argument, NULL, 'J'},
     {"help", no_argument, NULL, 'h'},
@@ -258,6 +267,8 @@ static const struct {
     {'M', "--mss", K_STREAM | K_RR},
     {'N', "-N", K_STREAM},
     {'Z', "-Z", K_STREAM},
+    {OPT_ZEROCOPY_RX, "--zerocopy-rx", K_STREAM},
+    {OPT_SKIP_RX_COPY, "--skip-rx-copy", K_STREAM},
     {OPT_FQ_RATE, "--fq-rate", K_STREAM},
     {'b', "-b", K_STREAM},
     {OPT_PPS, "--pps", K_STREAM},
@@ -399,6 +410,8 @@ static int measure_opt(int c, const char *arg, struct measure_cli *mc)
     case 'M': return cli_parse_u32("--mss", arg, 88, 65535, &p->mss);
     case 'N': p->nodelay = true; return 0;
     case 'Z': p->zerocopy = true; return 0;
+    case OPT_ZEROCOPY_RX: p->zerocopy_rx = true; return 0;
+    case OPT_SKIP_RX_COPY: p->skip_rx_copy = true; return 0;
     case OPT_FQ_RATE:
         if (cli_parse_rate("--fq-rate", arg, &v))
             return -1;

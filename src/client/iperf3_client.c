@@ -64,6 +64,9 @@ int iperf3_client_check(const struct client_opts *o, char *err, size_t errlen)
         NO("--server-cpus and --server-threads do not apply to an iperf3 server");
     if (o->user[0] || o->credentials[0])
         NO("--user: iperf3 servers authenticate with RSA keys, which netrig does not support");
+    if ((p->zerocopy_rx || p->skip_rx_copy) && p->dir != PARAMS_DIR_REVERSE)
+        NO("%s: an iperf3 server receives on its own terms: use it with -R (netrig receives)",
+           p->zerocopy_rx ? "--zerocopy-rx" : "--skip-rx-copy");
     if (p->udp && p->write_size < 16)
         NO("-l %u: iperf3 UDP datagrams need at least 16 bytes", p->write_size);
 #undef NO

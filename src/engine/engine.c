@@ -31,8 +31,9 @@ struct engine {
     uint64_t t0, t_meas, t_stop; /* start, end of omit, stop (CLOCK_MONOTONIC ns) */
     uint64_t t_end;              /* when engine_run returned */
     bool omit_done, started, finished;
-    uint64_t *base; /* per-flow bytes at the end of omit */
-    uint64_t *prev; /* per-flow bytes at the previous interval */
+    uint64_t *base;        /* per-flow bytes at the end of omit */
+    uint64_t *base_mapped; /* per-flow bytes received zero-copy at the end of omit */
+    uint64_t *prev;        /* per-flow bytes at the previous interval */
     uint32_t *prev_retrans;
     uint64_t *prev_txns, *prev_lat, *base_txns, *base_timeouts;
     uint64_t *prev_wire; /* per-flow bytes on the wire, both ways, at the previous interval */
@@ -97,6 +98,7 @@ static int alloc_per_flow(struct engine *e, uint32_t cap_iv)
     e->workers = calloc(e->nworkers, sizeof(*e->workers));
     e->tids = calloc(e->nworkers, sizeof(*e->tids));
     e->base = calloc(n, sizeof(*e->base));
+    e->base_mapped = calloc(n, sizeof(*e->base_mapped));
     e->prev = calloc(n, sizeof(*e->prev));
     e->prev_retrans = calloc(n, sizeof(*e->prev_retrans));
     e->prev_txns = calloc(n, sizeof(*e->prev_txns));
@@ -105,9 +107,9 @@ static int alloc_per_flow(struct engine *e, uint32_t cap_iv)
     e->base_ti = calloc(n, sizeof(*e->base_ti));
     e->base_timeouts = calloc(n, sizeof(*e->base_timeouts));
     e->prev_wire = calloc(n, sizeof(*e->prev_wire));
-    if (!e->flows || !e->workers || !e->tids || !e->base || !e->prev || !e->prev_retrans ||
-        !e->prev_txns || !e->prev_lat || !e->base_txns || !e->base_ti || !e->base_timeouts ||
-        !e->prev_wire || result_side_init(&e->res, n, cap_iv))
+    if (!e->flows || !e->workers || !e->tids || !e->base || !e->base_mapped || !e->prev ||
+        !e->prev_retrans || !e->prev_txns || !e->prev_lat || !e->base_txns || !e->base_ti ||
+        !e->base_timeouts || !e->prev_wire || result_side_init(&e->res, n, cap_iv))
         return -ENOMEM;
     return 0;
 }
@@ -211,6 +213,12 @@ int engine_attach(struct engine *e, uint32_t id, int fd, char *err, size_t errle
     }
     sock_set_nonblock(fd, true);
     f->fd = fd;
+    if (f->ops->attach) {
+        warn[0] = '\0';
+        f->ops->attach(f, warn, sizeof(warn));
+        if (warn[0] && !e->res.warning[0])
+            snprintf(e->res.warning, sizeof(e->res.warning), "%s", warn);
+    }
     rc = worker_add_flow(&e->workers[id % e->nworkers], f);
     if (rc) {
         f->fd = -1;
@@ -236,6 +244,7 @@ static void mark_measure_start(struct engine *e, uint64_t now)
         atomic_store_explicit(&e->workers[w].measuring, true, memory_order_relaxed);
     for (uint32_t i = 0; i < e->nflows; i++) {
         e->base[i] = atomic_load_explicit(&e->flows[i].bytes, memory_order_relaxed);
+        e->base_mapped[i] = atomic_load_explicit(&e->flows[i].rx_mapped, memory_order_relaxed);
         e->base_txns[i] = atomic_load_explicit(&e->flows[i].txns, memory_order_relaxed);
         e->base_timeouts[i] = atomic_load_explicit(&e->flows[i].timeouts, memory_order_relaxed);
         /* counters of TCP_INFO that grow over the connection's life start here too */
@@ -485,6 +494,24 @@ static void set_send_method(struct engine *e)
                            : names[method]);
 }
 
+/* How this side's receivers read: one method, or "mixed" (zero-copy fell back on some). */
+static void set_recv_method(struct engine *e)
+{
+    static const char *const names[] = {"copy", "zerocopy", "skip_copy"};
+    int method = -1;
+
+    for (uint32_t i = 0; i < e->nflows; i++) {
+        int rx = atomic_load(&e->flows[i].rx);
+        if (e->flows[i].sender || !e->kind->tcp || e->kind->transactional)
+            continue;
+        method = method < 0 || method == rx ? rx : 3;
+    }
+    snprintf(e->res.recv_method, sizeof(e->res.recv_method), "%s",
+             method < 0    ? ""
+             : method == 3 ? "mixed"
+                           : names[method]);
+}
+
 /* Transaction counters of one flow after the omit period, and the kind's own figures. */
 static void collect_counts(const struct engine *e, struct flow *f, struct side_flow *sf)
 {
@@ -533,6 +560,7 @@ void engine_finish(struct engine *e, struct side_result *out)
             e->cpu_meas = e->cpu_start;
             memset(&e->thr_meas, 0, sizeof(e->thr_meas));
             memset(e->base, 0, e->nflows * sizeof(*e->base));
+            memset(e->base_mapped, 0, e->nflows * sizeof(*e->base_mapped));
             memset(e->base_txns, 0, e->nflows * sizeof(*e->base_txns));
             memset(e->base_ti, 0, e->nflows * sizeof(*e->base_ti));
             memset(e->base_timeouts, 0, e->nflows * sizeof(*e->base_timeouts));
@@ -550,6 +578,7 @@ void engine_finish(struct engine *e, struct side_result *out)
             sf->id = i;
             sf->sender = f->sender;
             sf->bytes = atomic_load(&f->bytes) - e->base[i];
+            sf->rx_zc_bytes = f->sender ? 0 : atomic_load(&f->rx_mapped) - e->base_mapped[i];
             sf->worker = (int)f->worker;
             sf->cpu = e->workers[f->worker].cpu;
             sf->err = atomic_load(&f->err);
@@ -572,6 +601,7 @@ void engine_finish(struct engine *e, struct side_result *out)
                      "-Z: MSG_ZEROCOPY to a local receiver is copied by the kernel; "
                      "switched to sendfile()");
         set_send_method(e);
+        set_recv_method(e);
         e->res.valid = true;
         e->finished = true;
     }
@@ -615,6 +645,7 @@ void engine_destroy(struct engine *e)
     free(e->workers);
     free(e->tids);
     free(e->base);
+    free(e->base_mapped);
     free(e->prev);
     free(e->prev_retrans);
     free(e->prev_txns);

@@ -18,8 +18,9 @@ int flow_init(struct flow *f, uint32_t id, const struct flow_kind *kind, const s
     rc = kind->init(f, p, is_client);
     if (rc)
         return rc;
-    f->can_run_alone =
-        f->ops->run_alone && kind->may_run_alone && kind->may_run_alone(p, is_client);
+    /* zero-copy receive polls the socket's queue: it needs the event loop */
+    f->can_run_alone = f->ops->run_alone && kind->may_run_alone &&
+                       kind->may_run_alone(p, is_client) && f->rx != FLOW_RX_ZEROCOPY;
     return 0;
 }
 

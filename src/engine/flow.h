@@ -28,6 +28,13 @@ enum flow_tx {
     FLOW_TX_SENDFILE,     /* sendfile() from a memory file: pages referenced, not copied */
 };
 
+/* How a receiver takes bytes off its socket (--zerocopy-rx, --skip-rx-copy pick the others). */
+enum flow_rx {
+    FLOW_RX_COPY,      /* recv(): one copy from the kernel into our buffer */
+    FLOW_RX_ZEROCOPY,  /* TCP_ZEROCOPY_RECEIVE: the socket's pages mapped, recv() for the rest */
+    FLOW_RX_SKIP_COPY, /* recv(MSG_TRUNC): data discarded in the kernel, the copy not counted */
+};
+
 /* What one flow does on its worker's thread. */
 struct flow_ops {
     const char *name;
@@ -40,6 +47,10 @@ struct flow_ops {
     int (*on_timer)(struct worker *w, struct flow *f, uint64_t now);
     /* the worker is about to run its loop (connect, first request, first timer); may be NULL */
     int (*on_start)(struct worker *w, struct flow *f, uint64_t now);
+    /* f->fd was just handed over (before the worker runs): set-up that needs the socket,
+     * e.g. a mapping. A failure falls back to a plainer method and leaves a one-line note
+     * in note (else note stays ""). May be NULL. */
+    void (*attach)(struct flow *f, char *note, size_t notelen);
     /* releases what the kind holds besides priv (e.g. accepted sockets); may be NULL */
     void (*fini)(struct flow *f);
     /* a worker that owns only this flow may run it with blocking calls instead of epoll
@@ -91,9 +102,11 @@ struct flow {
     const struct flow_ops *ops;
     void *priv;                  /* the kind's own state, allocated by its init */
     _Atomic int tx;              /* enum flow_tx; the worker may switch MSG_ZEROCOPY to sendfile */
+    _Atomic int rx;              /* enum flow_rx; zero-copy may fall back to copy at attach */
     _Atomic uint64_t bytes;      /* payload bytes moved */
     _Atomic uint64_t sent;       /* bytes written back by a flow whose `bytes` counts what it
                                     reads (rr and crr answers): the wire meter counts both */
+    _Atomic uint64_t rx_mapped;  /* receiver: bytes of them taken by mapping pages (no copy) */
     _Atomic uint64_t last_ns;    /* receiver: CLOCK_MONOTONIC time of the last byte */
     _Atomic uint64_t txns;       /* transactions completed (transactional kinds) */
     _Atomic uint64_t lat_sum_ns; /* their latencies summed (interval means) */

@@ -405,6 +405,13 @@ static void *worker_main(void *arg)
     return NULL;
 }
 
+size_t worker_quantum(uint32_t nflows)
+{
+    size_t q = WORKER_ROUND_BYTES / (nflows ? nflows : 1);
+
+    return q < WORKER_QUANTUM_MIN ? WORKER_QUANTUM_MIN : q;
+}
+
 int worker_start(struct worker *w)
 {
     pthread_attr_t attr;
@@ -413,6 +420,7 @@ int worker_start(struct worker *w)
     /* one flow and nothing to multiplex: blocking calls, no epoll round trips */
     w->alone = w->nflows == 1 && w->flows[0]->ops->run_alone && w->flows[0]->can_run_alone &&
                !w->p->busy_poll && atomic_load(&w->flows[0]->tx) != FLOW_TX_MSG_ZEROCOPY;
+    w->quantum = worker_quantum(w->nflows);
     pthread_attr_init(&attr);
     if (w->cpu >= 0) {
         cpu_set_t set;

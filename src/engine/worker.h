@@ -31,6 +31,11 @@ struct worker_gate {
     uint64_t last_ns;
 };
 
+/* What one round over a worker's ready flows moves at most, and the least a flow's turn
+ * moves (a few segments, or the syscalls would cost more than the bytes). */
+#define WORKER_ROUND_BYTES (32u << 20)
+#define WORKER_QUANTUM_MIN (64u << 10)
+
 struct worker {
     uint32_t id;
     int cpu; /* -1: not pinned */
@@ -42,9 +47,12 @@ struct worker {
     struct flow **flows;
     uint32_t nflows, cap;
     char *buf;
-    int memfd;         /* -Z: the send buffer as a memory file for sendfile(), else -1 */
-    size_t buflen;     /* buffer size: the most one recv takes */
-    size_t send_len;   /* bytes per send (-l) */
+    int memfd;       /* -Z: the send buffer as a memory file for sendfile(), else -1 */
+    size_t buflen;   /* buffer size: the most one recv takes */
+    size_t send_len; /* bytes per send (-l) */
+    /* bytes one flow may move per wake-up, so that a round over all of this worker's flows
+     * stays near WORKER_ROUND_BYTES whatever their number (fairness at thousands of flows) */
+    size_t quantum;
     uint64_t drain_ns; /* how long receivers wait for EOF after stop */
     /* CLOCK_MONOTONIC ns after which every socket is shut down and the thread ends (0: none);
      * the engine may bring it forward (engine_kill) while the thread runs */
@@ -76,6 +84,8 @@ size_t worker_default_buflen(const struct params *p);
 void worker_set_rate(struct worker *w, uint64_t rate_bps);
 int worker_add_flow(struct worker *w, struct flow *f);
 int worker_start(struct worker *w);
+/* The per-flow quantum for a worker owning nflows flows (see struct worker). */
+size_t worker_quantum(uint32_t nflows);
 /* Asks the thread to stop: each flow's on_stop decides (senders half-close, receivers drain
  * until EOF or drain_ns). */
 void worker_stop(struct worker *w);

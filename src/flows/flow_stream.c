@@ -7,10 +7,15 @@
 #include "worker.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/time.h>
 #include <linux/errqueue.h>
+#include <linux/tcp.h>
+#include <netinet/in.h>
 #include <sys/epoll.h>
+#include <sys/mman.h>
 #include <sys/sendfile.h>
 #include <sys/socket.h>
 
@@ -24,10 +29,23 @@
 #define SO_EE_CODE_ZEROCOPY_COPIED 1
 #endif
 
-#define STREAM_BATCH 16 /* syscalls per flow per wake-up, so one flow cannot starve others */
+/* Per flow per wake-up: at most this many syscalls, and at most the worker's quantum of bytes,
+ * so a round over thousands of ready flows is short and each gets its turn (fairness). */
+#define STREAM_BATCH 16
+
+#define ZC_PAGE    4096u
+#define ZC_MAP_MIN (256u * 1024) /* the socket's window onto our address space, per flow */
+#define ZC_MAP_MAX (2u << 20)
+#define ZC_COPYBUF (16u * 1024) /* bytes copied in the same call; more queued than this maps */
+#define ZC_MISSES  4u           /* calls that map nothing before backing off to recv() */
+#define ZC_BACKOFF 64u          /* recv() calls before zero-copy is tried again */
 
 struct stream_state {
     uint64_t zc_sent, zc_done; /* MSG_ZEROCOPY sends made, and completions read back */
+    void *map;                 /* --zerocopy-rx: the socket's pages appear here */
+    size_t map_len;
+    uint32_t misses;    /* zero-copy calls in a row that mapped nothing */
+    uint32_t copy_left; /* plain recv() calls left before zero-copy is tried again */
 };
 
 static const struct flow_ops stream_send_ops, stream_recv_ops;
@@ -39,6 +57,14 @@ int flow_stream_init(struct flow *f, const struct params *p, bool is_client)
         return -ENOMEM;
     f->sender = params_flow_client_sends(p, f->id) == is_client;
     f->ops = f->sender ? &stream_send_ops : &stream_recv_ops;
+    if (!f->sender && p->zerocopy_rx) {
+        struct stream_state *s = f->priv;
+        size_t want = p->write_size < ZC_MAP_MIN ? ZC_MAP_MIN : p->write_size;
+        s->map_len = want > ZC_MAP_MAX ? ZC_MAP_MAX : (want + ZC_PAGE - 1) / ZC_PAGE * ZC_PAGE;
+        f->rx = FLOW_RX_ZEROCOPY;
+    } else if (!f->sender && p->skip_rx_copy) {
+        f->rx = FLOW_RX_SKIP_COPY;
+    }
     return 0;
 }
 
@@ -49,6 +75,36 @@ void flow_stream_needs(const struct params *p, bool is_client, struct flow_needs
     /* a sender writes -l bytes at a time; receivers read the default chunk */
     *out =
         (struct flow_needs){.buf = sends ? p->write_size : 0, .state = sizeof(struct stream_state)};
+}
+
+/* --zerocopy-rx: maps a window of the socket; without it the flow receives by copy. */
+static void stream_recv_attach(struct flow *f, char *note, size_t notelen)
+{
+    struct stream_state *s = f->priv;
+    void *m;
+
+    if (atomic_load_explicit(&f->rx, memory_order_relaxed) != FLOW_RX_ZEROCOPY)
+        return;
+    m = mmap(NULL, s->map_len, PROT_READ, MAP_SHARED, f->fd, 0);
+    if (m == MAP_FAILED) {
+        snprintf(note, notelen,
+                 "--zerocopy-rx: this kernel cannot map TCP sockets (%s): "
+                 "received by copy",
+                 strerror(errno));
+        atomic_store_explicit(&f->rx, FLOW_RX_COPY, memory_order_relaxed);
+        return;
+    }
+    s->map = m;
+}
+
+static void stream_fini(struct flow *f)
+{
+    struct stream_state *s = f->priv;
+
+    if (s && s->map) {
+        munmap(s->map, s->map_len);
+        s->map = NULL;
+    }
 }
 
 bool flow_stream_may_run_alone(const struct params *p, bool is_client)
@@ -81,21 +137,23 @@ static void zc_reap(struct flow *f)
     }
 }
 
-/* One write of send_len bytes by the flow's transmit method. */
-static ssize_t tx_one(struct worker *w, struct flow *f, int tx)
+/* One write of len (<= send_len) bytes by the flow's transmit method. */
+static ssize_t tx_one(struct worker *w, struct flow *f, int tx, size_t len)
 {
     if (tx == FLOW_TX_SENDFILE) {
         off_t off = 0;
-        return sendfile(f->fd, w->memfd, &off, w->send_len);
+        return sendfile(f->fd, w->memfd, &off, len);
     }
     if (tx == FLOW_TX_MSG_ZEROCOPY) {
-        ssize_t n = send(f->fd, w->buf, w->send_len, MSG_NOSIGNAL | MSG_DONTWAIT | MSG_ZEROCOPY);
+        ssize_t n = send(f->fd, w->buf, len, MSG_NOSIGNAL | MSG_DONTWAIT | MSG_ZEROCOPY);
         if (n > 0)
             ((struct stream_state *)f->priv)->zc_sent++;
         return n;
     }
-    return send(f->fd, w->buf, w->send_len, MSG_NOSIGNAL | MSG_DONTWAIT);
+    return send(f->fd, w->buf, len, MSG_NOSIGNAL | MSG_DONTWAIT);
 }
+
+static size_t min_sz(size_t a, size_t b) { return a < b ? a : b; }
 
 static int stream_send(struct worker *w, struct flow *f, uint32_t events)
 {
@@ -111,8 +169,8 @@ static int stream_send(struct worker *w, struct flow *f, uint32_t events)
             atomic_store_explicit(&f->tx, tx, memory_order_relaxed);
         }
     }
-    for (int i = 0; i < STREAM_BATCH; i++) {
-        ssize_t n = tx_one(w, f, tx);
+    for (int i = 0; i < STREAM_BATCH && moved < w->quantum; i++) {
+        ssize_t n = tx_one(w, f, tx, min_sz(w->send_len, w->quantum - moved));
         if (n > 0) {
             moved += (uint64_t)n;
             if (worker_gate_take(w, (uint64_t)n))
@@ -133,14 +191,71 @@ static int stream_send(struct worker *w, struct flow *f, uint32_t events)
     return 0;
 }
 
+/* One TCP_ZEROCOPY_RECEIVE: maps the whole pages at the head of the queue and, in the same
+ * call, copies up to ZC_COPYBUF bytes that cannot be mapped (an unaligned head or tail).
+ * A path that never maps (loopback: the sender's pages are cut at MSS boundaries) backs off
+ * to plain recv() for a while, so zero-copy costs no more than copy where it cannot work. */
+static ssize_t rx_zerocopy(struct worker *w, struct flow *f, int flags, uint64_t *mapped)
+{
+    struct stream_state *s = f->priv;
+    struct tcp_zerocopy_receive zc;
+    socklen_t zl = sizeof(zc);
+
+    if (s->copy_left) {
+        s->copy_left--;
+        return recv(f->fd, w->buf, w->buflen, flags);
+    }
+    memset(&zc, 0, sizeof(zc));
+    zc.address = (uint64_t)(uintptr_t)s->map;
+    zc.length = (uint32_t)s->map_len;
+    zc.copybuf_address = (uint64_t)(uintptr_t)w->buf;
+    zc.copybuf_len = (int32_t)(w->buflen < ZC_COPYBUF ? w->buflen : ZC_COPYBUF);
+    if (getsockopt(f->fd, IPPROTO_TCP, TCP_ZEROCOPY_RECEIVE, &zc, &zl) < 0)
+        /* EIO: nothing queued and the peer closed; recv() tells EOF from an error */
+        return recv(f->fd, w->buf, w->buflen, flags);
+    if (zc.err || zc.copybuf_len < 0) {
+        errno = zc.err ? zc.err : -zc.copybuf_len;
+        return -1;
+    }
+    if (zc.length) {
+        s->misses = 0;
+        *mapped += zc.length; /* the pages stay mapped until the next call replaces them */
+        return (ssize_t)zc.length + zc.copybuf_len;
+    }
+    if (++s->misses >= ZC_MISSES) {
+        s->misses = 0;
+        s->copy_left = ZC_BACKOFF;
+    }
+    if (zc.copybuf_len)
+        return zc.copybuf_len;
+    if (zc.recv_skip_hint) /* more to skip than the copy buffer took */
+        return recv(f->fd, w->buf, zc.recv_skip_hint < w->buflen ? zc.recv_skip_hint : w->buflen,
+                    flags);
+    errno = EAGAIN; /* nothing queued */
+    return -1;
+}
+
+/* One receive by the flow's method: > 0 bytes taken (*mapped of them without a copy),
+ * 0 at EOF, -1 with errno (EAGAIN: nothing queued). */
+static ssize_t rx_one(struct worker *w, struct flow *f, int rx, int flags, size_t len,
+                      uint64_t *mapped)
+{
+    if (rx == FLOW_RX_ZEROCOPY)
+        return rx_zerocopy(w, f, flags, mapped);
+    if (rx == FLOW_RX_SKIP_COPY)
+        return recv(f->fd, w->buf, len, flags | MSG_TRUNC);
+    return recv(f->fd, w->buf, len, flags);
+}
+
 static int stream_recv(struct worker *w, struct flow *f, uint32_t events)
 {
-    uint64_t moved = 0;
+    int rx = atomic_load_explicit(&f->rx, memory_order_relaxed);
+    uint64_t moved = 0, mapped = 0;
     int ended = 0, err = 0;
 
     (void)events;
-    for (int i = 0; i < STREAM_BATCH; i++) {
-        ssize_t n = recv(f->fd, w->buf, w->buflen, MSG_DONTWAIT);
+    for (int i = 0; i < STREAM_BATCH && moved < w->quantum; i++) {
+        ssize_t n = rx_one(w, f, rx, MSG_DONTWAIT, min_sz(w->buflen, w->quantum - moved), &mapped);
         if (n > 0) {
             moved += (uint64_t)n;
             if (worker_gate_take(w, (uint64_t)n))
@@ -155,6 +270,8 @@ static int stream_recv(struct worker *w, struct flow *f, uint32_t events)
     }
     if (moved) {
         flow_add(&f->bytes, moved);
+        if (mapped)
+            flow_add(&f->rx_mapped, mapped);
         atomic_store_explicit(&f->last_ns, worker_now(w), memory_order_relaxed);
     }
     if (ended)
@@ -223,15 +340,19 @@ static void stream_send_alone(struct worker *w, struct flow *f)
  * hard deadline. */
 static void stream_recv_alone(struct worker *w, struct flow *f)
 {
+    int rx = atomic_load_explicit(&f->rx, memory_order_relaxed);
     uint64_t deadline = 0;
 
     set_timeouts(f->fd);
     for (;;) {
-        ssize_t n = recv(f->fd, w->buf, w->buflen, 0);
+        uint64_t mapped = 0;
+        ssize_t n = rx_one(w, f, rx, 0, w->buflen, &mapped);
         uint64_t now = worker_now(w);
 
         if (n > 0) {
             flow_add(&f->bytes, (uint64_t)n);
+            if (mapped)
+                flow_add(&f->rx_mapped, mapped);
             atomic_store_explicit(&f->last_ns, now, memory_order_relaxed);
         } else if (n == 0 || (errno != EAGAIN && errno != EINTR)) {
             worker_flow_finish(w, f, n < 0 ? errno : 0);
@@ -257,6 +378,7 @@ static const struct flow_ops stream_send_ops = {
     .events = EPOLLOUT,
     .on_event = stream_send,
     .on_stop = stream_send_stop,
+    .fini = stream_fini,
     .run_alone = stream_send_alone,
 };
 
@@ -265,5 +387,7 @@ static const struct flow_ops stream_recv_ops = {
     .events = EPOLLIN | EPOLLRDHUP,
     .on_event = stream_recv,
     .on_stop = stream_recv_stop,
+    .attach = stream_recv_attach,
+    .fini = stream_fini,
     .run_alone = stream_recv_alone,
 };

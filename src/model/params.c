@@ -137,6 +137,11 @@ int params_validate(const struct params *p, char *err, size_t errlen)
         FAIL("UDP rate (-b) of 0 sends nothing: give a rate such as 100M, or --pps");
     if (p->udp && p->test == PARAMS_TEST_STREAM && p->zerocopy)
         FAIL("-Z applies to TCP streams only");
+    if ((p->zerocopy_rx || p->skip_rx_copy) && (p->udp || p->test != PARAMS_TEST_STREAM))
+        FAIL("%s applies to TCP stream tests only (not -u, rr or crr)",
+             p->zerocopy_rx ? "--zerocopy-rx" : "--skip-rx-copy");
+    if (p->zerocopy_rx && p->skip_rx_copy)
+        FAIL("--zerocopy-rx and --skip-rx-copy exclude each other: pick one way to receive");
     if (p->test != PARAMS_TEST_STREAM) {
         uint32_t max = p->udp ? PARAMS_MAX_UDP_DATAGRAM : PARAMS_MAX_WRITE;
         if (p->req_size < 1 || p->req_size > max || p->resp_size > max ||
@@ -174,6 +179,8 @@ cJSON *params_to_json(const struct params *p)
     cJSON_AddNumberToObject(o, "mss", p->mss);
     cJSON_AddBoolToObject(o, "nodelay", p->nodelay);
     cJSON_AddBoolToObject(o, "zerocopy", p->zerocopy);
+    cJSON_AddBoolToObject(o, "zerocopy_rx", p->zerocopy_rx);
+    cJSON_AddBoolToObject(o, "skip_rx_copy", p->skip_rx_copy);
     cJSON_AddNumberToObject(o, "fq_rate_bps", (double)p->fq_rate_bps);
     cJSON_AddStringToObject(o, "direction", params_dir_name(p->dir));
     cJSON_AddStringToObject(o, "congestion", p->congestion);
@@ -287,6 +294,8 @@ int params_from_json(const cJSON *o, struct params *p, char *err, size_t errlen)
 #undef NUM
     if (get_bool(o, "nodelay", &p->nodelay, err, errlen) < 0 ||
         get_bool(o, "zerocopy", &p->zerocopy, err, errlen) < 0 ||
+        get_bool(o, "zerocopy_rx", &p->zerocopy_rx, err, errlen) < 0 ||
+        get_bool(o, "skip_rx_copy", &p->skip_rx_copy, err, errlen) < 0 ||
         get_str(o, "congestion", p->congestion, sizeof(p->congestion), err, errlen) < 0 ||
         get_str(o, "server_cpus", p->server_cpus, sizeof(p->server_cpus), err, errlen) < 0 ||
         get_str(o, "title", p->title, sizeof(p->title), err, errlen) < 0 ||

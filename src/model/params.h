@@ -33,7 +33,9 @@ struct params {
     uint32_t window;         /* -w; 0 = kernel autotuning */
     uint32_t mss;            /* --mss; 0 = default */
     bool nodelay;
-    bool zerocopy;        /* -Z */
+    bool zerocopy;        /* -Z: the sending ends' zero-copy (MSG_ZEROCOPY / sendfile) */
+    bool zerocopy_rx;     /* --zerocopy-rx: receivers map the socket (TCP_ZEROCOPY_RECEIVE) */
+    bool skip_rx_copy;    /* --skip-rx-copy: receivers discard data (MSG_TRUNC), no copy */
     uint64_t fq_rate_bps; /* --fq-rate; 0 = unpaced */
     enum params_dir dir;
     char congestion[PARAMS_CC_LEN]; /* -C; "" = system default */

@@ -99,6 +99,8 @@ static void merge_flow(struct flow_summary *f, const struct side_flow *snd,
     }
     if (rcv) {
         f->bytes = rcv->bytes;
+        f->rx_zc_bytes = rcv->rx_zc_bytes <= rcv->bytes ? rcv->rx_zc_bytes : rcv->bytes;
+        f->rx_zc_fraction = rcv->bytes ? (double)f->rx_zc_bytes / (double)rcv->bytes : 0;
         f->recv_seconds = rcv->seconds;
         f->throughput_bps = rate(rcv->bytes, rcv->seconds);
     } else {
@@ -288,6 +290,7 @@ int result_merge(struct run_result *r)
         r->summary.bytes += f->bytes;
         r->summary.sent_bytes += f->sent_bytes;
         r->summary.retransmits += f->retransmits;
+        r->summary.rx_zc_bytes += f->rx_zc_bytes;
         dir_add(cs ? &up : &down, f);
         tp[i] = f->throughput_bps;
     }
@@ -296,6 +299,10 @@ int result_merge(struct run_result *r)
     r->summary.throughput_bps = r->summary.up_bps + r->summary.down_bps;
     r->summary.sender_bps = rate(up.sent, up.send_s) + rate(down.sent, down.send_s);
     r->summary.jain_index = result_jain(tp, n);
+    r->summary.rx_zc_fraction =
+        r->summary.bytes ? (double)r->summary.rx_zc_bytes / (double)r->summary.bytes : 0;
+    r->summary.rx_copy_skipped =
+        !strcmp(r->local.recv_method, "skip_copy") || !strcmp(r->remote.recv_method, "skip_copy");
     r->summary.local_cores_per_10g = cores_per_10g(&r->local.cpu, r->summary.throughput_bps);
     r->summary.remote_cores_per_10g = cores_per_10g(&r->remote.cpu, r->summary.throughput_bps);
     r->summary.local_cpu_ns_per_byte = ns_per_byte(&r->local.cpu, r->summary.throughput_bps);
@@ -317,4 +324,45 @@ void result_fini(struct run_result *r)
     free(r->flows);
     r->flows = NULL;
     r->nflows = 0;
+}
+
+/* Did every side that receives flows of r receive by `method`? A side that receives nothing
+ * reports "". */
+static bool rx_as_asked(const struct run_result *r, const char *method)
+{
+    bool client_rx = r->params.dir != PARAMS_DIR_FORWARD;
+    bool server_rx = r->params.dir != PARAMS_DIR_REVERSE;
+
+    return (!client_rx || !strcmp(r->local.recv_method, method)) &&
+           (!server_rx || !r->remote.valid || !strcmp(r->remote.recv_method, method));
+}
+
+void result_rx_note(const struct run_result *r, char *buf, size_t len)
+{
+    const struct run_summary *s = &r->summary;
+    const struct params *p = &r->params;
+
+    buf[0] = '\0';
+    if (p->skip_rx_copy)
+        snprintf(buf, len, "%s",
+                 rx_as_asked(r, "skip_copy")
+                     ? "--skip-rx-copy: receivers discarded the data in the kernel (MSG_TRUNC): "
+                       "throughput and CPU do not count the receiver's copy"
+                     : "--skip-rx-copy was not honoured by every receiver (an older netrig?): "
+                       "some received by copy");
+    else if (p->zerocopy_rx && !rx_as_asked(r, "zerocopy"))
+        snprintf(buf, len,
+                 "--zerocopy-rx: %.2f%% of the bytes received were mapped; not every receiver "
+                 "could map its socket (see the notes below, or an older netrig)",
+                 100 * s->rx_zc_fraction);
+    else if (p->zerocopy_rx && s->rx_zc_fraction < 0.5)
+        snprintf(buf, len,
+                 "--zerocopy-rx: only %.2f%% of the bytes received were mapped, the rest copied: "
+                 "the kernel maps only whole, unshared order-0 pages (a NIC with header split "
+                 "and a 4 KiB-multiple MSS); loopback and veth hand over the sender's pages, "
+                 "which it (almost always) refuses",
+                 100 * s->rx_zc_fraction);
+    else if (p->zerocopy_rx)
+        snprintf(buf, len, "--zerocopy-rx: %.2f%% of the bytes received were mapped, not copied",
+                 100 * s->rx_zc_fraction);
 }

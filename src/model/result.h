@@ -27,10 +27,11 @@ struct result_udp_rx {
 
 struct side_flow {
     uint32_t id;
-    bool sender;    /* this side wrote the flow's data */
-    uint64_t bytes; /* moved after the omit period */
-    double seconds; /* sender: omit end to stop; receiver: omit end to last byte */
-    int cpu;        /* CPU the worker was pinned to, -1 when unpinned */
+    bool sender;          /* this side wrote the flow's data */
+    uint64_t bytes;       /* moved after the omit period */
+    uint64_t rx_zc_bytes; /* receiver: of them, taken by TCP_ZEROCOPY_RECEIVE (no copy) */
+    double seconds;       /* sender: omit end to stop; receiver: omit end to last byte */
+    int cpu;              /* CPU the worker was pinned to, -1 when unpinned */
     int worker;
     int err; /* errno if the flow failed, else 0 */
     struct tcpinfo ti;
@@ -77,6 +78,7 @@ struct side_result {
     char cpus_seen[256]; /* CPUs the workers were seen running on */
     char congestion[PARAMS_CC_LEN];
     char send_method[16]; /* copy, msg_zerocopy, sendfile, mixed; "" = sent nothing */
+    char recv_method[16]; /* TCP streams: copy, zerocopy, skip_copy, mixed; "" = none */
     char warning[256];
     char boot_id[40];  /* the kernel's boot id: equal on both ends = one clock */
     struct histo *lat; /* rr/crr client: latencies of every transaction */
@@ -91,6 +93,8 @@ struct flow_summary {
     bool client_sends;
     uint64_t bytes; /* received */
     uint64_t sent_bytes;
+    uint64_t rx_zc_bytes;  /* received by mapping pages (--zerocopy-rx) */
+    double rx_zc_fraction; /* rx_zc_bytes / bytes; 0 when nothing was received */
     double throughput_bps; /* receiver's view */
     double sender_bps;
     double recv_seconds, send_seconds;
@@ -124,6 +128,11 @@ struct run_summary {
     double up_bps, down_bps; /* client→server and server→client */
     double jain_index;
     uint32_t retransmits;
+    uint64_t rx_zc_bytes;  /* received without a copy by TCP_ZEROCOPY_RECEIVE */
+    double rx_zc_fraction; /* of all bytes received */
+    /* some receiver discarded data with MSG_TRUNC (--skip-rx-copy): throughput and CPU leave
+     * out the receiver's copy */
+    bool rx_copy_skipped;
     double local_cores_per_10g, remote_cores_per_10g;
     double local_cpu_ns_per_byte, remote_cpu_ns_per_byte; /* whole-machine busy CPU time */
     /* rr / crr */
@@ -161,6 +170,9 @@ struct interval *result_side_next_interval(struct side_result *s);
 double result_jain(const double *x, uint32_t n);
 
 /* Joins local (client) and remote (server) sides into flows[] and summary. */
+/* One line on how the receivers read when not by plain copy (--zerocopy-rx, --skip-rx-copy):
+ * what share was mapped, why not more, that the receiver's copy is left out; "" otherwise. */
+void result_rx_note(const struct run_result *r, char *buf, size_t len);
 int result_merge(struct run_result *r);
 void result_fini(struct run_result *r);
 

@@ -92,6 +92,10 @@ static cJSON *flow_json(const struct run_result *r, const struct flow_summary *f
     cJSON_AddNumberToObject(o, "sndbuf_limited_us", (double)f->sndbuf_limited_us);
     cJSON_AddNumberToObject(o, "client_cpu", f->client_cpu);
     cJSON_AddNumberToObject(o, "server_cpu", f->server_cpu);
+    if (r->params.zerocopy_rx) {
+        cJSON_AddNumberToObject(o, "rx_zerocopy_bytes", (double)f->rx_zc_bytes);
+        cJSON_AddNumberToObject(o, "rx_zerocopy_fraction", f->rx_zc_fraction);
+    }
     if (params_is_transactional(&r->params)) {
         cJSON_AddNumberToObject(o, "transactions", (double)f->txns);
         cJSON_AddNumberToObject(o, "transactions_per_s", f->transactions_per_s);
@@ -171,6 +175,18 @@ static cJSON *summary_json(const struct run_result *r)
     cJSON_AddStringToObject(o, "congestion", r->local.congestion);
     cJSON_AddStringToObject(o, "client_send_method", r->local.send_method);
     cJSON_AddStringToObject(o, "server_send_method", r->remote.send_method);
+    cJSON_AddStringToObject(o, "client_recv_method", r->local.recv_method);
+    cJSON_AddStringToObject(o, "server_recv_method", r->remote.recv_method);
+    cJSON_AddBoolToObject(o, "receiver_copy_counted", !s->rx_copy_skipped);
+    {
+        char note[400];
+        result_rx_note(r, note, sizeof(note));
+        cJSON_AddStringToObject(o, "rx_note", note);
+    }
+    if (r->params.zerocopy_rx) {
+        cJSON_AddNumberToObject(o, "rx_zerocopy_bytes", (double)s->rx_zc_bytes);
+        cJSON_AddNumberToObject(o, "rx_zerocopy_fraction", s->rx_zc_fraction);
+    }
     cpu = cJSON_AddObjectToObject(o, "cpu");
     cJSON_AddItemToObject(cpu, "local", cpu_json(&r->local.cpu));
     cJSON_AddItemToObject(cpu, "remote", cpu_json(&r->remote.cpu));
@@ -296,6 +312,7 @@ cJSON *result_json_side(const struct side_result *s)
     cJSON_AddStringToObject(o, "cpus_seen", s->cpus_seen);
     cJSON_AddStringToObject(o, "congestion", s->congestion);
     cJSON_AddStringToObject(o, "send_method", s->send_method);
+    cJSON_AddStringToObject(o, "recv_method", s->recv_method);
     cJSON_AddStringToObject(o, "warning", s->warning);
     cJSON_AddStringToObject(o, "boot_id", s->boot_id);
     cJSON_AddItemToObject(o, "cpu", cpu_json(&s->cpu));
@@ -306,6 +323,7 @@ cJSON *result_json_side(const struct side_result *s)
         cJSON_AddNumberToObject(fo, "id", f->id);
         cJSON_AddBoolToObject(fo, "sender", f->sender);
         cJSON_AddNumberToObject(fo, "bytes", (double)f->bytes);
+        cJSON_AddNumberToObject(fo, "rx_zc_bytes", (double)f->rx_zc_bytes);
         cJSON_AddNumberToObject(fo, "seconds", f->seconds);
         cJSON_AddNumberToObject(fo, "cpu", f->cpu);
         cJSON_AddNumberToObject(fo, "err", f->err);
@@ -474,6 +492,8 @@ static int parse_flows(const cJSON *arr, struct side_result *out, char *err, siz
         f->sender = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(fo, "sender"));
         bad = num(fo, "bytes", 0, U64MAX, &v);
         f->bytes = (uint64_t)v;
+        bad |= num(fo, "rx_zc_bytes", 0, U64MAX, &v);
+        f->rx_zc_bytes = (uint64_t)v;
         bad |= num(fo, "seconds", 0, 1e7, &f->seconds);
         bad |= num(fo, "cpu", -1, 65535, &v);
         f->cpu = (int)v;
@@ -555,6 +575,7 @@ int result_json_side_parse(const cJSON *o, uint32_t expect_flows, uint32_t max_i
     str(o, "congestion", out->congestion, sizeof(out->congestion));
     str(o, "warning", out->warning, sizeof(out->warning));
     str(o, "send_method", out->send_method, sizeof(out->send_method));
+    str(o, "recv_method", out->recv_method, sizeof(out->recv_method));
     str(o, "boot_id", out->boot_id, sizeof(out->boot_id));
     if (num(o, "seconds", 0, 1e7, &out->seconds) || num(o, "threads", 0, 65535, &v) ||
         parse_cpu(cJSON_GetObjectItemCaseSensitive(o, "cpu"), &out->cpu) ||

@@ -92,11 +92,14 @@ static void cpu_line(FILE *out, const char *who, const struct cpu_usage *c, doub
 
 static void flow_table(FILE *out, const struct run_result *r)
 {
-    fprintf(out, "%4s %-4s %10s %10s %14s %6s %8s %6s %4s %4s\n", "flow", "dir", "sent", "received",
-            "throughput", "retr", "rtt", "cwnd", "ccpu", "scpu");
+    bool zc = r->params.zerocopy_rx; /* a column for the share each receiver mapped */
+
+    fprintf(out, "%4s %-4s %10s %10s %14s %6s %8s %6s %4s %4s%s\n", "flow", "dir", "sent",
+            "received", "throughput", "retr", "rtt", "cwnd", "ccpu", "scpu", zc ? "  mapped" : "");
     for (uint32_t i = 0; i < r->nflows; i++) {
         const struct flow_summary *f = &r->flows[i];
         char sb[32], rb[32], tp[32], rtt[16] = "-", retr[16] = "-", cc[8] = "-", sc[8] = "-";
+        char mapped[16] = "";
 
         units_format_bytes((double)f->sent_bytes, sb, sizeof(sb));
         units_format_bytes((double)f->bytes, rb, sizeof(rb));
@@ -109,8 +112,10 @@ static void flow_table(FILE *out, const struct run_result *r)
             snprintf(cc, sizeof(cc), "%d", f->client_cpu);
         if (f->server_cpu >= 0)
             snprintf(sc, sizeof(sc), "%d", f->server_cpu);
-        fprintf(out, "%4u %-4s %10s %10s %14s %6s %8s %6u %4s %4s\n", f->id,
-                f->client_sends ? "up" : "down", sb, rb, tp, retr, rtt, f->cwnd, cc, sc);
+        if (zc)
+            snprintf(mapped, sizeof(mapped), " %6.2f%%", 100 * f->rx_zc_fraction);
+        fprintf(out, "%4u %-4s %10s %10s %14s %6s %8s %6u %4s %4s%s\n", f->id,
+                f->client_sends ? "up" : "down", sb, rb, tp, retr, rtt, f->cwnd, cc, sc, mapped);
     }
 }
 
@@ -199,7 +204,7 @@ static void udp_summary(FILE *out, const struct run_result *r)
 void report_text_summary(FILE *out, const struct run_result *r)
 {
     const struct run_summary *s = &r->summary;
-    char tp[32], sp[32], b[32], up[32], down[32];
+    char tp[32], sp[32], b[32], up[32], down[32], note[400];
 
     if (params_is_transactional(&r->params)) {
         txn_summary(out, r);
@@ -229,6 +234,12 @@ void report_text_summary(FILE *out, const struct run_result *r)
                 "\nThroughput  %s sent (the server reported no receive figures); "
                 "%s in %.2f s\n",
                 sp, b, r->local.seconds);
+    fprintf(out, "Cost        %.2f cores/10Gbit/s client, %.2f server%s\n", s->local_cores_per_10g,
+            s->remote_cores_per_10g,
+            s->rx_copy_skipped ? " (receiver's copy not counted: --skip-rx-copy)" : "");
+    result_rx_note(r, note, sizeof(note));
+    if (note[0])
+        fprintf(out, "Receive     %s\n", note);
     if (r->params.dir == PARAMS_DIR_BIDIR) {
         units_format_rate(s->up_bps, up, sizeof(up));
         units_format_rate(s->down_bps, down, sizeof(down));

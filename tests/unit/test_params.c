@@ -125,6 +125,7 @@ static void make_custom(struct params *p)
     p->mss = 1400;
     p->nodelay = true;
     p->zerocopy = true;
+    p->skip_rx_copy = true;
     p->fq_rate_bps = 2500000000ULL;
     p->dir = PARAMS_DIR_BIDIR;
     snprintf(p->congestion, sizeof(p->congestion), "bbr");
@@ -145,6 +146,8 @@ static void assert_params_equal(const struct params *a, const struct params *b)
     assert_int_equal(a->mss, b->mss);
     assert_int_equal(a->nodelay, b->nodelay);
     assert_int_equal(a->zerocopy, b->zerocopy);
+    assert_int_equal(a->zerocopy_rx, b->zerocopy_rx);
+    assert_int_equal(a->skip_rx_copy, b->skip_rx_copy);
     assert_int_equal(a->fq_rate_bps, b->fq_rate_bps);
     assert_int_equal(a->dir, b->dir);
     assert_string_equal(a->congestion, b->congestion);
@@ -260,6 +263,13 @@ static void test_from_json_rejects(void **state)
         {"{\"threads\":0}", "'threads'"},
         {"{\"nodelay\":1}", "'nodelay'"},
         {"{\"zerocopy\":\"yes\"}", "'zerocopy'"},
+        {"{\"zerocopy_rx\":1}", "'zerocopy_rx'"},
+        {"{\"skip_rx_copy\":\"on\"}", "'skip_rx_copy'"},
+        {"{\"skip_rx_copy\":true,\"zerocopy_rx\":true}", "exclude each other"},
+        {"{\"skip_rx_copy\":true,\"udp\":true,\"udp_rate_bps\":1e6,\"write_size\":1400}",
+         "TCP stream tests only"},
+        {"{\"zerocopy_rx\":true,\"test\":\"rr\"}", "TCP stream tests only"},
+        {"{\"zerocopy_rx\":true,\"test\":\"crr\"}", "TCP stream tests only"},
         {"{\"duration_s\":-1}", "'duration_s'"},
         {"{\"duration_s\":0}", "'duration_s'"},
         {"{\"duration_s\":1e300}", "'duration_s'"},

@@ -389,6 +389,80 @@ static void test_merge_no_tcpinfo_and_zero_seconds(void **state)
     free_run(r);
 }
 
+/* --zerocopy-rx: per-flow and total shares mapped come from the receiving side; the note
+ * says how much and, under half, why. */
+static void test_merge_rx_zerocopy(void **state)
+{
+    struct run_result *r = new_run(PARAMS_DIR_BIDIR, 1);
+    char note[400];
+
+    (void)state;
+    r->params.zerocopy_rx = true;
+    /* flow 0 up (the server receives), flow 1 down (the client receives) */
+    set_sender(&r->local.flows[0], 1000, 1.0, 0, 100, 0);
+    set_receiver(&r->remote.flows[0], 1000, 1.0, 0);
+    r->remote.flows[0].rx_zc_bytes = 250;
+    set_sender(&r->remote.flows[1], 3000, 1.0, 0, 100, 0);
+    set_receiver(&r->local.flows[1], 3000, 1.0, 0);
+    r->local.flows[1].rx_zc_bytes = 3000;
+    r->local.flows[0].rx_zc_bytes = 999; /* a sender's count is never taken */
+    snprintf(r->local.recv_method, sizeof(r->local.recv_method), "zerocopy");
+    snprintf(r->remote.recv_method, sizeof(r->remote.recv_method), "zerocopy");
+    assert_int_equal(result_merge(r), 0);
+    assert_int_equal(r->flows[0].rx_zc_bytes, 250);
+    assert_dbl_near(r->flows[0].rx_zc_fraction, 0.25, 1e-12);
+    assert_dbl_near(r->flows[1].rx_zc_fraction, 1.0, 1e-12);
+    assert_int_equal(r->summary.rx_zc_bytes, 3250);
+    assert_dbl_near(r->summary.rx_zc_fraction, 0.8125, 1e-12);
+    assert_false(r->summary.rx_copy_skipped);
+    result_rx_note(r, note, sizeof(note));
+    assert_non_null(strstr(note, "81.25% of the bytes received were mapped, not copied"));
+
+    /* the server did not map: mixed is not "as asked" */
+    snprintf(r->remote.recv_method, sizeof(r->remote.recv_method), "copy");
+    r->remote.flows[0].rx_zc_bytes = 0;
+    r->local.flows[1].rx_zc_bytes = 30;
+    assert_int_equal(result_merge(r), 0);
+    result_rx_note(r, note, sizeof(note));
+    assert_non_null(strstr(note, "not every receiver could map"));
+    /* every receiver tried, little mapped: the note says why */
+    snprintf(r->remote.recv_method, sizeof(r->remote.recv_method), "zerocopy");
+    assert_int_equal(result_merge(r), 0);
+    result_rx_note(r, note, sizeof(note));
+    assert_non_null(strstr(note, "only 0.75%"));
+    assert_non_null(strstr(note, "order-0 pages"));
+    free_run(r);
+}
+
+/* --skip-rx-copy: marked from the methods the receivers report, not from what was asked */
+static void test_merge_rx_skip_copy(void **state)
+{
+    struct run_result *r = new_run(PARAMS_DIR_FORWARD, 1);
+    char note[400];
+
+    (void)state;
+    set_sender(&r->local.flows[0], 1000, 1.0, 0, 100, 0);
+    set_receiver(&r->remote.flows[0], 1000, 1.0, 0);
+    snprintf(r->remote.recv_method, sizeof(r->remote.recv_method), "copy");
+    assert_int_equal(result_merge(r), 0);
+    assert_false(r->summary.rx_copy_skipped);
+    result_rx_note(r, note, sizeof(note));
+    assert_string_equal(note, "");
+
+    r->params.skip_rx_copy = true; /* asked, but the server copied (an older netrig) */
+    assert_int_equal(result_merge(r), 0);
+    assert_false(r->summary.rx_copy_skipped);
+    result_rx_note(r, note, sizeof(note));
+    assert_non_null(strstr(note, "not honoured"));
+
+    snprintf(r->remote.recv_method, sizeof(r->remote.recv_method), "skip_copy");
+    assert_int_equal(result_merge(r), 0);
+    assert_true(r->summary.rx_copy_skipped);
+    result_rx_note(r, note, sizeof(note));
+    assert_non_null(strstr(note, "do not count the receiver's copy"));
+    free_run(r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -403,6 +477,8 @@ int main(void)
         cmocka_unit_test(test_merge_remote_invalid_reverse),
         cmocka_unit_test(test_merge_remote_missing_one_flow),
         cmocka_unit_test(test_merge_no_tcpinfo_and_zero_seconds),
+        cmocka_unit_test(test_merge_rx_zerocopy),
+        cmocka_unit_test(test_merge_rx_skip_copy),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -80,6 +80,7 @@ static void fill_side(struct side_result *s)
     snprintf(s->congestion, sizeof(s->congestion), "cubic");
     snprintf(s->cpus_seen, sizeof(s->cpus_seen), "1");
     snprintf(s->send_method, sizeof(s->send_method), "sendfile");
+    snprintf(s->recv_method, sizeof(s->recv_method), "zerocopy");
     snprintf(s->warning, sizeof(s->warning), "window capped to 425984 by net.core.wmem_max");
     fill_cpu(&s->cpu, 10);
 
@@ -111,6 +112,7 @@ static void fill_side(struct side_result *s)
     f = &s->flows[1];
     f->sender = false;
     f->bytes = 999;
+    f->rx_zc_bytes = 4096 * 3 / 16; /* a receiver that mapped part of its bytes */
     f->seconds = 9.5;
     f->cpu = -1;
     f->err = 104; /* ECONNRESET */
@@ -179,6 +181,7 @@ static void test_side_round_trip(void **state)
     assert_string_equal(out.congestion, in.congestion);
     assert_string_equal(out.cpus_seen, in.cpus_seen);
     assert_string_equal(out.send_method, in.send_method);
+    assert_string_equal(out.recv_method, in.recv_method);
     assert_string_equal(out.warning, in.warning);
     assert_cpu_equal(&out.cpu, &in.cpu);
     assert_int_equal(out.nflows, 2);
@@ -187,6 +190,7 @@ static void test_side_round_trip(void **state)
         assert_int_equal(a->id, i);
         assert_int_equal(a->sender, b->sender);
         assert_int_equal(a->bytes, b->bytes);
+        assert_int_equal(a->rx_zc_bytes, b->rx_zc_bytes);
         assert_wire_dbl(a->seconds, b->seconds);
         assert_int_equal(a->cpu, b->cpu);
         assert_int_equal(a->err, b->err);
