@@ -29,10 +29,12 @@ for dir in forward reverse; do
     log "trickle $dir: $(cat "$T/trickle.$dir.json")"
     check_jq "trickle $dir: the daemon ended the data path within duration + 2 s" \
         "$T/trickle.$dir.json" '.ended_after_s != null and .ended_after_s <= .duration_s + 2'
+    # --max-tests 1: a slot still held would refuse it as busy. The whole 0.3 s test, process
+    # start and results included, within 3 s (a busy machine's ASan build needs the room).
     t0=$(now_ms)
     if client stream -t 0.3 >"$T/after.$dir.json" 2>"$T/after.$dir.err"; then
-        check "trickle $dir: a real client served right after ($(($(now_ms) - t0)) ms)" \
-            test $(($(now_ms) - t0)) -le 2000
+        el=$(($(now_ms) - t0))
+        check "trickle $dir: a real client served right after ($el ms)" test "$el" -le 3000
     else
         fail "trickle $dir: the real client after it: $(head -c 300 "$T/after.$dir.err")"
     fi
