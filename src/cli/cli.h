@@ -70,6 +70,21 @@ void cli_help_report(FILE *out);
 struct client_opts;
 int cli_measure_parse(enum params_test kind, int argc, char **argv, struct client_opts *o);
 
+/* cli_measure_data.c: the options that shape a test's data: -n, -k, -b RATE[/BURST], -S,
+ * --dscp, --cport, --bind-dev, --dont-fragment. */
+enum { CLI_OPT_DSCP = 700, CLI_OPT_CPORT, CLI_OPT_BIND_DEV, CLI_OPT_DONT_FRAGMENT };
+struct cli_data_opts {
+    const char *bitrate;           /* -b RATE[/BURST]: applied once -u is known */
+    const char *tos_opt;           /* "-S" or "--dscp" once given: they exclude each other */
+    bool time_given, length_given; /* -t, -l */
+};
+/* One of those options (c as getopt_long returns it): 0, or -1 after printing the error. */
+int cli_data_opt(int c, const char *arg, struct client_opts *o, struct cli_data_opts *d);
+/* Once every option is read: -b applied to UDP or TCP (and TCP's write size for it), -n/-k
+ * without -t, and --cport/--bind-dev where they cannot apply. 0, or -1 after the error. */
+int cli_data_finish(struct client_opts *o, const struct cli_data_opts *d, bool third_party,
+                    uint32_t ntargets);
+
 /* cli_mesh.c: a stored mesh (`show mesh:N`): its matrix as text, or its cells as JSON; the
  * stored meshes (`history --meshes`). 0, or -1 after printing the error. */
 struct store;
@@ -77,6 +92,16 @@ int cli_mesh_show(struct store *st, long long id, bool json, FILE *out);
 int cli_mesh_list(struct store *st, bool json, FILE *out);
 /* cli_sweep.c: a stored sweep's points, means and confidence intervals, as text or JSON. */
 int cli_sweep_show(struct store *st, long long id, bool json, FILE *out);
+/* cli_group.c: runs measured together saved as a group — one run per target of `-c A -c B`
+ * that returned results, with this host's settings and each server's; the run of `--from A`
+ * from the daemon's run_result message, with the settings both ends sent. A failure is a
+ * one-line warning; with note, says where they went. Return the group id, or 0. `show
+ * group:N`: a stored group's targets, their runs and totals, as text or JSON. */
+struct multi_result;
+long long cli_history_save_multi(const char *db, const struct multi_result *m, FILE *note);
+long long cli_history_save_third_party(const char *db, const char *from, const char *target,
+                                       const cJSON *msg, FILE *note);
+int cli_group_show(struct store *st, long long id, bool json, FILE *out);
 
 /* cli_history.c: saves a measurement's run to the history at db (NULL: the default path); a
  * failure is a one-line warning. With note, says where it went. Returns the run id, or 0. */

@@ -9,7 +9,6 @@
 #include "client.h"
 #include "diagnose.h"
 #include "diagnose_attach.h"
-#include "diagnose_host.h"
 #include "diagnose_report.h"
 #include "log.h"
 #include "report_text.h"
@@ -24,39 +23,48 @@ void cli_help_diagnose(FILE *out)
 {
     fprintf(out,
             "usage: netrig diagnose [-c HOST] [-t TIME] [-P N] [-R] [--rate RATE]\n"
-            "                       [--rtt TIME] [-J] [stream options]\n"
+            "                       [--rtt TIME] [--probe-flows] [-J] [stream options]\n"
             "       netrig diagnose --during [-c HOST] [-p PORT] [-t TIME] [--rate RATE]\n"
             "                       [--rtt TIME] [-J]\n"
             "\n"
             "Why is this transfer as fast as it is? Runs a short TCP stream test (default\n"
-            "5 s; no -c: a built-in loopback server), reads the sender's TCP_INFO (busy,\n"
-            "receive-window and send-buffer limited time, retransmits, RTT, window) and this\n"
-            "host's counters (TcpExt, softnet_stat, per-CPU softirq, NIC drops) and names\n"
-            "the limit: rwnd_limited, sndbuf_limited, loss_limited, app_limited,\n"
-            "rx_cpu_limited, link_capacity or ok, with the numbers behind it, the advice,\n"
-            "and the 'netrig tune' change that fixes it when it is a host setting.\n"
+            "5 s after a warm-up of %d round trips, at least 0.25 s; no -c: a built-in\n"
+            "loopback server), reads the sender's TCP_INFO at every interval (busy, window\n"
+            "and buffer limited time, srtt, the peer's window, data in flight, retransmits),\n"
+            "what both applications saw (time waiting on the socket, socket buffers, their\n"
+            "threads' CPU) and both hosts' counters (TcpExt, softnet_stat, per-CPU busy and\n"
+            "softirq time, NIC drops), and names the limit: rwnd_limited, sndbuf_limited,\n"
+            "loss_limited, link_capacity, tx_cpu_limited, rx_cpu_limited, app_limited or ok,\n"
+            "with the numbers behind it, the advice, and the 'netrig tune' change that fixes\n"
+            "it when it is a host setting (docs/diagnose.md).\n"
             "\n"
-            "  -c, -p, -t, -P, -T, -R, -w, -C, --fq-rate ...  as for 'netrig stream'\n"
+            "  -c, -p, -t, -P, -T, -R, -w, -C, -O, --fq-rate ...  as for 'netrig stream'\n"
             "  --rate RATE   the rate the path should carry (link or target): checks for\n"
             "                link capacity and sizes the BDP in the advice\n"
             "  --rtt TIME    the path's round-trip time for the BDP (default: min_rtt)\n"
+            "  --probe-flows run the test again with 2x and 4x the flows: a sum that stays\n"
+            "                flat is a limit the flows share (the link), one that grows a\n"
+            "                limit of each flow\n"
             "  --during      run no test: watch the TCP connections with HOST:PORT (default\n"
             "                port %d) for -t seconds, e.g. a 'netrig stream' running now\n"
-            "  -J, --json    one JSON document: {test, sender, host, verdict: {id,\n"
-            "                evidence, advice, tune}, run}\n"
+            "  -J, --json    one JSON document: {test, sender, ends: {sender, receiver},\n"
+            "                verdict: {id, evidence, advice, tune, figures}, run}\n"
             "\n"
-            "The counters are this host's: run diagnose on the receiver (-R) to see its\n"
-            "drops. Exit status: 0 verdict printed, 1 the test failed, 2 bad usage, 130\n"
-            "interrupted.\n",
-            SOCK_DEFAULT_PORT);
+            "A netrig daemon sends its own threads' CPU and host counters with its results,\n"
+            "so the receiver's drops and CPU count from either end. Exit status: 0 verdict\n"
+            "printed, 1 the test failed, 2 bad usage, 130 interrupted.\n",
+            DIAG_WARMUP_RTTS, SOCK_DEFAULT_PORT);
 }
 
 struct diag_cli {
     struct client_opts o;
     uint64_t rate_bps, rtt_ns, during_ns;
-    bool json, during, port_given;
+    bool json, during, port_given, omit_given, probe_flows;
     const char *host;
 };
+
+#define DIAG_WARMUP_MIN_NS 250000000ULL /* the scaled warm-up's floor */
+#define DIAG_PROBE_MAX     1024         /* --probe-flows: at most this many flows */
 
 static int take_value(int *i, int argc, char **argv, const char **val)
 {
@@ -96,6 +104,8 @@ static int own_opt(int *i, int argc, char **argv, struct diag_cli *dc)
     }
     if (!strcmp(a, "--during"))
         return dc->during = true, 1;
+    if (!strcmp(a, "--probe-flows"))
+        return dc->probe_flows = true, 1;
     if (!strcmp(a, "-J") || !strcmp(a, "--json"))
         return dc->json = true, 1;
     if (!strcmp(a, "--udp") || !strcmp(a, "-u") || !strcmp(a, "--bidir") ||
@@ -112,7 +122,7 @@ static int own_opt(int *i, int argc, char **argv, struct diag_cli *dc)
 /* Splits argv: diagnose's options here, the rest (after a default -t 5) to cli_measure_parse. */
 static int parse_diag(int argc, char **argv, struct diag_cli *dc)
 {
-    char **fwd = calloc((size_t)argc + 4, sizeof(*fwd));
+    char **fwd = calloc((size_t)argc + 6, sizeof(*fwd));
     int n = 0, rc = 0, targets = 0;
 
     memset(dc, 0, sizeof(*dc));
@@ -121,6 +131,8 @@ static int parse_diag(int argc, char **argv, struct diag_cli *dc)
     fwd[n++] = argv[0];
     fwd[n++] = "-t";
     fwd[n++] = "5";
+    fwd[n++] = "-i"; /* the TCP_INFO samples the means come from */
+    fwd[n++] = "0.25";
     for (int i = 1; i < argc && rc >= 0; i++) {
         if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
             cli_help_diagnose(stdout);
@@ -131,6 +143,7 @@ static int parse_diag(int argc, char **argv, struct diag_cli *dc)
         if (rc == 0) {
             targets += !strcmp(argv[i], "-c") || is_opt(argv[i], "--client");
             dc->port_given |= !strcmp(argv[i], "-p") || is_opt(argv[i], "--port");
+            dc->omit_given |= !strncmp(argv[i], "-O", 2) || is_opt(argv[i], "--omit");
             fwd[n++] = argv[i];
         }
     }
@@ -145,6 +158,14 @@ static int parse_diag(int argc, char **argv, struct diag_cli *dc)
         return rc;
     dc->during_ns = dc->o.p.duration_ns;
     dc->o.observer = report_text_quiet_observer(); /* the verdict comes at the end */
+    if (!dc->omit_given) { /* leave out slow start and the buffers' growth: 15 round trips */
+        dc->o.omit_rtts = DIAG_WARMUP_RTTS;
+        dc->o.omit_min_ns = DIAG_WARMUP_MIN_NS;
+    }
+    if (dc->during && dc->probe_flows) {
+        cli_error("--probe-flows runs tests of its own: it does not go with --during");
+        return -1;
+    }
     return 0;
 }
 
@@ -168,10 +189,36 @@ static void judge_and_print(const struct diag_cli *dc, const char *what, struct 
     }
 }
 
-/* Runs the test with this host's counters sampled around it. */
+/* --probe-flows: the same test with 2x and 4x the flows; their sums go into the sample. */
+static void run_probes(struct diag_cli *dc, volatile sig_atomic_t *stop, struct diagnose_sample *s)
+{
+    uint32_t base = dc->o.p.flows;
+
+    for (uint32_t k = 2; k <= 4 && !*stop && s->nprobes < DIAG_MAX_PROBES; k *= 2) {
+        struct client_opts o = dc->o;
+        struct run_result r;
+        char err[512] = "";
+        int rc;
+
+        if (base * k > DIAG_PROBE_MAX)
+            break;
+        o.p.flows = base * k;
+        rc = client_run(&o, stop, &r, err, sizeof(err));
+        if (rc < 0) {
+            cli_error("--probe-flows with %u flows: %s", o.p.flows, err);
+            return;
+        }
+        if (!r.partial) {
+            s->probe[s->nprobes].flows = o.p.flows;
+            s->probe[s->nprobes++].throughput_bps = r.summary.throughput_bps;
+        }
+        result_fini(&r);
+    }
+}
+
+/* Runs the test (both ends sample their threads and hosts around the measured period). */
 static int run_test(struct diag_cli *dc, volatile sig_atomic_t *stop)
 {
-    struct diagnose_snap *before = calloc(2, sizeof(*before));
     struct diagnose_sample s;
     struct loopsrv em = {0};
     struct run_result r;
@@ -179,10 +226,8 @@ static int run_test(struct diag_cli *dc, volatile sig_atomic_t *stop)
     bool embedded = !dc->o.host[0];
     int rc;
 
-    if (!before || (embedded && loopsrv_start(&em, dc->o.family, err, sizeof(err)))) {
-        if (err[0])
-            cli_error("%s", err);
-        free(before);
+    if (embedded && loopsrv_start(&em, dc->o.family, err, sizeof(err))) {
+        cli_error("%s", err);
         return CLI_EXIT_FAIL;
     }
     if (embedded) {
@@ -190,13 +235,11 @@ static int run_test(struct diag_cli *dc, volatile sig_atomic_t *stop)
         dc->o.port = em.port;
     }
     memset(&s, 0, sizeof(s));
-    diagnose_host_sample(NULL, &before[0]);
     rc = client_run(&dc->o, stop, &r, err, sizeof(err));
-    diagnose_host_sample(NULL, &before[1]);
+    if (rc >= 0 && dc->probe_flows && !r.partial)
+        run_probes(dc, stop, &s);
     if (embedded)
         loopsrv_stop(&em);
-    diagnose_host_delta(&before[0], &before[1], &s.host);
-    free(before);
     if (rc < 0) {
         cli_error("%s", err);
         return CLI_EXIT_FAIL;
@@ -207,6 +250,8 @@ static int run_test(struct diag_cli *dc, volatile sig_atomic_t *stop)
         result_fini(&r);
         return CLI_EXIT_FAIL;
     }
+    if (embedded)
+        s.snd.local = s.rcv.local = true;
     snprintf(what, sizeof(what), "%s:%u%s, %u flow(s), %s sends", dc->o.host, dc->o.port,
              embedded ? " (built-in loopback server)" : "", s.flows,
              dc->o.p.dir == PARAMS_DIR_REVERSE ? "server" : "client");

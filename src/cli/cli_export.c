@@ -72,6 +72,10 @@ static void csv_row(struct store *st, const struct store_run *r, FILE *out)
     csv_field(out, r->peer);
     fprintf(out, ",%d,", r->partial);
     csv_field(out, r->tags);
+    if (r->group)
+        fprintf(out, ",%lld", (long long)r->group);
+    else
+        fputc(',', out);
     for (size_t i = 0; i < sizeof(csv_params) / sizeof(csv_params[0]); i++) {
         fputc(',', out);
         csv_param(out, p, csv_params[i]);
@@ -90,7 +94,7 @@ static void csv_header(FILE *out)
     size_t nd;
     const struct metric_def *defs = metric_all(&nd);
 
-    fputs("id,test,udp,role,title,started_at,peer,partial,tags", out);
+    fputs("id,test,udp,role,title,started_at,peer,partial,tags,group", out);
     for (size_t i = 0; i < sizeof(csv_params) / sizeof(csv_params[0]); i++)
         fprintf(out, ",%s", csv_params[i]);
     for (size_t i = 0; i < nd; i++)

@@ -23,8 +23,8 @@ const char cli_history_help_db[] =
 
 const char cli_history_help_runs[] =
     "RUN names one run or a set: an id (12), a range (10-14), a list (3,5,9), a tag\n"
-    "('netrig tag'), 'last' (the newest run), sweep:N (every run of sweep N) or mesh:N\n"
-    "(every run of mesh N).\n";
+    "('netrig tag'), 'last' (the newest run), sweep:N (every run of sweep N), mesh:N\n"
+    "(every run of mesh N) or group:N (the runs of one -c A -c B or --from command).\n";
 
 void cli_help_history(FILE *out)
 {
@@ -48,11 +48,12 @@ void cli_help_history(FILE *out)
 void cli_help_show(FILE *out)
 {
     fprintf(out,
-            "usage: netrig show RUN|sweep:N|mesh:N [-J] [--db PATH]\n"
+            "usage: netrig show RUN|sweep:N|mesh:N|group:N [-J] [--db PATH]\n"
             "\n"
             "One stored run: parameters, summary, flows, tags and the host snapshot. -J prints\n"
             "the run's -J document with its id, tags, metrics and host snapshot added. sweep:N\n"
-            "shows a sweep's points; mesh:N a mesh plan's matrix (-J: every cell).\n\n");
+            "shows a sweep's points; mesh:N a mesh plan's matrix (-J: every cell); group:N the\n"
+            "targets of a -c A -c B or --from command, their runs and totals.\n\n");
     fputs(cli_history_help_db, out);
     fputs(cli_history_help_runs, out);
 }
@@ -322,6 +323,20 @@ static cJSON *metrics_json(struct store *st, int64_t id)
     return o;
 }
 
+/* The group a run is in: {"id", "kind", "target", "from"}. */
+static void add_group(cJSON *o, const struct store_run *r)
+{
+    cJSON *g;
+
+    if (!r->group)
+        return;
+    g = cJSON_AddObjectToObject(o, "group");
+    cJSON_AddNumberToObject(g, "id", (double)r->group);
+    cJSON_AddStringToObject(g, "kind", r->group_kind);
+    cJSON_AddNumberToObject(g, "target", r->group_idx);
+    cJSON_AddStringToObject(g, "from", r->group_source);
+}
+
 /* The mesh cell a run is: {"id", "source", "destination"}. */
 static void add_mesh(cJSON *o, const struct store_run *r)
 {
@@ -338,7 +353,7 @@ static void add_mesh(cJSON *o, const struct store_run *r)
 static int list_one(const struct store_run *r, void *arg)
 {
     struct list_ctx *lc = arg;
-    char res[96], kind[32];
+    char res[96], kind[32], grp[256] = "";
 
     if (lc->arr) {
         cJSON *o = cJSON_CreateObject();
@@ -355,6 +370,7 @@ static int list_one(const struct store_run *r, void *arg)
         if (r->sweep_point)
             cJSON_AddNumberToObject(o, "sweep_point", (double)r->sweep_point);
         add_mesh(o, r);
+        add_group(o, r);
         cJSON_AddItemToObject(o, "summary", metrics_json(lc->st, r->id));
         cJSON_AddItemToArray(lc->arr, o);
         return 0;
@@ -364,9 +380,13 @@ static int list_one(const struct store_run *r, void *arg)
         memcpy(res + strlen(res), " (rx-nocopy)", 13); /* the receiver's copy not counted */
     snprintf(kind, sizeof(kind), "%s%s%s", r->test, r->udp ? "/udp" : "",
              strcmp(r->role, "server") ? "" : " (served)");
-    fprintf(lc->out, "%6lld  %.10s %.8s  %-16s %-26s %s%s%s%s%s\n", (long long)r->id, r->started_at,
-            r->started_at[10] ? r->started_at + 11 : "", kind, res, r->partial ? "(partial) " : "",
-            r->title, r->tags[0] ? " [" : "", r->tags, r->tags[0] ? "]" : "");
+    if (r->group)
+        snprintf(grp, sizeof(grp), "%sgroup:%lld%s%.200s", r->title[0] || r->tags[0] ? " " : "",
+                 (long long)r->group, r->group_source[0] ? " from " : "", r->group_source);
+    fprintf(lc->out, "%6lld  %.10s %.8s  %-16s %-26s %s%s%s%s%s%s\n", (long long)r->id,
+            r->started_at, r->started_at[10] ? r->started_at + 11 : "", kind, res,
+            r->partial ? "(partial) " : "", r->title, r->tags[0] ? " [" : "", r->tags,
+            r->tags[0] ? "]" : "", grp);
     return 0;
 }
 
@@ -515,6 +535,7 @@ cJSON *cli_history_run_json(struct store *st, const struct store_run *r)
     if (r->sweep_point)
         cJSON_AddNumberToObject(doc, "sweep_point", (double)r->sweep_point);
     add_mesh(doc, r);
+    add_group(doc, r);
     cJSON_AddItemToObject(doc, "metrics", metrics_json(st, r->id));
     hosts_json(doc, st, r);
     return doc;
@@ -597,6 +618,14 @@ static void show_text(struct store *st, const struct store_run *r, FILE *out)
     if (r->mesh)
         fprintf(out, "  mesh %lld: %s -> %s (netrig show mesh:%lld)\n", (long long)r->mesh,
                 r->mesh_source, r->mesh_destination, (long long)r->mesh);
+    if (r->group && r->group_source[0])
+        fprintf(out, "  group %lld: run by the daemon at %s (netrig show group:%lld)\n",
+                (long long)r->group, r->group_source, (long long)r->group);
+    else if (r->group)
+        fprintf(out,
+                "  group %lld: target %u of a test against several servers (netrig show "
+                "group:%lld)\n",
+                (long long)r->group, r->group_idx, (long long)r->group);
     if (r->partial)
         fprintf(out, "  PARTIAL: %s\n", r->error);
     if (rx_copy_skipped(st, r->id))
@@ -656,6 +685,11 @@ int cli_show(int argc, char **argv, volatile sig_atomic_t *stop)
     }
     if (!strncmp(argv[optind], "mesh:", 5) && argv[optind][5] && !strchr(argv[optind], ',')) {
         rc = cli_mesh_show(st, strtoll(argv[optind] + 5, NULL, 10), hc.json, stdout);
+        store_close(st);
+        return rc ? CLI_EXIT_FAIL : CLI_EXIT_OK;
+    }
+    if (!strncmp(argv[optind], "group:", 6) && argv[optind][6] && !strchr(argv[optind], ',')) {
+        rc = cli_group_show(st, strtoll(argv[optind] + 6, NULL, 10), hc.json, stdout);
         store_close(st);
         return rc ? CLI_EXIT_FAIL : CLI_EXIT_OK;
     }

@@ -13,6 +13,7 @@
 #include "units.h"
 #include "log.h"
 #include "params.h"
+#include "result_doc.h"
 #include "report_json.h"
 #include "report_live.h"
 #include "report_text.h"
@@ -34,6 +35,8 @@ static const char help_common[] =
     "  -p, --port PORT         server port (default %d)\n"
     "  -4, -6                  IPv4 or IPv6 only\n"
     "  -B, --bind ADDR         local address for every connection\n"
+    "      --bind-dev IFACE    send and receive only through this interface\n"
+    "                          (SO_BINDTODEVICE)\n"
     "      --timeout TIME      connect and control-reply timeout (default 10s)\n"
     "      --from HOST[:PORT]  third party: the daemon at HOST runs the test toward -c\n"
     "                          (it must allow us with --allow-third-party)\n"
@@ -43,6 +46,9 @@ static const char help_common[] =
     "  -t, --time TIME         duration, after the omitted warm-up (default 10s)\n"
     "  -O, --omit TIME         warm-up left out of the results (default 0)\n"
     "  -i, --interval TIME     interval reports (default 1s; 0 = none)\n"
+    "  -S, --tos N             IP TOS byte of the data packets, 0-255 (52, 0x34 or 064);\n"
+    "                          the IPv6 traffic class on IPv6; the server's too\n"
+    "      --dscp CODE         the same as a DSCP: AF11..AF43, EF, VA, LE, CS0..CS7 or 0-63\n"
     "  -P, --parallel N        flows (max %d)\n"
     "  -T, --threads N         client worker threads, each one epoll loop (default 1)\n"
     "      --server-threads N  server worker threads (default: as -T)\n"
@@ -79,6 +85,13 @@ void cli_help_stream(FILE *out)
             "stream:\n"
             "  -R, --reverse           server sends, client receives\n"
             "      --bidir             both directions at once (-P flows each way)\n"
+            "  -n, --bytes SIZE        end after SIZE bytes (K, M, G, T: powers of 1024) over all\n"
+            "                          flows, exactly (with --bidir: each way); with -t, the\n"
+            "                          first limit reached ends the test\n"
+            "  -k, --blocks N          end after N writes of -l bytes (UDP: N datagrams)\n"
+            "  -b, --bitrate RATE[/N]  pace each flow in the application to RATE bits/s (TCP:\n"
+            "                          N writes back to back per round; unpaced by default)\n"
+            "      --cport PORT        local port of the data flows: flow i uses PORT + i\n"
             "  -l, --length SIZE       bytes per write (default 1M, 128K with -Z; UDP: datagram,\n"
             "                          1400)\n"
             "  -w, --window SIZE       socket buffer (SO_SNDBUF/SO_RCVBUF) on both ends\n"
@@ -94,11 +107,14 @@ void cli_help_stream(FILE *out)
             "                          counted\n"
             "UDP:\n"
             "  -u, --udp               paced UDP datagrams with sequence numbers and timestamps\n"
-            "  -b, --bitrate RATE      per-flow rate (default 1M)\n"
+            "  -b, --bitrate RATE[/N]  per-flow rate (default 1M); N datagrams back to back\n"
             "      --pps N             per-flow datagrams per second (instead of -b)\n"
+            "      --dont-fragment     never fragment datagrams (IP_PMTUDISC_DO): over the path\n"
+            "                          MTU they fail instead\n"
             "iperf3:\n"
             "      --iperf3            test against an iperf3 server ('iperf3 -s', default port\n"
-            "                          5201): -P, -R, --bidir, -t, -O, -l, -w, -C; -u with -b\n");
+            "                          5201): -P, -R, --bidir, -t, -O, -n, -k, -l, -w, -C, -b,\n"
+            "                          -S; -u with -b\n");
     fputs(help_units, out);
 }
 
@@ -121,7 +137,9 @@ void cli_help_rr(FILE *out)
             "      --txn-timeout TIME  give up on an unanswered transaction (default 2s)\n"
             "      --busy-poll         spin on the sockets instead of sleeping in epoll\n"
             "      --histogram FILE    write the full latency distribution to FILE\n"
-            "  -w, --window SIZE       socket buffers; -C ALGO congestion control\n");
+            "  -w, --window SIZE       socket buffers; -C ALGO congestion control\n"
+            "      --cport PORT        local port of the flows: flow i uses PORT + i\n"
+            "      --dont-fragment     UDP: never fragment datagrams (IP_PMTUDISC_DO)\n");
     fputs(help_units, out);
 }
 
@@ -218,6 +236,13 @@ static const struct option measure_long[] = {
     {"iperf3", no_argument, NULL, OPT_IPERF3},
     {"live", no_argument, NULL, OPT_LIVE},
     {"no-live", no_argument, NULL, OPT_NO_LIVE},
+    {"bytes", required_argument, NULL, 'n'},
+    {"blocks", required_argument, NULL, 'k'},
+    {"tos", required_argument, NULL, 'S'},
+    {"dscp", required_argument, NULL, CLI_OPT_DSCP},
+    {"cport", required_argument, NULL, CLI_OPT_CPORT},
+    {"bind-dev", required_argument, NULL, CLI_OPT_BIND_DEV},
+    {"dont-fragment", no_argument, NULL, CLI_OPT_DONT_FRAGMENT},
     {NULL, 0, NULL, 0},
 };
 
@@ -242,11 +267,11 @@ struct measure_cli {
     const char *from;                       /* --from: a daemon runs the measurement for us */
     uint32_t ntargets;
     enum params_test kind;
-    const char *histogram; /* --histogram FILE */
-    const char *db;        /* --db PATH: the history (NULL = default) */
-    bool no_save;          /* --no-save */
-    bool length_given;
+    const char *histogram;      /* --histogram FILE */
+    const char *db;             /* --db PATH: the history (NULL = default) */
+    bool no_save;               /* --no-save */
     bool iperf3, port_given;    /* --iperf3: an iperf3 server, port 5201 unless -p */
+    struct cli_data_opts data;  /* -n, -k, -b, -S, --dscp, --cport, ... (cli_measure_data.c) */
     enum report_live_mode live; /* --live / --no-live (default: auto) */
 };
 
@@ -273,6 +298,10 @@ static const struct {
     {'b', "-b", K_STREAM},
     {OPT_PPS, "--pps", K_STREAM},
     {'u', "-u", K_STREAM | K_RR},
+    {'n', "-n", K_STREAM},
+    {'k', "-k", K_STREAM},
+    {CLI_OPT_CPORT, "--cport", K_STREAM | K_RR},
+    {CLI_OPT_DONT_FRAGMENT, "--dont-fragment", K_STREAM | K_RR},
     {'r', "-r", K_TXN},
     {OPT_DEPTH, "--depth", K_RR},
     {OPT_RATE, "--rate", K_RR},
@@ -337,14 +366,7 @@ static int txn_opt(int c, const char *arg, struct measure_cli *mc)
 
     switch (c) {
     case 'u': p->udp = true; return 0;
-    case 'b':
-        if (cli_parse_rate("-b", arg, &p->udp_rate_bps))
-            return -1;
-        if (!p->udp_rate_bps) {
-            cli_error("rate '%s' for -b sends nothing: give a rate above 0, e.g. 100M", arg);
-            return -1;
-        }
-        return 0;
+    case 'b': mc->data.bitrate = arg; return 0;
     case OPT_PPS:
         if (units_parse_count(arg, &v) || v == 0 || v > 100000000ULL) {
             cli_error("invalid value '%s' for --pps: use 1 to 100000000 datagrams/s", arg);
@@ -367,7 +389,7 @@ static int txn_opt(int c, const char *arg, struct measure_cli *mc)
     case OPT_HISTOGRAM: mc->histogram = arg; return 0;
     case OPT_TXN_TIMEOUT:
         return parse_timeout("--txn-timeout", arg, 1000000ULL, &p->txn_timeout_ns);
-    default: return -1;
+    default: return cli_data_opt(c, arg, &mc->o, &mc->data) ? -1 : 0;
     }
 }
 
@@ -393,7 +415,7 @@ static int measure_opt(int c, const char *arg, struct measure_cli *mc)
     case 'B': return copy_str("-B", arg, o->bind, sizeof(o->bind));
     case '4': o->family = 4; return 0;
     case '6': o->family = 6; return 0;
-    case 't': return cli_parse_duration("-t", arg, &p->duration_ns);
+    case 't': mc->data.time_given = true; return cli_parse_duration("-t", arg, &p->duration_ns);
     case 'O': return cli_parse_duration("-O", arg, &p->omit_ns);
     case 'i': return cli_parse_duration("-i", arg, &p->interval_ns);
     case 'P': return cli_parse_u32("-P", arg, 1, PARAMS_MAX_FLOWS, &p->flows);
@@ -403,7 +425,7 @@ static int measure_opt(int c, const char *arg, struct measure_cli *mc)
     case 'R': p->dir = PARAMS_DIR_REVERSE; return 0;
     case OPT_BIDIR: p->dir = PARAMS_DIR_BIDIR; return 0;
     case 'l':
-        mc->length_given = true;
+        mc->data.length_given = true;
         return cli_parse_size("-l", arg, PARAMS_MAX_WRITE, &p->write_size);
     case 'w': return cli_parse_size("-w", arg, PARAMS_MAX_WINDOW, &p->window);
     case 'C': return copy_str("-C", arg, p->congestion, sizeof(p->congestion));
@@ -498,8 +520,8 @@ static int parse_measure(int argc, char **argv, struct measure_cli *mc)
     mc->out = stdout;
     optind = 1;
     opterr = 0;
-    while ((c = getopt_long(argc, argv, ":c:p:B:46t:O:i:P:T:Rl:w:C:M:NZA:Jhub:r:", measure_long,
-                            NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, ":c:p:B:46t:O:i:P:T:Rl:w:C:M:NZA:Jhub:r:n:k:S:",
+                            measure_long, NULL)) != -1) {
         if (c == 'h') {
             help_for(mc->kind, stdout);
             return 1;
@@ -528,12 +550,14 @@ static int parse_measure(int argc, char **argv, struct measure_cli *mc)
         o->port = IPERF3_DEFAULT_PORT; /* before -c, so HOST:PORT there still wins */
     if (mc->ntargets == 1 && parse_one_target(mc))
         return -1;
-    if (o->p.udp && mc->kind == PARAMS_TEST_STREAM && !mc->length_given)
+    if (o->p.udp && mc->kind == PARAMS_TEST_STREAM && !mc->data.length_given)
         o->p.write_size = 1400; /* fits a 1500-byte MTU with IPv6 and UDP headers */
     /* zero-copy sends gain nothing from large writes (no copy to save per call) and
      * sendfile() of 128 KiB measured fastest here: 33 against 20 Gbit/s with 1 MiB */
-    if (o->p.zerocopy && !mc->length_given)
+    if (o->p.zerocopy && !mc->data.length_given)
         o->p.write_size = 128 * 1024;
+    if (cli_data_finish(o, &mc->data, mc->from != NULL, mc->ntargets))
+        return -1;
     if (params_validate(&o->p, err, sizeof(err)) ||
         (mc->iperf3 && iperf3_client_check(o, err, sizeof(err)))) {
         cli_error("%s", err);
@@ -600,28 +624,24 @@ int cli_measure_parse(enum params_test kind, int argc, char **argv, struct clien
     return rc;
 }
 
-/* A short report of a run document a daemon sent back (third-party runs). */
-static void print_remote_summary(FILE *out, const char *from, const cJSON *doc)
+/* The report of a run document a daemon sent back (third-party runs): the same summary as a
+ * run of our own, read from the document; A's figures are the client's. */
+static void print_remote_summary(FILE *out, const char *from, const cJSON *msg)
 {
-    const cJSON *res = cJSON_GetObjectItemCaseSensitive(doc, "result");
-    const cJSON *sum = cJSON_GetObjectItemCaseSensitive(res, "summary");
-    const cJSON *st = cJSON_GetObjectItemCaseSensitive(doc, "status");
-    const cJSON *srv = cJSON_GetObjectItemCaseSensitive(res, "server");
-    const cJSON *tp = cJSON_GetObjectItemCaseSensitive(sum, "throughput_bps");
-    const cJSON *tps = cJSON_GetObjectItemCaseSensitive(sum, "transactions_per_s");
-    const cJSON *jain = cJSON_GetObjectItemCaseSensitive(sum, "jain_index");
-    char rate[32] = "-";
+    const cJSON *st = cJSON_GetObjectItemCaseSensitive(msg, "status");
+    struct run_result r;
+    char err[256];
+    int rc = result_from_doc(cJSON_GetObjectItemCaseSensitive(msg, "result"), &r, err, sizeof(err));
 
-    if (cJSON_IsNumber(tp))
-        units_format_rate(tp->valuedouble, rate, sizeof(rate));
-    fprintf(out, "third-party test from %s to %s: %s\n", from,
-            cJSON_IsString(srv) ? srv->valuestring : "?",
-            cJSON_IsString(st) ? st->valuestring : "?");
-    if (cJSON_IsNumber(tps) && tps->valuedouble > 0)
-        fprintf(out, "Rate        %.1f transactions/s\n", tps->valuedouble);
-    else
-        fprintf(out, "Throughput  %s; Jain's index %.4f\n", rate,
-                cJSON_IsNumber(jain) ? jain->valuedouble : 0);
+    fprintf(out, "third-party test from %s to %s: %s\n", from, rc ? "?" : r.server,
+            cJSON_IsString(st) && !strcmp(st->valuestring, "partial")    ? "partial"
+            : cJSON_IsString(st) && !strcmp(st->valuestring, "complete") ? "complete"
+                                                                         : "failed");
+    if (!rc) {
+        fprintf(out, "(the client below is the daemon at %s)\n", from);
+        report_text_summary(out, &r);
+    }
+    result_fini(&r);
 }
 
 /* --from A -c B: the daemon at A runs the measurement toward B and sends us its document. */
@@ -652,7 +672,8 @@ static int run_third_party(struct measure_cli *mc)
     if (mc->output == OUT_TEXT) {
         print_remote_summary(mc->out, mc->from, doc);
     } else {
-        res = cJSON_DetachItemFromObjectCaseSensitive(doc, "result");
+        /* a copy: the history keeps the document as it came */
+        res = cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(doc, "result"), true);
         if (!res)
             res = cJSON_CreateObject();
         cJSON_AddStringToObject(res, "third_party_from", mc->from);
@@ -665,6 +686,9 @@ static int run_third_party(struct measure_cli *mc)
         }
         report_json_print(mc->out, res, mc->output == OUT_JSON_STREAM);
     }
+    if (!mc->no_save)
+        cli_history_save_third_party(mc->db, mc->from, mc->targets[0], doc,
+                                     mc->output == OUT_TEXT ? mc->out : NULL);
     rc = cJSON_IsString(st) && !strcmp(st->valuestring, "complete") ? CLI_EXIT_OK : CLI_EXIT_FAIL;
     if (rc) {
         const cJSON *msg = cJSON_GetObjectItemCaseSensitive(doc, "message");
@@ -707,6 +731,8 @@ static int run_multi(struct measure_cli *mc, volatile sig_atomic_t *stop)
     } else {
         report_json_print(mc->out, report_json_multi(m), mc->output == OUT_JSON_STREAM);
     }
+    if (rc >= 0 && !mc->no_save)
+        cli_history_save_multi(mc->db, m, mc->output == OUT_TEXT ? mc->out : NULL);
     for (uint32_t t = 0; rc > 0 && t < m->n; t++)
         if (m->rc[t] != 0)
             cli_error("%s:%u: %s", m->targets[t].host, m->targets[t].port, m->err[t]);

@@ -56,6 +56,8 @@ void cli_help_serve(FILE *out)
             "                            a controller in CIDR asks (netrig stream --from, mesh)\n"
             "      --allow-third-party-target CIDR  where such tests may go (repeatable); without\n"
             "                            it only toward the controller's own address\n"
+            "      --no-host-snapshot    send clients no copy of this host's settings (sysctls,\n"
+            "                            NICs, CPUs) with their results; they record it declined\n"
             "daemon:\n"
             "  -D, --daemon          detach and log to syslog\n"
             "      --pidfile FILE    write the daemon's pid here\n"
@@ -86,6 +88,7 @@ enum {
     OPT_HISTORY_DB,
     OPT_MAX_MEMORY,
     OPT_TP_TARGET,
+    OPT_NO_HOST_SNAPSHOT,
 };
 
 enum { OPT_METRICS = 600 }; /* --metrics */
@@ -113,6 +116,7 @@ static const struct option serve_long[] = {
     {"allow-third-party-target", required_argument, NULL, OPT_TP_TARGET},
     {"max-memory", required_argument, NULL, OPT_MAX_MEMORY},
     {"db", required_argument, NULL, OPT_HISTORY_DB},
+    {"no-host-snapshot", no_argument, NULL, OPT_NO_HOST_SNAPSHOT},
     {NULL, 0, NULL, 0},
 };
 
@@ -232,6 +236,7 @@ static int serve_opt(int c, const char *arg, struct serve_cli *sc)
         return -1;
     }
     case OPT_HISTORY_DB: return history_db_opt(arg, sc);
+    case OPT_NO_HOST_SNAPSHOT: sc->so.host_snapshot = SERVED_HOSTSNAP_DECLINE; return 0;
     case OPT_TIMEOUT:
         if (cli_parse_duration("--timeout", arg, &ns))
             return -1;

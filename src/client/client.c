@@ -13,6 +13,7 @@
 #include "log.h"
 #include "result_json.h"
 #include "sock.h"
+#include "tcpinfo.h"
 #include "units.h"
 
 #include <arpa/inet.h>
@@ -35,7 +36,81 @@ struct client_ctx {
     char failure[256];
     cJSON *early_result; /* the server ended the test itself (shutting down) */
     uint64_t t_start;    /* CLOCK_MONOTONIC when our engine started */
+    bool peer_sent;      /* -n/-k: the server's senders have sent their part ("sent") */
 };
+
+struct sock_local client_local(const struct client_opts *o, int flow)
+{
+    struct sock_local l = {.addr = o->bind, .dev = o->bind_dev};
+
+    if (flow >= 0 && o->cport)
+        l.port = (uint16_t)(o->cport + flow);
+    return l;
+}
+
+const char *client_end_name(const struct params *p, int engine_end)
+{
+    switch ((enum engine_end)engine_end) {
+    case ENGINE_END_TIME: return "time";
+    case ENGINE_END_BUDGET: return params_limit_name(p);
+    case ENGINE_END_SIGNAL: return "interrupted";
+    case ENGINE_END_WATCH:
+    case ENGINE_END_LIMIT: return "server";
+    case ENGINE_END_FLOWS: return "flows";
+    default: return "error";
+    }
+}
+
+/* What an iperf3 or iperf2 server answers to our hello, and what to tell the user. */
+static int name_server(const uint8_t *b, ssize_t n, const char *where, char *err, size_t errlen)
+{
+    if (b[0] == 9 || b[0] == 0xff || b[0] == 0xfe) { /* PARAM_EXCHANGE, busy, error */
+        snprintf(err, errlen,
+                 "%s is an iperf3 server, not a netrig one: add --iperf3 to test against it "
+                 "(netrig stream --iperf3 -c HOST[:PORT])",
+                 where);
+        return 1;
+    }
+    if (n >= 4 && !b[0] && !b[1] && !b[2] && b[3] >= 1 && b[3] <= 5) { /* iperf2's header ack */
+        snprintf(err, errlen,
+                 "%s is an iperf2 server, whose protocol netrig does not speak: test it with "
+                 "iperf2's own client (iperf -c HOST), or run 'netrig serve' there",
+                 where);
+        return 1;
+    }
+    if (n < 4 && !b[0])
+        return 0; /* perhaps iperf2: wait for the rest */
+    snprintf(err, errlen,
+             "%s does not speak netrig's protocol (it answered %02x %02x %02x %02x): is 'netrig "
+             "serve' running on that port?",
+             where, b[0], n > 1 ? b[1] : 0, n > 2 ? b[2] : 0, n > 3 ? b[3] : 0);
+    return 1;
+}
+
+int client_sniff_server(int ctl, const char *where, int timeout_ms, char *err, size_t errlen)
+{
+    int64_t deadline = clock_mono_ms() + timeout_ms;
+
+    for (;;) {
+        struct pollfd pf = {.fd = ctl, .events = POLLIN};
+        int64_t left = deadline - clock_mono_ms();
+        uint8_t b[4];
+        ssize_t n;
+
+        if (left <= 0 || poll(&pf, 1, (int)left) <= 0)
+            return 0; /* silence: the caller's own wait reports it */
+        n = recv(ctl, b, sizeof(b), MSG_PEEK | MSG_DONTWAIT);
+        if (n <= 0)
+            return 0; /* closed or failed: the caller's read says so */
+        if (b[0] == ctl_magic[0] && (n < 2 || b[1] == ctl_magic[1]))
+            return 0; /* netrig */
+        if (name_server(b, n, where, err, errlen))
+            return 1;
+        if (n >= 4)
+            return 0;
+        usleep(10000); /* part of a header: let the rest arrive */
+    }
+}
 
 int client_view_interval(void *ctx, const struct side_result *s, const struct interval *iv)
 {
@@ -65,7 +140,11 @@ static int on_watch(void *arg)
         snprintf(c->failure, sizeof(c->failure), "server control channel failed: %s", err);
     else if (!strcmp(ctl_type(m), "error"))
         snprintf(c->failure, sizeof(c->failure), "server reported: %s", msg_text(m));
-    else if (!strcmp(ctl_type(m), "ending")) {
+    else if (!strcmp(ctl_type(m), "sent")) {
+        c->peer_sent = true; /* -n/-k: the server's part of the transfer is on its way */
+        cJSON_Delete(m);
+        return 0;
+    } else if (!strcmp(ctl_type(m), "ending")) {
         snprintf(c->failure, sizeof(c->failure), "server ended the test early: %s", msg_text(m));
         cJSON_Delete(m);
         return 1; /* stop now and collect what the server measured */
@@ -122,6 +201,9 @@ static int expect_auth(int ctl, const char *want, int timeout_ms, const struct r
         if (!strcmp(ctl_type(m), "error")) {
             snprintf(err, errlen, "server refused the test: %s", msg_text(m));
             rc = -EREMOTEIO; /* a netrig server answered, and said no */
+        } else if (!strcmp(ctl_type(m), "sent")) {
+            cJSON_Delete(m);
+            continue; /* -n/-k: the server's "my part is sent" can cross our stop */
         } else {
             snprintf(err, errlen, "server sent '%s' where '%s' was expected", ctl_type(m), want);
         }
@@ -157,6 +239,8 @@ static int hello(const struct client_opts *o, int ctl, uint8_t id[CTL_TEST_ID_LE
         snprintf(err, errlen, "cannot send the test request: %s", strerror(-rc));
         return rc;
     }
+    if (client_sniff_server(ctl, r->server, o->timeout_ms, err, errlen))
+        return -EPROTO; /* an iperf3 or iperf2 server: said so at once */
     if (o->user[0]) {
         rc = auth_client_secret(o->credentials[0] ? o->credentials : NULL, o->user, secret,
                                 sizeof(secret), err, errlen);
@@ -221,7 +305,9 @@ static int open_udp_flows(const struct client_opts *o, const struct sock_addr *t
             rc = -EPROTO;
             goto out;
         }
-        fds[i] = dataconn_udp_connect(to, port, o->bind, err, errlen);
+        struct sock_local local = client_local(o, (int)i);
+
+        fds[i] = dataconn_udp_connect(to, port, &local, &o->p, err, errlen);
         if (fds[i] < 0 || (rc = engine_attach(e, i, fds[i], err, errlen))) {
             rc = fds[i] < 0 ? fds[i] : rc;
             if (fds[i] >= 0)
@@ -258,6 +344,7 @@ static int target_crr(const struct client_opts *o, const struct sock_addr *to, c
                       struct engine *e, char *err, size_t errlen)
 {
     struct sock_addr t = *to;
+    struct sock_local local = client_local(o, -1);
     uint16_t port;
 
     if (port_from(cJSON_GetObjectItemCaseSensitive(accept, "crr_port"), &port)) {
@@ -268,7 +355,7 @@ static int target_crr(const struct client_opts *o, const struct sock_addr *to, c
         ((struct sockaddr_in6 *)&t.ss)->sin6_port = htons(port);
     else
         ((struct sockaddr_in *)&t.ss)->sin_port = htons(port);
-    if (engine_set_target(e, (struct sockaddr *)&t.ss, t.len, o->bind)) {
+    if (engine_set_target(e, (struct sockaddr *)&t.ss, t.len, &local)) {
         snprintf(err, errlen, "cannot use source address '%s' for crr", o->bind);
         return -EINVAL;
     }
@@ -295,8 +382,8 @@ static int open_tcp_flows(const struct client_opts *o, const struct sock_addr *t
 
     for (uint32_t i = 0; i < n; i++) {
         uint8_t hello_buf[CTL_DATA_HELLO_LEN];
-        int fd = dataconn_tcp_connect(to, o->bind[0] ? o->bind : NULL, &o->p, o->timeout_ms, err,
-                                      errlen);
+        struct sock_local local = client_local(o, (int)i);
+        int fd = dataconn_tcp_connect(to, &local, &o->p, o->timeout_ms, err, errlen);
         int rc;
 
         if (fd < 0)
@@ -328,7 +415,7 @@ static uint32_t server_flow_count(const struct params *p)
 /* The server samples on its own clock; allow for its intervals being a little shifted. */
 static uint32_t max_intervals(const struct params *p)
 {
-    uint64_t total = p->duration_ns + p->omit_ns;
+    uint64_t total = params_time_cap_ns(p) + p->omit_ns;
     /* a server enforcing --max-rate samples every second even when we asked for none */
     uint64_t iv = p->interval_ns && p->interval_ns < 1000000000ULL ? p->interval_ns : 1000000000ULL;
     return (uint32_t)(total / iv + 8);
@@ -431,18 +518,21 @@ static void ports_exhausted(char *msg, size_t len)
 static int run_engine(struct client_ctx *c, struct engine *e, volatile sig_atomic_t *stop)
 {
     struct engine_hooks h = {
-        .run_ns = c->o->p.duration_ns + c->o->p.omit_ns,
+        .run_ns = c->o->p.duration_ns ? c->o->p.duration_ns + c->o->p.omit_ns : 0,
         .watch_fd = c->ctl,
         .on_watch = on_watch,
         .on_interval = client_view_interval,
         .stop_flag = stop,
         .ctx = c,
+        .peer_sent = &c->peer_sent,
     };
     enum engine_end why = engine_run(e, &h);
     int first_err = 0;
 
+    snprintf(c->r->ended_by, sizeof(c->r->ended_by), "%s", client_end_name(&c->o->p, why));
     switch (why) {
-    case ENGINE_END_TIME: conclude(c, e, true); break;
+    case ENGINE_END_TIME:
+    case ENGINE_END_BUDGET: conclude(c, e, true); break;
     case ENGINE_END_WATCH: /* the server ended the test and will send its results */
         c->r->partial = true;
         snprintf(c->r->error, sizeof(c->r->error), "%s", c->failure);
@@ -492,6 +582,24 @@ void client_session_free(struct client_session *s)
     free(s);
 }
 
+/* omit_rtts: the warm-up from the handshake's round trip (TCP_INFO of the control connection
+ * right after connect holds the SYN/SYN-ACK sample), before the parameters go to the server. */
+static void scale_omit(struct client_session *s)
+{
+    struct tcpinfo ti;
+    uint64_t want;
+
+    if (!s->o.omit_rtts || tcpinfo_read(s->c.ctl, &ti) || !ti.valid)
+        return;
+    want = (uint64_t)s->o.omit_rtts * (ti.min_rtt_us ? ti.min_rtt_us : ti.rtt_us) * 1000;
+    if (want < s->o.omit_min_ns)
+        want = s->o.omit_min_ns;
+    if (want > CLIENT_OMIT_MAX_NS)
+        want = CLIENT_OMIT_MAX_NS;
+    if (want > s->o.p.omit_ns)
+        s->o.p.omit_ns = s->r->params.omit_ns = want;
+}
+
 static int session_setup(struct client_session *s, char *err, size_t errlen)
 {
     const struct client_opts *o = &s->o;
@@ -501,6 +609,7 @@ static int session_setup(struct client_session *s, char *err, size_t errlen)
     char host[INET6_ADDRSTRLEN + 8], note[320];
     cJSON *ready = NULL;
     struct params p;
+    struct sock_local local = client_local(o, -1);
     int rc = sock_resolve(o->host, o->port, o->family, &s->to, err, errlen);
 
     if (rc)
@@ -512,9 +621,10 @@ static int session_setup(struct client_session *s, char *err, size_t errlen)
         return rc;
     if (note[0])
         LOG_INFO("%s", note);
-    s->c.ctl = sock_connect(&s->to, o->bind[0] ? o->bind : NULL, NULL, o->timeout_ms, err, errlen);
+    s->c.ctl = sock_connect(&s->to, &local, NULL, o->timeout_ms, err, errlen);
     if (s->c.ctl < 0)
         return s->c.ctl;
+    scale_omit(s);
     rc = hello(o, s->c.ctl, id, r, &s->accept, err, errlen);
     if (rc)
         return rc;
@@ -623,8 +733,9 @@ int client_go(struct client_session *s, volatile sig_atomic_t *stop, uint64_t st
     s->r->start_unix_ns = clock_real_ns();
     s->c.t_start = clock_mono_ns();
     /* our receivers wait for the server's end no longer than it may take to come */
-    engine_set_limits(s->e, &(struct engine_limits){.hard_ns = s->o.p.duration_ns + s->o.p.omit_ns +
-                                                               CTL_END_GRACE_NS + 1000000000ULL});
+    engine_set_limits(s->e, &(struct engine_limits){.hard_ns = params_time_cap_ns(&s->o.p) +
+                                                               s->o.p.omit_ns + CTL_END_GRACE_NS +
+                                                               1000000000ULL});
     if (!rc)
         rc = engine_start(s->e, err, errlen);
     if (rc) {

@@ -11,6 +11,7 @@
 #include "params.h"
 #include "result.h"
 #include "run_observer.h"
+#include "sock.h"
 
 struct client_opts {
     struct params p;
@@ -18,12 +19,20 @@ struct client_opts {
     uint16_t port;
     int family;                   /* 0, 4 or 6 */
     char bind[256];               /* -B */
+    char bind_dev[16];            /* --bind-dev: SO_BINDTODEVICE on every socket */
+    uint16_t cport;               /* --cport: data flow i uses local port cport + i */
     char cpus[256];               /* -A: cpulist, "auto" or "" */
     int timeout_ms;               /* connect and control replies */
     char user[64];                /* --user: answer the server's challenge as this user */
     char credentials[256];        /* --credentials FILE (else $NETRIG_SECRET) */
     struct run_observer observer; /* what the run shows while it goes; zeroed: nothing */
+    /* a warm-up (-O) that scales with the path: at least omit_rtts round trips of the control
+     * connection's handshake and omit_min_ns (0: -O as given) */
+    uint32_t omit_rtts;
+    uint64_t omit_min_ns;
 };
+
+#define CLIENT_OMIT_MAX_NS (30ULL * 1000000000ULL) /* the scaled warm-up's cap */
 
 /* Returns 0 on a complete run, 1 when results are partial (r->error says why), or a negative
  * errno when no result could be had (err says why). */
@@ -50,5 +59,15 @@ struct client_view {
     const struct run_result *r;
 };
 int client_view_interval(void *ctx, const struct side_result *s, const struct interval *iv);
+
+/* Where the client's sockets start from: -B and --bind-dev, and for data flow `flow` (or -1
+ * for the control connection) the --cport port. */
+struct sock_local client_local(const struct client_opts *o, int flow);
+/* What ends a run, for run_result.ended_by: "time", "bytes", "blocks", "interrupted", ... */
+const char *client_end_name(const struct params *p, int engine_end);
+/* The first bytes a server sent after our hello, when they are not netrig's: names the
+ * server (iperf3, iperf2) and what to do. 1 = identified (err says), 0 = netrig (or nothing
+ * yet). Waits at most timeout_ms for the first byte. */
+int client_sniff_server(int ctl, const char *where, int timeout_ms, char *err, size_t errlen);
 
 #endif

@@ -52,7 +52,8 @@ int iperf3_client_check(const struct client_opts *o, char *err, size_t errlen)
     if (p->flows > IPERF3_MAX_STREAMS)
         NO("-P %u is more than an iperf3 server takes: use at most %d", p->flows,
            IPERF3_MAX_STREAMS);
-    if (p->duration_ns % 1000000000ULL || p->duration_ns < 1000000000ULL)
+    if ((p->duration_ns || !params_has_limit(p)) &&
+        (p->duration_ns % 1000000000ULL || p->duration_ns < 1000000000ULL))
         NO("-t %.4gs: iperf3 servers take whole seconds: use -t 1 or more, e.g. -t %llu",
            p->duration_ns / 1e9, (unsigned long long)(p->duration_ns / 1000000000ULL + 1));
     if (p->omit_ns % 1000000000ULL)
@@ -179,7 +180,12 @@ static int next_state(struct i3c *c, int timeout_ms, char *err, size_t errlen)
     if (rc) {
         const char *after = c->state ? iperf3_proto_state_name(c->state) : "our cookie";
         c->ctl_dead = rc == -ENODATA;
-        if (rc == -ENODATA)
+        if (rc == -ENODATA && !c->state)
+            snprintf(err, errlen,
+                     "%s closed the connection without answering our cookie: is it an iperf3 "
+                     "server? (iperf2 servers do this: test them with iperf2's own client)",
+                     c->r->server);
+        else if (rc == -ENODATA)
             snprintf(err, errlen, "the iperf3 server closed the connection after %s", after);
         else
             snprintf(err, errlen, "no answer from the iperf3 server within %d ms after %s (%s)",
@@ -215,8 +221,8 @@ static int open_tcp(struct i3c *c, const struct sock_addr *to, const char *cooki
     const struct client_opts *o = c->o;
 
     for (uint32_t i = 0; i < params_total_flows(&o->p); i++) {
-        int fd = dataconn_tcp_connect(to, o->bind[0] ? o->bind : NULL, &o->p, o->timeout_ms, err,
-                                      errlen);
+        struct sock_local local = client_local(o, (int)i);
+        int fd = dataconn_tcp_connect(to, &local, &o->p, o->timeout_ms, err, errlen);
         int rc;
 
         if (fd < 0)
@@ -281,7 +287,8 @@ static int open_udp(struct i3c *c, const struct sock_addr *to, struct engine *e,
     uint16_t port = o->port;
 
     for (uint32_t i = 0; i < params_total_flows(&o->p); i++) {
-        int fd = dataconn_udp_connect(to, port, o->bind, err, errlen), rc;
+        struct sock_local local = client_local(o, (int)i);
+        int fd = dataconn_udp_connect(to, port, &local, &o->p, err, errlen), rc;
 
         if (fd < 0)
             return fd;
@@ -367,17 +374,28 @@ static void conclude(struct i3c *c, struct engine *e)
 
 static int run_engine(struct i3c *c, struct engine *e, volatile sig_atomic_t *stop)
 {
+    const struct params *p = &c->o->p;
     struct engine_hooks h = {
-        .run_ns = c->o->p.duration_ns + c->o->p.omit_ns,
+        .run_ns = p->duration_ns ? p->duration_ns + p->omit_ns : 0,
         .watch_fd = c->ctl,
         .on_watch = on_watch,
         .on_interval = client_view_interval,
         .stop_flag = stop,
         .ctx = c,
+        /* -n/-k: an iperf3 server's senders neither stop exactly nor close their streams: our
+         * part is in when we have received the transfer, as an iperf3 client counts it */
+        .recv_target = p->udp ? p->bytes_limit ? p->bytes_limit : p->blocks_limit * p->write_size
+                              : params_limit_units(p, NULL),
     };
     enum engine_end why = engine_run(e, &h);
     int first_err = 0;
 
+    snprintf(c->r->ended_by, sizeof(c->r->ended_by), "%s", client_end_name(p, why));
+    if (why == ENGINE_END_BUDGET) {
+        /* the server reads until it gets TEST_END: let it read what we sent first */
+        engine_wait_acked(e, 1000);
+        usleep(50000);
+    }
     if (why == ENGINE_END_SIGNAL) {
         c->r->partial = true;
         snprintf(c->r->error, sizeof(c->r->error), "interrupted: results cover the time run");
@@ -386,12 +404,41 @@ static int run_engine(struct i3c *c, struct engine *e, volatile sig_atomic_t *st
         engine_failed_flows(e, &first_err);
         snprintf(c->r->error, sizeof(c->r->error), "every stream ended early%s%s",
                  first_err ? ": " : "", first_err ? strerror(first_err) : "");
-    } else if (why != ENGINE_END_TIME) {
+    } else if (why != ENGINE_END_TIME && why != ENGINE_END_BUDGET) {
         c->r->partial = true;
         snprintf(c->r->error, sizeof(c->r->error), "%s", c->failure);
     }
     conclude(c, e);
     return c->r->partial ? 1 : 0;
+}
+
+/* An iperf2 server answers a cookie with its header acknowledgement (00 00 00 02 ...) where an
+ * iperf3 server sends one state byte: say so rather than "state 0". 1 = it is iperf2. */
+static int sniff_iperf2(struct i3c *c, char *err, size_t errlen)
+{
+    int64_t deadline = clock_mono_ms() + c->o->timeout_ms;
+    uint8_t b[4];
+    ssize_t n = 0;
+
+    while (n < 4) {
+        struct pollfd pf = {.fd = c->ctl, .events = POLLIN};
+        int64_t left = deadline - clock_mono_ms();
+
+        if (left <= 0 || poll(&pf, 1, (int)left) <= 0)
+            return 0;
+        n = recv(c->ctl, b, sizeof(b), MSG_PEEK | MSG_DONTWAIT);
+        if (n <= 0 || b[0] != 0)
+            return 0; /* a state byte (or an error the next read reports) */
+        if (n < 4)
+            usleep(10000);
+    }
+    if (b[1] || b[2] || b[3] < 1 || b[3] > 5)
+        return 0;
+    snprintf(err, errlen,
+             "%s is an iperf2 server, whose protocol netrig does not speak: test it with "
+             "iperf2's own client (iperf -c HOST), or run 'netrig serve' there",
+             c->r->server);
+    return 1;
 }
 
 /* Cookie, PARAM_EXCHANGE and our parameters, CREATE_STREAMS. */
@@ -405,6 +452,8 @@ static int negotiate(struct i3c *c, const char *cookie, char *err, size_t errlen
         snprintf(err, errlen, "cannot send the test cookie: %s", strerror(-rc));
         return rc;
     }
+    if (sniff_iperf2(c, err, errlen))
+        return -EPROTO;
     rc = next_state(c, c->o->timeout_ms, err, errlen);
     if (rc)
         return rc;
@@ -454,6 +503,7 @@ int iperf3_client_run(const struct client_opts *o, volatile sig_atomic_t *stop,
     struct engine *e = NULL;
     struct cpulist cpus;
     struct sock_addr to;
+    struct sock_local local;
     int rc;
 
     memset(r, 0, sizeof(*r));
@@ -476,7 +526,8 @@ int iperf3_client_run(const struct client_opts *o, volatile sig_atomic_t *stop,
     rc = cpulist_resolve(NULL, o->cpus, host, &cpus, err, errlen, note, sizeof(note));
     if (rc)
         return rc;
-    c.ctl = sock_connect(&to, o->bind[0] ? o->bind : NULL, NULL, o->timeout_ms, err, errlen);
+    local = client_local(o, -1);
+    c.ctl = sock_connect(&to, &local, NULL, o->timeout_ms, err, errlen);
     if (c.ctl < 0)
         return c.ctl;
     rc = negotiate(&c, cookie, err, errlen);
@@ -492,6 +543,9 @@ int iperf3_client_run(const struct client_opts *o, volatile sig_atomic_t *stop,
     if (!rc) {
         rc = run_engine(&c, e, stop);
         result_merge(r);
+        /* iperf3's results carry no settings: the history says so for the server's side */
+        snprintf(r->remote.host_note, sizeof(r->remote.host_note),
+                 "an iperf3 server sends no host settings");
     }
     engine_destroy(e);
     close(c.ctl);

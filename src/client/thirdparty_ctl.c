@@ -59,6 +59,7 @@ int thirdparty_request(const char *from_host, uint16_t from_port, const struct c
                        cJSON **doc, char *err, size_t errlen)
 {
     struct sock_addr from;
+    struct sock_local local;
     char target[300];
     cJSON *m;
     int ctl, rc, wait_ms;
@@ -67,7 +68,8 @@ int thirdparty_request(const char *from_host, uint16_t from_port, const struct c
     rc = sock_resolve(from_host, from_port, o->family, &from, err, errlen);
     if (rc)
         return rc;
-    ctl = sock_connect(&from, o->bind[0] ? o->bind : NULL, NULL, o->timeout_ms, err, errlen);
+    local = client_local(o, -1);
+    ctl = sock_connect(&from, &local, NULL, o->timeout_ms, err, errlen);
     if (ctl < 0)
         return ctl;
     snprintf(target, sizeof(target), strchr(o->host, ':') ? "[%s]:%u" : "%s:%u", o->host, o->port);

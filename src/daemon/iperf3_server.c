@@ -98,6 +98,22 @@ static int take_slot(struct i3s *ss)
     return 0;
 }
 
+/* Does the client's iperf3 know code 37, "client's requested duration exceeds the server's
+ * maximum permitted limit" (3.20 and later)? Older ones print only their own 86400 s. */
+static bool knows_max_duration_code(const struct i3s *ss)
+{
+    unsigned major = 0, minor = 0;
+
+    return sscanf(ss->ip.client_version, "%u.%u", &major, &minor) == 2 &&
+           (major > 3 || (major == 3 && minor >= 20));
+}
+
+/* The iperf3 code for a test over --max-duration: the true text where the client has one. */
+static int duration_code(const struct i3s *ss)
+{
+    return knows_max_duration_code(ss) ? IPERF3_IEMAXDURATION : IPERF3_IEDURATION;
+}
+
 /* --max-duration, --max-flows, --max-rate and the congestion control, as iperf3 codes. */
 static int check_limits(struct i3s *ss)
 {
@@ -109,11 +125,15 @@ static int check_limits(struct i3s *ss)
 
     if (policy_check_limits(o, p, &flow_rate, msg, sizeof(msg))) {
         code = o->max_duration_ns && p->duration_ns + p->omit_ns > o->max_duration_ns
-                   ? IPERF3_IEDURATION
+                   ? duration_code(ss)
                : o->max_flows && params_total_flows(p) > o->max_flows ? IPERF3_IENUMSTREAMS
                                                                       : IPERF3_IETOTALRATE;
         return refuse(ss, I3S_LIMIT, code, 0, msg);
     }
+    /* --max-rate: an iperf3 client cannot be told its share, so our receivers read no faster
+     * than it and TCP's flow control paces the client (our senders are paced by policy) */
+    if (!p->udp)
+        p->recv_rate_bps = flow_rate;
     if (!p->congestion[0])
         return 0;
     fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
@@ -187,13 +207,20 @@ static int udp_listener(struct i3s *ss)
 /* TCP: the cookie in the registry; UDP: the set-up turn and a listener. Then CREATE_STREAMS. */
 static int prepare_streams(struct i3s *ss)
 {
-    const struct flow_kind *kind = flow_kind_for(&ss->ip.p, false);
+    struct params run = ss->ip.p;
+    const struct flow_kind *kind;
     char err[512];
     int rc;
 
-    if (served_charge(&ss->t, kind, &ss->ip.p, err, sizeof(err)))
+    /* iperf3 clients end -n/-k tests when they have received the transfer: a UDP datagram of
+     * it lost on the way must not leave them waiting, so our UDP senders go on (as iperf3's
+     * do) until TEST_END. TCP senders stop at the exact count. */
+    if (run.udp)
+        run.bytes_limit = run.blocks_limit = 0;
+    kind = flow_kind_for(&run, false);
+    if (served_charge(&ss->t, kind, &run, err, sizeof(err)))
         return refuse(ss, I3S_LIMIT, IPERF3_IEINITTEST, ENOMEM, err);
-    ss->e = engine_create(kind, &ss->ip.p, false, NULL, err, sizeof(err));
+    ss->e = engine_create(kind, &run, false, NULL, err, sizeof(err));
     ss->fds = calloc(ss->nflows, sizeof(*ss->fds));
     if (!ss->e || !ss->fds)
         return refuse(ss, I3S_SETUP, IPERF3_IEINITTEST, ENOMEM, ss->e ? "out of memory" : err);
@@ -328,25 +355,46 @@ static void close_setup(struct i3s *ss)
     ss->udp_turn = false;
 }
 
+/* How long the test may run on our clock: its time plus the grace; one that only -n/-k ends
+ * runs at most --max-duration (or the longest test there is). */
+static uint64_t run_limit_ns(const struct i3s *ss)
+{
+    uint64_t max = ss->t.conf->limits.max_duration_ns;
+
+    if (ss->ip.p.duration_ns)
+        return ss->ip.p.duration_ns + ss->ip.p.omit_ns + I3S_GRACE_NS;
+    return max ? max : PARAMS_MAX_DURATION_NS + ss->ip.p.omit_ns;
+}
+
+/* The engine's hard deadline: a timed test's run ends there already; a -n/-k one is stopped at
+ * its limit, and its streams get the grace to drain. */
+static uint64_t hard_limit_ns(const struct i3s *ss)
+{
+    return run_limit_ns(ss) + (ss->ip.p.duration_ns ? 0 : I3S_GRACE_NS);
+}
+
 static int start(struct i3s *ss)
 {
-    char err[256];
+    char err[256], span[80];
 
-    if (iperf3_proto_state_send(ss->t.ctl, IPERF3_TEST_START, tmo(ss)) ||
-        iperf3_proto_state_send(ss->t.ctl, IPERF3_TEST_RUNNING, tmo(ss)))
+    if (iperf3_proto_state_send(ss->t.ctl, IPERF3_TEST_START, tmo(ss)))
         return -EIO;
     ss->meter.limit_bps = ss->t.conf->limits.max_rate_bps;
     engine_set_limits(ss->e, &(struct engine_limits){
-                                 .hard_ns = ss->ip.p.duration_ns + ss->ip.p.omit_ns + I3S_GRACE_NS,
+                                 .hard_ns = hard_limit_ns(ss),
                                  .rate_bps = ss->meter.limit_bps,
                              });
+    /* our workers run before the client sends: its first datagrams find a reader, not a
+     * socket buffer of a few datagrams that a slow thread start lets overflow */
     if (engine_start(ss->e, err, sizeof(err)))
         return refuse(ss, I3S_SETUP, IPERF3_IEINITTEST, EIO, err);
+    if (iperf3_proto_state_send(ss->t.ctl, IPERF3_TEST_RUNNING, tmo(ss)))
+        return -EIO;
     metrics_test_started(mx(ss), &ss->ip.p);
-    LOG_INFO("iperf3 test %s from %s: %s, %u stream(s) %s, %.4gs%s%s", ss->tag, ss->t.who,
-             ss->ip.p.udp ? "udp" : "tcp", ss->ip.p.flows, params_dir_name(ss->ip.p.dir),
-             ss->ip.p.duration_ns / 1e9, ss->ip.client_version[0] ? ", client " : "",
-             ss->ip.client_version);
+    params_span(&ss->ip.p, span, sizeof(span));
+    LOG_INFO("iperf3 test %s from %s: %s, %u stream(s) %s, %s%s%s", ss->tag, ss->t.who,
+             ss->ip.p.udp ? "udp" : "tcp", ss->ip.p.flows, params_dir_name(ss->ip.p.dir), span,
+             ss->ip.client_version[0] ? ", client " : "", ss->ip.client_version);
     return 0;
 }
 
@@ -493,7 +541,7 @@ static const char *end_text(enum engine_end why, const struct i3s *ss)
 {
     switch (why) {
     case ENGINE_END_WATCH: return "complete";
-    case ENGINE_END_LIMIT: return "stopped: over --max-rate";
+    case ENGINE_END_LIMIT: return "stopped: over a limit";
     case ENGINE_END_SIGNAL: return "server shutting down";
     case ENGINE_END_TIME: return "ended by the server: the client never sent TEST_END";
     case ENGINE_END_FLOWS: return "every stream ended";
@@ -516,22 +564,31 @@ static void log_done(const struct i3s *ss, enum engine_end why)
 }
 
 /* The run ends at TEST_END, or at the latest I3S_GRACE_NS past time and omit (the engine's
- * hard deadline, every stream then shut down); a broken limit or a vanished client ends it at
- * once. Its sockets are closed and its admission given back before the results go out; the
- * memory stays charged until they have. */
+ * hard deadline, every stream then shut down; a -n/-k test at --max-duration); a broken limit or a
+ * vanished client ends it at once. Its sockets are closed and its admission given back before the
+ * results go out; the memory stays charged until they have. */
 static void run_and_report(struct i3s *ss)
 {
     struct engine_hooks h = {
-        .run_ns = ss->ip.p.duration_ns + ss->ip.p.omit_ns + I3S_GRACE_NS,
+        .run_ns = run_limit_ns(ss),
         .watch_fd = ss->t.ctl,
         .on_watch = on_watch,
         .on_interval = ss->meter.limit_bps ? on_interval : NULL,
         .stop_flag = ss->t.conf->stop,
         .ctx = ss,
+        .await_stop = true, /* -n/-k: the client says when it has its part */
     };
     enum engine_end why = engine_run(ss->e, &h);
     int st;
 
+    /* a -n/-k test our clock ended at --max-duration */
+    if (why == ENGINE_END_TIME && !ss->ip.p.duration_ns && ss->t.conf->limits.max_duration_ns) {
+        served_stop(&ss->t,
+                    (struct served_refusal){.count = I3S_LIMIT, .i3_code = duration_code(ss)},
+                    "the transfer did not complete within --max-duration of %.4gs",
+                    ss->t.conf->limits.max_duration_ns / 1e9);
+        why = ENGINE_END_LIMIT;
+    }
     /* every stream gone before TEST_END (the client closed them): TEST_END may follow */
     if (why == ENGINE_END_FLOWS &&
         !iperf3_proto_state_recv(ss->t.ctl, &st, (int)(I3S_GRACE_NS / 1000000)) &&

@@ -16,7 +16,12 @@ static void *loopsrv_main(void *arg)
 
 int loopsrv_start(struct loopsrv *ls, int family, char *err, size_t errlen)
 {
-    struct server_opts so = {.port = 0, .family = family, .max_tests = 1, .timeout_ms = 10000};
+    /* its host is the client's: the client records it, the server sends no copy */
+    struct server_opts so = {.port = 0,
+                             .family = family,
+                             .max_tests = 1,
+                             .timeout_ms = 10000,
+                             .host_snapshot = SERVED_HOSTSNAP_NONE};
     char why[256];
 
     memset(ls, 0, sizeof(*ls));

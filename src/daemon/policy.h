@@ -24,8 +24,10 @@ struct policy_limits {
 
 /* Checks p against the limits. Returns 0, or -EPERM with a one-line message naming the limit.
  * Under --max-rate, tests of every kind are sampled at least once a second (the meter), and
- * TCP tests get per-flow pacing: p->fq_rate_bps is lowered to the test's share and
- * *flow_rate_bps tells the client to pace its senders likewise. */
+ * TCP tests get per-flow pacing: p->fq_rate_bps and p->app_rate_bps are lowered to the test's
+ * share for our senders and *flow_rate_bps tells the client to pace its senders likewise (a
+ * client that cannot be told, an iperf3 one, has our receivers read at that share:
+ * p->recv_rate_bps). */
 int policy_check_limits(const struct policy_limits *l, struct params *p, uint64_t *flow_rate_bps,
                         char *msg, size_t len);
 

@@ -20,6 +20,13 @@
 #include "metrics.h"
 #include "policy.h"
 
+/* What a daemon does with its host's settings (hostsnap) at the end of a test. */
+enum served_hostsnap {
+    SERVED_HOSTSNAP_SEND,    /* take them (in its namespace) and send them with the results */
+    SERVED_HOSTSNAP_DECLINE, /* serve --no-host-snapshot: send none, and say it declined */
+    SERVED_HOSTSNAP_NONE,    /* the built-in loopback server: the client's host, sent by nobody */
+};
+
 /* Set by the acceptor before the first test starts; read-only for the tests. */
 struct served_conf {
     int timeout_ms;                        /* each control stage */
@@ -32,6 +39,9 @@ struct served_conf {
     const char *history_db;      /* --db: the server's side of each test goes here; NULL = no */
     uint16_t port;               /* the daemon's port (iperf3 UDP streams use it on UDP too) */
     volatile sig_atomic_t *stop; /* raised when the daemon shuts down */
+
+    /* this host's settings with a test's results (and a third-party run's) */
+    enum served_hostsnap host_snapshot;
 };
 
 /* One test being served. Embedded in each kind's own state; served_init fills it. */

@@ -71,6 +71,7 @@ static void conf_from_opts(struct served_conf *c, const struct server_opts *o, u
         .third_party_targets = o->third_party_targets,
         .history_db = o->history_db,
         .port = port,
+        .host_snapshot = o->host_snapshot,
     };
 }
 

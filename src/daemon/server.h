@@ -20,11 +20,14 @@
 
 #include "acl.h"
 #include "auth.h"
+#include "served.h"
 
 struct server_opts {
     char bind[256];
     uint16_t port;
     int family;
+    enum served_hostsnap host_snapshot; /* SEND; --no-host-snapshot: DECLINE */
+
     uint32_t max_tests;            /* tests running at once */
     bool exclusive;                /* throughput tests run one at a time; others queue */
     int timeout_ms;                /* each control stage and each new connection's first bytes */

@@ -9,6 +9,7 @@
 #include "thirdparty_serve.h"
 #include "dataconn.h"
 #include "engine.h"
+#include "hostsnap.h"
 #include "flow_kinds.h"
 #include "log.h"
 #include "metrics.h"
@@ -43,6 +44,7 @@ struct session {
     char user[AUTH_NAME_MAX];  /* from the hello, checked when the server has --auth-file */
     uint64_t flow_rate_bps;    /* --max-rate: each flow's share, 0 = unlimited */
     struct policy_meter meter; /* --max-rate, on the wire */
+    struct hostsnap *snap;     /* this host's settings, sent with the results (NULL: none) */
 };
 
 /* --metrics: where events are counted (NULL: not counted) */
@@ -441,6 +443,20 @@ static int on_interval(void *arg, const struct side_result *s, const struct inte
     return 1;
 }
 
+/* This host's settings (its network namespace's), sent with the results unless the daemon
+ * declines. Taken once admitted and before the accept: no data connection is in flight yet
+ * and the test has not started, so the reads (some 20 ms) delay neither. Out of memory: none
+ * is sent. Always 0. */
+static int take_snapshot(struct session *ss)
+{
+    if (ss->t.conf->host_snapshot != SERVED_HOSTSNAP_SEND)
+        return 0;
+    ss->snap = hostsnap_new();
+    if (ss->snap)
+        hostsnap_take(NULL, ss->snap);
+    return 0;
+}
+
 /* serve --db: the server's side of the test goes into the history (after the client has its
  * results, so storing never delays them). */
 static void save_history(struct session *ss, const struct side_result *side)
@@ -454,9 +470,39 @@ static void save_history(struct session *ss, const struct side_result *side)
         LOG_INFO("test %.8s saved as run %lld", ss->idhex, (long long)id);
 }
 
+/* -n/-k: our senders have sent our part of the transfer; the client ends the test once it has
+ * its part too (a UDP receiver cannot tell by itself). */
+static void on_sent(void *arg)
+{
+    struct session *ss = arg;
+    cJSON *m = ctl_msg_new("sent");
+
+    ctl_send(ss->t.ctl, m, timeout_ms(ss));
+    cJSON_Delete(m);
+}
+
+/* How long the test may run on our clock: its time plus the grace; a test that only -n/-k
+ * ends runs at most --max-duration (or the longest test there is). */
+static uint64_t run_limit_ns(const struct session *ss)
+{
+    uint64_t max = ss->t.conf->limits.max_duration_ns;
+
+    if (ss->p.duration_ns)
+        return ss->p.duration_ns + ss->p.omit_ns + SESSION_GRACE_NS;
+    return max ? max : PARAMS_MAX_DURATION_NS + ss->p.omit_ns;
+}
+
+/* The engine's hard deadline: every data socket shut down both ways then, whatever the client
+ * sends. A timed test's run ends there already; a -n/-k one is told it is over at its limit,
+ * and its flows get the grace to drain. */
+static uint64_t hard_limit_ns(const struct session *ss)
+{
+    return run_limit_ns(ss) + (ss->p.duration_ns ? 0 : SESSION_GRACE_NS);
+}
+
 /* Every flow ended before the client said stop: a client that finished sends its "stop"
  * right after closing its flows, so wait for it (bounded) before calling the client gone. */
-static enum engine_end await_stop(struct session *ss)
+static enum engine_end wait_client_stop(struct session *ss)
 {
     struct pollfd pf = {.fd = ss->t.ctl, .events = POLLIN};
     int r;
@@ -467,43 +513,63 @@ static enum engine_end await_stop(struct session *ss)
     return r > 0 ? ENGINE_END_WATCH : r < 0 ? ENGINE_END_ERROR : ENGINE_END_FLOWS;
 }
 
-/* The run, whatever the client does: it ends at the latest SESSION_GRACE_NS past duration and
- * omit, every data socket then shut down both ways (the engine's hard deadline, set at start);
- * a broken limit or a vanished client ends it at once, without draining. */
+/* The test ends early on our side: the client is told why, stops, and gets our results. */
+static void tell_ending(struct session *ss, enum engine_end why)
+{
+    char msg[160], lim[32];
+    cJSON *m;
+
+    if (why == ENGINE_END_SIGNAL) {
+        snprintf(msg, sizeof(msg), "the server is shutting down");
+    } else if (why == ENGINE_END_TIME && !ss->p.duration_ns && ss->t.conf->limits.max_duration_ns) {
+        snprintf(lim, sizeof(lim), "%.4gs", ss->t.conf->limits.max_duration_ns / 1e9);
+        snprintf(msg, sizeof(msg),
+                 "the transfer (-%c) did not complete within this server's --max-duration of %s",
+                 ss->p.bytes_limit ? 'n' : 'k', lim);
+    } else {
+        return;
+    }
+    /* tell the client now, so its senders stop and ours can drain at once */
+    m = ctl_msg_new("ending");
+    cJSON_AddStringToObject(m, "message", msg);
+    ctl_send(ss->t.ctl, m, timeout_ms(ss));
+    cJSON_Delete(m);
+}
+
+/* The run, whatever the client does: it ends at the latest at the engine's hard deadline,
+ * every data socket then shut down both ways (set at start); a broken limit or a vanished
+ * client ends it at once, without draining. */
 static enum engine_end run(struct session *ss)
 {
     struct engine_hooks h = {
-        .run_ns = ss->p.duration_ns + ss->p.omit_ns + SESSION_GRACE_NS,
+        .run_ns = run_limit_ns(ss),
         .watch_fd = ss->t.ctl,
         .on_watch = on_watch,
         .on_interval = ss->meter.limit_bps ? on_interval : NULL,
         .stop_flag = ss->t.conf->stop,
         .ctx = ss,
+        .on_sent = on_sent,
+        .await_stop = true,
     };
     enum engine_end why = engine_run(ss->e, &h);
-    cJSON *m;
 
     if (why == ENGINE_END_LIMIT || why == ENGINE_END_ERROR)
         engine_kill(ss->e);
     else if (why == ENGINE_END_FLOWS)
-        why = await_stop(ss);
-    if (why == ENGINE_END_SIGNAL) {
-        /* tell the client now, so its senders stop and ours can drain at once */
-        m = ctl_msg_new("ending");
-        cJSON_AddStringToObject(m, "message", "the server is shutting down");
-        ctl_send(ss->t.ctl, m, timeout_ms(ss));
-        cJSON_Delete(m);
-    }
+        why = wait_client_stop(ss);
+    tell_ending(ss, why);
     return why;
 }
 
-static const char *end_text(enum engine_end why)
+static const char *end_text(const struct session *ss, enum engine_end why)
 {
     switch (why) {
     case ENGINE_END_WATCH: return "complete";
     case ENGINE_END_LIMIT: return "stopped: over --max-rate";
     case ENGINE_END_SIGNAL: return "server shutting down";
-    case ENGINE_END_TIME: return "ended by the server: the client never said stop";
+    case ENGINE_END_TIME:
+        return ss->p.duration_ns ? "ended by the server: the client never said stop"
+                                 : "stopped: over --max-duration";
     case ENGINE_END_FLOWS: return "every flow ended, and the client never said stop";
     default: return "client gone";
     }
@@ -525,7 +591,7 @@ static void log_done(const struct session *ss, const struct side_result *side, e
         snprintf(rate, sizeof(rate), "%llu transactions", (unsigned long long)txns);
     else
         units_format_rate(secs > 0 ? bytes * 8 / secs : 0, rate, sizeof(rate));
-    LOG_INFO("test %.8s from %s done: %s (%s)", ss->idhex, ss->t.who, rate, end_text(why));
+    LOG_INFO("test %.8s from %s done: %s (%s)", ss->idhex, ss->t.who, rate, end_text(ss, why));
 }
 
 /* Once the run is over its sockets are closed and its admission given back at once (the
@@ -544,6 +610,9 @@ static void run_and_report(struct session *ss)
     metrics_test_done(mx(ss), &ss->p, (struct sockaddr *)&ss->t.peer, &side,
                       why == ENGINE_END_WATCH);
     log_done(ss, &side, why);
+    side.host = ss->snap; /* the side owns it now */
+    ss->snap = NULL;
+    side.host_declined = ss->t.conf->host_snapshot == SERVED_HOSTSNAP_DECLINE;
     if (why != ENGINE_END_ERROR && why != ENGINE_END_LIMIT) {
         m = ctl_msg_new("result");
         cJSON_AddItemToObject(m, "side", result_json_side(&side));
@@ -567,6 +636,7 @@ static void session_cleanup(struct session *ss)
         if (ss->side_fds[i] >= 0)
             close(ss->side_fds[i]);
     free(ss->side_fds);
+    hostsnap_free(ss->snap);
     engine_destroy(ss->e);
     served_teardown(&ss->t);
     free(ss);
@@ -575,17 +645,18 @@ static void session_cleanup(struct session *ss)
 static void *session_main(void *arg)
 {
     struct session *ss = arg;
-    char err[256];
+    char err[256], span[80];
 
-    if (read_hello(ss) || admission(ss) || register_test(ss) || gather_flows(ss) ||
-        expect_start(ss))
+    if (read_hello(ss) || admission(ss) || take_snapshot(ss) || register_test(ss) ||
+        gather_flows(ss) || expect_start(ss))
         goto done;
-    LOG_INFO("test %.8s from %s: %s%s, %u flow(s) %s, %.4gs", ss->idhex, ss->t.who,
+    params_span(&ss->p, span, sizeof(span));
+    LOG_INFO("test %.8s from %s: %s%s, %u flow(s) %s, %s", ss->idhex, ss->t.who,
              params_test_name(ss->p.test), ss->p.udp ? " udp" : "", ss->p.flows,
-             params_dir_name(ss->p.dir), ss->p.duration_ns / 1e9);
+             params_dir_name(ss->p.dir), span);
     ss->meter.limit_bps = ss->t.conf->limits.max_rate_bps;
     engine_set_limits(ss->e, &(struct engine_limits){
-                                 .hard_ns = ss->p.duration_ns + ss->p.omit_ns + SESSION_GRACE_NS,
+                                 .hard_ns = hard_limit_ns(ss),
                                  .rate_bps = ss->meter.limit_bps,
                              });
     if (engine_start(ss->e, err, sizeof(err))) {

@@ -6,6 +6,7 @@
 #include "client.h"
 #include "ctl.h"
 #include "dataconn.h"
+#include "hostsnap.h"
 #include "log.h"
 #include "multi.h"
 #include "policy.h"
@@ -130,6 +131,21 @@ static void unreached(const struct served *t, const struct client_opts *o, uint6
     }
 }
 
+/* Both ends' settings for the controller: ours (taken now, after the test: off its path)
+ * unless we decline, and the target's as it sent them to us. */
+static void add_hosts(const struct served_conf *so, cJSON *reply, const struct run_result *r)
+{
+    struct hostsnap *own = NULL;
+
+    if (so->host_snapshot == SERVED_HOSTSNAP_SEND && (own = hostsnap_new()) != NULL)
+        hostsnap_take(NULL, own);
+    result_json_add_host(reply, "client_host", own, so->host_snapshot == SERVED_HOSTSNAP_DECLINE);
+    result_json_add_host(reply, "server_host", r->remote.host, r->remote.host_declined);
+    if (!r->remote.host && !r->remote.host_declined && r->remote.host_note[0])
+        cJSON_AddStringToObject(reply, "server_host_note", r->remote.host_note); /* why none */
+    hostsnap_free(own);
+}
+
 void thirdparty_serve(struct served *t, const cJSON *msg)
 {
     struct served_refusal how = {.count = SERVED_UNCOUNTED, .code = "auth_failed"};
@@ -163,8 +179,10 @@ void thirdparty_serve(struct served *t, const cJSON *msg)
     cJSON_AddStringToObject(reply, "status", rc == 0 ? "complete" : rc > 0 ? "partial" : "failed");
     if (rc)
         cJSON_AddStringToObject(reply, "message", rc < 0 ? err : r.error);
-    if (rc >= 0)
+    if (rc >= 0) {
         cJSON_AddItemToObject(reply, "result", result_json_run(&r));
+        add_hosts(t->conf, reply, &r);
+    }
     ctl_send(t->ctl, reply, t->conf->timeout_ms);
     cJSON_Delete(reply);
     result_fini(&r);

@@ -1,8 +1,11 @@
-/* diagnose_attach: two sock_diag samples of a running test's connections -> a sample. */
+/* diagnose_attach: sock_diag samples of a running test's connections -> a sample: the first
+ * and the last give the deltas of TCP's counters, the ones between (every 250 ms) the means of
+ * srtt, the peer's window and the data in flight. */
 #define _GNU_SOURCE
 #include "diagnose_attach.h"
 #include "clock.h"
 
+#include "hostctr.h"
 #include "sockdiag.h"
 
 #include <arpa/inet.h>
@@ -15,9 +18,20 @@
 
 #define ACTIVE_BYTES 65536 /* a connection that moved less is a control connection */
 
+#define TRACE_NS 250000000ULL /* the samples between the first and the last */
+
 struct seen {
     uint64_t cookie;
     struct tcpinfo ti;
+    char cc[16];
+    uint32_t sndbuf;
+};
+
+/* A connection's sums over the samples between, by cookie. */
+struct trace {
+    uint64_t cookie;
+    uint32_t n;
+    double rtt_us, snd_wnd, inflight;
 };
 
 struct collect {
@@ -58,7 +72,10 @@ static int collect_one(const struct sockdiag_tcp *s, void *arg)
         c->cap = cap;
     }
     c->v[c->n].cookie = s->cookie;
-    c->v[c->n++].ti = s->ti;
+    c->v[c->n].ti = s->ti;
+    c->v[c->n].sndbuf = s->sndbuf;
+    snprintf(c->v[c->n].cc, sizeof(c->v[c->n].cc), "%s", s->cc);
+    c->n++;
     return 0;
 }
 
@@ -86,6 +103,38 @@ static int nap(uint64_t ns, volatile sig_atomic_t *stop)
         ns -= step;
     }
     return *stop ? -1 : 0;
+}
+
+/* Adds a sample's connections that the first sample saw to their traces. */
+static void trace_add(const struct collect *first, const struct collect *now, struct trace *tr)
+{
+    for (size_t i = 0; i < now->n; i++)
+        for (size_t j = 0; j < first->n; j++) {
+            const struct tcpinfo *t = &now->v[i].ti;
+            if (first->v[j].cookie != now->v[i].cookie)
+                continue;
+            tr[j].cookie = first->v[j].cookie;
+            tr[j].n++;
+            tr[j].rtt_us += t->rtt_us;
+            tr[j].snd_wnd += t->snd_wnd;
+            tr[j].inflight += (double)t->unacked * t->snd_mss;
+            break;
+        }
+}
+
+/* The time between the first and the last sample, with a sample every TRACE_NS. */
+static int watch_between(const struct diagnose_attach_opts *o, volatile sig_atomic_t *stop,
+                         struct collect c[2], struct trace *tr, char *err, size_t errlen)
+{
+    uint64_t left = o->duration_ns;
+
+    while (left > TRACE_NS) {
+        if (nap(TRACE_NS, stop) || sample(&c[1], err, errlen))
+            return -1;
+        trace_add(&c[0], &c[1], tr);
+        left -= TRACE_NS;
+    }
+    return nap(left, stop);
 }
 
 static const struct seen *find(const struct seen *v, size_t n, uint64_t cookie)
@@ -117,10 +166,26 @@ static void add_sender(struct diagnose_sample *s, const struct tcpinfo *d, doubl
     *bytes += (double)d->bytes_acked;
 }
 
-static int build(const struct collect *a, const struct collect *b, double dt,
-                 struct diagnose_sample *s, unsigned *receivers)
+/* The means of one sending connection's trace. */
+static void add_trace(struct diagnose_sample *s, const struct trace *t, const struct seen *last,
+                      double *m)
 {
-    double rtt_sum = 0, bytes = 0;
+    if (!t || !t->n)
+        return;
+    m[0]++;
+    m[1] += t->n;
+    m[2] += t->rtt_us / t->n;
+    m[3] += t->snd_wnd / t->n;
+    m[4] += t->inflight / t->n;
+    m[5] += last->sndbuf;
+    if (!s->cc[0])
+        snprintf(s->cc, sizeof(s->cc), "%s", last->cc);
+}
+
+static int build(const struct collect *a, const struct collect *b, const struct trace *tr,
+                 double dt, struct diagnose_sample *s, unsigned *receivers)
+{
+    double rtt_sum = 0, bytes = 0, m[6] = {0};
 
     *receivers = 0;
     for (size_t i = 0; i < b->n; i++) {
@@ -131,8 +196,17 @@ static int build(const struct collect *a, const struct collect *b, double dt,
         tcpinfo_since(&d, &before->ti);
         if (d.bytes_received >= ACTIVE_BYTES)
             (*receivers)++;
-        if (d.bytes_acked >= ACTIVE_BYTES)
+        if (d.bytes_acked >= ACTIVE_BYTES) {
             add_sender(s, &d, &rtt_sum, &bytes);
+            add_trace(s, &tr[before - a->v], &b->v[i], m);
+        }
+    }
+    if (m[0] > 0) {
+        s->samples = (uint32_t)(m[1] / m[0]);
+        s->rtt_mean_us = m[2] / m[0];
+        s->wnd_mean = m[3] / m[0];
+        s->inflight_mean = m[4] / m[0];
+        s->snd.buf = (uint32_t)(m[5] / m[0]);
     }
     s->local_receives = *receivers > 0;
     if (!s->flows)
@@ -145,27 +219,32 @@ static int build(const struct collect *a, const struct collect *b, double dt,
 }
 
 static int watch(const struct diagnose_attach_opts *o, volatile sig_atomic_t *stop,
-                 struct collect c[2], struct diagnose_sample *s, double *dt, char *err,
-                 size_t errlen)
+                 struct collect c[2], struct trace **tr, struct diagnose_sample *s, double *dt,
+                 char *err, size_t errlen)
 {
-    struct diagnose_snap *snap = calloc(2, sizeof(*snap));
+    struct hostctr_snap *snap = calloc(2, sizeof(*snap));
     double t0;
 
     if (!snap) {
         snprintf(err, errlen, "out of memory");
         return -1;
     }
-    diagnose_host_sample(NULL, &snap[0]);
+    hostctr_sample(NULL, &snap[0]);
     t0 = clock_mono_s();
-    if (sample(&c[0], err, errlen) || nap(o->duration_ns, stop) || sample(&c[1], err, errlen)) {
+    if (sample(&c[0], err, errlen) || !(*tr = calloc(c[0].n ? c[0].n : 1, sizeof(**tr))) ||
+        watch_between(o, stop, c, *tr, err, errlen) || sample(&c[1], err, errlen)) {
         if (*stop)
             snprintf(err, errlen, "interrupted before the second sample: nothing to diagnose");
+        else if (!*tr)
+            snprintf(err, errlen, "out of memory");
         free(snap);
         return -1;
     }
     *dt = clock_mono_s() - t0;
-    diagnose_host_sample(NULL, &snap[1]);
-    diagnose_host_delta(&snap[0], &snap[1], &s->host);
+    hostctr_sample(NULL, &snap[1]);
+    hostctr_delta(&snap[0], &snap[1], &s->snd.host);
+    s->snd.host_known = true;
+    s->snd.local = true;
     free(snap);
     return 0;
 }
@@ -178,6 +257,7 @@ int diagnose_attach_run(const struct diagnose_attach_opts *o, volatile sig_atomi
     struct collect c[2] = {{.o = o}, {.o = o}};
     const char *host = o->host && *o->host ? o->host : NULL;
     unsigned receivers = 0;
+    struct trace *tr = NULL;
     double dt = 0;
     int rc = -1;
 
@@ -187,8 +267,14 @@ int diagnose_attach_run(const struct diagnose_attach_opts *o, volatile sig_atomi
     }
     c[0].peers = c[1].peers = peers;
     memset(s, 0, sizeof(*s));
-    if (!watch(o, stop, c, s, &dt, err, errlen)) {
-        rc = build(&c[0], &c[1], dt, s, &receivers);
+    if (!watch(o, stop, c, &tr, s, &dt, err, errlen)) {
+        rc = build(&c[0], &c[1], tr, dt, s, &receivers);
+        if (s->local_receives) { /* both ends here (loopback): the receiver's host is ours */
+            s->rcv.host = s->snd.host;
+            s->rcv.host_known = true;
+            s->rcv.local = true;
+            s->same_host = true;
+        }
         if (rc && receivers)
             snprintf(err, errlen,
                      "this host only receives on the %u busy connection(s) with %s "
@@ -203,6 +289,7 @@ int diagnose_attach_run(const struct diagnose_attach_opts *o, volatile sig_atomi
         snprintf(what, whatlen, "attached to %u sending connection(s) with %s port %u for %.1f s",
                  s->flows, host ? host : "any peer on", o->port, dt);
     }
+    free(tr);
     free(c[0].v);
     free(c[1].v);
     if (peers)

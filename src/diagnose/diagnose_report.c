@@ -34,23 +34,60 @@ static void wrap(FILE *out, const char *lead, int indent, const char *text)
     }
 }
 
+/* "sender: waited on its socket 98% of the time, SO_SNDBUF 16.8 MB, its busiest thread on
+ * CPU 0 2% of the time (waiting for a CPU 0%)" */
+static void end_text(const char *who, const char *buf_name, const struct diagnose_end *e, char *out,
+                     size_t len)
+{
+    char b[32];
+    size_t n = (size_t)snprintf(out, len, "%s: waited on its socket %.0f%% of the time", who,
+                                100 * e->wait);
+
+    if (e->buf && n < len) {
+        audit_fmt_bytes(e->buf, b, sizeof(b));
+        n += (size_t)snprintf(out + n, len - n, ", %s %s", buf_name, b);
+    }
+    if (e->thread_known && n < len)
+        n += (size_t)snprintf(out + n, len - n, ", its busiest thread on CPU %d %.0f%% of the time",
+                              e->cpu, 100 * e->run);
+    if (e->thread_known && e->runq >= 0 && n < len)
+        snprintf(out + n, len - n, " (waiting for a CPU %.0f%%)", 100 * e->runq);
+}
+
 void diagnose_report_text(FILE *out, const char *what, const struct diagnose_sample *s,
                           const struct diagnose_verdict *v)
 {
-    char tp[32], a[32], b[32], c[32];
+    char tp[32], a[32], b[32], c[32], d[32], line[240];
 
     audit_fmt_rate(s->throughput_bps, tp, sizeof(tp));
-    audit_fmt_time(s->srtt_us / 1e6, a, sizeof(a));
+    audit_fmt_time(v->srtt_us / 1e6, a, sizeof(a));
     audit_fmt_time(s->min_rtt_us / 1e6, b, sizeof(b));
-    audit_fmt_bytes((double)s->snd_wnd, c, sizeof(c));
     wrap(out, "netrig diagnose: ", 2, what);
-    fprintf(out, "  throughput %s over %.1f s; retransmitted %.3f%% of segments\n", tp, s->seconds,
-            100 * v->loss);
+    fprintf(out, "  throughput %s over %.1f s", tp, s->seconds);
+    if (s->warmup_s > 0)
+        fprintf(out, " after a %.2f s warm-up", s->warmup_s);
+    fprintf(out, "; retransmitted %.3f%%%s%s\n", 100 * v->loss, s->cc[0] ? "; " : "", s->cc);
     fprintf(out,
             "  sender busy %.0f%%; of that receive-window limited %.0f%%, send-buffer "
             "limited %.0f%%\n",
             100 * v->busy, 100 * v->f_rwnd, 100 * v->f_sndbuf);
-    fprintf(out, "  srtt %s, min_rtt %s, peer window %s\n", a, b, c);
+    if (s->samples) {
+        audit_fmt_bytes(s->inflight_mean, c, sizeof(c));
+        audit_fmt_bytes(s->wnd_mean, d, sizeof(d));
+        fprintf(out, "  srtt %s (mean), min_rtt %s; in flight %s of a %s window per flow\n", a, b,
+                c, d);
+    } else {
+        audit_fmt_bytes((double)s->snd_wnd, c, sizeof(c));
+        fprintf(out, "  srtt %s, min_rtt %s, peer window %s\n", a, b, c);
+    }
+    if (s->snd.known) {
+        end_text("sender", "SO_SNDBUF", &s->snd, line, sizeof(line));
+        wrap(out, "  ", 4, line);
+    }
+    if (s->rcv.known) {
+        end_text("receiver", "SO_RCVBUF", &s->rcv, line, sizeof(line));
+        wrap(out, "  ", 4, line);
+    }
     fprintf(out, "\nVerdict: %s  [%s]\n", v->title, diagnose_id_name(v->id));
     for (size_t i = 0; i < v->nevidence; i++)
         wrap(out, "  - ", 4, v->evidence[i]);
@@ -80,26 +117,35 @@ static cJSON *sender_json(const struct diagnose_sample *s, const struct diagnose
     cJSON_AddNumberToObject(o, "queue_delay_us", v->queue_us);
     cJSON_AddNumberToObject(o, "snd_wnd", (double)s->snd_wnd);
     cJSON_AddNumberToObject(o, "cwnd", (double)s->cwnd);
+    cJSON_AddStringToObject(o, "congestion", s->cc);
+    cJSON_AddNumberToObject(o, "samples", s->samples);
+    cJSON_AddNumberToObject(o, "srtt_mean_us", s->rtt_mean_us);
+    cJSON_AddNumberToObject(o, "snd_wnd_mean", s->wnd_mean);
+    cJSON_AddNumberToObject(o, "inflight_mean", s->inflight_mean);
     return o;
 }
 
-static cJSON *host_json(const struct diagnose_host *h)
+static cJSON *end_json(const struct diagnose_end *e)
 {
-    cJSON *o = cJSON_CreateObject(), *c = cJSON_CreateObject();
+    cJSON *o = cJSON_CreateObject(), *t;
 
-    cJSON_AddBoolToObject(o, "valid", h->valid);
-    for (int i = 0; i < DIAG_C_COUNT; i++)
-        if (h->have_ctr[i])
-            cJSON_AddNumberToObject(c, diagnose_host_ctr_name(i), (double)h->ctr[i]);
-    cJSON_AddItemToObject(o, "counters", c);
-    if (h->have_softnet) {
-        cJSON_AddNumberToObject(o, "softnet_dropped", (double)h->softnet_dropped);
-        cJSON_AddNumberToObject(o, "softnet_time_squeeze", (double)h->softnet_squeeze);
+    cJSON_AddBoolToObject(o, "known", e->known);
+    cJSON_AddBoolToObject(o, "this_host", e->local);
+    cJSON_AddNumberToObject(o, "wait_fraction", e->known ? e->wait : -1);
+    cJSON_AddNumberToObject(o, "socket_buffer", e->buf);
+    if (e->thread_known) {
+        t = cJSON_AddObjectToObject(o, "thread");
+        cJSON_AddNumberToObject(t, "cpu", e->cpu);
+        cJSON_AddNumberToObject(t, "run_fraction", e->run);
+        cJSON_AddNumberToObject(t, "runq_fraction", e->runq);
+        cJSON_AddNumberToObject(t, "cpu_busy_fraction", e->cpu_busy);
+    } else {
+        cJSON_AddNullToObject(o, "thread");
     }
-    cJSON_AddNumberToObject(o, "softirq_max_fraction", h->softirq_max);
-    cJSON_AddNumberToObject(o, "softirq_max_cpu", h->softirq_cpu);
-    cJSON_AddNumberToObject(o, "nic_rx_dropped", (double)h->nic_rx_dropped);
-    cJSON_AddNumberToObject(o, "nic_rx_missed_errors", (double)h->nic_rx_missed);
+    if (e->host_known)
+        cJSON_AddItemToObject(o, "host", result_json_load_host(&e->host));
+    else
+        cJSON_AddNullToObject(o, "host");
     return o;
 }
 
@@ -121,10 +167,15 @@ static cJSON *verdict_json(const struct diagnose_verdict *v)
     cJSON_AddNumberToObject(fig, "f_rwnd", v->f_rwnd);
     cJSON_AddNumberToObject(fig, "f_sndbuf", v->f_sndbuf);
     cJSON_AddNumberToObject(fig, "loss", v->loss);
+    cJSON_AddNumberToObject(fig, "srtt_us", v->srtt_us);
     cJSON_AddNumberToObject(fig, "queue_delay_us", v->queue_us);
+    cJSON_AddNumberToObject(fig, "window_use", v->window_use);
+    cJSON_AddNumberToObject(fig, "window_bps", v->window_bps);
+    cJSON_AddNumberToObject(fig, "buffer_use", v->buffer_use);
     cJSON_AddNumberToObject(fig, "bdp_bytes", v->bdp_bytes);
     cJSON_AddNumberToObject(fig, "mathis_bound_bps", v->mathis_bps);
     cJSON_AddNumberToObject(fig, "goodput_at_rate_bps", v->goodput_bps);
+    cJSON_AddNumberToObject(fig, "probe_gain", v->probe_gain);
     cJSON_AddItemToObject(o, "figures", fig);
     return o;
 }
@@ -132,7 +183,7 @@ static cJSON *verdict_json(const struct diagnose_verdict *v)
 cJSON *diagnose_report_json(const char *what, const struct diagnose_sample *s,
                             const struct diagnose_verdict *v, const struct run_result *run)
 {
-    cJSON *o = cJSON_CreateObject(), *t = cJSON_CreateObject();
+    cJSON *o = cJSON_CreateObject(), *t = cJSON_CreateObject(), *p;
 
     cJSON_AddStringToObject(o, "netrig_version", NETRIG_VERSION);
     cJSON_AddStringToObject(t, "what", what);
@@ -141,9 +192,23 @@ cJSON *diagnose_report_json(const char *what, const struct diagnose_sample *s,
     cJSON_AddNumberToObject(t, "target_rate_bps", (double)s->target_bps);
     cJSON_AddNumberToObject(t, "target_rtt_s", s->target_rtt_s);
     cJSON_AddBoolToObject(t, "local_receives", s->local_receives);
+    cJSON_AddBoolToObject(t, "same_host", s->same_host);
+    cJSON_AddNumberToObject(t, "warmup_s", s->warmup_s);
+    cJSON_AddNumberToObject(t, "intervals", s->nrates);
+    cJSON_AddNumberToObject(t, "interval_median_bps", s->rate_median_bps);
+    cJSON_AddNumberToObject(t, "plateau", s->plateau);
+    p = cJSON_AddArrayToObject(t, "probes");
+    for (uint32_t i = 0; i < s->nprobes && i < DIAG_MAX_PROBES; i++) {
+        cJSON *x = cJSON_CreateObject();
+        cJSON_AddNumberToObject(x, "flows", s->probe[i].flows);
+        cJSON_AddNumberToObject(x, "throughput_bps", s->probe[i].throughput_bps);
+        cJSON_AddItemToArray(p, x);
+    }
     cJSON_AddItemToObject(o, "test", t);
     cJSON_AddItemToObject(o, "sender", sender_json(s, v));
-    cJSON_AddItemToObject(o, "host", host_json(&s->host));
+    p = cJSON_AddObjectToObject(o, "ends");
+    cJSON_AddItemToObject(p, "sender", end_json(&s->snd));
+    cJSON_AddItemToObject(p, "receiver", end_json(&s->rcv));
     cJSON_AddItemToObject(o, "verdict", verdict_json(v));
     if (run)
         cJSON_AddItemToObject(o, "run", result_json_run(run));

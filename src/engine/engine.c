@@ -1,8 +1,9 @@
 /* engine: timing and sampling around the worker threads of one side. */
 #define _GNU_SOURCE
-#include "engine.h"
+#include "engine_int.h"
 #include "clock.h"
 
+#include "hostctr.h"
 #include "hostfs.h"
 #include "log.h"
 #include "sock.h"
@@ -17,42 +18,19 @@
 #include <string.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <sys/eventfd.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
+#include <linux/sockios.h>
 #include <unistd.h>
-
-struct engine {
-    const struct flow_kind *kind;
-    struct params p;
-    bool is_client;
-    uint32_t nflows, nworkers, attached;
-    struct flow *flows;
-    struct worker *workers;
-    pid_t *tids;
-    uint64_t t0, t_meas, t_stop; /* start, end of omit, stop (CLOCK_MONOTONIC ns) */
-    uint64_t t_end;              /* when engine_run returned */
-    bool omit_done, started, finished;
-    uint64_t *base;        /* per-flow bytes at the end of omit */
-    uint64_t *base_mapped; /* per-flow bytes received zero-copy at the end of omit */
-    uint64_t *prev;        /* per-flow bytes at the previous interval */
-    uint32_t *prev_retrans;
-    uint64_t *prev_txns, *prev_lat, *base_txns, *base_timeouts;
-    uint64_t *prev_wire; /* per-flow bytes on the wire, both ways, at the previous interval */
-    uint64_t prev_t;
-    struct engine_limits lim;
-    struct cpu_sys_snap cpu_start, cpu_meas, cpu_prev;
-    struct tcpinfo *base_ti; /* per-flow TCP_INFO at the end of omit (retransmits etc.) */
-    struct cpu_thread_snap thr_meas, thr_prev;
-    long clk_tck;
-    uint64_t cpus_seen[CPULIST_MAX / 64]; /* CPUs the workers were seen running on */
-    struct side_result res;               /* intervals fill as the test runs */
-};
 
 static uint32_t min_u32(uint32_t a, uint32_t b) { return a < b ? a : b; }
 
 /* What the engine keeps per flow besides struct flow: its result, the interval and omit
  * baselines (engine_create's per-flow arrays) and the TCP_INFO of the omit's end. */
 #define ENGINE_PER_FLOW                                                                            \
-    (sizeof(struct side_flow) + sizeof(struct tcpinfo) + 8 * sizeof(uint64_t) + sizeof(uint32_t))
+    (sizeof(struct side_flow) + sizeof(struct tcpinfo) + 10 * sizeof(uint64_t) +                   \
+     sizeof(uint32_t) + sizeof(struct flow_trace))
 /* What a thread costs beyond its buffer: the stack it touches, the kernel's share. */
 #define ENGINE_PER_THREAD (128 * 1024)
 
@@ -60,7 +38,7 @@ void engine_plan(const struct flow_kind *kind, const struct params *p, bool is_c
                  struct engine_plan *out)
 {
     uint32_t want = is_client ? p->threads : (p->server_threads ? p->server_threads : p->threads);
-    uint64_t total_ns = p->duration_ns + p->omit_ns, cells;
+    uint64_t total_ns = params_time_cap_ns(p) + p->omit_ns, cells;
     struct flow_needs fn = {0};
     uint64_t per_worker;
 
@@ -82,12 +60,15 @@ void engine_plan(const struct flow_kind *kind, const struct params *p, bool is_c
                  (kind->transactional ? sizeof(struct histo) : 0) +
                  (p->zerocopy ? out->buflen : 0) + /* the memory file sendfile() reads */
                  sizeof(struct flow *) * (out->nflows / out->nworkers + 1);
-    out->bytes = sizeof(struct engine) + (uint64_t)out->nworkers * (per_worker + sizeof(pid_t)) +
-                 (uint64_t)out->nflows * (sizeof(struct flow) + fn.state + ENGINE_PER_FLOW) +
-                 (uint64_t)out->cap_intervals * sizeof(struct interval) +
-                 (cells <= RESULT_MAX_INTERVAL_CELLS ? cells * sizeof(struct interval_flow) : 0) +
-                 (kind->transactional && is_client ? sizeof(struct histo) : 0);
-    out->fds = out->nflows * (1 + fn.fds) + out->nworkers * (2 + (p->zerocopy ? 1 : 0));
+    out->bytes =
+        sizeof(struct engine) + 2 * sizeof(struct hostctr_snap) +
+        (uint64_t)out->nworkers * (per_worker + sizeof(pid_t) + sizeof(struct thread_mark)) +
+        (uint64_t)out->nflows * (sizeof(struct flow) + fn.state + ENGINE_PER_FLOW) +
+        (uint64_t)out->cap_intervals * sizeof(struct interval) +
+        (cells <= RESULT_MAX_INTERVAL_CELLS ? cells * sizeof(struct interval_flow) : 0) +
+        (kind->transactional && is_client ? sizeof(struct histo) : 0);
+    out->fds = 1 /* notify_fd */ + out->nflows * (1 + fn.fds) +
+               out->nworkers * (2 + (p->zerocopy ? 1 : 0));
 }
 
 static int alloc_per_flow(struct engine *e, uint32_t cap_iv)
@@ -107,11 +88,34 @@ static int alloc_per_flow(struct engine *e, uint32_t cap_iv)
     e->base_ti = calloc(n, sizeof(*e->base_ti));
     e->base_timeouts = calloc(n, sizeof(*e->base_timeouts));
     e->prev_wire = calloc(n, sizeof(*e->prev_wire));
+    e->base_wait = calloc(n, sizeof(*e->base_wait));
+    e->end_wait = calloc(n, sizeof(*e->end_wait));
+    e->trace = calloc(n, sizeof(*e->trace));
+    e->mark = calloc(e->nworkers, sizeof(*e->mark));
+    e->hosts = calloc(2, sizeof(*e->hosts));
     if (!e->flows || !e->workers || !e->tids || !e->base || !e->base_mapped || !e->prev ||
         !e->prev_retrans || !e->prev_txns || !e->prev_lat || !e->base_txns || !e->base_ti ||
-        !e->base_timeouts || !e->prev_wire || result_side_init(&e->res, n, cap_iv))
+        !e->base_timeouts || !e->prev_wire || !e->base_wait || !e->end_wait || !e->trace ||
+        !e->mark || !e->hosts || result_side_init(&e->res, n, cap_iv))
         return -ENOMEM;
     return 0;
+}
+
+/* -n/-k: the senders of this side share one count (streams only; flows of transactional
+ * kinds never get one). Counting starts now, or at the end of the warm-up. */
+static void setup_budget(struct engine *e)
+{
+    uint64_t units = params_limit_units(&e->p, NULL);
+
+    if (!units || e->kind->transactional)
+        return;
+    for (uint32_t i = 0; i < e->nflows; i++)
+        if (e->flows[i].sender) {
+            e->flows[i].budget = &e->budget;
+            e->has_budget = true;
+        }
+    atomic_store(&e->budget.left, units);
+    atomic_store(&e->budget.armed, e->p.omit_ns == 0);
 }
 
 struct engine *engine_create(const struct flow_kind *kind, const struct params *p, bool is_client,
@@ -124,6 +128,7 @@ struct engine *engine_create(const struct flow_kind *kind, const struct params *
         goto nomem;
     engine_plan(kind, p, is_client, &plan);
     e->kind = kind;
+    e->notify_fd = -1;
     e->p = *p;
     e->is_client = is_client;
     e->nworkers = plan.nworkers;
@@ -135,9 +140,13 @@ struct engine *engine_create(const struct flow_kind *kind, const struct params *
         e->workers[w].epfd = e->workers[w].stopfd = e->workers[w].memfd = -1;
     for (uint32_t i = 0; i < e->nflows; i++)
         e->flows[i].fd = -1;
+    e->notify_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+    if (e->notify_fd < 0)
+        goto nomem;
     for (uint32_t i = 0; i < e->nflows; i++)
         if (flow_init(&e->flows[i], i, kind, &e->p, is_client))
             goto nomem;
+    setup_budget(e);
     for (uint32_t w = 0; w < e->nworkers; w++) {
         int cpu = cpus && cpus->n ? cpus->cpu[w % (uint32_t)cpus->n] : -1;
         /* flows go round-robin, so a worker owns ceil(nflows / nworkers) at most */
@@ -149,6 +158,7 @@ struct engine *engine_create(const struct flow_kind *kind, const struct params *
             engine_destroy(e);
             return NULL;
         }
+        e->workers[w].notify_fd = e->notify_fd;
     }
     e->res.threads = e->nworkers;
     snprintf(e->res.version, sizeof(e->res.version), "%s", NETRIG_VERSION);
@@ -171,12 +181,12 @@ nomem:
 uint32_t engine_flow_count(const struct engine *e) { return e->nflows; }
 
 int engine_set_target(struct engine *e, const struct sockaddr *to, socklen_t len,
-                      const char *bind_addr)
+                      const struct sock_local *local)
 {
     if (!e->kind->set_target)
         return -EOPNOTSUPP; /* this kind's flows are handed their sockets */
     for (uint32_t i = 0; i < e->nflows; i++) {
-        if (e->kind->set_target(&e->flows[i], to, len, bind_addr))
+        if (e->kind->set_target(&e->flows[i], to, len, local))
             return -EINVAL;
         if (worker_add_flow(&e->workers[i % e->nworkers], &e->flows[i]))
             return -ENOSPC;
@@ -236,25 +246,6 @@ int engine_attach(struct engine *e, uint32_t id, int fd, char *err, size_t errle
 
 bool engine_complete(const struct engine *e) { return e->attached == e->nflows; }
 
-static void mark_measure_start(struct engine *e, uint64_t now)
-{
-    e->t_meas = now;
-    e->omit_done = true;
-    for (uint32_t w = 0; w < e->nworkers; w++)
-        atomic_store_explicit(&e->workers[w].measuring, true, memory_order_relaxed);
-    for (uint32_t i = 0; i < e->nflows; i++) {
-        e->base[i] = atomic_load_explicit(&e->flows[i].bytes, memory_order_relaxed);
-        e->base_mapped[i] = atomic_load_explicit(&e->flows[i].rx_mapped, memory_order_relaxed);
-        e->base_txns[i] = atomic_load_explicit(&e->flows[i].txns, memory_order_relaxed);
-        e->base_timeouts[i] = atomic_load_explicit(&e->flows[i].timeouts, memory_order_relaxed);
-        /* counters of TCP_INFO that grow over the connection's life start here too */
-        if (e->omit_done && e->p.omit_ns && e->flows[i].fd >= 0 && e->kind->has_tcpinfo)
-            tcpinfo_read(e->flows[i].fd, &e->base_ti[i]);
-    }
-    cpu_sample_system(NULL, &e->cpu_meas);
-    cpu_sample_threads(e->tids, (int)e->nworkers, &e->thr_meas);
-}
-
 void engine_set_limits(struct engine *e, const struct engine_limits *l) { e->lim = *l; }
 
 /* Each worker its share of the rate, by the flows it runs, and the hard deadline. */
@@ -277,9 +268,10 @@ int engine_start(struct engine *e, char *err, size_t errlen)
     e->t0 = e->prev_t = clock_mono_ns();
     cpu_sample_system(NULL, &e->cpu_prev);
     e->cpu_start = e->cpu_prev;
+    hostctr_sample(NULL, &e->hosts[0]); /* replaced at the end of a warm-up */
     /* without warm-up, measuring starts before the first byte moves (all counters are 0) */
     if (e->p.omit_ns == 0)
-        mark_measure_start(e, e->t0);
+        engine_sample_measure_start(e, e->t0);
     apply_limits(e);
     for (uint32_t w = 0; w < e->nworkers; w++) {
         int rc = worker_start(&e->workers[w]);
@@ -305,97 +297,6 @@ int engine_start(struct engine *e, char *err, size_t errlen)
     return 0;
 }
 
-/* What flow i moved on the wire, both ways, since the previous interval: from TCP_INFO for a
- * connection (the kernel's bytes acked and received, not what sits in our socket buffer),
- * else what the flow wrote and read. */
-static uint64_t wire_delta(struct engine *e, uint32_t i, const struct tcpinfo *ti, uint64_t bytes)
-{
-    uint64_t now = ti->valid
-                       ? ti->bytes_acked + ti->bytes_received
-                       : bytes + atomic_load_explicit(&e->flows[i].sent, memory_order_relaxed);
-    uint64_t d = now > e->prev_wire[i] ? now - e->prev_wire[i] : 0;
-
-    e->prev_wire[i] = now;
-    return d;
-}
-
-/* Returns the interval hook's verdict: non-zero ends the run. */
-static int sample_interval(struct engine *e, uint64_t now, bool omitted,
-                           const struct engine_hooks *h)
-{
-    struct interval *iv = result_side_next_interval(&e->res);
-    struct cpu_sys_snap cs;
-    struct cpu_thread_snap ts;
-
-    if (!iv)
-        return 0;
-    iv->start_s = (double)(e->prev_t - e->t0) / 1e9;
-    iv->end_s = (double)(now - e->t0) / 1e9;
-    iv->omitted = omitted;
-    for (uint32_t i = 0; i < e->nflows; i++) {
-        struct flow *f = &e->flows[i];
-        uint64_t b = atomic_load_explicit(&f->bytes, memory_order_relaxed);
-        struct tcpinfo ti = {0};
-        uint32_t dre = 0;
-
-        uint64_t tx = atomic_load_explicit(&f->txns, memory_order_relaxed);
-        uint64_t ls = atomic_load_explicit(&f->lat_sum_ns, memory_order_relaxed);
-
-        if (f->fd >= 0 && e->kind->has_tcpinfo)
-            tcpinfo_read(f->fd, &ti);
-        iv->txns += tx - e->prev_txns[i];
-        iv->lat_sum_ns += ls - e->prev_lat[i];
-        e->prev_txns[i] = tx;
-        e->prev_lat[i] = ls;
-        if (f->sender && ti.valid) {
-            dre =
-                ti.total_retrans >= e->prev_retrans[i] ? ti.total_retrans - e->prev_retrans[i] : 0;
-            e->prev_retrans[i] = ti.total_retrans;
-        }
-        if (f->sender)
-            iv->sent_bytes += b - e->prev[i];
-        else
-            iv->recv_bytes += b - e->prev[i];
-        iv->wire_bytes += wire_delta(e, i, &ti, b);
-        iv->retrans += dre;
-        if (iv->flows) {
-            iv->flows[i].bytes = b - e->prev[i];
-            iv->flows[i].retrans = dre;
-            iv->flows[i].rtt_us = ti.rtt_us;
-            iv->flows[i].cwnd = ti.snd_cwnd;
-        }
-        e->prev[i] = b;
-    }
-    if (!cpu_sample_system(NULL, &cs)) {
-        cpu_sample_threads(e->tids, (int)e->nworkers, &ts);
-        cpu_usage_between(&e->cpu_prev, &cs, &e->thr_prev, &ts, iv->end_s - iv->start_s, &iv->cpu);
-        e->cpu_prev = cs;
-        e->thr_prev = ts;
-    }
-    e->prev_t = now;
-    return h->on_interval ? h->on_interval(h->ctx, &e->res, iv) : 0;
-}
-
-/* Where the workers run now: recorded because placement changes results up to 5x. */
-static void note_worker_cpus(struct engine *e)
-{
-    for (uint32_t w = 0; w < e->nworkers; w++) {
-        int cpu = e->tids[w] ? cpu_thread_last_cpu(e->tids[w]) : -1;
-        if (cpu >= 0 && cpu < CPULIST_MAX)
-            e->cpus_seen[cpu / 64] |= 1ULL << (cpu % 64);
-    }
-}
-
-static void format_cpus_seen(struct engine *e)
-{
-    struct cpulist cl = {0};
-
-    for (int c = 0; c < CPULIST_MAX; c++)
-        if (e->cpus_seen[c / 64] & (1ULL << (c % 64)))
-            cl.cpu[cl.n++] = c;
-    cpulist_format(&cl, e->res.cpus_seen, sizeof(e->res.cpus_seen));
-}
-
 static bool all_flows_done(const struct engine *e)
 {
     for (uint32_t i = 0; i < e->nflows; i++)
@@ -413,6 +314,99 @@ static uint64_t min_deadline(uint64_t a, uint64_t b)
     return a < b ? a : b;
 }
 
+/* -n/-k: have this side's senders all moved their part? (true when it sends nothing) */
+static bool senders_complete(const struct engine *e)
+{
+    for (uint32_t i = 0; i < e->nflows; i++)
+        if (e->flows[i].sender &&
+            !atomic_load_explicit(&e->flows[i].budget_done, memory_order_acquire))
+            return false;
+    return true;
+}
+
+/* -n/-k: has everything the peer sends arrived? At end-of-file on every receiver, when the
+ * peer said so, or at the receive target. True when this side receives nothing. */
+static bool receivers_complete(const struct engine *e, const struct engine_hooks *h)
+{
+    uint64_t got = 0;
+    bool eof = true, any = false;
+
+    for (uint32_t i = 0; i < e->nflows; i++) {
+        const struct flow *f = &e->flows[i];
+        if (f->sender)
+            continue;
+        any = true;
+        if (atomic_load_explicit(&f->state, memory_order_acquire) == FLOW_ACTIVE ||
+            atomic_load_explicit(&f->err, memory_order_relaxed))
+            eof = false;
+        if (e->omit_done)
+            got += atomic_load_explicit(&f->bytes, memory_order_relaxed) - e->base[i];
+    }
+    if (!any || eof || (h->peer_sent && *h->peer_sent))
+        return true;
+    return h->recv_target && e->omit_done && got >= h->recv_target;
+}
+
+/* -n/-k: is the transfer complete? Tells the hook once when our own part is. */
+static bool transfer_complete(struct engine *e, const struct engine_hooks *h)
+{
+    if (!params_has_limit(&e->p) || e->kind->transactional)
+        return false;
+    if (!senders_complete(e))
+        return false;
+    if (!e->sent_told) {
+        e->sent_told = true;
+        if (h->on_sent)
+            h->on_sent(h->ctx);
+    }
+    return receivers_complete(e, h);
+}
+
+/* Every flow ended: a complete transfer (clean ends only), or flows lost early. */
+static bool flows_ended_clean(const struct engine *e)
+{
+    for (uint32_t i = 0; i < e->nflows; i++)
+        if (atomic_load_explicit(&e->flows[i].err, memory_order_relaxed))
+            return false;
+    return params_has_limit(&e->p) && senders_complete(e);
+}
+
+/* Sleeps until the next deadline, a flow ending or the watched fd; returns what the watch
+ * hook said (0 when it did not run). */
+static int wait_events(struct engine *e, const struct engine_hooks *h, uint64_t now, uint64_t wake)
+{
+    struct pollfd pfd[2] = {{.fd = e->notify_fd, .events = POLLIN},
+                            {.fd = h->watch_fd, .events = POLLIN}};
+    int timeout_ms = wake ? (int)((wake > now ? wake - now : 0) / 1000000) + 1 : 100;
+    uint64_t v;
+
+    if (timeout_ms > 100)
+        timeout_ms = 100; /* the stop flag and the receive target are polled this often */
+    if (poll(pfd, h->watch_fd >= 0 ? 2 : 1, timeout_ms) <= 0)
+        return 0;
+    if ((pfd[0].revents & POLLIN) && read(e->notify_fd, &v, sizeof(v)) < 0) {
+        /* drained by an earlier read */
+    }
+    return (pfd[1].revents && h->on_watch) ? h->on_watch(h->ctx) : 0;
+}
+
+/* One pass of the run loop's end conditions; returns 1 with *why set when the run ends. */
+static int run_ended(struct engine *e, const struct engine_hooks *h, uint64_t now, uint64_t end,
+                     enum engine_end *why)
+{
+    if (h->stop_flag && *h->stop_flag)
+        *why = ENGINE_END_SIGNAL;
+    else if (end && now >= end)
+        *why = ENGINE_END_TIME;
+    else if (transfer_complete(e, h) && !h->await_stop)
+        *why = ENGINE_END_BUDGET;
+    else if (all_flows_done(e) && !(h->await_stop && flows_ended_clean(e)))
+        *why = ENGINE_END_FLOWS; /* a clean end of every flow was a complete transfer above */
+    else
+        return 0;
+    return 1;
+}
+
 enum engine_end engine_run(struct engine *e, const struct engine_hooks *h)
 {
     uint64_t iv_ns = e->p.interval_ns;
@@ -425,17 +419,16 @@ enum engine_end engine_run(struct engine *e, const struct engine_hooks *h)
     end = min_deadline(end, hard);
     for (;;) {
         uint64_t now = clock_mono_ns(), wake;
-        struct pollfd pfd = {.fd = h->watch_fd, .events = POLLIN};
-        int timeout_ms, rc;
+        int rc;
 
         if (!e->omit_done && now >= omit_end) {
             if (iv_ns && now > e->prev_t)
-                sample_interval(e, now, true, h);
-            mark_measure_start(e, now);
+                engine_sample_interval(e, now, true, h);
+            engine_sample_measure_start(e, now);
             next_iv = iv_ns ? now + iv_ns : 0;
         }
         if (next_iv && now >= next_iv) {
-            if (sample_interval(e, now, !e->omit_done, h)) {
+            if (engine_sample_interval(e, now, !e->omit_done, h)) {
                 why = ENGINE_END_LIMIT;
                 break;
             }
@@ -443,89 +436,57 @@ enum engine_end engine_run(struct engine *e, const struct engine_hooks *h)
             if (next_iv <= now)
                 next_iv = now + iv_ns; /* we overslept: skip, never burst */
         }
-        note_worker_cpus(e);
-        if (h->stop_flag && *h->stop_flag) {
-            why = ENGINE_END_SIGNAL;
+        engine_sample_cpus(e);
+        if (run_ended(e, h, now, end, &why))
             break;
-        }
-        if (end && now >= end) {
-            why = ENGINE_END_TIME;
-            break;
-        }
-        if (all_flows_done(e)) {
-            why = ENGINE_END_FLOWS;
-            break;
-        }
         wake = min_deadline(min_deadline(end, next_iv), e->omit_done ? 0 : omit_end);
-        timeout_ms = wake ? (int)((wake > now ? wake - now : 0) / 1000000) + 1 : 100;
-        if (timeout_ms > 100)
-            timeout_ms = 100; /* stop flag and flow state are polled this often */
-        rc = poll(&pfd, h->watch_fd >= 0 ? 1 : 0, timeout_ms);
-        if (rc > 0 && h->on_watch) {
-            int r = h->on_watch(h->ctx);
-            if (r != 0) {
-                why = r > 0 ? ENGINE_END_WATCH : ENGINE_END_ERROR;
-                break;
-            }
+        rc = wait_events(e, h, now, wake);
+        if (rc != 0) {
+            why = rc > 0 ? ENGINE_END_WATCH : ENGINE_END_ERROR;
+            break;
         }
     }
     /* a last, partial interval when it is long enough to mean something */
     e->t_end = clock_mono_ns();
     if (iv_ns && e->t_end - e->prev_t >= iv_ns / 20)
-        sample_interval(e, e->t_end, !e->omit_done, h);
+        engine_sample_interval(e, e->t_end, !e->omit_done, h);
     return why;
 }
 
-/* How this side's senders wrote: one method, or "mixed". */
-static void set_send_method(struct engine *e)
+void engine_wait_acked(struct engine *e, int timeout_ms)
 {
-    static const char *const names[] = {"copy", "msg_zerocopy", "sendfile"};
-    int method = -1;
+    uint64_t deadline = clock_mono_ns() + (uint64_t)timeout_ms * 1000000ULL;
 
-    for (uint32_t i = 0; i < e->nflows; i++) {
-        int tx = atomic_load(&e->flows[i].tx);
-        if (!e->flows[i].sender)
-            continue;
-        method = method < 0 || method == tx ? tx : 3;
+    while (e->kind->tcp && clock_mono_ns() < deadline) {
+        bool all = true;
+        for (uint32_t i = 0; i < e->nflows && all; i++) {
+            int q = 0;
+            if (e->flows[i].sender && e->flows[i].fd >= 0 && !ioctl(e->flows[i].fd, SIOCOUTQ, &q) &&
+                q > 0)
+                all = false;
+        }
+        if (all)
+            return;
+        usleep(2000);
     }
-    snprintf(e->res.send_method, sizeof(e->res.send_method), "%s",
-             method < 0    ? ""
-             : method == 3 ? "mixed"
-                           : names[method]);
 }
 
-/* How this side's receivers read: one method, or "mixed" (zero-copy fell back on some). */
-static void set_recv_method(struct engine *e)
+/* The measured period's end, before the threads change what they do. */
+static void mark_stop(struct engine *e)
 {
-    static const char *const names[] = {"copy", "zerocopy", "skip_copy"};
-    int method = -1;
-
-    for (uint32_t i = 0; i < e->nflows; i++) {
-        int rx = atomic_load(&e->flows[i].rx);
-        if (e->flows[i].sender || !e->kind->tcp || e->kind->transactional)
-            continue;
-        method = method < 0 || method == rx ? rx : 3;
-    }
-    snprintf(e->res.recv_method, sizeof(e->res.recv_method), "%s",
-             method < 0    ? ""
-             : method == 3 ? "mixed"
-                           : names[method]);
-}
-
-/* Transaction counters of one flow after the omit period, and the kind's own figures. */
-static void collect_counts(const struct engine *e, struct flow *f, struct side_flow *sf)
-{
-    sf->txns = atomic_load(&f->txns) - e->base_txns[f->id];
-    sf->timeouts = atomic_load(&f->timeouts) - e->base_timeouts[f->id];
-    if (e->kind->collect)
-        e->kind->collect(f, sf);
+    e->t_stop = clock_mono_ns();
+    for (uint32_t w = 0; w < e->nworkers; w++)
+        engine_sample_thread(e, w, 1);
+    for (uint32_t i = 0; i < e->nflows; i++)
+        e->end_wait[i] = atomic_load_explicit(&e->flows[i].wait_ns, memory_order_relaxed);
+    hostctr_sample(NULL, &e->hosts[1]);
 }
 
 void engine_stop(struct engine *e)
 {
     if (!e->started || e->t_stop)
         return;
-    e->t_stop = clock_mono_ns();
+    mark_stop(e);
     for (uint32_t w = 0; w < e->nworkers; w++)
         worker_stop(&e->workers[w]);
 }
@@ -535,7 +496,7 @@ void engine_kill(struct engine *e)
     if (!e->started)
         return;
     if (!e->t_stop)
-        e->t_stop = clock_mono_ns();
+        mark_stop(e);
     for (uint32_t w = 0; w < e->nworkers; w++)
         worker_kill(&e->workers[w]);
 }
@@ -547,8 +508,8 @@ void engine_finish(struct engine *e, struct side_result *out)
     bool copied = false;
 
     if (!e->finished && e->started) {
-        note_worker_cpus(e);
-        format_cpus_seen(e);
+        engine_sample_cpus(e);
+        engine_sample_cpus_format(e);
         engine_stop(e);
         for (uint32_t w = 0; w < e->nworkers; w++) {
             worker_join(&e->workers[w]);
@@ -564,6 +525,11 @@ void engine_finish(struct engine *e, struct side_result *out)
             memset(e->base_txns, 0, e->nflows * sizeof(*e->base_txns));
             memset(e->base_ti, 0, e->nflows * sizeof(*e->base_ti));
             memset(e->base_timeouts, 0, e->nflows * sizeof(*e->base_timeouts));
+            memset(e->base_wait, 0, e->nflows * sizeof(*e->base_wait));
+            for (uint32_t w = 0; w < e->nworkers; w++) { /* since each thread started */
+                memset(&e->mark[w].at[0], 0, sizeof(e->mark[w].at[0]));
+                e->mark[w].sched[0] = true;
+            }
             e->omit_done = true;
         }
         if (!cpu_sample_system(NULL, &cs))
@@ -586,13 +552,17 @@ void engine_finish(struct engine *e, struct side_result *out)
                 sf->seconds = e->res.seconds;
             else
                 sf->seconds = last > e->t_meas ? (double)(last - e->t_meas) / 1e9 : 0;
+            if (f->budget)
+                engine_sample_budget(e, f, sf);
             if (f->fd >= 0 && e->kind->has_tcpinfo) {
                 tcpinfo_read(f->fd, &sf->ti);
                 tcpinfo_since(&sf->ti, &e->base_ti[i]);
             }
             copied |= atomic_load(&f->zc_copied);
-            collect_counts(e, f, sf);
+            engine_sample_counts(e, f, sf);
+            engine_sample_app(e, f, sf);
         }
+        engine_sample_load(e);
         for (uint32_t w = 0; e->res.lat && w < e->nworkers; w++)
             if (e->workers[w].lat)
                 histo_merge(e->res.lat, e->workers[w].lat);
@@ -600,8 +570,8 @@ void engine_finish(struct engine *e, struct side_result *out)
             snprintf(e->res.warning, sizeof(e->res.warning),
                      "-Z: MSG_ZEROCOPY to a local receiver is copied by the kernel; "
                      "switched to sendfile()");
-        set_send_method(e);
-        set_recv_method(e);
+        engine_sample_send_method(e);
+        engine_sample_recv_method(e);
         e->res.valid = true;
         e->finished = true;
     }
@@ -641,6 +611,8 @@ void engine_destroy(struct engine *e)
         flow_fini(&e->flows[i]);
     }
     result_side_fini(&e->res);
+    if (e->notify_fd >= 0)
+        close(e->notify_fd);
     free(e->flows);
     free(e->workers);
     free(e->tids);
@@ -654,5 +626,10 @@ void engine_destroy(struct engine *e)
     free(e->base_ti);
     free(e->base_timeouts);
     free(e->prev_wire);
+    free(e->base_wait);
+    free(e->end_wait);
+    free(e->trace);
+    free(e->mark);
+    free(e->hosts);
     free(e);
 }

@@ -47,6 +47,7 @@ enum engine_end {
     ENGINE_END_FLOWS,  /* every flow ended before time (peer gone) */
     ENGINE_END_ERROR,  /* the watch hook reported a failure */
     ENGINE_END_LIMIT,  /* the interval hook ended the run */
+    ENGINE_END_BUDGET, /* the -n/-k transfer is complete, in both directions */
 };
 
 struct engine_hooks {
@@ -59,6 +60,16 @@ struct engine_hooks {
     int (*on_interval)(void *ctx, const struct side_result *s, const struct interval *iv);
     volatile sig_atomic_t *stop_flag;
     void *ctx;
+    /* -n/-k: this side's senders have moved the whole transfer (called once, on the engine's
+     * thread); may be NULL */
+    void (*on_sent)(void *ctx);
+    /* -n/-k: the peer said its senders are done (on_watch sets it); NULL when it cannot */
+    const bool *peer_sent;
+    /* -n/-k: our receivers are done once they have this many bytes (a peer whose senders do not
+     * stop or close by themselves); 0 = at end-of-file or peer_sent */
+    uint64_t recv_target;
+    /* -n/-k: keep running when the transfer is complete, until the peer says stop (a server) */
+    bool await_stop;
 };
 
 /* The plan for this side of test p (see struct engine_plan). */
@@ -77,7 +88,7 @@ uint32_t engine_flow_count(const struct engine *e);
 /* Kinds with set_target: every flow connects to `to` itself (no attach); -EOPNOTSUPP for
  * the others. */
 int engine_set_target(struct engine *e, const struct sockaddr *to, socklen_t len,
-                      const char *bind_addr);
+                      const struct sock_local *local);
 /* Before engine_start. */
 void engine_set_limits(struct engine *e, const struct engine_limits *l);
 int engine_start(struct engine *e, char *err, size_t errlen);
@@ -89,6 +100,9 @@ void engine_stop(struct engine *e);
 void engine_kill(struct engine *e);
 /* Stops the workers if not yet done, waits for receivers to drain, writes the final figures. */
 void engine_finish(struct engine *e, struct side_result *out);
+/* After a complete transfer: waits (at most timeout_ms) until the peer has acknowledged every
+ * byte our TCP senders wrote, so a peer that reads until told to stop has read them all. */
+void engine_wait_acked(struct engine *e, int timeout_ms);
 /* Number of flows that failed with an error (not counting clean EOF). */
 uint32_t engine_failed_flows(const struct engine *e, int *first_err);
 void engine_destroy(struct engine *e);

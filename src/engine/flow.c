@@ -35,12 +35,16 @@ void flow_fini(struct flow *f)
 void flow_sock_opts(const struct params *p, bool tcp, struct sock_flow_opts *out)
 {
     memset(out, 0, sizeof(*out));
+    out->tcp = tcp;
     out->window = p->window;
-    if (!tcp)
-        return; /* a datagram socket: only the buffers apply */
+    out->tos = p->tos;
+    out->fq_rate_bps = p->fq_rate_bps;
+    if (!tcp) {
+        out->dont_fragment = p->dont_fragment;
+        return; /* a datagram socket: buffers, TOS, don't-fragment and the pacing cap */
+    }
     out->mss = p->mss;
     out->congestion = p->congestion;
     out->nodelay = p->nodelay;
-    out->fq_rate_bps = p->fq_rate_bps;
     out->zerocopy = p->zerocopy;
 }

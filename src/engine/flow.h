@@ -18,6 +18,17 @@ struct worker;
 struct flow;
 struct side_flow;      /* result.h */
 struct sock_flow_opts; /* sock.h */
+struct sock_local;     /* sock.h */
+
+/* A transfer of a fixed size (-n, -k) shared by the sending flows of one side: each flow
+ * reserves what its next write (or batch of datagrams) needs from `left` with one atomic
+ * compare-and-swap, so no lock is taken and the sum of what the flows send stops exactly at
+ * the limit. Units are bytes for TCP, datagrams for UDP. Before `armed` (the warm-up) the
+ * flows send freely and reserve nothing. */
+struct flow_budget {
+    _Atomic uint64_t left; /* units not yet reserved by any flow */
+    _Atomic bool armed;    /* counting: the warm-up is over */
+};
 
 enum flow_state { FLOW_ACTIVE, FLOW_DONE };
 
@@ -82,10 +93,10 @@ struct flow_kind {
     /* May a flow of this side, alone on its worker, run with blocking calls (run_alone)?
      * NULL: never. */
     bool (*may_run_alone)(const struct params *p, bool is_client);
-    /* Flows connect by themselves to `to` (no engine_attach); NULL when they are handed a
-     * connected socket. */
+    /* Flows connect by themselves to `to` (no engine_attach), from `local` (may be NULL);
+     * NULL when they are handed a connected socket. */
     int (*set_target)(struct flow *f, const struct sockaddr *to, socklen_t len,
-                      const char *bind_addr);
+                      const struct sock_local *local);
     /* Adds the kind's own figures to a flow's result after the workers joined; may be NULL. */
     void (*collect)(const struct flow *f, struct side_flow *out);
     /* What each flow of this side of test p needs (engine_plan); NULL: a buffer of the largest
@@ -111,10 +122,20 @@ struct flow {
     _Atomic uint64_t txns;       /* transactions completed (transactional kinds) */
     _Atomic uint64_t lat_sum_ns; /* their latencies summed (interval means) */
     _Atomic uint64_t timeouts;   /* transactions given up on */
+    /* stream flows: ns the application waited on the socket (a sender for room, a receiver
+     * for data): two clock reads per wait, none per byte */
+    _Atomic uint64_t wait_ns;
     _Atomic int state;
     _Atomic int err;        /* errno when the flow failed */
     uint64_t due_ns;        /* next timer, 0 = none (worker-owned) */
     _Atomic bool zc_copied; /* the kernel copied MSG_ZEROCOPY sends (local receiver) */
+    /* -n/-k (worker-owned but for budget, which the engine sets before the workers run) */
+    struct flow_budget *budget;  /* NULL: send until told to stop */
+    uint64_t allow;              /* units this flow reserved and has not sent yet */
+    bool budget_last;            /* its reservations include the very last unit */
+    bool budget_counting;        /* it has seen the budget armed (base_bytes is set) */
+    _Atomic uint64_t base_bytes; /* bytes at that moment: what it sent before is warm-up */
+    _Atomic bool budget_done;    /* it ended because the transfer was complete */
 };
 
 /* Sets flow id up as `kind` does for this side (is_client: the client's). Returns 0 or
@@ -123,9 +144,47 @@ int flow_init(struct flow *f, uint32_t id, const struct flow_kind *kind, const s
               bool is_client);
 void flow_fini(struct flow *f);
 
-/* The socket options of a data flow of test p: all of them on TCP, the buffers only on a
- * datagram socket. */
+/* The socket options of a data flow of test p: all of them on TCP; on a datagram socket the
+ * buffers, TOS, don't-fragment and the pacing cap. */
 void flow_sock_opts(const struct params *p, bool tcp, struct sock_flow_opts *out);
+
+/* How many of `want` units the flow may send now: all of them without a budget (or before it
+ * is armed); otherwise what it has reserved, topping the reservation up to `want` from the
+ * shared count. 0 means the transfer is complete. After sending, flow_budget_spend. */
+static inline uint64_t flow_budget_grant(struct flow *f, uint64_t want)
+{
+    struct flow_budget *b = f->budget;
+    uint64_t left, take;
+
+    if (!b)
+        return want;
+    if (!f->budget_counting) {
+        if (!atomic_load_explicit(&b->armed, memory_order_acquire))
+            return want;
+        f->budget_counting = true;
+        atomic_store_explicit(&f->base_bytes, atomic_load_explicit(&f->bytes, memory_order_relaxed),
+                              memory_order_relaxed);
+    }
+    if (f->allow >= want)
+        return want;
+    left = atomic_load_explicit(&b->left, memory_order_relaxed);
+    do {
+        take = want - f->allow < left ? want - f->allow : left;
+        if (!take)
+            return f->allow;
+    } while (!atomic_compare_exchange_weak_explicit(&b->left, &left, left - take,
+                                                    memory_order_relaxed, memory_order_relaxed));
+    if (take == left)
+        f->budget_last = true;
+    f->allow += take;
+    return f->allow;
+}
+
+static inline void flow_budget_spend(struct flow *f, uint64_t n)
+{
+    if (f->budget_counting)
+        f->allow -= n < f->allow ? n : f->allow;
+}
 
 /* Single-writer counter bump. */
 static inline void flow_add(_Atomic uint64_t *c, uint64_t n)

@@ -52,6 +52,7 @@ int worker_init(struct worker *w, uint32_t id, int cpu, const struct params *p, 
         buflen = worker_default_buflen(p);
     memset(w, 0, sizeof(*w));
     w->memfd = -1;
+    w->notify_fd = -1;
     w->id = id;
     w->cpu = cpu;
     w->p = p;
@@ -106,11 +107,24 @@ int worker_add_flow(struct worker *w, struct flow *f)
 
 void worker_flow_finish(struct worker *w, struct flow *f, int err)
 {
+    uint64_t one = 1;
+
     if (f->fd >= 0)
         epoll_ctl(w->epfd, EPOLL_CTL_DEL, f->fd, NULL);
     f->due_ns = 0;
     atomic_store_explicit(&f->err, err, memory_order_relaxed);
     atomic_store_explicit(&f->state, FLOW_DONE, memory_order_release);
+    /* the engine looks at once (a transfer may be complete), not at its next tick */
+    if (w->notify_fd >= 0 && write(w->notify_fd, &one, sizeof(one)) < 0) {
+        /* an eventfd write fails only on overflow; the engine's tick still sees the state */
+    }
+}
+
+void worker_flow_complete(struct worker *w, struct flow *f)
+{
+    atomic_store_explicit(&f->last_ns, worker_now(w), memory_order_relaxed);
+    atomic_store_explicit(&f->budget_done, true, memory_order_release);
+    worker_flow_finish(w, f, 0);
 }
 
 static bool is_active(const struct flow *f)
@@ -402,6 +416,8 @@ static void *worker_main(void *arg)
         if (is_active(w->flows[i]))
             worker_flow_finish(w, w->flows[i], ETIMEDOUT);
     cpu_sample_self_thread(&w->cpu_at_exit);
+    w->sched_exit_ok = !cpu_thread_sched(gettid(), &w->sched_at_exit);
+    w->cpu_exit = sched_getcpu();
     return NULL;
 }
 

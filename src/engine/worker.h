@@ -40,6 +40,7 @@ struct worker {
     uint32_t id;
     int cpu; /* -1: not pinned */
     int epfd, stopfd;
+    int notify_fd; /* an eventfd bumped whenever a flow ends (the engine polls it), or -1 */
     pthread_t thread;
     bool running;
     _Atomic pid_t tid;
@@ -67,6 +68,9 @@ struct worker {
     struct histo *lat;                  /* transactional kinds: this thread's latencies */
     _Atomic bool measuring;             /* past the omit period: latencies count */
     struct cpu_thread_snap cpu_at_exit; /* the thread's own CPU time, taken as it ends */
+    struct cpu_sched sched_at_exit;     /* its scheduler figures then (sched_exit_ok) */
+    bool sched_exit_ok;
+    int cpu_exit; /* the CPU it ended on, -1 unknown */
     /* a test's fake clock for worker_now (NULL: CLOCK_MONOTONIC), set before the worker runs */
     uint64_t (*fake_now)(void *ctx);
     void *fake_ctx;
@@ -122,6 +126,8 @@ void worker_gate_wait(struct worker *w);
 /* Shuts f's socket down both ways (the hard deadline) and ends it. */
 void worker_flow_kill(struct worker *w, struct flow *f);
 void worker_flow_finish(struct worker *w, struct flow *f, int err);
+/* A sender whose part of the -n/-k transfer is sent: it ends cleanly, noting when. */
+void worker_flow_complete(struct worker *w, struct flow *f);
 /* Changes what the worker waits for on fd (op: EPOLL_CTL_ADD, _MOD or _DEL). */
 int worker_watch(struct worker *w, struct flow *f, int fd, int op, uint32_t events);
 

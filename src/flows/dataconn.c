@@ -34,13 +34,13 @@ int dataconn_local_addr(int fd, struct sockaddr_storage *out)
     return 0;
 }
 
-int dataconn_tcp_connect(const struct sock_addr *to, const char *bind_addr, const struct params *p,
-                         int timeout_ms, char *err, size_t errlen)
+int dataconn_tcp_connect(const struct sock_addr *to, const struct sock_local *local,
+                         const struct params *p, int timeout_ms, char *err, size_t errlen)
 {
     struct sock_flow_opts fo;
 
     flow_sock_opts(p, true, &fo);
-    return sock_connect(to, bind_addr, &fo, timeout_ms, err, errlen);
+    return sock_connect(to, local, &fo, timeout_ms, err, errlen);
 }
 
 int dataconn_udp_open(const struct sockaddr_storage *local, uint32_t n, int *fds, uint16_t *ports,
@@ -150,11 +150,12 @@ int dataconn_udp_gather(int ctl, const struct sockaddr *peer, int *fds, uint32_t
     return rc;
 }
 
-int dataconn_udp_connect(const struct sock_addr *server, uint16_t port, const char *bind_addr,
-                         char *err, size_t errlen)
+int dataconn_udp_connect(const struct sock_addr *server, uint16_t port,
+                         const struct sock_local *local, const struct params *p, char *err,
+                         size_t errlen)
 {
-    struct sock_addr to = *server, local;
-    int fd;
+    struct sock_addr to = *server;
+    int fd, rc;
 
     if (to.ss.ss_family == AF_INET6)
         ((struct sockaddr_in6 *)&to.ss)->sin6_port = htons(port);
@@ -165,14 +166,12 @@ int dataconn_udp_connect(const struct sock_addr *server, uint16_t port, const ch
         snprintf(err, errlen, "cannot open a UDP socket: %s", strerror(errno));
         return -errno;
     }
-    if (bind_addr && *bind_addr) {
-        if (sock_resolve(bind_addr, 0, to.ss.ss_family == AF_INET6 ? 6 : 4, &local, err, errlen) ||
-            bind(fd, (struct sockaddr *)&local.ss, local.len)) {
-            if (!err[0])
-                snprintf(err, errlen, "cannot bind to '%s': %s", bind_addr, strerror(errno));
-            close(fd);
-            return -EINVAL;
-        }
+    rc = sock_bind_local(fd, to.ss.ss_family, local, err, errlen);
+    if (!rc && p->tos && (rc = sock_set_tos(fd, p->tos)))
+        snprintf(err, errlen, "cannot set the TOS byte %u (-S/--dscp): %s", p->tos, strerror(-rc));
+    if (rc) {
+        close(fd);
+        return rc;
     }
     if (connect(fd, (struct sockaddr *)&to.ss, to.len)) {
         int e = errno;

@@ -9,6 +9,7 @@
 #include "worker.h"
 
 #include <errno.h>
+#include <net/if.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <stdio.h>
@@ -22,6 +23,8 @@ enum crr_phase { CRR_IDLE, CRR_CONNECTING, CRR_READING, CRR_WAIT_EOF };
 
 struct crr_client {
     char congestion[PARAMS_CC_LEN];
+    char dev[IFNAMSIZ]; /* --bind-dev, "" = any */
+    uint8_t tos;        /* -S/--dscp */
     struct sockaddr_storage to, local;
     socklen_t tolen, locallen;
     uint32_t req, resp, got;
@@ -88,6 +91,7 @@ int flow_crr_init(struct flow *f, const struct params *p, bool is_client)
         c->connect_only = p->connect_only;
         c->timeout_ns = p->txn_timeout_ns;
         snprintf(c->congestion, sizeof(c->congestion), "%s", p->congestion);
+        c->tos = p->tos;
         f->priv = c;
         f->ops = &crr_client_ops;
         return 0;
@@ -118,19 +122,21 @@ int flow_crr_init(struct flow *f, const struct params *p, bool is_client)
 }
 
 int flow_crr_set_target(struct flow *f, const struct sockaddr *to, socklen_t len,
-                        const char *bind_addr)
+                        const struct sock_local *local)
 {
     struct crr_client *c = f->priv;
-    struct sock_addr local;
+    struct sock_addr a;
     char err[128];
 
     memcpy(&c->to, to, len);
     c->tolen = len;
-    if (bind_addr && *bind_addr) {
-        if (sock_resolve(bind_addr, 0, to->sa_family == AF_INET6 ? 6 : 4, &local, err, sizeof(err)))
+    if (local && local->dev && *local->dev)
+        snprintf(c->dev, sizeof(c->dev), "%s", local->dev);
+    if (local && local->addr && *local->addr) {
+        if (sock_resolve(local->addr, 0, to->sa_family == AF_INET6 ? 6 : 4, &a, err, sizeof(err)))
             return -EINVAL;
-        memcpy(&c->local, &local.ss, local.len);
-        c->locallen = local.len;
+        memcpy(&c->local, &a.ss, a.len);
+        c->locallen = a.len;
     }
     return 0;
 }
@@ -158,6 +164,14 @@ static int begin(struct worker *w, struct flow *f, uint64_t now)
     setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
     if (c->congestion[0])
         setsockopt(fd, IPPROTO_TCP, TCP_CONGESTION, c->congestion, strlen(c->congestion));
+    if (c->tos)
+        sock_set_tos(fd, c->tos);
+    if (c->dev[0] &&
+        setsockopt(fd, SOL_SOCKET, SO_BINDTODEVICE, c->dev, (socklen_t)strlen(c->dev))) {
+        int e = errno;
+        close(fd);
+        return client_fail(w, f, e);
+    }
     if ((c->locallen && bind(fd, (struct sockaddr *)&c->local, c->locallen)) ||
         (connect(fd, (struct sockaddr *)&c->to, c->tolen) && errno != EINPROGRESS)) {
         int e = errno;

@@ -12,8 +12,8 @@
  * connection slots (one per worker thread). */
 int flow_crr_init(struct flow *f, const struct params *p, bool is_client);
 void flow_crr_needs(const struct params *p, bool is_client, struct flow_needs *out);
-/* Client flows connect to this address (bind_addr: the local address, or NULL/""). */
+/* Client flows connect to this address, from `local` (its address and device; NULL: any). */
 int flow_crr_set_target(struct flow *f, const struct sockaddr *to, socklen_t len,
-                        const char *bind_addr);
+                        const struct sock_local *local);
 
 #endif

@@ -37,10 +37,13 @@ struct udp_tx {
     const struct flow_udp_codec *codec;
     uint64_t sent_pkts, send_drops; /* datagrams sent / not accepted by the socket */
     uint32_t len;
-    uint64_t period_ns; /* time between datagrams */
-    uint64_t next_ns;   /* when the next datagram is due */
-    uint64_t seq;       /* the number the next datagram carries */
-    bool gso;           /* UDP_SEGMENT works on this socket */
+    uint32_t tail;       /* -n: the transfer's last datagram is this long */
+    uint32_t burst;      /* -b RATE/BURST: datagrams back to back per round */
+    uint32_t burst_left; /* of the current round */
+    uint64_t period_ns;  /* time between datagrams */
+    uint64_t next_ns;    /* when the next datagram is due */
+    uint64_t seq;        /* the number the next datagram carries */
+    bool gso;            /* UDP_SEGMENT works on this socket */
 };
 
 struct udp_rx {
@@ -104,6 +107,8 @@ int flow_udp_setup(struct flow *f, const struct params *p, bool is_client,
         return -ENOMEM;
     t->codec = codec;
     t->len = p->write_size;
+    params_limit_units(p, &t->tail);
+    t->burst = p->burst;
     t->seq = codec->first_seq;
     if (p->udp_pps)
         t->period_ns = 1000000000ULL / p->udp_pps;
@@ -175,14 +180,16 @@ static int udp_send_start(struct worker *w, struct flow *f, uint64_t now)
     return 0;
 }
 
-static ssize_t send_gso(struct worker *w, struct flow *f, struct udp_tx *t, uint32_t n)
+/* n datagrams of t->len bytes, the last one `last` bytes long */
+static ssize_t send_gso(struct worker *w, struct flow *f, struct udp_tx *t, uint32_t n,
+                        uint32_t last)
 {
     char control[CMSG_SPACE(sizeof(uint16_t))] = {0};
-    struct iovec iov = {.iov_base = w->buf, .iov_len = (size_t)n * t->len};
+    struct iovec iov = {.iov_base = w->buf, .iov_len = (size_t)(n - 1) * t->len + last};
     struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1};
     struct cmsghdr *cm;
 
-    if (n > 1) {
+    if (n > 1) { /* the kernel cuts it into t->len segments; the last may be shorter */
         msg.msg_control = control;
         msg.msg_controllen = sizeof(control);
         cm = CMSG_FIRSTHDR(&msg);
@@ -194,14 +201,15 @@ static ssize_t send_gso(struct worker *w, struct flow *f, struct udp_tx *t, uint
     return sendmsg(f->fd, &msg, MSG_DONTWAIT) < 0 ? -1 : (ssize_t)n;
 }
 
-static ssize_t send_mmsg(struct worker *w, struct flow *f, struct udp_tx *t, uint32_t n)
+static ssize_t send_mmsg(struct worker *w, struct flow *f, struct udp_tx *t, uint32_t n,
+                         uint32_t last)
 {
     struct mmsghdr mm[UDP_BATCH];
     struct iovec iov[UDP_BATCH];
 
     for (uint32_t i = 0; i < n; i++) {
         iov[i].iov_base = w->buf + (size_t)i * t->len;
-        iov[i].iov_len = t->len;
+        iov[i].iov_len = i + 1 == n ? last : t->len;
         memset(&mm[i], 0, sizeof(mm[i]));
         mm[i].msg_hdr.msg_iov = &iov[i];
         mm[i].msg_hdr.msg_iovlen = 1;
@@ -209,12 +217,12 @@ static ssize_t send_mmsg(struct worker *w, struct flow *f, struct udp_tx *t, uin
     return sendmmsg(f->fd, mm, n, MSG_DONTWAIT);
 }
 
-static int udp_send_timer(struct worker *w, struct flow *f, uint64_t now)
+/* How many datagrams to send now: those due, a whole round with a burst, at most a batch. */
+static uint32_t udp_batch(const struct worker *w, struct udp_tx *t, uint64_t now)
 {
-    struct udp_tx *t = f->priv;
-    uint64_t due = (now - t->next_ns) / t->period_ns + 1;
-    uint32_t cap = (uint32_t)(w->buflen / t->len), n;
-    ssize_t sent;
+    /* within a round the schedule runs ahead of the clock */
+    uint64_t due = now >= t->next_ns ? (now - t->next_ns) / t->period_ns + 1 : 1;
+    uint32_t cap = (uint32_t)(w->buflen / t->len);
 
     if (cap > UDP_BATCH)
         cap = UDP_BATCH;
@@ -222,10 +230,34 @@ static int udp_send_timer(struct worker *w, struct flow *f, uint64_t now)
         cap = (uint32_t)(65000 / t->len);
     if (cap < 1)
         cap = 1;
-    n = due < cap ? (uint32_t)due : cap;
+    if (t->burst > 1) {
+        if (!t->burst_left)
+            t->burst_left = t->burst;
+        if (due < t->burst_left)
+            due = t->burst_left; /* the whole round (the clock may be behind within it) */
+    }
+    return due < cap ? (uint32_t)due : cap;
+}
+
+static int udp_send_timer(struct worker *w, struct flow *f, uint64_t now)
+{
+    struct udp_tx *t = f->priv;
+    uint32_t n = udp_batch(w, t, now), last = t->len;
+    ssize_t sent;
+
+    if (f->budget) { /* -n/-k: reserve these datagrams; none left means the transfer is done */
+        uint64_t g = flow_budget_grant(f, n);
+        if (!g) {
+            worker_flow_complete(w, f);
+            return 1;
+        }
+        n = (uint32_t)g;
+        if (f->budget_last && f->allow == n)
+            last = t->tail; /* this batch ends the whole transfer */
+    }
     /* n datagrams back to back in the worker's buffer, the payload behind each header */
     t->codec->stamp((uint8_t *)w->buf, t->len, n, t->seq, clock_real_ns());
-    sent = t->gso ? send_gso(w, f, t, n) : send_mmsg(w, f, t, n);
+    sent = t->gso ? send_gso(w, f, t, n, last) : send_mmsg(w, f, t, n, last);
     if (sent < 0 && errno != EAGAIN && errno != ENOBUFS && errno != ECONNREFUSED &&
         errno != EINTR) {
         worker_flow_finish(w, f, errno);
@@ -235,10 +267,12 @@ static int udp_send_timer(struct worker *w, struct flow *f, uint64_t now)
         sent = 0;
     t->sent_pkts += (uint64_t)sent;
     t->send_drops += n - (uint64_t)sent;
-    flow_add(&f->bytes, (uint64_t)sent * t->len);
+    flow_add(&f->bytes, (uint64_t)sent * t->len - ((uint32_t)sent == n ? t->len - last : 0));
+    flow_budget_spend(f, (uint64_t)sent); /* refused datagrams are sent again, numbered anew */
     t->seq += n;
     t->next_ns += n * t->period_ns;
-    f->due_ns = t->next_ns;
+    t->burst_left -= t->burst_left < n ? t->burst_left : n;
+    f->due_ns = t->burst_left ? now : t->next_ns; /* a round goes out back to back */
     return 0;
 }
 

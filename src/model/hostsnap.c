@@ -231,6 +231,30 @@ cJSON *hostsnap_to_json(const struct hostsnap *hs)
     return o;
 }
 
+/* A JSON string's bytes with its quotes, as cJSON escapes it. */
+static size_t json_string_size(const char *s)
+{
+    size_t n = 2;
+
+    for (; *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        n += c == '"' || c == '\\' || c == '\b' || c == '\f' || c == '\n' || c == '\r' || c == '\t'
+                 ? 2
+             : c < ' ' ? 6
+                       : 1;
+    }
+    return n;
+}
+
+size_t hostsnap_json_size(const struct hostsnap *hs)
+{
+    size_t n = 2; /* {} */
+
+    for (uint32_t i = 0; i < hs->n; i++)
+        n += (i ? 1 : 0) + json_string_size(hs->e[i].key) + 1 + json_string_size(hs->e[i].value);
+    return n;
+}
+
 static int entry_cmp(const void *a, const void *b)
 {
     return hostsnap_keycmp(((const struct hostsnap_entry *)a)->key,

@@ -67,6 +67,9 @@ size_t hostsnap_diff(const struct hostsnap *a, const struct hostsnap *b,
 
 /* {"key": "value", ...} in key order; NULL when out of memory. */
 cJSON *hostsnap_to_json(const struct hostsnap *hs);
+/* The bytes of hostsnap_to_json's unformatted text (cJSON_PrintUnformatted), its NUL aside,
+ * counted without building it: what the snapshot costs on the wire. */
+size_t hostsnap_json_size(const struct hostsnap *hs);
 /* Reads a snapshot another host sent: an object of at most HOSTSNAP_MAX string members, each
  * key valid for hostsnap_set and each value shorter than HOSTSNAP_VAL_MAX. Anything else is
  * refused whole: -EINVAL (or -ENOMEM) with one line in err, and hs left empty. */

@@ -2,11 +2,15 @@
  * is checked here before any other module sees it. */
 #include "params.h"
 
+#include "units.h"
+
 #include <ctype.h>
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 void params_defaults(struct params *p)
 {
@@ -59,6 +63,49 @@ const char *params_dir_name(enum params_dir d)
     }
 }
 
+bool params_has_limit(const struct params *p) { return p->bytes_limit || p->blocks_limit; }
+
+const char *params_limit_name(const struct params *p)
+{
+    return p->bytes_limit ? "bytes" : p->blocks_limit ? "blocks" : "";
+}
+
+uint64_t params_limit_units(const struct params *p, uint32_t *tail)
+{
+    uint64_t len = p->write_size ? p->write_size : 1;
+
+    if (tail)
+        *tail = p->write_size;
+    if (!p->udp)
+        return p->bytes_limit ? p->bytes_limit : p->blocks_limit * len;
+    if (!p->bytes_limit)
+        return p->blocks_limit;
+    if (tail && p->bytes_limit % len)
+        *tail = (uint32_t)(p->bytes_limit % len);
+    return (p->bytes_limit + len - 1) / len;
+}
+
+void params_span(const struct params *p, char *buf, size_t len)
+{
+    char size[32] = "", time[32] = "";
+    const char *each = p->dir == PARAMS_DIR_BIDIR ? " each way" : "";
+
+    if (p->duration_ns)
+        snprintf(time, sizeof(time), "%.4gs", p->duration_ns / 1e9);
+    if (p->bytes_limit)
+        units_format_bytes((double)p->bytes_limit, size, sizeof(size));
+    else if (p->blocks_limit)
+        snprintf(size, sizeof(size), "%llu %s", (unsigned long long)p->blocks_limit,
+                 p->udp ? "datagrams" : "blocks");
+    snprintf(buf, len, "%s%s%s%s", time, time[0] && size[0] ? " or " : "", size,
+             size[0] ? each : "");
+}
+
+uint64_t params_time_cap_ns(const struct params *p)
+{
+    return p->duration_ns ? p->duration_ns : PARAMS_MAX_DURATION_NS;
+}
+
 uint32_t params_total_flows(const struct params *p)
 {
     return p->dir == PARAMS_DIR_BIDIR ? 2 * p->flows : p->flows;
@@ -71,6 +118,56 @@ bool params_flow_client_sends(const struct params *p, uint32_t i)
     case PARAMS_DIR_BIDIR: return i < p->flows;
     default: return true;
     }
+}
+
+/* strtol with base 0 over the whole string, within [0, hi] */
+static int parse_small(const char *s, long hi, long *out)
+{
+    char *end = NULL;
+    long v;
+
+    if (!s || !*s || !isdigit((unsigned char)*s))
+        return -EINVAL;
+    errno = 0;
+    v = strtol(s, &end, 0);
+    if (errno || *end || v < 0 || v > hi)
+        return -EINVAL;
+    *out = v;
+    return 0;
+}
+
+int params_parse_tos(const char *s, uint8_t *tos)
+{
+    long v;
+
+    if (parse_small(s, 255, &v))
+        return -EINVAL;
+    *tos = (uint8_t)v;
+    return 0;
+}
+
+int params_parse_dscp(const char *s, uint8_t *tos)
+{
+    static const struct {
+        const char *name;
+        uint8_t dscp;
+    } names[] = {
+        {"cs0", 0},   {"cs1", 8},   {"cs2", 16},  {"cs3", 24},  {"cs4", 32},  {"cs5", 40},
+        {"cs6", 48},  {"cs7", 56},  {"af11", 10}, {"af12", 12}, {"af13", 14}, {"af21", 18},
+        {"af22", 20}, {"af23", 22}, {"af31", 26}, {"af32", 28}, {"af33", 30}, {"af41", 34},
+        {"af42", 36}, {"af43", 38}, {"ef", 46},   {"va", 44},   {"le", 1},
+    };
+    long v;
+
+    for (size_t i = 0; s && i < sizeof(names) / sizeof(names[0]); i++)
+        if (!strcasecmp(s, names[i].name)) {
+            *tos = (uint8_t)(names[i].dscp << 2);
+            return 0;
+        }
+    if (parse_small(s, 63, &v))
+        return -EINVAL;
+    *tos = (uint8_t)(v << 2);
+    return 0;
 }
 
 static bool printable(const char *s)
@@ -89,6 +186,70 @@ static bool cc_name_ok(const char *s)
     return true;
 }
 
+/* -n and -k: one of them, on stream tests, a transfer a JSON number holds exactly, and for
+ * UDP a last datagram that still holds a header. */
+static int limits_invalid(const struct params *p, char *err, size_t errlen)
+{
+    uint32_t tail = 0;
+
+    if (!params_has_limit(p))
+        return 0;
+    if (p->bytes_limit && p->blocks_limit) {
+        snprintf(err, errlen, "-n and -k both end the test: give one of them");
+        return -EINVAL;
+    }
+    if (p->test != PARAMS_TEST_STREAM) {
+        snprintf(err, errlen, "-%c (a transfer of a fixed size) applies to stream tests only",
+                 p->bytes_limit ? 'n' : 'k');
+        return -EINVAL;
+    }
+    if (p->bytes_limit > PARAMS_MAX_LIMIT || p->blocks_limit > PARAMS_MAX_LIMIT ||
+        (!p->udp && p->blocks_limit > PARAMS_MAX_LIMIT / (p->write_size ? p->write_size : 1))) {
+        snprintf(err, errlen, "-%c %llu is too large: at most 2^53 bytes in all",
+                 p->bytes_limit ? 'n' : 'k',
+                 (unsigned long long)(p->bytes_limit ? p->bytes_limit : p->blocks_limit));
+        return -EINVAL;
+    }
+    params_limit_units(p, &tail);
+    if (p->udp && p->bytes_limit && tail < PARAMS_UDP_HEADER) {
+        snprintf(err, errlen,
+                 "-n %llu with %u-byte datagrams (-l) leaves a last datagram of %u bytes, "
+                 "shorter than the %d-byte header: use -n %llu or %llu, or -k",
+                 (unsigned long long)p->bytes_limit, p->write_size, tail, PARAMS_UDP_HEADER,
+                 (unsigned long long)(p->bytes_limit - tail),
+                 (unsigned long long)(p->bytes_limit - tail + PARAMS_UDP_HEADER));
+        return -EINVAL;
+    }
+    return 0;
+}
+
+/* --pps, -b on TCP and its burst, --dont-fragment: where each applies. */
+static int pacing_invalid(const struct params *p, char *err, size_t errlen)
+{
+#define FAIL(...)                                                                                  \
+    do {                                                                                           \
+        snprintf(err, errlen, __VA_ARGS__);                                                        \
+        return -EINVAL;                                                                            \
+    } while (0)
+    if (!p->udp && p->udp_pps)
+        FAIL("--pps %llu applies to UDP streams (-u) only: pace TCP with -b RATE",
+             (unsigned long long)p->udp_pps);
+    if (!p->udp && p->dont_fragment)
+        FAIL("--dont-fragment applies to UDP (-u) only: TCP never sends fragments");
+    if (p->app_rate_bps && (p->udp || p->test != PARAMS_TEST_STREAM))
+        FAIL("application pacing of TCP (-b %llu) applies to TCP streams only",
+             (unsigned long long)p->app_rate_bps);
+    if (p->burst > PARAMS_MAX_BURST)
+        FAIL("burst (-b RATE/%u) is out of range: use 1 to %u", p->burst, PARAMS_MAX_BURST);
+    if (p->burst > 1 && p->test != PARAMS_TEST_STREAM)
+        FAIL("a burst (-b RATE/%u) applies to stream tests only", p->burst);
+    if (p->burst > 1 && !p->udp && !p->app_rate_bps)
+        FAIL("a burst (-b RATE/%u) needs a rate: give -b RATE/%u with RATE above 0", p->burst,
+             p->burst);
+    return 0;
+#undef FAIL
+}
+
 int params_validate(const struct params *p, char *err, size_t errlen)
 {
 #define FAIL(...)                                                                                  \
@@ -103,7 +264,8 @@ int params_validate(const struct params *p, char *err, size_t errlen)
     if (p->server_threads > PARAMS_MAX_THREADS)
         FAIL("server threads %u is out of range: use 1 to %u", p->server_threads,
              PARAMS_MAX_THREADS);
-    if (p->duration_ns < PARAMS_MIN_INTERVAL_NS || p->duration_ns > PARAMS_MAX_DURATION_NS)
+    if ((p->duration_ns || !params_has_limit(p)) &&
+        (p->duration_ns < PARAMS_MIN_INTERVAL_NS || p->duration_ns > PARAMS_MAX_DURATION_NS))
         FAIL("duration (-t) %.3gs is out of range: use 0.1s to 86400s", p->duration_ns / 1e9);
     if (p->omit_ns > PARAMS_MAX_DURATION_NS)
         FAIL("omit (-O) %.3gs is out of range: use 0 to 86400s", p->omit_ns / 1e9);
@@ -142,6 +304,8 @@ int params_validate(const struct params *p, char *err, size_t errlen)
              p->zerocopy_rx ? "--zerocopy-rx" : "--skip-rx-copy");
     if (p->zerocopy_rx && p->skip_rx_copy)
         FAIL("--zerocopy-rx and --skip-rx-copy exclude each other: pick one way to receive");
+    if (pacing_invalid(p, err, errlen) || limits_invalid(p, err, errlen))
+        return -EINVAL;
     if (p->test != PARAMS_TEST_STREAM) {
         uint32_t max = p->udp ? PARAMS_MAX_UDP_DATAGRAM : PARAMS_MAX_WRITE;
         if (p->req_size < 1 || p->req_size > max || p->resp_size > max ||
@@ -197,6 +361,12 @@ cJSON *params_to_json(const struct params *p)
     cJSON_AddNumberToObject(o, "udp_rate_bps", (double)p->udp_rate_bps);
     cJSON_AddNumberToObject(o, "udp_pps", (double)p->udp_pps);
     cJSON_AddNumberToObject(o, "txn_timeout_s", p->txn_timeout_ns / 1e9);
+    cJSON_AddNumberToObject(o, "bytes_limit", (double)p->bytes_limit);
+    cJSON_AddNumberToObject(o, "blocks_limit", (double)p->blocks_limit);
+    cJSON_AddNumberToObject(o, "app_rate_bps", (double)p->app_rate_bps);
+    cJSON_AddNumberToObject(o, "burst", p->burst);
+    cJSON_AddNumberToObject(o, "tos", p->tos);
+    cJSON_AddBoolToObject(o, "dont_fragment", p->dont_fragment);
     return o;
 }
 
@@ -277,7 +447,7 @@ int params_from_json(const cJSON *o, struct params *p, char *err, size_t errlen)
     NUM("flows", 1, PARAMS_MAX_FLOWS, p->flows = (uint32_t)v);
     NUM("threads", 1, PARAMS_MAX_THREADS, p->threads = (uint32_t)v);
     NUM("server_threads", 1, PARAMS_MAX_THREADS, p->server_threads = (uint32_t)v);
-    NUM("duration_s", 0.1, 86400, p->duration_ns = (uint64_t)llround(v * 1e9));
+    NUM("duration_s", 0, 86400, p->duration_ns = (uint64_t)llround(v * 1e9));
     NUM("omit_s", 0, 86400, p->omit_ns = (uint64_t)llround(v * 1e9));
     NUM("interval_s", 0, 86400, p->interval_ns = (uint64_t)llround(v * 1e9));
     NUM("write_size", 1, PARAMS_MAX_WRITE, p->write_size = (uint32_t)v);
@@ -291,6 +461,11 @@ int params_from_json(const cJSON *o, struct params *p, char *err, size_t errlen)
     NUM("udp_rate_bps", 0, 1e15, p->udp_rate_bps = (uint64_t)v);
     NUM("udp_pps", 0, 1e10, p->udp_pps = (uint64_t)v);
     NUM("txn_timeout_s", 0.001, 600, p->txn_timeout_ns = (uint64_t)llround(v * 1e9));
+    NUM("bytes_limit", 0, (double)PARAMS_MAX_LIMIT, p->bytes_limit = (uint64_t)v);
+    NUM("blocks_limit", 0, (double)PARAMS_MAX_LIMIT, p->blocks_limit = (uint64_t)v);
+    NUM("app_rate_bps", 0, 1e15, p->app_rate_bps = (uint64_t)v);
+    NUM("burst", 0, PARAMS_MAX_BURST, p->burst = (uint32_t)v);
+    NUM("tos", 0, 255, p->tos = (uint8_t)v);
 #undef NUM
     if (get_bool(o, "nodelay", &p->nodelay, err, errlen) < 0 ||
         get_bool(o, "zerocopy", &p->zerocopy, err, errlen) < 0 ||
@@ -303,7 +478,8 @@ int params_from_json(const cJSON *o, struct params *p, char *err, size_t errlen)
         get_str(o, "test", test, sizeof(test), err, errlen) < 0 ||
         get_bool(o, "udp", &p->udp, err, errlen) < 0 ||
         get_bool(o, "connect_only", &p->connect_only, err, errlen) < 0 ||
-        get_bool(o, "busy_poll", &p->busy_poll, err, errlen) < 0)
+        get_bool(o, "busy_poll", &p->busy_poll, err, errlen) < 0 ||
+        get_bool(o, "dont_fragment", &p->dont_fragment, err, errlen) < 0)
         return -EINVAL;
     if (*test) {
         int t = params_test_from_name(test);

@@ -18,6 +18,9 @@
 #define PARAMS_MAX_UDP_DATAGRAM 65507
 #define PARAMS_MAX_DEPTH        1024
 #define PARAMS_MAX_TPS          100000000ULL
+#define PARAMS_MAX_LIMIT        (1ULL << 53) /* -n bytes, -k blocks: exact as JSON numbers */
+#define PARAMS_MAX_BURST        1000         /* -b RATE/BURST, as iperf3 */
+#define PARAMS_UDP_HEADER       16           /* the smallest datagram a receiver counts */
 
 enum params_dir { PARAMS_DIR_FORWARD, PARAMS_DIR_REVERSE, PARAMS_DIR_BIDIR };
 enum params_test { PARAMS_TEST_STREAM, PARAMS_TEST_RR, PARAMS_TEST_CRR };
@@ -54,12 +57,37 @@ struct params {
     uint64_t txn_timeout_ns; /* rr/crr: a transaction unanswered this long is given up */
     bool iperf3_wire;        /* talking to iperf3: its UDP datagram format (flow_iperf3_udp.c) */
     bool iperf3_udp64;       /* iperf3 --udp-counters-64bit: 64-bit datagram sequence numbers */
+    /* stream tests that end after a transfer: each direction's senders together move exactly
+     * this much (after the warm-up); 0 = no such limit. With duration_ns 0 it is the only end. */
+    uint64_t bytes_limit;  /* -n: bytes */
+    uint64_t blocks_limit; /* -k: writes of write_size bytes (TCP) or datagrams (UDP) */
+    uint64_t app_rate_bps; /* TCP -b: each sending flow paced in the application, bits/s */
+    uint32_t burst;        /* -b RATE/BURST: writes (TCP) or datagrams (UDP) back to back */
+    uint8_t tos;           /* -S/--dscp: IP TOS byte (IPv6 traffic class) of data packets */
+    bool dont_fragment;    /* UDP: IP_PMTUDISC_DO, datagrams are never fragmented */
+    /* Not on the wire: this end's TCP receivers read at most this fast per flow (a daemon's
+     * --max-rate share for clients that do not pace themselves); 0 = unpaced. */
+    uint64_t recv_rate_bps;
 };
 
 void params_defaults(struct params *p);
 
 /* Checks every field against its limits; err gets one line naming the value. */
 int params_validate(const struct params *p, char *err, size_t errlen);
+
+/* Does the test end after a transfer (-n or -k)? */
+bool params_has_limit(const struct params *p);
+/* The transfer each direction makes under -n/-k: bytes for TCP, datagrams for UDP (the last
+ * of them *tail bytes long, the others write_size); 0 without a limit. */
+uint64_t params_limit_units(const struct params *p, uint32_t *tail);
+/* "bytes" (-n), "blocks" (-k) or "" */
+const char *params_limit_name(const struct params *p);
+/* What ends the test, for people: "10s", "100.0 MiB", "1000 blocks", "10s or 100.0 MiB"
+ * ("each way" with --bidir). */
+void params_span(const struct params *p, char *buf, size_t len);
+/* How long the test may run: duration_ns, or when only -n/-k ends it, the longest a test may
+ * last (PARAMS_MAX_DURATION_NS). */
+uint64_t params_time_cap_ns(const struct params *p);
 
 /* Number of flows in the test (bidir doubles -P). */
 uint32_t params_total_flows(const struct params *p);
@@ -72,6 +100,12 @@ const char *params_test_name(enum params_test t);
 int params_test_from_name(const char *s);
 /* Does the test measure transactions (and so latency)? */
 bool params_is_transactional(const struct params *p);
+
+/* -S: the whole TOS byte, 0-255, in decimal, hex (0x) or octal (0), as iperf3 takes it. */
+int params_parse_tos(const char *s, uint8_t *tos);
+/* --dscp: a name (AF11..AF43, EF, VA, LE, CS0..CS7; any case) or a number 0-63 (decimal, hex,
+ * octal); *tos gets the DSCP shifted into the TOS byte. 0, or -EINVAL. */
+int params_parse_dscp(const char *s, uint8_t *tos);
 
 cJSON *params_to_json(const struct params *p);
 /* Reads params sent by a peer: each field checked for type and range; unknown keys ignored. */

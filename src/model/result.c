@@ -24,6 +24,7 @@ int result_side_init(struct side_result *s, uint32_t nflows, uint32_t cap_interv
     for (uint32_t i = 0; i < nflows; i++) {
         s->flows[i].id = i;
         s->flows[i].cpu = -1;
+        s->flows[i].wait_s = -1;
     }
     return 0;
 nomem:
@@ -38,6 +39,7 @@ void result_side_fini(struct side_result *s)
     free(s->intervals);
     free(s->cells);
     hostsnap_free(s->host);
+    free(s->load);
     memset(s, 0, sizeof(*s));
 }
 
@@ -80,6 +82,15 @@ static double rate(uint64_t bytes, double seconds)
 static void merge_flow(struct flow_summary *f, const struct side_flow *snd,
                        const struct side_flow *rcv)
 {
+    f->send_wait_s = snd ? snd->wait_s : -1;
+    f->recv_wait_s = rcv ? rcv->wait_s : -1;
+    f->sndbuf = snd ? snd->sndbuf : 0;
+    f->rcvbuf = rcv ? rcv->rcvbuf : 0;
+    if (snd && snd->samples) {
+        f->rtt_mean_us = snd->rtt_mean_us;
+        f->snd_wnd_mean = snd->snd_wnd_mean;
+        f->inflight_mean = snd->inflight_mean;
+    }
     if (snd) {
         f->sent_bytes = snd->bytes;
         f->send_seconds = snd->seconds;

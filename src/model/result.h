@@ -9,6 +9,7 @@
 
 #include "cpu.h"
 #include "histo.h"
+#include "hostctr.h"
 #include "hostsnap.h"
 #include "params.h"
 #include "tcpinfo.h"
@@ -38,6 +39,14 @@ struct side_flow {
     uint64_t txns;     /* rr/crr: transactions completed (client) or answered (server) */
     uint64_t timeouts; /* rr/crr: transactions given up on */
     uint64_t sent_pkts, send_drops; /* UDP sender: datagrams sent / refused by the socket */
+    /* the application's view (stream flows, measured period): the time it waited for the
+     * socket, a sender for room to write, a receiver for data to read (< 0: not measured) */
+    double wait_s;
+    uint32_t sndbuf, rcvbuf; /* SO_SNDBUF / SO_RCVBUF at the end, bytes (0: not known) */
+    /* TCP_INFO sampled at each interval of the measured period: the means (samples = 0:
+     * none), srtt in us, the peer's window and the data in flight (unacked x mss) in bytes */
+    uint32_t samples;
+    double rtt_mean_us, snd_wnd_mean, inflight_mean;
     bool has_udp_rx;
     struct result_udp_rx udp;
 };
@@ -63,6 +72,25 @@ struct interval {
     struct interval_flow *flows; /* nflows cells, or NULL when not kept */
 };
 
+/* One worker thread of a side over the measured period. */
+struct side_thread {
+    int cpu;       /* the CPU it last ran on, -1 unknown */
+    bool sends;    /* it owns flows this side sends */
+    double run_s;  /* on a CPU */
+    double runq_s; /* runnable, waiting for a CPU; < 0 when the kernel does not say */
+};
+
+#define SIDE_MAX_THREADS 256 /* PARAMS_MAX_THREADS */
+
+/* What a side's host did during the measured period: its data threads' CPU and the host's
+ * counters (hostctr). A server sends its own with its results. */
+struct side_load {
+    double seconds;
+    uint32_t nthreads;
+    struct side_thread thread[SIDE_MAX_THREADS];
+    struct hostctr_delta host;
+};
+
 struct side_result {
     bool valid;
     char version[32];
@@ -80,12 +108,14 @@ struct side_result {
     char send_method[16]; /* copy, msg_zerocopy, sendfile, mixed; "" = sent nothing */
     char recv_method[16]; /* TCP streams: copy, zerocopy, skip_copy, mixed; "" = none */
     char warning[256];
-    char boot_id[40];  /* the kernel's boot id: equal on both ends = one clock */
-    struct histo *lat; /* rr/crr client: latencies of every transaction */
+    char boot_id[40];   /* the kernel's boot id: equal on both ends = one clock */
+    bool host_declined; /* a daemon told not to send its settings (serve --no-host-snapshot) */
+    struct histo *lat;  /* rr/crr client: latencies of every transaction */
     /* this side's host settings as it sent them (owned; NULL: not sent), and when NULL why,
      * if known (e.g. "the daemon declined to send its settings") */
     struct hostsnap *host;
     char host_note[160];
+    struct side_load *load; /* owned; NULL: not measured or not sent */
 };
 
 struct flow_summary {
@@ -102,6 +132,9 @@ struct flow_summary {
     uint32_t rtt_us, min_rtt_us, cwnd, snd_wnd;
     uint64_t delivery_rate_bps, busy_us, rwnd_limited_us, sndbuf_limited_us;
     bool has_sender_tcpinfo;
+    double send_wait_s, recv_wait_s; /* side_flow.wait_s of the sender, the receiver (-1) */
+    uint32_t sndbuf, rcvbuf;         /* the sender's SO_SNDBUF, the receiver's SO_RCVBUF */
+    double rtt_mean_us, snd_wnd_mean, inflight_mean; /* the sender's interval means */
     int client_cpu, server_cpu;
     uint64_t txns, timeouts; /* rr/crr (client's count) */
     double transactions_per_s;
@@ -158,6 +191,9 @@ struct run_result {
     bool partial;
     char error[256];
     char note[256]; /* something the run's set-up changed (e.g. pacing a server imposed) */
+    /* what ended the run: "time" (-t), "bytes" (-n), "blocks" (-k), or for partial runs
+     * "interrupted", "server", "flows", "error"; "" when it never ran */
+    char ended_by[16];
 };
 
 /* Allocates flows and room for cap_intervals intervals (per-flow cells when they fit). */

@@ -90,6 +90,15 @@ static cJSON *flow_json(const struct run_result *r, const struct flow_summary *f
     cJSON_AddNumberToObject(o, "busy_us", (double)f->busy_us);
     cJSON_AddNumberToObject(o, "rwnd_limited_us", (double)f->rwnd_limited_us);
     cJSON_AddNumberToObject(o, "sndbuf_limited_us", (double)f->sndbuf_limited_us);
+    if (!params_is_transactional(&r->params) && !r->params.udp) {
+        cJSON_AddNumberToObject(o, "sender_wait_s", f->send_wait_s);
+        cJSON_AddNumberToObject(o, "receiver_wait_s", f->recv_wait_s);
+        cJSON_AddNumberToObject(o, "sndbuf", f->sndbuf);
+        cJSON_AddNumberToObject(o, "rcvbuf", f->rcvbuf);
+        cJSON_AddNumberToObject(o, "rtt_mean_us", f->rtt_mean_us);
+        cJSON_AddNumberToObject(o, "snd_wnd_mean", f->snd_wnd_mean);
+        cJSON_AddNumberToObject(o, "inflight_mean", f->inflight_mean);
+    }
     cJSON_AddNumberToObject(o, "client_cpu", f->client_cpu);
     cJSON_AddNumberToObject(o, "server_cpu", f->server_cpu);
     if (r->params.zerocopy_rx) {
@@ -246,6 +255,9 @@ cJSON *result_json_run(const struct run_result *r)
     for (uint32_t i = 0; i < r->nflows; i++)
         cJSON_AddItemToArray(arr, flow_json(r, &r->flows[i]));
     cJSON_AddItemToObject(o, "summary", summary_json(r));
+    pl = cJSON_AddObjectToObject(o, "load");
+    cJSON_AddItemToObject(pl, "client", result_json_load(r->local.load));
+    cJSON_AddItemToObject(pl, "server", result_json_load(r->remote.load));
     warn = cJSON_AddArrayToObject(o, "warnings");
     if (r->local.warning[0])
         cJSON_AddItemToArray(warn, cJSON_CreateString(r->local.warning));
@@ -253,6 +265,7 @@ cJSON *result_json_run(const struct run_result *r)
         cJSON_AddItemToArray(warn, cJSON_CreateString(r->remote.warning));
     if (r->note[0])
         cJSON_AddItemToArray(warn, cJSON_CreateString(r->note));
+    cJSON_AddStringToObject(o, "ended_by", r->ended_by);
     cJSON_AddBoolToObject(o, "partial", r->partial);
     if (r->error[0])
         cJSON_AddStringToObject(o, "error", r->error);
@@ -316,6 +329,7 @@ cJSON *result_json_side(const struct side_result *s)
     cJSON_AddStringToObject(o, "warning", s->warning);
     cJSON_AddStringToObject(o, "boot_id", s->boot_id);
     cJSON_AddItemToObject(o, "cpu", cpu_json(&s->cpu));
+    cJSON_AddItemToObject(o, "load", result_json_load(s->load));
     arr = cJSON_AddArrayToObject(o, "flows");
     for (uint32_t i = 0; i < s->nflows; i++) {
         const struct side_flow *f = &s->flows[i];
@@ -331,6 +345,13 @@ cJSON *result_json_side(const struct side_result *s)
         cJSON_AddNumberToObject(fo, "timeouts", (double)f->timeouts);
         cJSON_AddNumberToObject(fo, "sent_pkts", (double)f->sent_pkts);
         cJSON_AddNumberToObject(fo, "send_drops", (double)f->send_drops);
+        cJSON_AddNumberToObject(fo, "wait_s", f->wait_s);
+        cJSON_AddNumberToObject(fo, "sndbuf", f->sndbuf);
+        cJSON_AddNumberToObject(fo, "rcvbuf", f->rcvbuf);
+        cJSON_AddNumberToObject(fo, "samples", f->samples);
+        cJSON_AddNumberToObject(fo, "rtt_mean_us", f->rtt_mean_us);
+        cJSON_AddNumberToObject(fo, "snd_wnd_mean", f->snd_wnd_mean);
+        cJSON_AddNumberToObject(fo, "inflight_mean", f->inflight_mean);
         if (f->has_udp_rx)
             cJSON_AddItemToObject(fo, "udp_rx", udp_rx_json(&f->udp));
         cJSON_AddItemToObject(fo, "tcpinfo", tcpinfo_json(&f->ti));
@@ -353,7 +374,98 @@ cJSON *result_json_side(const struct side_result *s)
         cJSON_AddNumberToObject(io, "retransmits", iv->retrans);
         cJSON_AddItemToArray(arr, io);
     }
+    result_json_add_host(o, "host", s->host, s->host_declined);
     return o;
+}
+
+void result_json_add_host(cJSON *o, const char *key, const struct hostsnap *hs, bool declined)
+{
+    char flag[64], why[160];
+    size_t size;
+
+    if (declined) {
+        snprintf(flag, sizeof(flag), "%s_declined", key);
+        cJSON_AddBoolToObject(o, flag, true);
+    } else if (hs && (size = hostsnap_json_size(hs)) > RESULT_JSON_HOST_WIRE_MAX) {
+        snprintf(flag, sizeof(flag), "%s_omitted", key);
+        snprintf(why, sizeof(why), "%u settings take %zu bytes, over the %u a result carries",
+                 hs->n, size, RESULT_JSON_HOST_WIRE_MAX);
+        cJSON_AddStringToObject(o, flag, why);
+    } else if (hs) {
+        cJSON *h = hostsnap_to_json(hs);
+        if (h)
+            cJSON_AddItemToObject(o, key, h);
+    }
+}
+
+/* Bytes outside ' '..'~' (the peer chose them) become '?'. */
+static void printable(char *s)
+{
+    for (; *s; s++)
+        if ((unsigned char)*s < ' ' || (unsigned char)*s > '~')
+            *s = '?';
+}
+
+/* o[key]'s settings into *out (NULL first): 0, or a negative errno with err filled. */
+static int host_read(const cJSON *h, struct hostsnap **out, char *err, size_t errlen)
+{
+    size_t size;
+    int rc;
+
+    *out = hostsnap_new();
+    if (!*out) {
+        snprintf(err, errlen, "out of memory");
+        return -ENOMEM;
+    }
+    rc = hostsnap_from_json(h, *out, err, errlen);
+    if (!rc && (size = hostsnap_json_size(*out)) > RESULT_JSON_HOST_WIRE_MAX) {
+        snprintf(err, errlen, "host snapshot: %zu bytes, over the %u a result carries", size,
+                 RESULT_JSON_HOST_WIRE_MAX);
+        rc = -EMSGSIZE;
+    }
+    if (rc) {
+        hostsnap_free(*out);
+        *out = NULL;
+    }
+    return rc;
+}
+
+int result_json_host_parse(const cJSON *o, const char *key, const char *who, struct hostsnap **out,
+                           char *note, size_t notelen)
+{
+    const cJSON *h = cJSON_GetObjectItemCaseSensitive(o, key), *omitted;
+    char flag[64], err[200];
+    int rc;
+
+    *out = NULL;
+    note[0] = '\0';
+    snprintf(flag, sizeof(flag), "%s_declined", key);
+    if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, flag))) {
+        snprintf(note, notelen, "%s declined to send its settings (serve --no-host-snapshot)", who);
+        return 0;
+    }
+    snprintf(flag, sizeof(flag), "%s_omitted", key);
+    omitted = cJSON_GetObjectItemCaseSensitive(o, flag);
+    if (!h && cJSON_IsString(omitted) && omitted->valuestring) {
+        snprintf(note, notelen, "%s left its settings out: %.120s", who, omitted->valuestring);
+        printable(note);
+        return 0;
+    }
+    snprintf(flag, sizeof(flag), "%s_note", key);
+    omitted = cJSON_GetObjectItemCaseSensitive(o, flag);
+    if (!h && cJSON_IsString(omitted) && omitted->valuestring) { /* a relay's words on why */
+        snprintf(note, notelen, "%.159s", omitted->valuestring);
+        printable(note);
+        return 0;
+    }
+    if (!h)
+        return 0;
+    if ((rc = host_read(h, out, err, sizeof(err))) == 0)
+        return 1;
+    /* the reason may quote what the peer sent: keep it printable */
+    printable(err);
+    snprintf(note, notelen, "%s sent settings that were refused: %s", who, err);
+    return rc;
 }
 
 /* Reads a number in [lo, hi]; absent gives 0. Anything else fails. */
@@ -468,6 +580,29 @@ static int parse_udp_rx(const cJSON *o, struct side_flow *f)
     return bad ? -EINVAL : 0;
 }
 
+/* The application's figures of a stream flow (absent from older peers: unknown). */
+static int parse_app(const cJSON *fo, struct side_flow *f)
+{
+    double v;
+    int bad;
+
+    f->wait_s = -1;
+    if (cJSON_GetObjectItemCaseSensitive(fo, "wait_s"))
+        bad = num(fo, "wait_s", -1, 1e7, &f->wait_s);
+    else
+        bad = 0;
+    bad |= num(fo, "sndbuf", 0, U32MAX, &v);
+    f->sndbuf = (uint32_t)v;
+    bad |= num(fo, "rcvbuf", 0, U32MAX, &v);
+    f->rcvbuf = (uint32_t)v;
+    bad |= num(fo, "samples", 0, U32MAX, &v);
+    f->samples = (uint32_t)v;
+    bad |= num(fo, "rtt_mean_us", 0, 1e9, &f->rtt_mean_us);
+    bad |= num(fo, "snd_wnd_mean", 0, U32MAX, &f->snd_wnd_mean);
+    bad |= num(fo, "inflight_mean", 0, 1e12, &f->inflight_mean);
+    return bad;
+}
+
 static int parse_flows(const cJSON *arr, struct side_result *out, char *err, size_t errlen)
 {
     const cJSON *fo;
@@ -507,6 +642,7 @@ static int parse_flows(const cJSON *arr, struct side_result *out, char *err, siz
         f->sent_pkts = (uint64_t)v;
         bad |= num(fo, "send_drops", 0, U64MAX, &v);
         f->send_drops = (uint64_t)v;
+        bad |= parse_app(fo, f);
         bad |= parse_udp_rx(cJSON_GetObjectItemCaseSensitive(fo, "udp_rx"), f);
         bad |= parse_tcpinfo(cJSON_GetObjectItemCaseSensitive(fo, "tcpinfo"), &f->ti);
         if (bad) {
@@ -579,13 +715,18 @@ int result_json_side_parse(const cJSON *o, uint32_t expect_flows, uint32_t max_i
     str(o, "boot_id", out->boot_id, sizeof(out->boot_id));
     if (num(o, "seconds", 0, 1e7, &out->seconds) || num(o, "threads", 0, 65535, &v) ||
         parse_cpu(cJSON_GetObjectItemCaseSensitive(o, "cpu"), &out->cpu) ||
-        parse_flows(flows, out, err, errlen) || parse_intervals(ivs, out)) {
+        parse_flows(flows, out, err, errlen) || parse_intervals(ivs, out) ||
+        result_json_load_parse(cJSON_GetObjectItemCaseSensitive(o, "load"), &out->load)) {
         if (!err[0])
             snprintf(err, errlen, "peer results hold an invalid value");
         result_side_fini(out);
         return -EPROTO;
     }
     out->threads = (uint32_t)v;
+    out->host_declined = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "host_declined")) != 0;
+    /* the settings are the results' companion: refused ones do not void the measurement */
+    result_json_host_parse(o, "host", "the server", &out->host, out->host_note,
+                           sizeof(out->host_note));
     out->valid = true;
     return 0;
 }

@@ -6,6 +6,7 @@
 #define NETRIG_RESULT_JSON_H
 
 #include <cjson/cJSON.h>
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "result.h"
@@ -19,9 +20,30 @@ void result_json_add_interval(cJSON *o, const struct run_result *r, const struct
 
 /* A side's results on the wire, and back. The parser checks every value; expect_flows bounds
  * the flow ids accepted (each at most once), max_intervals the interval count. */
+/* A side's load (result_json_load.c): null when l is NULL; the parser sets *out to NULL for
+ * an absent or null object, else allocates it. 0, -EINVAL or -ENOMEM. */
+cJSON *result_json_load(const struct side_load *l);
+cJSON *result_json_load_host(const struct hostctr_delta *h); /* the "host" member alone */
+int result_json_load_parse(const cJSON *o, struct side_load **out);
+
 #define RESULT_JSON_MAX_WIRE_INTERVALS 100000
 cJSON *result_json_side(const struct side_result *s);
 int result_json_side_parse(const cJSON *o, uint32_t expect_flows, uint32_t max_intervals,
                            struct side_result *out, char *err, size_t errlen);
+
+/* A host snapshot in an object: o[key] the settings (hostsnap_to_json), or o[key_declined]
+ * true when a daemon was told not to send them (serve --no-host-snapshot), or o[key_omitted]
+ * (a one-line reason) when their text would pass RESULT_JSON_HOST_WIRE_MAX; nothing when hs is
+ * NULL. The bound keeps a large host's settings from pushing the results it travels with past
+ * CTL_MAX_RESPONSE (a side of 8192 flows and 100,000 intervals stays far under it). */
+#define RESULT_JSON_HOST_WIRE_MAX (4u << 20)
+void result_json_add_host(cJSON *o, const char *key, const struct hostsnap *hs, bool declined);
+/* Reads what result_json_add_host wrote, from a peer (who: "the server", "the daemon at A"):
+ * 1 with *out the settings (owned), 0 when there are none (note says why when the peer said:
+ * declined, omitted, or o[key_note]: a relay's note on why it has none), or a negative errno when
+ * they were refused (out of range, not strings, too many, over RESULT_JSON_HOST_WIRE_MAX: note says
+ * why, printable). The caller's results stand either way. */
+int result_json_host_parse(const cJSON *o, const char *key, const char *who, struct hostsnap **out,
+                           char *note, size_t notelen);
 
 #endif

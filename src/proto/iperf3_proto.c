@@ -402,21 +402,15 @@ static int check_unsupported(struct pdec *d, const struct i3_raw *r)
                       "RSA authentication (--username) is not supported");
     if (r->mptcp)
         return refuse(d, IPERF3_IEUNIMP, 0, -EOPNOTSUPP, "MPTCP (-m) is not supported");
-    if (r->num || r->blocks)
-        return refuse(d, IPERF3_IEUNIMP, 0, -EOPNOTSUPP,
-                      "tests ended by bytes or blocks (-n, -k) are not supported: use -t");
-    if (r->time == 0)
+    if (r->num && r->blocks)
+        return refuse(d, IPERF3_IEENDCONDITIONS, 0, -EINVAL, "both -n %.0f and -k %.0f given",
+                      r->num, r->blocks);
+    if (r->time == 0 && !r->num && !r->blocks)
         return refuse(d, IPERF3_IEUNIMP, 0, -EOPNOTSUPP,
                       "an unlimited duration (-t 0) is not supported");
-    if (r->tos)
-        return refuse(d, IPERF3_IESETTOS, EOPNOTSUPP, -EOPNOTSUPP,
-                      "IP TOS (-S %.0f) is not supported", r->tos);
     if (r->flowlabel)
         return refuse(d, IPERF3_IESETFLOW, 0, -EOPNOTSUPP,
                       "IPv6 flow labels (-L) are not supported");
-    if (r->dontfrag)
-        return refuse(d, IPERF3_IESETDONTFRAGMENT, 0, -EOPNOTSUPP,
-                      "don't-fragment (--dont-fragment) is not supported");
     if (r->reverse && r->bidir)
         return refuse(d, IPERF3_IEREVERSEBIDIR, 0, -EINVAL, "-R and --bidir together");
     return 0;
@@ -463,7 +457,7 @@ static int read_flags(struct pdec *d, struct i3_raw *r, struct iperf3_params *ip
         if (dummy)
             note_ignored(ip, ignored[i]);
     }
-    if (r->burst > 1)
+    if (r->burst > 1 && !r->bandwidth)
         note_ignored(ip, "burst");
     if (cJSON_GetObjectItemCaseSensitive(d->j, "server_affinity"))
         note_ignored(ip, "server_affinity");
@@ -497,6 +491,17 @@ static int read_strings(struct pdec *d, struct iperf3_params *ip)
     return 0;
 }
 
+/* iperf3 sends whole UDP datagrams until it has sent -n bytes: a last datagram too short for a
+ * header becomes a whole one, as iperf3's own senders would send it. */
+static void limit_whole_datagrams(struct params *p)
+{
+    uint32_t tail = 0;
+
+    params_limit_units(p, &tail);
+    if (p->bytes_limit && tail < PARAMS_UDP_HEADER)
+        p->bytes_limit += p->write_size - tail;
+}
+
 /* The test iperf3's options describe, in netrig's terms. */
 static void to_params(const struct i3_raw *r, struct params *p)
 {
@@ -513,12 +518,21 @@ static void to_params(const struct i3_raw *r, struct params *p)
     p->window = (uint32_t)r->window;
     p->mss = (uint32_t)r->mss;
     p->nodelay = r->nodelay;
+    p->tos = (uint8_t)r->tos;
+    p->fq_rate_bps = (uint64_t)r->fqrate;
+    p->bytes_limit = (uint64_t)r->num;
+    p->blocks_limit = (uint64_t)r->blocks;
     if (r->udp) {
         p->udp_rate_bps = r->bandwidth ? (uint64_t)r->bandwidth : I3_UDP_UNLIMITED_BPS;
+        p->burst = (uint32_t)r->burst;
+        p->dont_fragment = r->dontfrag != 0;
+        limit_whole_datagrams(p);
     } else {
-        /* iperf3 paces TCP in the application (-b); socket pacing is our nearest equivalent */
-        p->fq_rate_bps = r->fqrate ? (uint64_t)r->fqrate : (uint64_t)r->bandwidth;
+        /* -b on TCP: iperf3 paces each stream in the application, and so do we */
+        p->app_rate_bps = (uint64_t)r->bandwidth;
+        p->burst = r->bandwidth ? (uint32_t)r->burst : 0;
         p->zerocopy = r->zerocopy;
+        /* --dont-fragment on TCP: Linux TCP sets DF on every segment already */
     }
 }
 
@@ -566,8 +580,8 @@ cJSON *iperf3_proto_params_encode(const struct params *p, const char *client_ver
     cJSON_AddTrueToObject(j, p->udp ? "udp" : "tcp");
     cJSON_AddNumberToObject(j, "omit", (double)(p->omit_ns / 1000000000ULL));
     cJSON_AddNumberToObject(j, "time", (double)(p->duration_ns / 1000000000ULL));
-    cJSON_AddNumberToObject(j, "num", 0);
-    cJSON_AddNumberToObject(j, "blockcount", 0);
+    cJSON_AddNumberToObject(j, "num", (double)p->bytes_limit);
+    cJSON_AddNumberToObject(j, "blockcount", (double)p->blocks_limit);
     if (p->mss)
         cJSON_AddNumberToObject(j, "MSS", p->mss);
     if (p->nodelay)
@@ -580,12 +594,17 @@ cJSON *iperf3_proto_params_encode(const struct params *p, const char *client_ver
     if (p->window)
         cJSON_AddNumberToObject(j, "window", p->window);
     cJSON_AddNumberToObject(j, "len", p->write_size);
-    if (p->udp)
-        cJSON_AddNumberToObject(j, "bandwidth", (double)p->udp_rate_bps);
-    if (!p->udp && p->fq_rate_bps) { /* the server's senders: socket and application pacing */
+    if (p->udp || p->app_rate_bps) /* -b: UDP's rate, or TCP's application pacing */
+        cJSON_AddNumberToObject(j, "bandwidth",
+                                (double)(p->udp ? p->udp_rate_bps : p->app_rate_bps));
+    if (p->fq_rate_bps) /* the server's senders are paced by their sockets too */
         cJSON_AddNumberToObject(j, "fqrate", (double)p->fq_rate_bps);
-        cJSON_AddNumberToObject(j, "bandwidth", (double)p->fq_rate_bps);
-    }
+    if (p->burst > 1)
+        cJSON_AddNumberToObject(j, "burst", p->burst);
+    if (p->tos)
+        cJSON_AddNumberToObject(j, "TOS", p->tos);
+    if (p->dont_fragment)
+        cJSON_AddNumberToObject(j, "dont_fragment", 1);
     if (p->title[0])
         cJSON_AddStringToObject(j, "title", p->title);
     if (p->congestion[0])

@@ -71,6 +71,15 @@ static void title(struct frame *f, const struct run_result *r, const struct inte
 
     if (left < 0)
         left = 0;
+    if (!p->duration_ns) { /* -n/-k: no end in time to count down to */
+        char span[80];
+        params_span(p, span, sizeof(span));
+        line(f, "netrig %s%s to %s, %u flow%s %s, %u thread%s   %.1f s, until %s%s%s%s", r->test,
+             p->udp ? " udp" : "", r->server, n, n == 1 ? "" : "s", params_dir_name(p->dir),
+             p->threads, p->threads == 1 ? "" : "s", iv->end_s, span,
+             iv->omitted ? " (warm-up)" : "", p->title[0] ? "  " : "", p->title);
+        return;
+    }
     line(f, "netrig %s%s to %s, %u flow%s %s, %u thread%s   %.1f of %.1f s, %.1f s left%s%s%s",
          r->test, p->udp ? " udp" : "", r->server, n, n == 1 ? "" : "s", params_dir_name(p->dir),
          p->threads, p->threads == 1 ? "" : "s", iv->end_s, total, left,

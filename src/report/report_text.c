@@ -35,14 +35,17 @@ static void header_txn(FILE *out, const struct run_result *r)
 void report_text_header(FILE *out, const struct run_result *r)
 {
     const struct params *p = &r->params;
+    char span[80];
 
     if (params_is_transactional(p)) {
         header_txn(out, r);
         return;
     }
-    fprintf(out, "netrig %s to %s: %u flow%s%s, %u thread%s, %s, %.4gs\n", r->test, r->server,
-            p->flows, p->flows == 1 ? "" : "s", p->dir == PARAMS_DIR_BIDIR ? " each way" : "",
-            p->threads, p->threads == 1 ? "" : "s", params_dir_name(p->dir), p->duration_ns / 1e9);
+    fprintf(out, "netrig %s to %s: %u flow%s%s, %u thread%s, %s, ", r->test, r->server, p->flows,
+            p->flows == 1 ? "" : "s", p->dir == PARAMS_DIR_BIDIR ? " each way" : "", p->threads,
+            p->threads == 1 ? "" : "s", params_dir_name(p->dir));
+    params_span(p, span, sizeof(span));
+    fprintf(out, "%s\n", span);
     if (p->omit_ns)
         fprintf(out, "  (first %.4gs omitted as warm-up)\n", p->omit_ns / 1e9);
     if (p->title[0])
@@ -140,6 +143,9 @@ static void notes(FILE *out, const struct run_result *r)
         fprintf(out, "Note        local: %s\n", r->local.warning);
     if (r->remote.warning[0])
         fprintf(out, "Note        server: %s\n", r->remote.warning);
+    /* the server declined to send its settings, or sent some that were refused */
+    if (r->remote.host_note[0] && !r->remote.host && !r->params.iperf3_wire)
+        fprintf(out, "Note        %s\n", r->remote.host_note);
     if (r->partial)
         fprintf(out, "PARTIAL     %s\n", r->error[0] ? r->error : "the test was cut short");
     fflush(out);
@@ -267,6 +273,19 @@ void report_text_multi(FILE *out, const struct multi_result *m)
     bool txn = m->n && params_is_transactional(&m->runs[0].params);
     char rate[32];
 
+    /* each target's whole report first: its latency, retransmits, CPU and placement */
+    for (uint32_t t = 0; t < m->n; t++) {
+        fprintf(out, "%s== target %u: %s:%u (%s)\n", t ? "\n" : "", t, m->targets[t].host,
+                m->targets[t].port,
+                m->rc[t] == 0  ? "complete"
+                : m->rc[t] > 0 ? "partial"
+                               : "failed");
+        if (m->rc[t] >= 0)
+            report_text_summary(out, &m->runs[t]);
+        else
+            fprintf(out, "FAILED      %s\n", m->err[t]);
+    }
+    fputc('\n', out);
     fprintf(out, "%-28s %-8s %16s %5s %7s %6s %11s\n", "target", "status",
             txn ? "transactions/s" : "throughput", "flows", "jain", "retr", "clock off");
     for (uint32_t t = 0; t < m->n; t++) {

@@ -701,9 +701,11 @@ int store_save_served(const char *path, const struct params *p, const struct sid
         /* the measured period ended just now; the warm-up came before it */
         store_time_iso((long long)time(NULL) - (long long)(s->seconds + p->omit_ns / 1e9), started,
                        sizeof(started));
-        hostsnap_take(NULL, hs);
+        if (!s->host) /* the session took none (it declines to send them) */
+            hostsnap_take(NULL, hs);
         rc = store_begin(st, err, errlen);
-        if (!rc && (rc = store_add_server_run(st, p, s, client, started, hs, id, err, errlen)) == 0)
+        if (!rc && (rc = store_add_server_run(st, p, s, client, started, s->host ? s->host : hs, id,
+                                              err, errlen)) == 0)
             rc = store_commit(st, err, errlen);
         if (rc)
             store_rollback(st);

@@ -233,6 +233,14 @@ int store_doc_add(struct store *st, const cJSON *doc, const char *title, int64_t
 {
     static const char mesh_note[] =
         "the test ran between other hosts, which sent no settings with its results";
+    const struct store_doc_hosts none = {.client_note = mesh_note, .server_note = mesh_note};
+
+    return store_doc_add_hosts(st, doc, title, &none, id, err, errlen);
+}
+
+int store_doc_add_hosts(struct store *st, const cJSON *doc, const char *title,
+                        const struct store_doc_hosts *h, int64_t *id, char *err, size_t errlen)
+{
     struct metric_value m[METRIC_MAX];
     struct params p;
     char perr[256];
@@ -248,8 +256,8 @@ int store_doc_add(struct store *st, const cJSON *doc, const char *title, int64_t
         add_flows(st, *id, &p, doc, err, errlen) ||
         add_intervals(st, *id, "client", item(doc, "intervals"), err, errlen) ||
         add_intervals(st, *id, "server", item(doc, "server_intervals"), err, errlen) ||
-        store_add_host(st, *id, "client", NULL, mesh_note, err, errlen) ||
-        store_add_host(st, *id, "server", NULL, mesh_note, err, errlen))
+        store_add_host(st, *id, "client", h->client, h->client_note, err, errlen) ||
+        store_add_host(st, *id, "server", h->server, h->server_note, err, errlen))
         return -EIO;
     return 0;
 }

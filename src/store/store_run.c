@@ -11,9 +11,13 @@
     "r.id, r.test, r.udp, r.role, r.title, r.started_at, r.peer, r.client_version,"                \
     " r.server_version, r.partial, r.error, coalesce(r.sweep_point_id, 0),"                        \
     " coalesce((SELECT group_concat(name, ',') FROM tags t WHERE t.run_id = r.id), ''),"           \
-    " coalesce(mc.mesh_id, 0), coalesce(mc.source, ''), coalesce(mc.destination, '')"
-/* a run is the cell of at most one mesh */
-#define RUN_FROM " FROM runs r LEFT JOIN mesh_cells mc ON mc.run_id = r.id"
+    " coalesce(mc.mesh_id, 0), coalesce(mc.source, ''), coalesce(mc.destination, ''),"             \
+    " coalesce(r.group_id, 0), coalesce(r.group_idx, 0), coalesce(g.kind, ''),"                    \
+    " coalesce(g.source, '')"
+/* a run is the cell of at most one mesh, in at most one group */
+#define RUN_FROM                                                                                   \
+    " FROM runs r LEFT JOIN mesh_cells mc ON mc.run_id = r.id"                                     \
+    " LEFT JOIN run_groups g ON g.id = r.group_id"
 
 static void col_str(sqlite3_stmt *s, int c, char *dst, size_t len)
 {
@@ -41,6 +45,10 @@ static void read_run(sqlite3_stmt *s, struct store_run *r)
     r->mesh = sqlite3_column_int64(s, 13);
     col_str(s, 14, r->mesh_source, sizeof(r->mesh_source));
     col_str(s, 15, r->mesh_destination, sizeof(r->mesh_destination));
+    r->group = sqlite3_column_int64(s, 16);
+    r->group_idx = (uint32_t)sqlite3_column_int64(s, 17);
+    col_str(s, 18, r->group_kind, sizeof(r->group_kind));
+    col_str(s, 19, r->group_source, sizeof(r->group_source));
 }
 
 static bool has_wildcard(const char *s) { return strpbrk(s, "*?[") != NULL; }
@@ -417,6 +425,11 @@ static int resolve_item(struct store *st, const char *item, struct idset *set, c
                        "i", (int64_t)strtoll(item + 6, NULL, 10));
         if (rc == -ENOENT)
             snprintf(err, errlen, "sweep %s has no runs: see 'netrig history'", item + 6);
+    } else if (!strncmp(item, "group:", 6) && all_digits(item + 6, strlen(item + 6))) {
+        rc = add_query(st, set, "SELECT id FROM runs WHERE group_id = ? ORDER BY group_idx, id",
+                       "i", (int64_t)strtoll(item + 6, NULL, 10));
+        if (rc == -ENOENT)
+            snprintf(err, errlen, "group %s has no runs: see 'netrig history'", item + 6);
     } else if (!strncmp(item, "mesh:", 5) && all_digits(item + 5, strlen(item + 5))) {
         rc = add_query(st, set,
                        "SELECT run_id FROM mesh_cells WHERE mesh_id = ?"
@@ -430,7 +443,7 @@ static int resolve_item(struct store *st, const char *item, struct idset *set, c
         if (rc == -ENOENT)
             snprintf(err, errlen,
                      "'%s' is neither a run id, a range A-B, 'last', sweep:N, "
-                     "mesh:N nor a tag of any run: see 'netrig history'",
+                     "mesh:N, group:N nor a tag of any run: see 'netrig history'",
                      item);
     }
     if (rc && rc != -ENOENT)

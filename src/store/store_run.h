@@ -1,6 +1,7 @@
 /* store_run: reading runs back from the history — lists with filters, one run's metrics, host
  * snapshot, intervals, flows, latency histogram and stored -J document — and resolving what
- * users type to name runs ("12", "10-14", "3,5,9", a tag, "last", "sweep:4", "mesh:2"). */
+ * users type to name runs ("12", "10-14", "3,5,9", a tag, "last", "sweep:4", "mesh:2",
+ * "group:3"). */
 #ifndef NETRIG_STORE_RUN_H
 #define NETRIG_STORE_RUN_H
 
@@ -27,6 +28,10 @@ struct store_run {
     char tags[256];                             /* comma-separated */
     int64_t mesh;                               /* the mesh whose cell this run is; 0 = none */
     char mesh_source[64], mesh_destination[64]; /* that cell's hosts (plan names) */
+    int64_t group;       /* the group (store_group.h) of a multi-target or --from run; 0 = none */
+    uint32_t group_idx;  /* its target's place in the group */
+    char group_kind[16]; /* "multi", "third_party" */
+    char group_source[280]; /* third_party: the --from daemon */
 };
 
 struct store_run_filter {
@@ -94,7 +99,8 @@ int store_run_flows(struct store *st, int64_t id, int (*fn)(const struct store_f
                     void *arg);
 
 /* Resolves a run set (comma-separated ids, ranges A-B, tag names, "last", "sweep:N",
- * "mesh:N") into *ids (malloc'd, in order, no repeats). Returns 0, or a negative errno with err. */
+ * "mesh:N", "group:N") into *ids (malloc'd, in order, no repeats). Returns 0, or a negative errno
+ * with err. */
 int store_run_resolve(struct store *st, const char *spec, int64_t **ids, size_t *n, char *err,
                       size_t errlen);
 

@@ -124,6 +124,19 @@ static const char *const migrations[STORE_SCHEMA_VERSION] = {
     " THEN 'saved by a netrig that recorded only the client''s settings'"
     " ELSE 'no snapshot was stored with this run' END"
     " FROM runs r, (SELECT 'client' AS side UNION ALL SELECT 'server') s;",
+
+    /* v5: run groups — the runs of one command that measured several targets at once
+     * (-c A -c B: one run per target) or through another host (--from A: its one run) — with
+     * every target's outcome, so a target that failed to run is still named. */
+    "CREATE TABLE run_groups ("
+    " id INTEGER PRIMARY KEY,"
+    " kind TEXT NOT NULL CHECK (kind IN ('multi', 'third_party')),"
+    " test TEXT NOT NULL, started_at TEXT NOT NULL,"
+    " source TEXT NOT NULL DEFAULT '',"
+    " targets TEXT NOT NULL, summary TEXT NOT NULL DEFAULT '{}');"
+    "ALTER TABLE runs ADD COLUMN group_id INTEGER REFERENCES run_groups(id) ON DELETE SET NULL;"
+    "ALTER TABLE runs ADD COLUMN group_idx INTEGER;"
+    "CREATE INDEX runs_group ON runs(group_id);",
 };
 
 const char *store_migration_sql(int v)

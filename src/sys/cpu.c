@@ -106,6 +106,27 @@ int cpu_thread_last_cpu(pid_t tid)
     return cpu_parse_thread_last_cpu(buf);
 }
 
+int cpu_parse_schedstat(const char *text, struct cpu_sched *out)
+{
+    unsigned long long run, wait;
+
+    if (sscanf(text, "%llu %llu", &run, &wait) != 2)
+        return -1;
+    out->run_ns = run;
+    out->wait_ns = wait;
+    return 0;
+}
+
+int cpu_thread_sched(pid_t tid, struct cpu_sched *out)
+{
+    char path[64], buf[128];
+
+    snprintf(path, sizeof(path), "/proc/self/task/%d/schedstat", (int)tid);
+    if (hostfs_read(NULL, path, buf, sizeof(buf)) <= 0)
+        return -1;
+    return cpu_parse_schedstat(buf, out);
+}
+
 void cpu_sample_threads(const pid_t *tids, int n, struct cpu_thread_snap *out)
 {
     char path[64], buf[1024];

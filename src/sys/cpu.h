@@ -42,6 +42,15 @@ void cpu_sample_threads(const pid_t *tids, int n, struct cpu_thread_snap *out);
 int cpu_parse_thread_last_cpu(const char *line);
 int cpu_thread_last_cpu(pid_t tid);
 
+/* A thread's scheduler figures (/proc/self/task/TID/schedstat, CONFIG_SCHED_INFO): time on a
+ * CPU and time runnable but waiting for one, in ns. Returns 0, or -1 when the kernel does not
+ * say (then fall back to cpu_sample_threads' user + system time). */
+struct cpu_sched {
+    uint64_t run_ns, wait_ns;
+};
+int cpu_parse_schedstat(const char *text, struct cpu_sched *out);
+int cpu_thread_sched(pid_t tid, struct cpu_sched *out);
+
 /* The calling thread's own CPU time (getrusage), e.g. taken by a thread as it exits. */
 void cpu_sample_self_thread(struct cpu_thread_snap *out);
 

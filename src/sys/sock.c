@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/errqueue.h>
+#include <net/if.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -100,24 +101,111 @@ static int set_window(int fd, uint32_t window)
     return 0;
 }
 
-static int bind_local(int fd, const char *bind_addr, int af, char *err, size_t errlen)
+int sock_dev_check(const char *dev, char *err, size_t errlen)
 {
-    struct sock_addr local;
+    if (strlen(dev) >= IFNAMSIZ || !if_nametoindex(dev)) {
+        snprintf(err, errlen, "no network interface named '%s' here: see 'ip link' for the names",
+                 dev);
+        return -ENODEV;
+    }
+    return 0;
+}
 
-    if (!bind_addr || !*bind_addr)
+static int bind_dev(int fd, const char *dev, char *err, size_t errlen)
+{
+    int e;
+
+    if (!setsockopt(fd, SOL_SOCKET, SO_BINDTODEVICE, dev, (socklen_t)strlen(dev)))
         return 0;
-    if (sock_resolve(bind_addr, 0, af == AF_INET6 ? 6 : 4, &local, err, errlen))
-        return -EINVAL;
-    if (bind(fd, (struct sockaddr *)&local.ss, local.len)) {
+    e = errno;
+    if (e == ENODEV)
+        return sock_dev_check(dev, err, errlen) ? -ENODEV : -ENODEV;
+    snprintf(err, errlen, "cannot bind to interface '%s' (--bind-dev): %s%s", dev, strerror(e),
+             e == EPERM ? ": it needs CAP_NET_RAW here (run as root)" : "");
+    return -e;
+}
+
+static void set_port(struct sockaddr_storage *ss, uint16_t port)
+{
+    if (ss->ss_family == AF_INET6)
+        ((struct sockaddr_in6 *)ss)->sin6_port = htons(port);
+    else
+        ((struct sockaddr_in *)ss)->sin_port = htons(port);
+}
+
+int sock_bind_local(int fd, int af, const struct sock_local *local, char *err, size_t errlen)
+{
+    struct sock_addr a;
+    int rc, one = 1;
+
+    if (!local)
+        return 0;
+    if (local->dev && *local->dev && (rc = bind_dev(fd, local->dev, err, errlen)))
+        return rc;
+    if (local->addr && *local->addr) {
+        if (sock_resolve(local->addr, 0, af == AF_INET6 ? 6 : 4, &a, err, errlen))
+            return -EINVAL;
+    } else if (local->port) {
+        memset(&a, 0, sizeof(a));
+        a.ss.ss_family = (sa_family_t)af;
+        a.len = af == AF_INET6 ? sizeof(struct sockaddr_in6) : sizeof(struct sockaddr_in);
+    } else {
+        return 0;
+    }
+    set_port(&a.ss, local->port);
+    /* a port just used by the previous test may linger in TIME_WAIT on our side */
+    if (local->port)
+        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+    if (bind(fd, (struct sockaddr *)&a.ss, a.len)) {
         int e = errno;
-        snprintf(err, errlen, "cannot bind to '%s': %s", bind_addr, strerror(e));
+        char where[INET6_ADDRSTRLEN + 16];
+        sock_addr_str((struct sockaddr *)&a.ss, where, sizeof(where));
+        if (!local->port)
+            snprintf(err, errlen, "cannot bind to '%s': %s", local->addr, strerror(e));
+        else
+            snprintf(err, errlen, "cannot use local port %u (--cport) at %s: %s%s", local->port,
+                     where, strerror(e),
+                     e == EADDRINUSE ? ": another socket holds it; choose another --cport" : "");
         return -e;
     }
     return 0;
 }
 
-int sock_connect(const struct sock_addr *to, const char *bind_addr, const struct sock_flow_opts *fo,
-                 int timeout_ms, char *err, size_t errlen)
+int sock_set_tos(int fd, uint8_t tos)
+{
+    int v = tos, fam = 0;
+    socklen_t fl = sizeof(fam);
+
+    if (getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &fam, &fl))
+        return -errno;
+    if (fam == AF_INET6) {
+        if (setsockopt(fd, IPPROTO_IPV6, IPV6_TCLASS, &v, sizeof(v)))
+            return -errno;
+        /* an IPv6 socket talking to an IPv4-mapped peer sends IPv4 packets */
+        setsockopt(fd, IPPROTO_IP, IP_TOS, &v, sizeof(v));
+        return 0;
+    }
+    return setsockopt(fd, IPPROTO_IP, IP_TOS, &v, sizeof(v)) ? -errno : 0;
+}
+
+static int set_dont_fragment(int fd)
+{
+    int fam = 0, v4 = IP_PMTUDISC_DO, v6 = IPV6_PMTUDISC_DO;
+    socklen_t fl = sizeof(fam);
+
+    if (getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &fam, &fl))
+        return -errno;
+    if (fam == AF_INET6) {
+        if (setsockopt(fd, IPPROTO_IPV6, IPV6_MTU_DISCOVER, &v6, sizeof(v6)))
+            return -errno;
+        setsockopt(fd, IPPROTO_IP, IP_MTU_DISCOVER, &v4, sizeof(v4)); /* IPv4-mapped peers */
+        return 0;
+    }
+    return setsockopt(fd, IPPROTO_IP, IP_MTU_DISCOVER, &v4, sizeof(v4)) ? -errno : 0;
+}
+
+int sock_connect(const struct sock_addr *to, const struct sock_local *local,
+                 const struct sock_flow_opts *fo, int timeout_ms, char *err, size_t errlen)
 {
     char where[INET6_ADDRSTRLEN + 16];
     int fd, rc, one = 1;
@@ -131,7 +219,7 @@ int sock_connect(const struct sock_addr *to, const char *bind_addr, const struct
         snprintf(err, errlen, "cannot create socket: %s", strerror(-rc));
         return rc;
     }
-    rc = bind_local(fd, bind_addr, to->ss.ss_family, err, errlen);
+    rc = sock_bind_local(fd, to->ss.ss_family, local, err, errlen);
     if (rc)
         goto fail_quiet;
     if (fo) {
@@ -139,6 +227,12 @@ int sock_connect(const struct sock_addr *to, const char *bind_addr, const struct
             (fo->mss && setsockopt(fd, IPPROTO_TCP, TCP_MAXSEG, &fo->mss, sizeof(fo->mss)))) {
             rc = -errno;
             snprintf(err, errlen, "cannot set window/MSS: %s", strerror(-rc));
+            goto fail_quiet;
+        }
+        /* before connect, so the handshake carries it too */
+        if (fo->tos && (rc = sock_set_tos(fd, fo->tos))) {
+            snprintf(err, errlen, "cannot set the TOS byte %u (-S/--dscp): %s", fo->tos,
+                     strerror(-rc));
             goto fail_quiet;
         }
     }
@@ -177,6 +271,13 @@ fail:
                  where, timeout_ms);
     else
         snprintf(err, errlen, "cannot connect to %s: %s", where, strerror(-rc));
+    if (local && local->dev && *local->dev) {
+        size_t n = strlen(err);
+        snprintf(err + n, errlen - n,
+                 " (through interface '%s', --bind-dev: does a route to it "
+                 "go there?)",
+                 local->dev);
+    }
 fail_quiet:
     close(fd);
     return rc;
@@ -251,6 +352,43 @@ int sock_cc_available(const char *sysroot, char *buf, size_t len)
     return n < 0 ? (int)n : 0;
 }
 
+static int set_pacing(int fd, uint64_t bps, char *err, size_t errlen)
+{
+    uint64_t rate = bps / 8;
+
+    if (setsockopt(fd, SOL_SOCKET, SO_MAX_PACING_RATE, &rate, sizeof(rate))) {
+        int e = errno;
+        snprintf(err, errlen, "cannot set pacing rate (--fq-rate): %s", strerror(e));
+        return -e;
+    }
+    return 0;
+}
+
+static void window_warn(int fd, uint32_t window, bool sender, char *warn, size_t warnlen)
+{
+    int got = 0;
+    socklen_t gl = sizeof(got);
+
+    set_window(fd, window);
+    getsockopt(fd, SOL_SOCKET, sender ? SO_SNDBUF : SO_RCVBUF, &got, &gl);
+    /* the kernel doubles the request, then caps it at {r,w}mem_max x 2 */
+    if (warn && (uint32_t)got < window)
+        snprintf(warn, warnlen, "window %u was capped to %d by net.core.%s: raise it to use -w %u",
+                 window, got / 2, sender ? "wmem_max" : "rmem_max", window);
+}
+
+/* A datagram socket: the buffers and, on senders, the pacing cap (which the kernel applies to
+ * UDP only under the fq qdisc). */
+static int udp_opts(int fd, const struct sock_flow_opts *fo, bool sender, char *err, size_t errlen,
+                    char *warn, size_t warnlen)
+{
+    if (fo->window)
+        window_warn(fd, fo->window, sender, warn, warnlen);
+    if (sender && fo->fq_rate_bps)
+        return set_pacing(fd, fo->fq_rate_bps, err, errlen);
+    return 0;
+}
+
 int sock_apply_flow_opts(int fd, const struct sock_flow_opts *fo, bool sender, char *err,
                          size_t errlen, char *warn, size_t warnlen)
 {
@@ -258,6 +396,23 @@ int sock_apply_flow_opts(int fd, const struct sock_flow_opts *fo, bool sender, c
 
     if (warn && warnlen)
         warn[0] = '\0';
+    if (fo->tos) {
+        int rc = sock_set_tos(fd, fo->tos);
+        if (rc) {
+            snprintf(err, errlen, "cannot set the TOS byte %u (-S/--dscp): %s", fo->tos,
+                     strerror(-rc));
+            return rc;
+        }
+    }
+    if (fo->dont_fragment) {
+        int rc = set_dont_fragment(fd);
+        if (rc) {
+            snprintf(err, errlen, "cannot set don't-fragment (--dont-fragment): %s", strerror(-rc));
+            return rc;
+        }
+    }
+    if (!fo->tcp)
+        return udp_opts(fd, fo, sender, err, errlen, warn, warnlen);
     if (fo->congestion && fo->congestion[0] &&
         setsockopt(fd, IPPROTO_TCP, TCP_CONGESTION, fo->congestion, strlen(fo->congestion))) {
         int e = errno;
@@ -270,24 +425,12 @@ int sock_apply_flow_opts(int fd, const struct sock_flow_opts *fo, bool sender, c
     }
     if (fo->nodelay)
         setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-    if (fo->window) {
-        int got = 0;
-        socklen_t gl = sizeof(got);
-        set_window(fd, fo->window);
-        getsockopt(fd, SOL_SOCKET, sender ? SO_SNDBUF : SO_RCVBUF, &got, &gl);
-        /* the kernel doubles the request, then caps it at {r,w}mem_max x 2 */
-        if (warn && (uint32_t)got < fo->window)
-            snprintf(warn, warnlen,
-                     "window %u was capped to %d by net.core.%s: raise it to use -w %u", fo->window,
-                     got / 2, sender ? "wmem_max" : "rmem_max", fo->window);
-    }
+    if (fo->window)
+        window_warn(fd, fo->window, sender, warn, warnlen);
     if (sender && fo->fq_rate_bps) {
-        uint64_t rate = fo->fq_rate_bps / 8;
-        if (setsockopt(fd, SOL_SOCKET, SO_MAX_PACING_RATE, &rate, sizeof(rate))) {
-            int e = errno;
-            snprintf(err, errlen, "cannot set pacing rate (--fq-rate): %s", strerror(e));
-            return -e;
-        }
+        int rc = set_pacing(fd, fo->fq_rate_bps, err, errlen);
+        if (rc)
+            return rc;
     }
     if (sender && fo->zerocopy && setsockopt(fd, SOL_SOCKET, SO_ZEROCOPY, &one, sizeof(one))) {
         if (warn)

@@ -26,19 +26,37 @@ void sock_addr_host(const struct sockaddr *sa, char *buf, size_t len);
 /* A data flow's socket options, filled by the flow layer from the test's parameters. Zero
  * values leave the kernel's defaults. */
 struct sock_flow_opts {
+    bool tcp;               /* a TCP socket: the TCP options apply */
     uint32_t window;        /* SO_SNDBUF and SO_RCVBUF */
     uint32_t mss;           /* TCP_MAXSEG, before connect */
     const char *congestion; /* TCP_CONGESTION; NULL or "" = the system's */
     bool nodelay;           /* TCP_NODELAY */
     uint64_t fq_rate_bps;   /* SO_MAX_PACING_RATE (senders), bits/s */
     bool zerocopy;          /* SO_ZEROCOPY (senders) */
+    uint8_t tos;            /* IP_TOS, or IPV6_TCLASS on IPv6 sockets (both set there) */
+    bool dont_fragment;     /* IP_MTU_DISCOVER / IPV6_MTU_DISCOVER = PMTUDISC_DO (UDP) */
 };
 
+/* Where a client's sockets start from: -B, --bind-dev, --cport. NULL: anywhere. */
+struct sock_local {
+    const char *addr; /* -B: local address; NULL or "" = any */
+    const char *dev;  /* --bind-dev: SO_BINDTODEVICE; NULL or "" = any */
+    uint16_t port;    /* --cport: local port of this socket; 0 = ephemeral */
+};
+
+/* Binds fd (of family af) as local says: device first, then address and port. 0, or -errno
+ * with err naming the value and what to do. */
+int sock_bind_local(int fd, int af, const struct sock_local *local, char *err, size_t errlen);
+/* Checks that an interface of that name exists (for the command line). */
+int sock_dev_check(const char *dev, char *err, size_t errlen);
+/* The IP TOS byte (traffic class on IPv6 sockets, and IP_TOS too for IPv4-mapped peers). */
+int sock_set_tos(int fd, uint8_t tos);
+
 /* Connects (blocking, bounded by timeout_ms). fo: a data flow's pre-connect options (window,
- * MSS; TCP_NODELAY only if asked), NULL for a control connection (TCP_NODELAY). bind_addr may
- * be NULL. Returns fd or -errno with err filled. */
-int sock_connect(const struct sock_addr *to, const char *bind_addr, const struct sock_flow_opts *fo,
-                 int timeout_ms, char *err, size_t errlen);
+ * MSS, TOS; TCP_NODELAY only if asked), NULL for a control connection (TCP_NODELAY). local
+ * may be NULL. Returns fd or -errno with err filled. */
+int sock_connect(const struct sock_addr *to, const struct sock_local *local,
+                 const struct sock_flow_opts *fo, int timeout_ms, char *err, size_t errlen);
 /* Listens on bind_addr (NULL: all addresses, IPv6 dual-stack when possible) and port
  * (0: ephemeral). Returns fd or -errno. */
 int sock_listen(const char *bind_addr, uint16_t port, int family, char *err, size_t errlen);

@@ -7,6 +7,7 @@
 #include <linux/netlink.h>
 #include <linux/sock_diag.h>
 #include <netinet/tcp.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -29,14 +30,25 @@ static int send_request(int fd, int family)
     req.nlh.nlmsg_seq = 1;
     req.r.sdiag_family = (uint8_t)family;
     req.r.sdiag_protocol = IPPROTO_TCP;
-    req.r.idiag_ext = 1 << (INET_DIAG_INFO - 1);
+    req.r.idiag_ext =
+        1 << (INET_DIAG_INFO - 1) | 1 << (INET_DIAG_CONG - 1) | 1 << (INET_DIAG_SKMEMINFO - 1);
     req.r.idiag_states = 1u << TCP_ESTABLISHED;
     if (sendto(fd, &req, sizeof(req), 0, (struct sockaddr *)&nl, sizeof(nl)) < 0)
         return -errno;
     return 0;
 }
 
-/* One inet_diag_msg: the socket's identity and its INET_DIAG_INFO attribute. */
+/* SK_MEMINFO_SNDBUF / RCVBUF of an INET_DIAG_SKMEMINFO attribute (an array of u32). */
+static void mem_info(const char *data, struct sockdiag_tcp *s)
+{
+    uint32_t v[SK_MEMINFO_VARS];
+
+    memcpy(v, data, sizeof(v));
+    s->sndbuf = v[SK_MEMINFO_SNDBUF];
+    s->rcvbuf = v[SK_MEMINFO_RCVBUF];
+}
+
+/* One inet_diag_msg: the socket's identity, its TCP_INFO, congestion control and buffers. */
 static int one_msg(const struct nlmsghdr *h, int (*fn)(const struct sockdiag_tcp *, void *),
                    void *arg)
 {
@@ -56,8 +68,15 @@ static int one_msg(const struct nlmsghdr *h, int (*fn)(const struct sockdiag_tcp
     s.cookie = (uint64_t)m->id.idiag_cookie[0] | (uint64_t)m->id.idiag_cookie[1] << 32;
     for (a = (const struct nlattr *)(m + 1);
          len >= (int)sizeof(*a) && a->nla_len >= sizeof(*a) && (int)a->nla_len <= len;) {
-        if ((a->nla_type & NLA_TYPE_MASK) == INET_DIAG_INFO)
-            tcpinfo_from_raw((const char *)a + NLA_HDRLEN, a->nla_len - NLA_HDRLEN, &s.ti);
+        const char *data = (const char *)a + NLA_HDRLEN;
+        size_t dlen = a->nla_len - NLA_HDRLEN;
+        int type = a->nla_type & NLA_TYPE_MASK;
+        if (type == INET_DIAG_INFO)
+            tcpinfo_from_raw(data, dlen, &s.ti);
+        else if (type == INET_DIAG_CONG && dlen > 0)
+            snprintf(s.cc, sizeof(s.cc), "%.*s", (int)strnlen(data, dlen), data);
+        else if (type == INET_DIAG_SKMEMINFO && dlen >= SK_MEMINFO_VARS * sizeof(uint32_t))
+            mem_info(data, &s);
         len -= NLA_ALIGN(a->nla_len);
         a = (const struct nlattr *)((const char *)a + NLA_ALIGN(a->nla_len));
     }

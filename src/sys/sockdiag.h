@@ -15,6 +15,8 @@ struct sockdiag_tcp {
     struct in6_addr src, dst; /* IPv4 as the first 4 bytes */
     uint16_t sport, dport;    /* host byte order */
     struct tcpinfo ti;
+    char cc[16];             /* congestion control (INET_DIAG_CONG), "" when not given */
+    uint32_t sndbuf, rcvbuf; /* SO_SNDBUF / SO_RCVBUF (INET_DIAG_SKMEMINFO), 0 unknown */
 };
 
 /* Calls fn for every established TCP socket (IPv4, then IPv6) until fn returns non-zero.

@@ -27,6 +27,7 @@ static void from_tcp_info(const struct tcp_info *src, size_t len, struct tcpinfo
     out->snd_mss = ti.tcpi_snd_mss;
     out->pmtu = ti.tcpi_pmtu;
     out->total_retrans = ti.tcpi_total_retrans;
+    out->unacked = ti.tcpi_unacked;
     if (HAS(tcpi_min_rtt))
         out->min_rtt_us = ti.tcpi_min_rtt;
     if (HAS(tcpi_notsent_bytes))

@@ -14,6 +14,7 @@ struct tcpinfo {
     uint32_t snd_wnd;       /* bytes, peer's advertised window (0 if kernel < 5.4) */
     uint32_t total_retrans; /* segments retransmitted over the connection's life */
     uint32_t notsent_bytes;
+    uint32_t unacked;           /* segments in flight (sent, not yet acknowledged) */
     uint64_t delivery_rate_bps; /* bits/s (the kernel gives bytes/s) */
     uint64_t pacing_rate_bps;
     uint64_t busy_us, rwnd_limited_us, sndbuf_limited_us;

@@ -17,7 +17,7 @@
 #include "nicinfo.h"
 #include "audit_pci.h"
 #include "audit_queue.h"
-#include "diagnose_host.h"
+#include "hostctr.h"
 
 #define CFG_CAP 4096 /* as audit_pci.c reads it */
 
@@ -66,7 +66,7 @@ static void pci(const char *text, const uint8_t *raw, size_t size)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    static struct diagnose_snap snap;
+    static struct hostctr_snap snap;
     char *text = malloc(size + 1);
     uint64_t u[4], d, q;
     int64_t i64;
@@ -88,9 +88,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     (void)audit_queue_kconfig(text, "CONFIG_NET_SCH_FQ");
 
     memset(&snap, 0, sizeof(snap));
-    (void)diagnose_host_parse_netstat(text, &snap);
-    (void)diagnose_host_parse_softnet(text, &snap);
-    (void)diagnose_host_parse_stat(text, &snap);
+    (void)hostctr_parse_netstat(text, &snap);
+    (void)hostctr_parse_softnet(text, &snap);
+    (void)hostctr_parse_stat(text, &snap);
     free(text);
     return 0;
 }

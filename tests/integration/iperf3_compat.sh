@@ -3,7 +3,7 @@
 #   netrig client -> iperf3 server: TCP -P 1/4, -R, --bidir, UDP (forward, reverse), -O -w -C -l;
 #     totals within 3% of what `iperf3 -c` reports against the same server; busy server.
 #   iperf3 client -> netrig daemon: the same shapes, -J checked with jq, --get-server-output,
-#     several iperf3 clients at once (TCP and UDP), refusals an iperf3 client prints (SCTP, -n,
+#     several iperf3 clients at once (TCP and UDP), refusals an iperf3 client prints (SCTP,
 #     --auth-file, --max-tests), and hostile openings (bad cookie, oversized parameters, a
 #     stream arriving after its test started) that are logged while the daemon keeps serving.
 set -euo pipefail
@@ -101,10 +101,12 @@ ref=$(jq '.end.sum.bits_per_second' "$T/ref_udp.json")
 ours=$(jq '.summary.sender_throughput_bps' "$T/ours_udp.json")
 check "UDP sent total within 3% of iperf3's (ours $ours, iperf3 $ref)" within 3 "$ours" "$ref"
 # what the server received: iperf3's figure less its loss, ours as measured; 3% plus the loss
+# (iperf3's loss L makes its figure (1 - L) of the rate: ours may be 1 / (1 - L) - 1 above it)
 ref=$(jq '.end.sum.bits_per_second * (1 - .end.sum.lost_percent / 100)' "$T/ref_udp.json")
 ours=$(jq '.summary.throughput_bps' "$T/ours_udp.json")
 slack=$(jq -n --slurpfile a "$T/ref_udp.json" --slurpfile b "$T/ours_udp.json" \
-    '3 + $a[0].end.sum.lost_percent + $b[0].summary.udp.loss_pct')
+    '$a[0].end.sum.lost_percent as $l | 3 + 100 * $l / (100 - ([$l, 99] | min)) +
+     $b[0].summary.udp.loss_pct')
 check "UDP received total within $slack% of iperf3's (ours $ours, iperf3 $ref)" \
     within "$slack" "$ours" "$ref"
 
@@ -186,8 +188,6 @@ check "concurrent clients: all three ran before any finished" \
 # refusals an iperf3 client prints
 run r_sctp iperf3 -c 127.0.0.1 -p "$SRV_PORT" -t 1 --sctp
 check "--sctp: refused (exit $RC) with iperf3's SCTP message" grep -q 'no SCTP support' "$T/r_sctp.err"
-run r_bytes iperf3 -c 127.0.0.1 -p "$SRV_PORT" -n 1M
-check "-n: refused as not implemented" grep -q 'not implemented' "$T/r_bytes.err"
 check "refusals logged with the reason" grep -q 'refused: SCTP' "$SRV_LOG"
 
 # hostile openings, by hand

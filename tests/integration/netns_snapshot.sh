@@ -3,8 +3,11 @@
 # what changed between two runs with both values. Two namespaces joined by veth; a daemon
 # with --db in one, the client in the other. Between two runs the client namespace's veth
 # gets RPS on its receive queue and the server namespace's tcp_rmem changes. compare of the
-# client's runs names the rps_cpus change under the client (the server's settings: not
-# recorded, and why); compare of the daemon's served runs names tcp_rmem under the server.
+# client's runs names the rps_cpus change under the client and, from the snapshot the daemon
+# sent with its results, tcp_rmem under the server; compare of the daemon's served runs names
+# tcp_rmem under the server. A second daemon in the server namespace with --no-host-snapshot:
+# its run says the server declined, in the report, show and compare, and the client's own
+# settings are still compared.
 # Needs root, `ip netns` and veth; exits 77 (skipped) without them. Only the namespaces'
 # settings change; traffic goes to 10.231.15.1 inside them.
 set -euo pipefail
@@ -88,11 +91,22 @@ check_jq "the client snapshot has the veth's queue settings" "$T/show1.json" \
 check_jq "compare names rps_cpus under the client, with both values" "$T/cmp.json" \
     '[.host_differences[] | select(.side == "client")] == [{"side":"client","key":"iface.veth-c.rx-0.rps_cpus","a":$a,"b":$b}]' \
     --arg a "$rps_before" --arg b "$rps_after"
-check_jq "the server's settings were not recorded by the client, and why" "$T/cmp.json" \
-    '(.hosts.server.compared | not) and ([.hosts.server.not_recorded[].reason] | all(test("did not send its settings")))'
+check_jq "the client's runs name the server namespace's tcp_rmem under the server" "$T/cmp.json" \
+    '.hosts.server.compared and any(.host_differences[]; . == {"side":"server","key":"net.ipv4.tcp_rmem","a":$a,"b":$b})' \
+    --arg a "$rmem_before" --arg b "$rmem_after"
+check_jq "the server's snapshot is its namespace's: no client interface in it" "$T/cmp.json" \
+    'all(.host_differences[] | select(.side == "server"); (.key | contains("veth-c")) | not)'
+check_jq "the client's snapshot does not see the server's tcp_rmem change" "$T/cmp.json" \
+    'all(.host_differences[] | select(.side == "client"); .key != "net.ipv4.tcp_rmem")'
+"$NETRIG" show 1 -J --db "$CDB" >"$T/show1.json"
+check_jq "the server's snapshot sees the server namespace's veth" "$T/show1.json" \
+    '[.peer_host | keys[] | select(startswith("iface.")) | split(".")[1]] | unique == ["lo", "veth-s"]'
 "$NETRIG" compare 1 2 --db "$CDB" >"$T/cmp.txt"
 check "compare text: the client's change with both values" \
     grep -qE "^  iface\.veth-c\.rx-0\.rps_cpus +$rps_before -> $rps_after$" "$T/cmp.txt"
+check "compare text: the server's change under the server, with both values" \
+    awk -v a="$rmem_before" -v b="$rmem_after" \
+    '/^server host settings that differ/{s=1} s && index($0, "net.ipv4.tcp_rmem") && index($0, a " -> " b){f=1} END{exit !f}' "$T/cmp.txt"
 check "compare text: the parameters are alike" grep -q '^parameters: no differences$' "$T/cmp.txt"
 
 # --- the daemon's served runs: its snapshot is the server namespace's
@@ -108,5 +122,32 @@ check_jq "a served run keeps no client settings, and says why" "$T/scmp.json" \
 check "compare text: the server's change under the server" \
     awk -v a="$rmem_before" -v b="$rmem_after" \
     '/^server host settings that differ/{s=1} s && index($0, "net.ipv4.tcp_rmem") && index($0, a " -> " b){f=1} END{exit !f}' "$T/scmp.txt"
+
+# --- a daemon that declines to send its settings
+ip netns exec "$NS_S" "$NETRIG" serve -p 0 -B "$SRV_ADDR" --no-host-snapshot 2>"$T/serve2.log" &
+SRV2_PID=$!
+track_pid "$SRV2_PID"
+SRV_PORT=$(wait_for_port "$T/serve2.log" "$SRV2_PID")
+inc sh -c "echo 0 > $RPS"
+run declined
+check "the report notes that the server declined" \
+    grep -q '^Note        the server declined to send its settings (serve --no-host-snapshot)' \
+    "$T/run.declined.txt"
+"$NETRIG" show 3 -J --db "$CDB" >"$T/show3.json"
+check_jq "run 3 keeps no server settings, and says why" "$T/show3.json" \
+    '.peer_host == null and (.peer_host_note | startswith("the server declined to send its settings"))'
+check_jq "run 3 keeps the client namespace's settings" "$T/show3.json" \
+    '.host["iface.veth-c.rx-0.rps_cpus"] == $v' --arg v "$rps_before"
+"$NETRIG" compare 2 3 -J --db "$CDB" >"$T/dcmp.json" || fail "compare 2 3 failed"
+check_jq "compare: the server's side not compared, the decline named for run 3" "$T/dcmp.json" \
+    '(.hosts.server.compared | not) and .hosts.server.not_recorded == [{"run":3,"set":"b","reason":.hosts.server.not_recorded[0].reason}] and (.hosts.server.not_recorded[0].reason | startswith("the server declined"))'
+check_jq "compare: no server differences, the client's rps_cpus back, with both values" \
+    "$T/dcmp.json" \
+    '.host_differences == [{"side":"client","key":"iface.veth-c.rx-0.rps_cpus","a":$a,"b":$b}]' \
+    --arg a "$rps_after" --arg b "$rps_before"
+"$NETRIG" compare 2 3 --db "$CDB" >"$T/dcmp.txt"
+check "compare text: the server declined" \
+    grep -q '^server host settings: not compared, not recorded for run 3: the server declined to send its settings' \
+    "$T/dcmp.txt"
 
 finish

@@ -8,11 +8,12 @@
 #     the receiver's namespace fixes it and says plainly that net.core.rmem_max is global and
 #     read-only there; the rerun is >= 3x faster; `tune --revert` restores every sysctl of
 #     the namespace exactly (snapshots of all of net.ipv4.* and net.core.* compared).
-#  2. kill -9 during --apply (NETRIG_TUNE_PAUSE_MS pauses between changes), then --revert:
-#     every value back.
-#  3. sender's tcp_wmem "4096 4096 8192" on a path with a 15-20 ms RTT -> sndbuf_limited. There
-#     is no netem in this kernel: the RTT comes from the return path, a 50 Mbit/s tbf on the
-#     receiver's egress kept full by a reverse bulk flow, so the ACKs queue.
+#  2. kill -9 during --apply, between its first and second change (NETRIG_TUNE_PAUSE_MS pauses
+#     before each further change), then --revert: every value back.
+#  3. sender's tcp_wmem "4096 4096 8192" on a 20 ms path (the WAN emulator, lib.sh `path`) ->
+#     sndbuf_limited. (This test used to fake the RTT with a reverse bulk flow filling a tbf on
+#     the ACK path; srtt cannot tell a queue on the ACK path from one on the data path, and a
+#     queue of a quarter of the round trip now reads as a full link.)
 #  4. the sender's egress shaped by tbf to 200 Mbit/s -> link_capacity (queueing; and with
 #     --rate 200M, >= 90 % of the goodput that rate allows); --during on a running stream too.
 #  5. the client paced with --fq-rate 50M x 2 flows below that 200 Mbit/s link -> app_limited.
@@ -105,8 +106,8 @@ server_stop() {
 diag() {
     local name=$1 rc=0
     shift
-    ip netns exec "$NS_S" "$NETRIG" diagnose -c "$SRV_ADDR" -p "$SRV_PORT" -J "$@" \
-        >"$T/$name.json" 2>"$T/$name.err" || rc=$?
+    ip netns exec "$NS_S" timeout -s KILL 90 "$NETRIG" diagnose -c "$SRV_ADDR" -p "$SRV_PORT" \
+        -J "$@" >"$T/$name.json" 2>"$T/$name.err" || rc=$?
     if [[ $rc -ne 0 ]]; then
         fail "$name: diagnose exit status $rc ($(head -c 300 "$T/$name.err"))"
         echo '{}' >"$T/$name.json"
@@ -213,15 +214,18 @@ check "... and says so in one line" one_line "$T/revert2.txt"
 # ---- 2. kill -9 between two changes, then --revert ---------------------------------------
 snap_ns "$NS_R" >"$T/ns.before2"
 ls "$STATE" >"$T/journals.before"
-NETRIG_TUNE_PAUSE_MS=600 ip netns exec "$NS_R" "$NETRIG" tune --state-dir "$STATE" --apply \
+# The pause before each change after the first is the hook's longest, 60 s: the apply is
+# killed during the pause after its first change whatever the load (a 600 ms pause was
+# sometimes over before a loaded host's poll saw the second result, and the apply finished).
+NETRIG_TUNE_PAUSE_MS=60000 ip netns exec "$NS_R" "$NETRIG" tune --state-dir "$STATE" --apply \
     --rate 10G --rtt "${RTT_MS}ms" >"$T/killed.txt" 2>&1 &
 KPID=$!
 track_pid "$KPID"
 J=
-for _ in $(seq 200); do # the new journal, once it holds two results (during the third pause)
+for _ in $(seq 600); do # the new journal, once it holds a result (up to 30 s)
     J=$(ls "$STATE" | grep -vxF -f "$T/journals.before" | head -n1 || true)
     J=${J:+$STATE/$J}
-    [[ -n $J ]] && [[ $(grep -c '"result"' "$J" || true) -ge 2 ]] && break
+    [[ -n $J ]] && [[ $(grep -c '"result"' "$J" || true) -ge 1 ]] && break
     sleep 0.05
 done
 kill -KILL "$KPID" 2>/dev/null || true
@@ -255,24 +259,27 @@ check "the repaired journal reverts everything" diff "$T/ns.before2" <(snap_ns "
 ip netns exec "$NS_R" sysctl -qw net.ipv4.tcp_rmem="4096 131072 6291456"
 
 # ---- 3. send buffer ----------------------------------------------------------------------
-server_start
-ip netns exec "$NS_R" tc qdisc add dev veth-r root tbf rate 50mbit burst 32kb latency 100ms
-ip netns exec "$NS_S" "$NETRIG" stream -c "$SRV_ADDR" -p "$SRV_PORT" -R -C reno -t 9 --no-save \
-    >/dev/null 2>"$T/filler.err" &
-FILLER=$!
-track_pid "$FILLER"
-sleep 2
-WMEM=$(ip netns exec "$NS_S" cat /proc/sys/net/ipv4/tcp_wmem)
-ip netns exec "$NS_S" sysctl -qw net.ipv4.tcp_wmem="$TINY"
-diag sndbuf -t 4
-ip netns exec "$NS_S" sysctl -qw net.ipv4.tcp_wmem="$WMEM"
+path 20ms
+PSRV_LOG=$T/pserve.log
+ip netns exec "$PATH_NS_B" "$NETRIG" serve -p 0 -B "$PATH_B" 2>"$PSRV_LOG" &
+PSRV_PID=$!
+track_pid "$PSRV_PID"
+PSRV_PORT=$(wait_for_port "$PSRV_LOG" "$PSRV_PID")
+ip netns exec "$PATH_NS_A" sysctl -qw net.ipv4.tcp_wmem="$TINY"
+rc=0
+ip netns exec "$PATH_NS_A" "$NETRIG" diagnose -c "$PATH_B" -p "$PSRV_PORT" -J -t 3 \
+    >"$T/sndbuf.json" 2>"$T/sndbuf.err" || rc=$?
+check "sndbuf: diagnose exits 0 (got $rc: $(head -c 200 "$T/sndbuf.err"))" test "$rc" -eq 0
+log "sndbuf: $(jq -r '"\(.verdict.id): \(.test.throughput_bps / 1e4 | round / 100) Mbit/s; buffer \(.verdict.figures.buffer_use * 100 | round)% full, srtt \(.verdict.figures.srtt_us) us"' "$T/sndbuf.json")"
 check_verdict sndbuf sndbuf_limited
 check_jq "sndbuf: advice names net.ipv4.tcp_wmem" "$T/sndbuf.json" \
     '(.verdict.advice | test("net.ipv4.tcp_wmem")) and (.verdict.tune | test("on the sender"))'
-wait "$FILLER" 2>/dev/null || true
-ip netns exec "$NS_R" tc qdisc del dev veth-r root
+kill -TERM "$PSRV_PID" 2>/dev/null || true
+wait "$PSRV_PID" 2>/dev/null || true
+path_down || fail "the emulated path did not come down cleanly"
 
 # ---- 4. link capacity ---------------------------------------------------------------------
+server_start
 ip netns exec "$NS_S" tc qdisc add dev veth-s root tbf rate 200mbit burst 64kb latency 50ms
 diag tbf -t 4
 check_verdict tbf link_capacity
@@ -282,17 +289,29 @@ diag tbf_rate -t 4 --rate 200M
 check_verdict tbf_rate link_capacity
 check_jq "tbf --rate 200M: >= 90 % of the goodput 200M allows" "$T/tbf_rate.json" \
     '.test.throughput_bps >= 0.9 * .verdict.figures.goodput_at_rate_bps'
-ip netns exec "$NS_S" "$NETRIG" stream -c "$SRV_ADDR" -p "$SRV_PORT" -t 6 -P 2 --no-save >/dev/null 2>&1 &
+# --during attaches to the connections that exist when it starts: it starts once the stream
+# has reported its first interval (both data connections open and moving data; a fixed sleep
+# was too short on a loaded host); the stream runs 8 s, --during 2 s of them.
+ip netns exec "$NS_S" "$NETRIG" stream -c "$SRV_ADDR" -p "$SRV_PORT" -t 8 -P 2 -i 0.25 \
+    --json-stream --no-save >"$T/bg.jsonl" 2>"$T/bg.err" &
 BG=$!
 track_pid "$BG"
-sleep 1.5
+for _ in $(seq 400); do # up to 20 s
+    grep -q '"event":"interval"' "$T/bg.jsonl" 2>/dev/null && break
+    alive "$BG" || break
+    sleep 0.05
+done
+check "the background stream reports intervals ($(head -c 200 "$T/bg.err"))" \
+    grep -q '"event":"interval"' "$T/bg.jsonl"
 rc=0
-ip netns exec "$NS_S" "$NETRIG" diagnose --during -c "$SRV_ADDR" -p "$SRV_PORT" -t 2 -J \
-    >"$T/during.json" 2>"$T/during.err" || rc=$?
+ip netns exec "$NS_S" timeout -s KILL 60 "$NETRIG" diagnose --during -c "$SRV_ADDR" \
+    -p "$SRV_PORT" -t 2 -J >"$T/during.json" 2>"$T/during.err" || rc=$?
 check "--during exits 0 (got $rc: $(head -c 200 "$T/during.err"))" test "$rc" -eq 0
+log "during: $(jq -r '"\(.verdict.id): \(.test.throughput_bps / 1e4 | round / 100) Mbit/s over \(.sender.flows) flows; busy \(.sender.busy_fraction * 100 | round)%, queue \(.verdict.figures.queue_delay_us) us"' "$T/during.json" 2>/dev/null)"
 check_jq "--during on a running stream through the tbf: link_capacity over 2 connections" \
     "$T/during.json" '.verdict.id == "link_capacity" and .sender.flows == 2'
-wait "$BG" 2>/dev/null || true
+check "the background stream was still running after --during" alive "$BG"
+wait_exit "$BG" 60 || fail "the background stream did not end within 60 s"
 
 # ---- 5. paced below the link --------------------------------------------------------------
 diag paced -t 3 -P 2 --fq-rate 50M

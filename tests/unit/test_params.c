@@ -131,6 +131,10 @@ static void make_custom(struct params *p)
     snprintf(p->congestion, sizeof(p->congestion), "bbr");
     snprintf(p->server_cpus, sizeof(p->server_cpus), "0-3,8");
     snprintf(p->title, sizeof(p->title), "25G lab \"rack 4\"");
+    p->bytes_limit = 3ULL << 40;
+    p->app_rate_bps = 7000000000ULL;
+    p->burst = 16;
+    p->tos = 0xb8;
 }
 
 static void assert_params_equal(const struct params *a, const struct params *b)
@@ -153,6 +157,12 @@ static void assert_params_equal(const struct params *a, const struct params *b)
     assert_string_equal(a->congestion, b->congestion);
     assert_string_equal(a->server_cpus, b->server_cpus);
     assert_string_equal(a->title, b->title);
+    assert_int_equal(a->bytes_limit, b->bytes_limit);
+    assert_int_equal(a->blocks_limit, b->blocks_limit);
+    assert_int_equal(a->app_rate_bps, b->app_rate_bps);
+    assert_int_equal(a->burst, b->burst);
+    assert_int_equal(a->tos, b->tos);
+    assert_int_equal(a->dont_fragment, b->dont_fragment);
 }
 
 /* to_json, print, parse, from_json: what really crosses the wire */
@@ -271,7 +281,17 @@ static void test_from_json_rejects(void **state)
         {"{\"zerocopy_rx\":true,\"test\":\"rr\"}", "TCP stream tests only"},
         {"{\"zerocopy_rx\":true,\"test\":\"crr\"}", "TCP stream tests only"},
         {"{\"duration_s\":-1}", "'duration_s'"},
-        {"{\"duration_s\":0}", "'duration_s'"},
+        {"{\"duration_s\":0}", "duration (-t) 0s"},
+        {"{\"bytes_limit\":-1}", "'bytes_limit'"},
+        {"{\"blocks_limit\":1.5}", "'blocks_limit'"},
+        {"{\"bytes_limit\":10,\"blocks_limit\":10}", "-n and -k"},
+        {"{\"bytes_limit\":10,\"test\":\"rr\"}", "stream tests only"},
+        {"{\"tos\":256}", "'tos'"},
+        {"{\"burst\":1001}", "'burst'"},
+        {"{\"app_rate_bps\":1000,\"udp\":true,\"write_size\":1400}", "TCP streams only"},
+        {"{\"dont_fragment\":true}", "UDP (-u) only"},
+        {"{\"udp_pps\":100}", "--pps 100"},
+        {"{\"udp\":true,\"write_size\":1000,\"bytes_limit\":10005}", "shorter than"},
         {"{\"duration_s\":1e300}", "'duration_s'"},
         {"{\"interval_s\":0.05}", "interval (-i)"},
         {"{\"write_size\":0}", "'write_size'"},
@@ -373,6 +393,77 @@ static void test_total_flows_and_senders(void **state)
         assert_int_equal(params_flow_client_sends(&p, i), i < 3);
 }
 
+/* -n/-k: what each direction moves, in bytes (TCP) or datagrams (UDP, a short last one) */
+static void test_limits(void **state)
+{
+    struct params p;
+    uint32_t tail = 0;
+    char err[256];
+
+    (void)state;
+    params_defaults(&p);
+    assert_false(params_has_limit(&p));
+    assert_int_equal(params_limit_units(&p, &tail), 0);
+    assert_string_equal(params_limit_name(&p), "");
+    assert_int_equal(params_time_cap_ns(&p), p.duration_ns);
+    p.bytes_limit = 100ULL << 20;
+    p.duration_ns = 0; /* the transfer alone ends it */
+    assert_int_equal(params_validate(&p, err, sizeof(err)), 0);
+    assert_int_equal(params_limit_units(&p, &tail), 100ULL << 20);
+    assert_string_equal(params_limit_name(&p), "bytes");
+    assert_int_equal(params_time_cap_ns(&p), PARAMS_MAX_DURATION_NS);
+    p.bytes_limit = 0;
+    p.blocks_limit = 10;
+    p.write_size = 65536;
+    assert_int_equal(params_limit_units(&p, NULL), 655360);
+    assert_string_equal(params_limit_name(&p), "blocks");
+    p.udp = true;
+    p.write_size = 1400;
+    assert_int_equal(params_limit_units(&p, &tail), 10); /* datagrams */
+    assert_int_equal(tail, 1400);
+    p.blocks_limit = 0;
+    p.bytes_limit = 1048576; /* 748 x 1400 + 1376 */
+    assert_int_equal(params_limit_units(&p, &tail), 749);
+    assert_int_equal(tail, 1376);
+    assert_int_equal(params_validate(&p, err, sizeof(err)), 0);
+    p.bytes_limit = 1400 * 3 + 15; /* a 15-byte datagram cannot carry the header */
+    assert_int_equal(params_validate(&p, err, sizeof(err)), -EINVAL);
+    assert_contains(err, "-n 4200 or 4216");
+    p.bytes_limit = 0;
+    p.duration_ns = 0; /* no limit and no time */
+    assert_int_equal(params_validate(&p, err, sizeof(err)), -EINVAL);
+    assert_contains(err, "duration (-t) 0s");
+}
+
+static void test_tos_dscp(void **state)
+{
+    static const struct {
+        const char *in;
+        int tos;
+    } dscp[] = {{"EF", 0xb8},  {"ef", 0xb8}, {"AF11", 0x28}, {"af43", 0x98}, {"CS0", 0},
+                {"cs7", 0xe0}, {"VA", 0xb0}, {"le", 0x04},   {"46", 0xb8},   {"0x2e", 0xb8},
+                {"056", 0xb8}, {"63", 0xfc}, {"0", 0},       {"-1", -1},     {"64", -1},
+                {"af14", -1},  {"", -1},     {"ef ", -1},    {"1x", -1}};
+    static const struct {
+        const char *in;
+        int tos;
+    } tos[] = {{"52", 52},  {"0x34", 52}, {"064", 52}, {"255", 255}, {"0", 0},
+               {"256", -1}, {"-4", -1},   {"", -1},    {"0x", -1},   {"1e2", -1}};
+    uint8_t v;
+
+    (void)state;
+    for (size_t i = 0; i < sizeof(dscp) / sizeof(dscp[0]); i++) {
+        int rc = params_parse_dscp(dscp[i].in, &v);
+        if (dscp[i].tos < 0 ? rc != -EINVAL : rc != 0 || v != dscp[i].tos)
+            fail_msg("--dscp '%s': rc %d tos %u, want %d", dscp[i].in, rc, v, dscp[i].tos);
+    }
+    for (size_t i = 0; i < sizeof(tos) / sizeof(tos[0]); i++) {
+        int rc = params_parse_tos(tos[i].in, &v);
+        if (tos[i].tos < 0 ? rc != -EINVAL : rc != 0 || v != tos[i].tos)
+            fail_msg("-S '%s': rc %d tos %u, want %d", tos[i].in, rc, v, tos[i].tos);
+    }
+}
+
 static void test_dir_names(void **state)
 {
     (void)state;
@@ -397,6 +488,8 @@ int main(void)
         cmocka_unit_test(test_from_json_defaults_and_unknown_keys),
         cmocka_unit_test(test_total_flows_and_senders),
         cmocka_unit_test(test_dir_names),
+        cmocka_unit_test(test_limits),
+        cmocka_unit_test(test_tos_dscp),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -3,6 +3,7 @@
 #include "test_util.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -69,6 +70,32 @@ static void fill_cpu(struct cpu_usage *c, double base)
     c->valid = 1;
 }
 
+/* A side's load with distinct values. */
+static void fill_load(struct side_result *s)
+{
+    s->load = calloc(1, sizeof(*s->load));
+    assert_non_null(s->load);
+    s->load->seconds = 10.004;
+    s->load->nthreads = 2;
+    s->load->thread[0] =
+        (struct side_thread){.cpu = 1, .sends = true, .run_s = 0.5, .runq_s = 0.25};
+    s->load->thread[1] =
+        (struct side_thread){.cpu = -1, .sends = false, .run_s = 9.75, .runq_s = -1};
+    s->load->host.valid = true;
+    s->load->host.have_ctr[HOSTCTR_RCVQ_DROP] = true;
+    s->load->host.ctr[HOSTCTR_RCVQ_DROP] = 12;
+    s->load->host.have_softnet = true;
+    s->load->host.softnet_dropped = 3;
+    s->load->host.softnet_squeeze = 700;
+    s->load->host.softirq_max = 0.625;
+    s->load->host.softirq_cpu = 1;
+    s->load->host.ncpu = 2;
+    s->load->host.cpu[0] = (struct hostctr_cpu){.id = 1, .busy = 0.875, .softirq = 0.625};
+    s->load->host.cpu[1] = (struct hostctr_cpu){.id = 0, .busy = 0.25, .softirq = 0};
+    s->load->host.nic_rx_missed = 5;
+    snprintf(s->load->host.nic_worst, sizeof(s->load->host.nic_worst), "eth3");
+}
+
 static void fill_side(struct side_result *s)
 {
     assert_int_equal(result_side_init(s, 2, 3), 0);
@@ -109,14 +136,23 @@ static void fill_side(struct side_result *s)
                              .bytes_retrans = 24616,
                              .data_segs_out = 8525000,
                              .ca_state = 1};
+    f->wait_s = 9.25;
+    f->sndbuf = 4194304;
+    f->samples = 40;
+    f->rtt_mean_us = 160.5;
+    f->snd_wnd_mean = 3000000.25;
+    f->inflight_mean = 1500000.5;
     f = &s->flows[1];
     f->sender = false;
     f->bytes = 999;
     f->rx_zc_bytes = 4096 * 3 / 16; /* a receiver that mapped part of its bytes */
     f->seconds = 9.5;
     f->cpu = -1;
-    f->err = 104; /* ECONNRESET */
+    f->err = 104;   /* ECONNRESET */
+    f->wait_s = -1; /* not measured */
+    f->rcvbuf = 6291456;
 
+    fill_load(s);
     for (int i = 0; i < 2; i++) {
         struct interval *iv = result_side_next_interval(s);
         iv->start_s = i;
@@ -144,6 +180,40 @@ static void assert_cpu_equal(const struct cpu_usage *a, const struct cpu_usage *
     assert_wire_dbl(a->threads_system_pct, b->threads_system_pct);
     assert_int_equal(a->ncpu, b->ncpu);
     assert_int_equal(a->valid, b->valid);
+}
+
+static void assert_load_equal(const struct side_load *a_, const struct side_load *b_)
+{
+    assert_non_null(a_);
+    assert_wire_dbl(a_->seconds, b_->seconds);
+    assert_int_equal(a_->nthreads, 2);
+    for (uint32_t i = 0; i < 2; i++) {
+        const struct side_thread *a = &a_->thread[i], *b = &b_->thread[i];
+        assert_int_equal(a->cpu, b->cpu);
+        assert_int_equal(a->sends, b->sends);
+        assert_wire_dbl(a->run_s, b->run_s);
+        assert_wire_dbl(a->runq_s, b->runq_s);
+    }
+    {
+        const struct hostctr_delta *a = &a_->host, *b = &b_->host;
+        assert_true(a->valid);
+        for (int c = 0; c < HOSTCTR_COUNT; c++) {
+            assert_int_equal(a->have_ctr[c], b->have_ctr[c]);
+            assert_int_equal(a->ctr[c], b->ctr[c]);
+        }
+        assert_true(a->have_softnet);
+        assert_int_equal(a->softnet_dropped, 3);
+        assert_int_equal(a->softnet_squeeze, 700);
+        assert_wire_dbl(a->softirq_max, 0.625);
+        assert_int_equal(a->softirq_cpu, 1);
+        assert_int_equal(a->ncpu, 2);
+        assert_int_equal(a->cpu[0].id, 1);
+        assert_wire_dbl(a->cpu[0].busy, 0.875);
+        assert_wire_dbl(a->cpu[0].softirq, 0.625);
+        assert_int_equal(a->cpu[1].id, 0);
+        assert_int_equal(a->nic_rx_missed, 5);
+        assert_string_equal(a->nic_worst, "eth3");
+    }
 }
 
 /* serialize, print, parse text, parse side: as the client receives the server's side */
@@ -212,7 +282,15 @@ static void test_side_round_trip(void **state)
         assert_int_equal(a->ti.bytes_retrans, b->ti.bytes_retrans);
         assert_int_equal(a->ti.data_segs_out, b->ti.data_segs_out);
         assert_int_equal(a->ti.ca_state, b->ti.ca_state);
+        assert_wire_dbl(a->wait_s, b->wait_s);
+        assert_int_equal(a->sndbuf, b->sndbuf);
+        assert_int_equal(a->rcvbuf, b->rcvbuf);
+        assert_int_equal(a->samples, b->samples);
+        assert_wire_dbl(a->rtt_mean_us, b->rtt_mean_us);
+        assert_wire_dbl(a->snd_wnd_mean, b->snd_wnd_mean);
+        assert_wire_dbl(a->inflight_mean, b->inflight_mean);
     }
+    assert_load_equal(out.load, in.load);
     assert_int_equal(out.nintervals, 2);
     for (uint32_t i = 0; i < 2; i++) {
         const struct interval *a = &out.intervals[i], *b = &in.intervals[i];
@@ -270,6 +348,10 @@ static void expect_hostile(const char *path, const char *key, const char *value,
     if (path && !strcmp(path, "flows.0.tcpinfo"))
         target = cJSON_GetObjectItemCaseSensitive(
             cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(doc, "flows"), 0), "tcpinfo");
+    if (path && !strcmp(path, "load.threads.0"))
+        target = cJSON_GetArrayItem(jpath(doc, "load.threads"), 0);
+    if (path && !strcmp(path, "load.host.cpus.0"))
+        target = cJSON_GetArrayItem(jpath(doc, "load.host.cpus"), 0);
     if (path && !strcmp(path, "intervals.1"))
         target = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(doc, "intervals"), 1);
     assert_non_null(target);
@@ -335,6 +417,77 @@ static void test_side_parse_hostile_shape(void **state)
     expect_hostile("cpu", "busy_cores", "\"lots\"", 2, NULL);
     expect_hostile("cpu", "cpus", "1e7", 2, NULL);
     expect_hostile(NULL, "version", "\"0.1.0\"", 0, "flows array"); /* expect_flows 0 */
+}
+
+/* A server's load comes from the network too: every value is checked. */
+static void test_side_parse_hostile_load(void **state)
+{
+    char many[4096];
+    size_t n = 0;
+
+    (void)state;
+    expect_hostile("flows.0", "wait_s", "\"long\"", 2, "flow 0");
+    expect_hostile("flows.0", "wait_s", "-2", 2, "flow 0");
+    expect_hostile("flows.0", "sndbuf", "-1", 2, "flow 0");
+    expect_hostile("flows.0", "rcvbuf", "4294967296", 2, "flow 0");
+    expect_hostile("flows.0", "samples", "1e10", 2, "flow 0");
+    expect_hostile("flows.0", "rtt_mean_us", "1e10", 2, "flow 0");
+    expect_hostile("flows.0", "inflight_mean", "-1", 2, "flow 0");
+    expect_hostile(NULL, "load", "5", 2, NULL);
+    expect_hostile(NULL, "load", "[]", 2, NULL);
+    expect_hostile("load", "seconds", "-1", 2, NULL);
+    expect_hostile("load", "threads", "{}", 2, NULL);
+    expect_hostile("load", "threads", "[5]", 2, NULL);
+    expect_hostile("load.threads.0", "run_s", "-1", 2, NULL);
+    expect_hostile("load.threads.0", "runq_s", "-2", 2, NULL);
+    expect_hostile("load.threads.0", "cpu", "65536", 2, NULL);
+    expect_hostile("load", "host", "\"x\"", 2, NULL);
+    expect_hostile("load.host", "counters", "[1]", 2, NULL);
+    expect_hostile("load.host.counters", "TCPRcvQDrop", "-1", 2, NULL);
+    expect_hostile("load.host.counters", "TCPTimeouts", "\"7\"", 2, NULL);
+    expect_hostile("load.host", "softirq_max_fraction", "1.5", 2, NULL);
+    expect_hostile("load.host", "cpus", "{}", 2, NULL);
+    expect_hostile("load.host.cpus.0", "busy_fraction", "2", 2, NULL);
+    expect_hostile("load.host", "nic_rx_missed_errors", "1e300", 2, NULL);
+    /* more threads than a test may have, more CPUs than a delta keeps */
+    n += (size_t)snprintf(many + n, sizeof(many) - n, "[");
+    for (int i = 0; i < SIDE_MAX_THREADS + 1; i++)
+        n += (size_t)snprintf(many + n, sizeof(many) - n, "%s{}", i ? "," : "");
+    snprintf(many + n, sizeof(many) - n, "]");
+    expect_hostile("load", "threads", many, 2, NULL);
+    expect_hostile("load.host", "cpus", "[{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}]", 2,
+                   NULL);
+}
+
+/* What an older or newer server sends: no load (NULL), null, a counter netrig does not know. */
+static void test_side_parse_load_absent_or_newer(void **state)
+{
+    struct side_result in, out;
+    cJSON *doc;
+    char err[256];
+
+    (void)state;
+    fill_side(&in);
+    doc = result_json_side(&in);
+    result_side_fini(&in);
+    cJSON_DeleteItemFromObjectCaseSensitive(doc, "load");
+    assert_int_equal(result_json_side_parse(doc, 2, 1000, &out, err, sizeof(err)), 0);
+    assert_null(out.load);
+    result_side_fini(&out);
+    cJSON_AddNullToObject(doc, "load");
+    assert_int_equal(result_json_side_parse(doc, 2, 1000, &out, err, sizeof(err)), 0);
+    assert_null(out.load);
+    result_side_fini(&out);
+    cJSON_Delete(doc);
+    fill_side(&in);
+    doc = result_json_side(&in);
+    result_side_fini(&in);
+    cJSON_AddNumberToObject((cJSON *)jpath(doc, "load.host.counters"), "TCPSomethingNew", 5);
+    assert_int_equal(result_json_side_parse(doc, 2, 1000, &out, err, sizeof(err)), 0);
+    assert_non_null(out.load);
+    assert_int_equal(out.load->host.ctr[HOSTCTR_RCVQ_DROP], 12);
+    result_side_fini(&out);
+    cJSON_Delete(doc);
 }
 
 static void test_side_parse_not_object(void **state)
@@ -566,6 +719,8 @@ int main(void)
         cmocka_unit_test(test_side_parse_unreported_flow_and_long_strings),
         cmocka_unit_test(test_side_parse_hostile_flows),
         cmocka_unit_test(test_side_parse_hostile_shape),
+        cmocka_unit_test(test_side_parse_hostile_load),
+        cmocka_unit_test(test_side_parse_load_absent_or_newer),
         cmocka_unit_test(test_side_parse_not_object),
         cmocka_unit_test(test_run_document_keys),
         cmocka_unit_test(test_run_document_text_round_trip),

@@ -1,6 +1,6 @@
-/* diagnose_host: TcpExt, softnet, per-CPU softirq and NIC drop counters, before and after. */
+/* hostctr: TcpExt, softnet, per-CPU busy/softirq and NIC drop counters, before and after. */
 #define _GNU_SOURCE
-#include "diagnose_host.h"
+#include "hostctr.h"
 
 #include "hostfs.h"
 
@@ -12,7 +12,7 @@
 
 static const struct {
     const char *table, *name;
-} ctr_names[DIAG_C_COUNT] = {
+} ctr_names[HOSTCTR_COUNT] = {
     {"TcpExt:", "TCPToZeroWindowAdv"}, {"TcpExt:", "TCPWantZeroWindowAdv"},
     {"TcpExt:", "TCPRcvQDrop"},        {"TcpExt:", "PruneCalled"},
     {"TcpExt:", "TCPRcvCollapsed"},    {"TcpExt:", "TCPBacklogDrop"},
@@ -20,9 +20,17 @@ static const struct {
     {"Tcp:", "RetransSegs"},           {"Tcp:", "OutSegs"},
 };
 
-const char *diagnose_host_ctr_name(enum diagnose_ctr c)
+const char *hostctr_name(enum hostctr_ctr c)
 {
-    return (unsigned)c < DIAG_C_COUNT ? ctr_names[c].name : "?";
+    return (unsigned)c < HOSTCTR_COUNT ? ctr_names[c].name : "?";
+}
+
+int hostctr_from_name(const char *name)
+{
+    for (int c = 0; c < HOSTCTR_COUNT; c++)
+        if (!strcmp(name, ctr_names[c].name))
+            return c;
+    return -1;
 }
 
 /* The n-th whitespace-separated word of a line (0 = the table name), as a span. */
@@ -47,12 +55,12 @@ static const char *word(const char *line, const char *end, int n, size_t *len)
 
 /* One "Table: names" line followed by its "Table: values" line. */
 static void parse_pair(const char *names, const char *nend, const char *vals, const char *vend,
-                       struct diagnose_snap *s)
+                       struct hostctr_snap *s)
 {
     size_t tlen, len, vlen;
     const char *table = word(names, nend, 0, &tlen);
 
-    for (int c = 0; c < DIAG_C_COUNT; c++) {
+    for (int c = 0; c < HOSTCTR_COUNT; c++) {
         if (strlen(ctr_names[c].table) != tlen || strncmp(table, ctr_names[c].table, tlen))
             continue;
         for (int i = 1;; i++) {
@@ -74,7 +82,7 @@ static void parse_pair(const char *names, const char *nend, const char *vals, co
     }
 }
 
-int diagnose_host_parse_netstat(const char *text, struct diagnose_snap *s)
+int hostctr_parse_netstat(const char *text, struct hostctr_snap *s)
 {
     const char *p = text;
     int pairs = 0;
@@ -98,7 +106,7 @@ int diagnose_host_parse_netstat(const char *text, struct diagnose_snap *s)
     return pairs ? 0 : -EINVAL;
 }
 
-int diagnose_host_parse_softnet(const char *text, struct diagnose_snap *s)
+int hostctr_parse_softnet(const char *text, struct hostctr_snap *s)
 {
     const char *p = text;
     uint64_t dropped = 0, squeeze = 0;
@@ -125,7 +133,7 @@ int diagnose_host_parse_softnet(const char *text, struct diagnose_snap *s)
     return 0;
 }
 
-int diagnose_host_parse_stat(const char *text, struct diagnose_snap *s)
+int hostctr_parse_stat(const char *text, struct hostctr_snap *s)
 {
     const char *p = text;
 
@@ -134,9 +142,10 @@ int diagnose_host_parse_stat(const char *text, struct diagnose_snap *s)
         unsigned long long v[8] = {0};
         int id, n = sscanf(p, "cpu%d %llu %llu %llu %llu %llu %llu %llu %llu", &id, &v[0], &v[1],
                            &v[2], &v[3], &v[4], &v[5], &v[6], &v[7]);
-        if (n >= 8 && p[3] >= '0' && p[3] <= '9' && s->ncpu < DIAGNOSE_MAX_CPUS) {
+        if (n >= 8 && p[3] >= '0' && p[3] <= '9' && s->ncpu < HOSTCTR_MAX_CPUS) {
             s->cpu_id[s->ncpu] = id;
             s->cpu_softirq[s->ncpu] = v[6];
+            s->cpu_idle[s->ncpu] = v[3] + v[4]; /* idle + iowait */
             s->cpu_total[s->ncpu] = 0;
             for (int i = 0; i < n - 1; i++)
                 s->cpu_total[s->ncpu] += v[i];
@@ -150,9 +159,9 @@ int diagnose_host_parse_stat(const char *text, struct diagnose_snap *s)
 
 static int add_iface(const char *name, void *arg)
 {
-    struct diagnose_snap *s = arg;
+    struct hostctr_snap *s = arg;
 
-    if (strcmp(name, "lo") && strlen(name) < IF_NAMESIZE && s->niface < DIAGNOSE_MAX_IFACES)
+    if (strcmp(name, "lo") && strlen(name) < IF_NAMESIZE && s->niface < HOSTCTR_MAX_IFACES)
         snprintf(s->iface[s->niface++], IF_NAMESIZE, "%s", name);
     return 0;
 }
@@ -173,22 +182,22 @@ static char *read_text(const char *sysroot, const char *path, size_t max)
     return buf;
 }
 
-void diagnose_host_sample(const char *sysroot, struct diagnose_snap *s)
+void hostctr_sample(const char *sysroot, struct hostctr_snap *s)
 {
     char *text, path[160];
 
     memset(s, 0, sizeof(*s));
     if ((text = read_text(sysroot, "/proc/net/netstat", 1 << 16)))
-        diagnose_host_parse_netstat(text, s);
+        hostctr_parse_netstat(text, s);
     free(text);
     if ((text = read_text(sysroot, "/proc/net/snmp", 1 << 16)))
-        diagnose_host_parse_netstat(text, s);
+        hostctr_parse_netstat(text, s);
     free(text);
     if ((text = read_text(sysroot, "/proc/net/softnet_stat", 1 << 20)))
-        diagnose_host_parse_softnet(text, s);
+        hostctr_parse_softnet(text, s);
     free(text);
     if ((text = read_text(sysroot, "/proc/stat", 1 << 20)))
-        diagnose_host_parse_stat(text, s);
+        hostctr_parse_stat(text, s);
     free(text);
     hostfs_list(sysroot, "/sys/class/net", add_iface, s);
     for (int i = 0; i < s->niface; i++) {
@@ -201,8 +210,23 @@ void diagnose_host_sample(const char *sysroot, struct diagnose_snap *s)
 
 static uint64_t sub(uint64_t a, uint64_t b) { return a > b ? a - b : 0; }
 
-static void cpu_delta(const struct diagnose_snap *a, const struct diagnose_snap *b,
-                      struct diagnose_host *out)
+/* Keeps c in the delta's list of the busiest CPUs (busiest first). */
+static void keep_busiest(struct hostctr_delta *out, const struct hostctr_cpu *c)
+{
+    int at = out->ncpu;
+
+    while (at > 0 && out->cpu[at - 1].busy < c->busy)
+        at--;
+    if (at >= HOSTCTR_TOP_CPUS)
+        return;
+    if (out->ncpu < HOSTCTR_TOP_CPUS)
+        out->ncpu++;
+    memmove(&out->cpu[at + 1], &out->cpu[at], (size_t)(out->ncpu - 1 - at) * sizeof(*c));
+    out->cpu[at] = *c;
+}
+
+static void cpu_delta(const struct hostctr_snap *a, const struct hostctr_snap *b,
+                      struct hostctr_delta *out)
 {
     out->softirq_max = 0;
     out->softirq_cpu = -1;
@@ -211,18 +235,32 @@ static void cpu_delta(const struct diagnose_snap *a, const struct diagnose_snap 
             if (a->cpu_id[j] != b->cpu_id[i])
                 continue;
             uint64_t tot = sub(b->cpu_total[i], a->cpu_total[j]);
-            double share = tot ? (double)sub(b->cpu_softirq[i], a->cpu_softirq[j]) / tot : 0;
-            if (share > out->softirq_max) {
-                out->softirq_max = share;
-                out->softirq_cpu = b->cpu_id[i];
+            struct hostctr_cpu c = {.id = b->cpu_id[i]};
+            if (tot) {
+                c.softirq = (double)sub(b->cpu_softirq[i], a->cpu_softirq[j]) / (double)tot;
+                c.busy = 1 - (double)sub(b->cpu_idle[i], a->cpu_idle[j]) / (double)tot;
+                c.busy = c.busy < 0 ? 0 : c.busy;
             }
+            if (c.softirq > out->softirq_max) {
+                out->softirq_max = c.softirq;
+                out->softirq_cpu = c.id;
+            }
+            keep_busiest(out, &c);
             break;
         }
     }
 }
 
-static void nic_delta(const struct diagnose_snap *a, const struct diagnose_snap *b,
-                      struct diagnose_host *out)
+const struct hostctr_cpu *hostctr_cpu_find(const struct hostctr_delta *d, int id)
+{
+    for (int i = 0; i < d->ncpu && i < HOSTCTR_TOP_CPUS; i++)
+        if (d->cpu[i].id == id)
+            return &d->cpu[i];
+    return NULL;
+}
+
+static void nic_delta(const struct hostctr_snap *a, const struct hostctr_snap *b,
+                      struct hostctr_delta *out)
 {
     uint64_t worst = 0;
 
@@ -243,11 +281,11 @@ static void nic_delta(const struct diagnose_snap *a, const struct diagnose_snap 
     }
 }
 
-void diagnose_host_delta(const struct diagnose_snap *a, const struct diagnose_snap *b,
-                         struct diagnose_host *out)
+void hostctr_delta(const struct hostctr_snap *a, const struct hostctr_snap *b,
+                   struct hostctr_delta *out)
 {
     memset(out, 0, sizeof(*out));
-    for (int c = 0; c < DIAG_C_COUNT; c++) {
+    for (int c = 0; c < HOSTCTR_COUNT; c++) {
         out->have_ctr[c] = a->have_ctr[c] && b->have_ctr[c];
         out->ctr[c] = out->have_ctr[c] ? sub(b->ctr[c], a->ctr[c]) : 0;
     }
