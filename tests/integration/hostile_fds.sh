@@ -41,8 +41,6 @@ log "idle connections: $(cat "$T/idle.json")"
 check_jq "1100 idle connections opened" "$T/idle.json" '.opened == 1100'
 sleep 0.5 # the daemon has met them all (accept, EMFILE)
 
-t0=$(cpu_ticks)
-w0=$(now_ms)
 if ms=$(real during); then
     log "real client during the idle flood: $ms ms"
     check "real client served within 2 s ($ms ms)" test "$ms" -le 2000
@@ -51,10 +49,14 @@ if ms=$(real during); then
 else
     fail "real client during the idle flood: $(head -c 300 "$T/real.during.err")"
 fi
+# CPU of the whole daemon over an idle window, in % of one CPU: the acceptor's cost of the
+# 1100 connections (a spin on EMFILE shows here), not the real test's own transfer, whose CPU
+# varies with the machine's load
+t0=$(cpu_ticks)
+w0=$(now_ms)
 sleep 1.5
 t1=$(cpu_ticks)
 w1=$(now_ms)
-# CPU of the whole daemon (its real test included) over the window, in % of one CPU
 hz=$(getconf CLK_TCK)
 pct=$(awk -v t=$((t1 - t0)) -v hz="$hz" -v ms=$((w1 - w0)) 'BEGIN { printf "%.1f", t / hz * 100000 / ms }')
 threads=$(awk '/^Threads/ {print $2}' "/proc/$SRV_PID/status")
