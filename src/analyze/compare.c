@@ -62,6 +62,8 @@ static void collect(struct store *st, const int64_t *ids, size_t n, const char *
     stats_describe(v, k, s);
 }
 
+double compare_change_pct(double a, double b) { return a > 0 && b >= 0 ? (b - a) / a * 100 : NAN; }
+
 static void compare_metrics(struct store *st, struct compare_result *c, double *va, double *vb)
 {
     size_t nd;
@@ -74,7 +76,7 @@ static void compare_metrics(struct store *st, struct compare_result *c, double *
         if (!r->a.n || !r->b.n)
             continue;
         r->def = &defs[i];
-        r->change_pct = r->a.mean != 0 ? (r->b.mean - r->a.mean) / fabs(r->a.mean) * 100 : NAN;
+        r->change_pct = compare_change_pct(r->a.mean, r->b.mean);
         stats_welch(&r->a, &r->b, &r->w);
         r->significant = r->w.valid && r->w.p < 1 - COMPARE_LEVEL;
         c->nrows++;

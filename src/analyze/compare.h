@@ -83,6 +83,10 @@ struct compare_result {
 int compare_sets(struct store *st, const int64_t *a, size_t na, const int64_t *b, size_t nb,
                  unsigned flags, struct compare_result *out, char *err, size_t errlen);
 void compare_free(struct compare_result *c);
+/* B's mean against A's in %: NAN (no row figure) unless A is above 0 and B not below it; a
+ * ratio of figures that can be 0 or negative (a latency increase of -0.03 ms, say) means
+ * nothing. */
+double compare_change_pct(double a, double b);
 
 /* "better", "worse", or "" when not significant or untested. */
 const char *compare_verdict(const struct compare_row *r);

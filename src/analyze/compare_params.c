@@ -11,7 +11,7 @@
 #include <string.h>
 
 /* The runs a parameter means something for. */
-enum applies { P_ALL, P_STREAM, P_TXN, P_TCP, P_UDP_STREAM, P_CRR };
+enum applies { P_ALL, P_STREAM, P_TXN, P_TCP, P_UDP_STREAM, P_CRR, P_LOAD };
 /* How its JSON value reads. */
 enum fmt {
     F_TEXT,
@@ -59,13 +59,19 @@ static const struct pdef {
     {"txn_timeout_s", "transaction timeout", P_TXN, F_SECONDS},
     {"udp_rate_bps", "UDP rate", P_UDP_STREAM, F_RATE},
     {"udp_pps", "UDP packet rate", P_UDP_STREAM, F_PPS},
+    {"up", "load up", P_LOAD, F_BOOL},
+    {"down", "load down", P_LOAD, F_BOOL},
+    {"baseline_s", "baseline", P_LOAD, F_SECONDS},
+    {"loaded_s", "loaded phase", P_LOAD, F_SECONDS},
+    {"recovery_s", "recovery", P_LOAD, F_SECONDS},
+    {"probe_rate", "probe rate", P_LOAD, F_TPS},
 };
 #define NPDEFS (sizeof(pdefs) / sizeof(pdefs[0]))
 
 struct run_info {
     char kind[24]; /* "stream", "rr/udp", ... */
     char server[280];
-    bool txn, udp, crr, served;
+    bool txn, udp, crr, served, load;
     cJSON *params; /* NULL when unreadable */
 };
 
@@ -78,7 +84,8 @@ static void read_run(struct store *st, int64_t id, struct run_info *ri)
     if (store_run_get(st, id, &r, err, sizeof(err)))
         return;
     snprintf(ri->kind, sizeof(ri->kind), "%s%s", r.test, r.udp ? "/udp" : "");
-    ri->txn = strcmp(r.test, "stream") != 0;
+    ri->load = !strcmp(r.test, "load");
+    ri->txn = strcmp(r.test, "stream") != 0 && !ri->load;
     ri->crr = !strcmp(r.test, "crr");
     ri->udp = r.udp;
     ri->served = !strcmp(r.role, "server");
@@ -106,6 +113,7 @@ static bool applies(const struct pdef *d, const struct run_info *ri)
     case P_TCP: return !ri->udp;
     case P_UDP_STREAM: return ri->udp && !ri->txn;
     case P_CRR: return ri->crr;
+    case P_LOAD: return ri->load;
     default: return true;
     }
 }
@@ -248,7 +256,7 @@ static int judge_rx_copy(struct compare_result *c, const struct run_info *ra,
 static int judge_kinds(struct compare_result *c, const struct run_info *ra,
                        const struct run_info *rb, unsigned flags, char *err, size_t errlen)
 {
-    bool stream = false, txn = false, served = false, client = false;
+    bool stream = false, txn = false, load = false, served = false, client = false;
     char *ka = NULL, *kb = NULL, *all = NULL;
     int rc = 0;
 
@@ -256,9 +264,18 @@ static int judge_kinds(struct compare_result *c, const struct run_info *ra,
         const struct run_info *r = i < c->na ? &ra[i] : &rb[i - c->na];
         if (!r->kind[0])
             continue;
-        stream |= !r->txn, txn |= r->txn, served |= r->served, client |= !r->served;
+        stream |= !r->txn && !r->load, txn |= r->txn, load |= r->load;
+        served |= r->served, client |= !r->served;
         if (compare_join(i < c->na ? &ka : &kb, r->kind) < 0 || compare_join(&all, r->kind) < 0)
             rc = -ENOMEM;
+    }
+    if (!rc && load && (stream || txn) && !(flags & COMPARE_FORCE)) {
+        snprintf(err, errlen,
+                 "A holds %s runs and B %s runs: a load run's latency under load does not "
+                 "compare with a single test's figures; compare load runs with load runs, or add "
+                 "--force",
+                 ka ? ka : "no", kb ? kb : "no");
+        rc = -EDOM;
     }
     if (!rc && stream && txn && !(flags & COMPARE_FORCE)) {
         snprintf(err, errlen,

@@ -285,6 +285,15 @@ char *sweep_definition(const struct sweep_def *d)
     return t;
 }
 
+double sweep_ci_pct(double mean, double half) { return mean != 0 ? 100 * half / fabs(mean) : 0; }
+
+bool sweep_ci_reached(double ci_pct, uint32_t runs, double mean, double half)
+{
+    if (ci_pct <= 0)
+        return true;
+    return runs >= 2 && mean != 0 && sweep_ci_pct(mean, half) <= ci_pct;
+}
+
 bool sweep_point_done(const struct sweep_def *d, const double *vals, size_t n, double *mean,
                       double *half)
 {
@@ -298,5 +307,5 @@ bool sweep_point_done(const struct sweep_def *d, const double *vals, size_t n, d
         return true;
     if (d->ci_pct <= 0 || n < min || n < 2)
         return false;
-    return s.mean != 0 && *half / fabs(s.mean) * 100 <= d->ci_pct;
+    return sweep_ci_reached(d->ci_pct, (uint32_t)n, s.mean, *half);
 }

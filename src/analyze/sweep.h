@@ -58,6 +58,13 @@ char *sweep_point_settings(const struct sweep_def *d, uint32_t idx);
 /* The whole definition as canonical JSON (malloc'd): equal text = the same sweep. */
 char *sweep_definition(const struct sweep_def *d);
 
+/* Did a point meet the confidence target ci_pct (0: there is none, always met)? Its LEVEL
+ * interval's half-width must be within ci_pct % of the mean, over 2 runs or more. A point
+ * stopped by the repeat cap without it is finished but did not reach it. */
+bool sweep_ci_reached(double ci_pct, uint32_t runs, double mean, double half);
+/* The half-width as % of the mean (0 for a zero mean). */
+double sweep_ci_pct(double mean, double half);
+
 /* Is a point with these metric values finished? Fills the mean and the CI half-width. At
  * least min(3, repeat) values are needed before the CI target can end a point early. */
 bool sweep_point_done(const struct sweep_def *d, const double *vals, size_t n, double *mean,

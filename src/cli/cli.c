@@ -30,6 +30,8 @@ static const struct cli_command commands[] = {
     {"stream", run_stream, "throughput: TCP, or paced UDP with -u (loss, jitter)", cli_help_stream},
     {"rr", run_rr, "request/response latency and rate, TCP or UDP", cli_help_rr},
     {"crr", run_crr, "connection rate: connect, request, response, close", cli_help_crr},
+    {"load", cli_load, "latency under load: probes idle, under TCP load both ways, after",
+     cli_help_load},
     {"mesh", cli_mesh, "run a plan of tests between many daemons, print the matrix", cli_help_mesh},
     {"serve", cli_serve,
      "run the daemon that answers these tests from other hosts\n"
@@ -178,25 +180,65 @@ int cli_parse_duration(const char *opt, const char *val, uint64_t *ns)
     return 0;
 }
 
+/* A limit as typed on the command line: "16M" when it is a whole number of K, M, G or T. */
+static void size_text(uint64_t v, char *buf, size_t len)
+{
+    static const char suffix[] = "KMGT";
+    int i = -1;
+
+    while (i < 3 && v && v % 1024 == 0) {
+        v /= 1024;
+        i++;
+    }
+    if (i < 0)
+        snprintf(buf, len, "%llu", (unsigned long long)v);
+    else
+        snprintf(buf, len, "%llu%c", (unsigned long long)v, suffix[i]);
+}
+
 int cli_parse_size(const char *opt, const char *val, uint64_t hi, uint32_t *out)
 {
     uint64_t v;
+    char max[32];
 
-    if (units_parse_size(val, &v) || v > hi) {
-        cli_error("invalid size '%s' for %s: use bytes with an optional K, M or G suffix "
-                  "(at most %llu)",
-                  val, opt, (unsigned long long)hi);
+    size_text(hi, max, sizeof(max));
+    if (units_parse_size(val, &v)) {
+        cli_error("invalid size '%s' for %s: use bytes with an optional K, M, G or T suffix "
+                  "(powers of 1024), e.g. 64K; at most %s",
+                  val, opt, max);
+        return -1;
+    }
+    if (v > hi) {
+        cli_error("size '%s' for %s is too large: at most %s (%llu bytes)", val, opt, max,
+                  (unsigned long long)hi);
         return -1;
     }
     *out = (uint32_t)v;
     return 0;
 }
 
+int cli_parse_sample(const char *val, uint64_t *ns)
+{
+    if (units_parse_duration(val, ns)) {
+        cli_error("invalid duration '%s' for --sample: use a time such as 100ms or 1s", val);
+        return -1;
+    }
+    if (*ns && *ns < PARAMS_MIN_SAMPLE_NS) {
+        cli_error("--sample %s is too short: use at least 10ms (or 0 for none)", val);
+        return -1;
+    }
+    if (*ns > PARAMS_MAX_DURATION_NS) {
+        cli_error("--sample %s is too long: use at most 86400s", val);
+        return -1;
+    }
+    return 0;
+}
+
 int cli_parse_rate(const char *opt, const char *val, uint64_t *out)
 {
     if (units_parse_rate(val, out)) {
-        cli_error("invalid rate '%s' for %s: use bits/s with an optional K, M or G suffix "
-                  "(e.g. 500M), or bytes/s as 60MB",
+        cli_error("invalid rate '%s' for %s: use bits/s with an optional K, M, G or T suffix "
+                  "(powers of 1000, e.g. 500M), or bytes/s as 60MB",
                   val, opt);
         return -1;
     }

@@ -36,6 +36,8 @@ int cli_measure(enum params_test kind, int argc, char **argv, volatile sig_atomi
 void cli_help_stream(FILE *out);
 void cli_help_rr(FILE *out);
 void cli_help_crr(FILE *out);
+int cli_load(int argc, char **argv, volatile sig_atomic_t *stop);
+void cli_help_load(FILE *out);
 int cli_serve(int argc, char **argv, volatile sig_atomic_t *stop);
 void cli_help_serve(FILE *out);
 int cli_mesh(int argc, char **argv, volatile sig_atomic_t *stop);
@@ -66,9 +68,14 @@ int cli_report(int argc, char **argv, volatile sig_atomic_t *stop);
 void cli_help_report(FILE *out);
 
 /* cli_measure.c: parses the options of 'netrig stream|rr|crr' (argv[0] is the command) into
- * o. 0, 1 when help was printed, -1 after printing the error. */
+ * o, for the command caller ("sweep", "diagnose"), which runs the test its own way: the
+ * options of the command line itself (-J, --json-stream, --live, --no-live, --db, --no-save,
+ * --histogram, --iperf3, --from, --logfile, --timestamps, --forceflush) are refused. 0, 1
+ * when help was printed, -1 after printing the error, -2 after printing that an option is
+ * one of those. */
 struct client_opts;
-int cli_measure_parse(enum params_test kind, int argc, char **argv, struct client_opts *o);
+int cli_measure_parse(enum params_test kind, int argc, char **argv, struct client_opts *o,
+                      const char *caller);
 
 /* cli_measure_data.c: the options that shape a test's data: -n, -k, -b RATE[/BURST], -S,
  * --dscp, --cport, --bind-dev, --dont-fragment. */
@@ -90,8 +97,9 @@ int cli_data_finish(struct client_opts *o, const struct cli_data_opts *d, bool t
 struct store;
 int cli_mesh_show(struct store *st, long long id, bool json, FILE *out);
 int cli_mesh_list(struct store *st, bool json, FILE *out);
-/* cli_sweep.c: a stored sweep's points, means and confidence intervals, as text or JSON. */
-int cli_sweep_show(struct store *st, long long id, bool json, FILE *out);
+/* cli_sweep.c: a stored sweep's points, means and confidence intervals, as text or JSON;
+ * *missed (unless NULL): the points that stopped at --repeat without the --ci target. */
+int cli_sweep_show(struct store *st, long long id, bool json, FILE *out, uint32_t *missed);
 /* cli_group.c: runs measured together saved as a group — one run per target of `-c A -c B`
  * that returned results, with this host's settings and each server's; the run of `--from A`
  * from the daemon's run_result message, with the settings both ends sent. A failure is a
@@ -113,12 +121,34 @@ struct store *cli_history_open(const char *db, bool create);
  * or the store's notice. */
 struct store *cli_history_read(const char *db);
 
+/* cli_output.c: --logfile FILE, --timestamps[=FORMAT] and --forceflush, as iperf3 has them.
+ * The getopt codes of the three options, for every command table that takes them. */
+enum cli_output_optcode { CLI_OPT_LOGFILE = 720, CLI_OPT_TIMESTAMPS, CLI_OPT_FORCEFLUSH };
+#define CLI_STAMP_DEFAULT "%c " /* iperf3's: the date and time as ctime(3) writes them */
+#define CLI_STAMP_MAX     100   /* characters of a --timestamps format */
+struct cli_output {
+    const char *logfile; /* --logfile: stdout and stderr appended to it */
+    const char *stamp;   /* --timestamps: strftime format of each line's prefix; NULL: none */
+    bool forceflush;     /* --forceflush: every line written as it ends */
+    FILE *out, *err, *prev_err; /* while open: the stamping streams, and the stderr they hide */
+};
+/* One of the three options (opt: a CLI_OPT_ code; arg NULL for --timestamps alone): 0, or -1
+ * after printing the error. */
+int cli_output_opt(struct cli_output *co, int opt, const char *arg);
+/* Applies them: the log file takes standard output and error; with stamps, *report (else
+ * stdout) and stderr stamp each line. 0, or -1 after printing the error. */
+int cli_output_open(struct cli_output *co, FILE **report);
+/* Flushes and puts stderr back (the log file stays). */
+void cli_output_close(struct cli_output *co);
+
 /* Shared parsers: print one line naming the option and value on failure. */
 int cli_parse_u32(const char *opt, const char *val, uint32_t lo, uint32_t hi, uint32_t *out);
 int cli_parse_port(const char *val, uint16_t *out);
 int cli_parse_duration(const char *opt, const char *val, uint64_t *ns);
 int cli_parse_size(const char *opt, const char *val, uint64_t hi, uint32_t *out);
 int cli_parse_rate(const char *opt, const char *val, uint64_t *out);
+/* --sample TIME: 0 (none) or 10ms to 86400s. */
+int cli_parse_sample(const char *val, uint64_t *ns);
 /* Prints "netrig: <line>" to stderr. */
 void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 

@@ -38,16 +38,21 @@ void cli_help_compare(FILE *out)
 
 void cli_help_plot(FILE *out)
 {
-    fprintf(out,
-            "usage: netrig plot RUN|sweep:N -o FILE.svg|FILE.png [--db PATH]\n"
-            "\n"
-            "Draws a chart with gnuplot (Debian: apt-get install gnuplot-nox): for a stream run\n"
-            "the total and per-flow throughput over time with retransmits; for rr and crr the\n"
-            "transaction rate and mean latency over time and the latency CDF; for a sweep its\n"
-            "metric against the first --vary, one line per combination of the others, with\n"
-            "confidence-interval error bars.\n"
-            "\n"
-            "  -o, --output FILE     the chart; .svg or .png chooses the format\n");
+    fprintf(
+        out,
+        "usage: netrig plot RUN|sweep:N -o FILE.svg|FILE.png [--chart NAME] [--db PATH]\n"
+        "\n"
+        "Draws a chart with gnuplot (Debian: apt-get install gnuplot-nox): for a stream run\n"
+        "the total and per-flow throughput over time with retransmits; for rr and crr the\n"
+        "transaction rate and mean latency over time and the latency CDF; for a load run\n"
+        "throughput up and down and the probes' latency over time, phases shaded; for a\n"
+        "sweep its metric against the first --vary, one line per combination of the others,\n"
+        "with confidence-interval error bars.\n"
+        "\n"
+        "  -o, --output FILE     the chart; .svg or .png chooses the format\n"
+        "      --chart NAME      all: a load run's all-in-one chart (its default); cdf: its\n"
+        "                        probes' latency idle and loaded as 1 - CDF; flows: each TCP\n"
+        "                        flow's cwnd and smoothed RTT over time (runs with --sample)\n");
     fputs(help_names, out);
 }
 
@@ -69,11 +74,11 @@ void cli_help_report(FILE *out)
 }
 
 struct an_cli {
-    const char *db, *output;
+    const char *db, *output, *chart;
     bool json, force;
 };
 
-enum { OPT_DB = 400 };
+enum { OPT_DB = 400, OPT_CHART };
 
 static int parse_an(const char *cmd, int argc, char **argv, void (*help)(FILE *),
                     const char *allowed, struct an_cli *ac)
@@ -83,6 +88,7 @@ static int parse_an(const char *cmd, int argc, char **argv, void (*help)(FILE *)
         {"json", no_argument, NULL, 'J'},
         {"output", required_argument, NULL, 'o'},
         {"force", no_argument, NULL, 'F'}, /* long only: 'F' is not in the short options */
+        {"chart", required_argument, NULL, OPT_CHART},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -96,7 +102,8 @@ static int parse_an(const char *cmd, int argc, char **argv, void (*help)(FILE *)
             help(stdout);
             return 1;
         }
-        if (c == '?' || c == ':' || (c != OPT_DB && !strchr(allowed, c))) {
+        if (c == '?' || c == ':' ||
+            (c != OPT_DB && (c == OPT_CHART ? !strchr(allowed, 'c') : !strchr(allowed, c)))) {
             cli_error("%s option '%s' for %s: see 'netrig help %s'",
                       c == ':' ? "missing value for" : "unknown", argv[optind - 1], cmd, cmd);
             return -1;
@@ -107,6 +114,8 @@ static int parse_an(const char *cmd, int argc, char **argv, void (*help)(FILE *)
             ac->json = true;
         else if (c == 'F')
             ac->force = true;
+        else if (c == OPT_CHART)
+            ac->chart = optarg;
         else
             ac->output = optarg;
     }
@@ -192,7 +201,8 @@ int cli_plot(int argc, char **argv, volatile sig_atomic_t *stop)
     int64_t *ids = NULL;
     size_t n = 0;
     char err[512];
-    int fmt, rc = parse_an("plot", argc, argv, cli_help_plot, "o", &ac);
+    int chart = PLOT_CHART_DEFAULT, fmt,
+        rc = parse_an("plot", argc, argv, cli_help_plot, "oc", &ac);
 
     (void)stop;
     if (rc)
@@ -206,6 +216,14 @@ int cli_plot(int argc, char **argv, volatile sig_atomic_t *stop)
         cli_error("cannot tell the chart format of '%s': name it FILE.svg or FILE.png", ac.output);
         return CLI_EXIT_USAGE;
     }
+    if (ac.chart && (chart = plot_chart_of(ac.chart)) < 0) {
+        cli_error("unknown chart '%s' for --chart: use all, cdf or flows", ac.chart);
+        return CLI_EXIT_USAGE;
+    }
+    if (ac.chart && sweep_id(argv[optind])) {
+        cli_error("--chart applies to a run, not to a sweep");
+        return CLI_EXIT_USAGE;
+    }
     po.format = (enum plot_format)fmt;
     po.path = ac.output;
     st = cli_history_read(ac.db);
@@ -214,7 +232,7 @@ int cli_plot(int argc, char **argv, volatile sig_atomic_t *stop)
     if (sweep_id(argv[optind]))
         rc = plot_sweep(st, sweep_id(argv[optind]), NULL, &po, err, sizeof(err));
     else if (!(rc = resolve(st, argv[optind], &ids, &n)))
-        rc = plot_run(st, ids[n - 1], &po, err, sizeof(err));
+        rc = plot_run_chart(st, ids[n - 1], (enum plot_chart)chart, &po, err, sizeof(err));
     else
         err[0] = '\0';
     if (rc && err[0])

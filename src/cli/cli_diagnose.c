@@ -152,7 +152,7 @@ static int parse_diag(int argc, char **argv, struct diag_cli *dc)
         rc = -1;
     }
     if (rc >= 0)
-        rc = cli_measure_parse(PARAMS_TEST_STREAM, n, fwd, &dc->o);
+        rc = cli_measure_parse(PARAMS_TEST_STREAM, n, fwd, &dc->o, "diagnose");
     free(fwd);
     if (rc)
         return rc;

@@ -4,6 +4,7 @@
 #include "cli_history.h"
 
 #include "hostsnap.h"
+#include "load_result.h"
 #include "metric.h"
 #include "store.h"
 #include "store_run.h"
@@ -208,6 +209,7 @@ static int hist_opt(int c, const char *arg, struct hist_cli *hc)
     case 'd': hc->del = true; return 0;
     case HIST_OPT_SWEEPS: hc->sweeps = true; return 0;
     case HIST_OPT_MESHES: hc->meshes = true; return 0;
+    case HIST_OPT_SAMPLES: hc->samples = true; return 0;
     case HIST_OPT_LAST:
         if (cli_parse_u32("--last", arg, 0, UINT32_MAX, &n))
             return -1;
@@ -233,6 +235,7 @@ static const struct option hist_long[] = {
     {"delete", no_argument, NULL, 'd'},
     {"sweeps", no_argument, NULL, HIST_OPT_SWEEPS},
     {"meshes", no_argument, NULL, HIST_OPT_MESHES},
+    {"samples", no_argument, NULL, HIST_OPT_SAMPLES},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };
@@ -276,6 +279,10 @@ static void primary(struct store *st, const struct store_run *r, char *buf, size
     buf[0] = '\0';
     if (!d || store_run_metric(st, r->id, d->name, &v))
         return;
+    if (!strcmp(r->test, "load")) { /* the latency increase under load and its band */
+        snprintf(buf, len, "%+.1f ms (%s)", load_ms_shown(v), load_band_grade(load_band_of(v)));
+        return;
+    }
     metric_format(d, v, buf, len);
     if (strcmp(r->test, "stream") && !store_run_metric(st, r->id, "latency_p99_us", &p99)) {
         size_t l = strlen(buf);
@@ -679,7 +686,7 @@ int cli_show(int argc, char **argv, volatile sig_atomic_t *stop)
     if (!st)
         return CLI_EXIT_FAIL;
     if (!strncmp(argv[optind], "sweep:", 6) && argv[optind][6] && !strchr(argv[optind], ',')) {
-        rc = cli_sweep_show(st, strtoll(argv[optind] + 6, NULL, 10), hc.json, stdout);
+        rc = cli_sweep_show(st, strtoll(argv[optind] + 6, NULL, 10), hc.json, stdout, NULL);
         store_close(st);
         return rc ? CLI_EXIT_FAIL : CLI_EXIT_OK;
     }

@@ -24,11 +24,12 @@ enum {
     HIST_OPT_CSV,
     HIST_OPT_SWEEPS,
     HIST_OPT_MESHES,
+    HIST_OPT_SAMPLES,
 };
 
 struct hist_cli {
     const char *db;
-    bool json, csv, del, sweeps, meshes;
+    bool json, csv, del, sweeps, meshes, samples;
     struct store_run_filter f;
     char since[32];
 };

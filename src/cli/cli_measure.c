@@ -1,167 +1,19 @@
 /* cli_measure: the measurement commands (stream, rr, crr): their options, the built-in
  * loopback server, and the report. */
 #include "cli.h"
+#include "cli_measure.h"
 
-#include "client.h"
 #include "cpulist.h"
-#include "histo.h"
-#include "loopsrv.h"
-#include "multi.h"
-#include "thirdparty_ctl.h"
 #include "iperf3_client.h"
 #include "iperf3_proto.h"
 #include "units.h"
-#include "log.h"
 #include "params.h"
-#include "result_doc.h"
-#include "report_json.h"
-#include "report_live.h"
-#include "report_text.h"
-#include "server.h"
 #include "sock.h"
 
 #include <errno.h>
 #include <getopt.h>
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
-
-static const char help_common[] =
-    "connection:\n"
-    "  -c, --client HOST       server to test against: HOST, HOST:PORT or [IPV6]:PORT;\n"
-    "                          repeat -c to test several servers at once, started\n"
-    "                          together; without -c a server runs inside this process\n"
-    "  -p, --port PORT         server port (default %d)\n"
-    "  -4, -6                  IPv4 or IPv6 only\n"
-    "  -B, --bind ADDR         local address for every connection\n"
-    "      --bind-dev IFACE    send and receive only through this interface\n"
-    "                          (SO_BINDTODEVICE)\n"
-    "      --timeout TIME      connect and control-reply timeout (default 10s)\n"
-    "      --from HOST[:PORT]  third party: the daemon at HOST runs the test toward -c\n"
-    "                          (it must allow us with --allow-third-party)\n"
-    "      --user NAME         authenticate as NAME (secret from $NETRIG_SECRET or\n"
-    "      --credentials FILE  a 'user secret' file of mode 0600)\n"
-    "timing and placement:\n"
-    "  -t, --time TIME         duration, after the omitted warm-up (default 10s)\n"
-    "  -O, --omit TIME         warm-up left out of the results (default 0)\n"
-    "  -i, --interval TIME     interval reports (default 1s; 0 = none)\n"
-    "  -S, --tos N             IP TOS byte of the data packets, 0-255 (52, 0x34 or 064);\n"
-    "                          the IPv6 traffic class on IPv6; the server's too\n"
-    "      --dscp CODE         the same as a DSCP: AF11..AF43, EF, VA, LE, CS0..CS7 or 0-63\n"
-    "  -P, --parallel N        flows (max %d)\n"
-    "  -T, --threads N         client worker threads, each one epoll loop (default 1)\n"
-    "      --server-threads N  server worker threads (default: as -T)\n"
-    "  -A, --affinity CPUS     pin client workers round-robin to CPUS (0-3,8 or auto)\n"
-    "      --server-cpus CPUS  pin server workers; auto = CPUs local to the NIC\n"
-    "      --title TEXT        label stored with the results\n"
-    "output:\n"
-    "  -J, --json              one JSON document at the end (docs/json.md)\n"
-    "      --json-stream       one JSON object per line per interval, then the document\n"
-    "      --live              redraw one table in place every interval (default on a\n"
-    "                          terminal for runs over 10 s, never when piped or -J)\n"
-    "      --no-live           interval lines even on a terminal\n"
-    "history:\n"
-    "      --db PATH           save the run in this history database (default\n"
-    "                          ~/.local/share/netrig/history.db; see 'netrig help history')\n"
-    "      --no-save           do not save the run\n";
-
-static const char help_units[] =
-    "\nSizes take K, M, G, T (powers of 1024); rates take K, M, G, T bits/s (powers of\n"
-    "1000) or a B suffix for bytes/s (100MB = 800 Mbit/s); times take s, ms, us, m, h.\n"
-    "Exit status: 0 done, 1 failed or partial, 2 bad usage, 130 interrupted (partial\n"
-    "results printed).\n";
-
-void cli_help_stream(FILE *out)
-{
-    fprintf(out,
-            "usage: netrig stream [-c HOST] [OPTIONS]\n"
-            "\n"
-            "Throughput between this host and a 'netrig serve' daemon: TCP by default, or paced\n"
-            "UDP with -u (loss, jitter, one-way delay).\n"
-            "\n");
-    fprintf(out, help_common, SOCK_DEFAULT_PORT, PARAMS_MAX_FLOWS);
-    fprintf(out,
-            "stream:\n"
-            "  -R, --reverse           server sends, client receives\n"
-            "      --bidir             both directions at once (-P flows each way)\n"
-            "  -n, --bytes SIZE        end after SIZE bytes (K, M, G, T: powers of 1024) over all\n"
-            "                          flows, exactly (with --bidir: each way); with -t, the\n"
-            "                          first limit reached ends the test\n"
-            "  -k, --blocks N          end after N writes of -l bytes (UDP: N datagrams)\n"
-            "  -b, --bitrate RATE[/N]  pace each flow in the application to RATE bits/s (TCP:\n"
-            "                          N writes back to back per round; unpaced by default)\n"
-            "      --cport PORT        local port of the data flows: flow i uses PORT + i\n"
-            "  -l, --length SIZE       bytes per write (default 1M, 128K with -Z; UDP: datagram,\n"
-            "                          1400)\n"
-            "  -w, --window SIZE       socket buffer (SO_SNDBUF/SO_RCVBUF) on both ends\n"
-            "  -C, --congestion ALGO   congestion control (e.g. bbr, cubic, reno)\n"
-            "  -M, --mss BYTES         TCP maximum segment size\n"
-            "  -N, --nodelay           TCP_NODELAY on data flows\n"
-            "      --fq-rate RATE      per-flow pacing (SO_MAX_PACING_RATE), bits/s: 500M, 2G\n"
-            "  -Z, --zerocopy          MSG_ZEROCOPY sends; sendfile() when the kernel would copy\n"
-            "      --zerocopy-rx       receivers map the socket's pages (TCP_ZEROCOPY_RECEIVE),\n"
-            "                          recv() for what cannot be mapped; both ends\n"
-            "      --skip-rx-copy      receivers discard data in the kernel (MSG_TRUNC): measures\n"
-            "                          the network and the sender; the receiver's copy is not\n"
-            "                          counted\n"
-            "UDP:\n"
-            "  -u, --udp               paced UDP datagrams with sequence numbers and timestamps\n"
-            "  -b, --bitrate RATE[/N]  per-flow rate (default 1M); N datagrams back to back\n"
-            "      --pps N             per-flow datagrams per second (instead of -b)\n"
-            "      --dont-fragment     never fragment datagrams (IP_PMTUDISC_DO): over the path\n"
-            "                          MTU they fail instead\n"
-            "iperf3:\n"
-            "      --iperf3            test against an iperf3 server ('iperf3 -s', default port\n"
-            "                          5201): -P, -R, --bidir, -t, -O, -n, -k, -l, -w, -C, -b,\n"
-            "                          -S; -u with -b\n");
-    fputs(help_units, out);
-}
-
-void cli_help_rr(FILE *out)
-{
-    fprintf(out,
-            "usage: netrig rr [-c HOST] [OPTIONS]\n"
-            "\n"
-            "Request/response latency and rate (netperf's TCP_RR): each flow sends a request and\n"
-            "waits for the response; latency percentiles come from a log-linear histogram.\n"
-            "\n");
-    fprintf(out, help_common, SOCK_DEFAULT_PORT, PARAMS_MAX_FLOWS);
-    fprintf(out,
-            "request/response:\n"
-            "  -r, --size REQ[,RESP]   request and response bytes (default 1,1)\n"
-            "  -u, --udp               UDP request/response (a lost datagram counts as a timeout)\n"
-            "      --depth N           transactions in flight per flow (default 1, closed loop)\n"
-            "      --rate TPS          open loop: TPS transactions/s over all flows; latency\n"
-            "                          counts from the intended send time\n"
-            "      --txn-timeout TIME  give up on an unanswered transaction (default 2s)\n"
-            "      --busy-poll         spin on the sockets instead of sleeping in epoll\n"
-            "      --histogram FILE    write the full latency distribution to FILE\n"
-            "  -w, --window SIZE       socket buffers; -C ALGO congestion control\n"
-            "      --cport PORT        local port of the flows: flow i uses PORT + i\n"
-            "      --dont-fragment     UDP: never fragment datagrams (IP_PMTUDISC_DO)\n");
-    fputs(help_units, out);
-}
-
-void cli_help_crr(FILE *out)
-{
-    fprintf(out,
-            "usage: netrig crr [-c HOST] [OPTIONS]\n"
-            "\n"
-            "Connection rate (netperf's TCP_CRR): each transaction connects, sends a request,\n"
-            "reads the response and closes. The server accepts on one SO_REUSEPORT listener per\n"
-            "worker thread and closes first, so TIME_WAIT stays on the server.\n"
-            "\n");
-    fprintf(out, help_common, SOCK_DEFAULT_PORT, PARAMS_MAX_FLOWS);
-    fprintf(out, "connect/request/response:\n"
-                 "  -r, --size REQ[,RESP]   request and response bytes (default 1,1)\n"
-                 "      --connect-only      connect and close only: pure connection rate\n"
-                 "      --txn-timeout TIME  give up on a transaction (default 2s)\n"
-                 "      --busy-poll         spin on the sockets instead of sleeping in epoll\n"
-                 "      --histogram FILE    write the full latency distribution to FILE\n"
-                 "  -C ALGO                 congestion control\n");
-    fputs(help_units, out);
-}
 
 enum {
     OPT_SERVER_THREADS = 256,
@@ -189,6 +41,8 @@ enum {
 
 enum { OPT_IPERF3 = 512 };            /* --iperf3 */
 enum { OPT_LIVE = 600, OPT_NO_LIVE }; /* --live, --no-live */
+/* --sample TIME, --samples (cli.h has 700-: data options, and the output options) */
+enum { OPT_SAMPLE = 800, OPT_SAMPLES };
 
 static const struct option measure_long[] = {
     {"client", required_argument, NULL, 'c'},
@@ -236,6 +90,11 @@ static const struct option measure_long[] = {
     {"iperf3", no_argument, NULL, OPT_IPERF3},
     {"live", no_argument, NULL, OPT_LIVE},
     {"no-live", no_argument, NULL, OPT_NO_LIVE},
+    {"sample", required_argument, NULL, OPT_SAMPLE},
+    {"samples", no_argument, NULL, OPT_SAMPLES},
+    {"logfile", required_argument, NULL, CLI_OPT_LOGFILE},
+    {"timestamps", optional_argument, NULL, CLI_OPT_TIMESTAMPS},
+    {"forceflush", no_argument, NULL, CLI_OPT_FORCEFLUSH},
     {"bytes", required_argument, NULL, 'n'},
     {"blocks", required_argument, NULL, 'k'},
     {"tos", required_argument, NULL, 'S'},
@@ -256,24 +115,6 @@ static int copy_str(const char *opt, const char *val, char *dst, size_t len)
     memcpy(dst, val, strlen(val) + 1);
     return 0;
 }
-
-enum measure_output { OUT_TEXT, OUT_JSON, OUT_JSON_STREAM };
-
-struct measure_cli {
-    struct client_opts o;
-    enum measure_output output;             /* -J, --json-stream, else text */
-    FILE *out;                              /* the report */
-    const char *targets[MULTI_MAX_TARGETS]; /* -c, given once or more */
-    const char *from;                       /* --from: a daemon runs the measurement for us */
-    uint32_t ntargets;
-    enum params_test kind;
-    const char *histogram;      /* --histogram FILE */
-    const char *db;             /* --db PATH: the history (NULL = default) */
-    bool no_save;               /* --no-save */
-    bool iperf3, port_given;    /* --iperf3: an iperf3 server, port 5201 unless -p */
-    struct cli_data_opts data;  /* -n, -k, -b, -S, --dscp, --cport, ... (cli_measure_data.c) */
-    enum report_live_mode live; /* --live / --no-live (default: auto) */
-};
 
 #define K_STREAM (1u << PARAMS_TEST_STREAM)
 #define K_RR     (1u << PARAMS_TEST_RR)
@@ -313,14 +154,50 @@ static const struct {
     {OPT_IPERF3, "--iperf3", K_STREAM},
 };
 
-static int check_kind(int c, enum params_test kind)
+static int check_kind(int c, const struct measure_cli *mc)
 {
+    const char *kind = params_test_name(mc->kind);
+
     for (size_t i = 0; i < sizeof(opt_kinds) / sizeof(opt_kinds[0]); i++) {
-        if (opt_kinds[i].opt != c || (opt_kinds[i].kinds & (1u << kind)))
+        if (opt_kinds[i].opt != c || (opt_kinds[i].kinds & (1u << mc->kind)))
             continue;
-        cli_error("option %s does not apply to 'netrig %s': see 'netrig help %s'",
-                  opt_kinds[i].name, params_test_name(kind), params_test_name(kind));
+        if (mc->caller)
+            cli_error("option %s does not apply to the %s test 'netrig %s' runs: see 'netrig "
+                      "help %s'",
+                      opt_kinds[i].name, kind, mc->caller, kind);
+        else
+            cli_error("option %s does not apply to 'netrig %s': see 'netrig help %s'",
+                      opt_kinds[i].name, kind, kind);
         return -1;
+    }
+    return 0;
+}
+
+/* Options of the command line itself (output, history, where to run): a sweep or a diagnosis
+ * that parses a test's options runs the test its own way, so it cannot apply them. */
+static const int command_only[] = {
+    'J',      OPT_JSON_STREAM, OPT_LIVE,           OPT_NO_LIVE,
+    OPT_DB,   OPT_NO_SAVE,     OPT_HISTOGRAM,      OPT_IPERF3,
+    OPT_FROM, CLI_OPT_LOGFILE, CLI_OPT_TIMESTAMPS, CLI_OPT_FORCEFLUSH,
+};
+
+/* -2 (after the error) when the caller cannot apply option c. */
+static int check_caller(int c, const struct measure_cli *mc)
+{
+    const char *name = c == 'J' ? "-J" : "?";
+
+    if (!mc->caller)
+        return 0;
+    for (size_t i = 0; i < sizeof(command_only) / sizeof(command_only[0]); i++) {
+        if (command_only[i] != c)
+            continue;
+        for (const struct option *lo = measure_long; lo->name && c != 'J'; lo++)
+            if (lo->val == c)
+                name = lo->name;
+        cli_error("option %s%s does not apply to 'netrig %s', which runs its tests its own way: "
+                  "see 'netrig help %s'",
+                  c == 'J' ? "" : "--", name, mc->caller, mc->caller);
+        return -2;
     }
     return 0;
 }
@@ -373,6 +250,7 @@ static int txn_opt(int c, const char *arg, struct measure_cli *mc)
             return -1;
         }
         p->udp_pps = v;
+        mc->pps_given = true;
         return 0;
     case 'r': return parse_rr_sizes(arg, p);
     case OPT_DEPTH: return cli_parse_u32("--depth", arg, 1, PARAMS_MAX_DEPTH, &p->depth);
@@ -393,6 +271,18 @@ static int txn_opt(int c, const char *arg, struct measure_cli *mc)
     }
 }
 
+/* -R or --bidir: one of them, never both (the last would win unseen). */
+static int set_dir(struct params *p, enum params_dir dir)
+{
+    if (p->dir != PARAMS_DIR_FORWARD && p->dir != dir) {
+        cli_error("-R and --bidir contradict each other: -R sends from the server only, "
+                  "--bidir both ways; give one");
+        return -1;
+    }
+    p->dir = dir;
+    return 0;
+}
+
 /* One option; returns 0, or -1 after printing the error. */
 static int measure_opt(int c, const char *arg, struct measure_cli *mc)
 {
@@ -400,8 +290,10 @@ static int measure_opt(int c, const char *arg, struct measure_cli *mc)
     struct params *p = &o->p;
     uint64_t v;
 
-    if (check_kind(c, mc->kind))
-        return -1;
+    if (check_kind(c, mc))
+        return -2; /* no point of a sweep can apply it either */
+    if (check_caller(c, mc))
+        return -2;
     switch (c) {
     case 'c':
         if (mc->ntargets >= MULTI_MAX_TARGETS) {
@@ -422,8 +314,8 @@ static int measure_opt(int c, const char *arg, struct measure_cli *mc)
     case 'T': return cli_parse_u32("-T", arg, 1, PARAMS_MAX_THREADS, &p->threads);
     case OPT_SERVER_THREADS:
         return cli_parse_u32("--server-threads", arg, 1, PARAMS_MAX_THREADS, &p->server_threads);
-    case 'R': p->dir = PARAMS_DIR_REVERSE; return 0;
-    case OPT_BIDIR: p->dir = PARAMS_DIR_BIDIR; return 0;
+    case 'R': return set_dir(p, PARAMS_DIR_REVERSE);
+    case OPT_BIDIR: return set_dir(p, PARAMS_DIR_BIDIR);
     case 'l':
         mc->data.length_given = true;
         return cli_parse_size("-l", arg, PARAMS_MAX_WRITE, &p->write_size);
@@ -457,6 +349,11 @@ static int measure_opt(int c, const char *arg, struct measure_cli *mc)
     case OPT_JSON_STREAM: mc->output = OUT_JSON_STREAM; return 0;
     case OPT_LIVE: mc->live = REPORT_LIVE_ON; return 0;
     case OPT_NO_LIVE: mc->live = REPORT_LIVE_OFF; return 0;
+    case OPT_SAMPLE: mc->sample_given = true; return cli_parse_sample(arg, &p->sample_ns);
+    case OPT_SAMPLES: mc->samples = true; return 0;
+    case CLI_OPT_LOGFILE:
+    case CLI_OPT_TIMESTAMPS:
+    case CLI_OPT_FORCEFLUSH: return cli_output_opt(&mc->oo, c, arg);
     case OPT_TIMEOUT:
         if (parse_timeout("--timeout", arg, 100000000ULL, &v))
             return -1;
@@ -491,6 +388,72 @@ static int check_cpus(const char *spec)
     return 0;
 }
 
+/* Options only TCP sockets take, with -u; and what a test run elsewhere cannot apply: with
+ * --from the daemon there runs it (its own sockets, CPUs, no histogram, not saved here),
+ * with several -c nothing is saved and no histogram is written. */
+static int check_modes(const struct measure_cli *mc)
+{
+    const struct params *p = &mc->o.p;
+    const char *no = NULL;
+
+    if (!p->udp && mc->pps_given && mc->kind == PARAMS_TEST_STREAM) {
+        cli_error("--pps paces UDP streams (-u): pace a TCP stream with -b RATE (in the "
+                  "application) or --fq-rate RATE (in the kernel)");
+        return -1;
+    }
+    if (p->udp)
+        no = p->congestion[0] ? "-C"
+             : p->mss         ? "--mss"
+             : p->nodelay     ? "-N"
+             : p->fq_rate_bps ? "--fq-rate"
+             : p->zerocopy    ? "-Z"
+                              : NULL;
+    if (no) {
+        cli_error("%s applies to TCP sockets: a UDP test (-u) does not use it; drop it%s", no,
+                  !strcmp(no, "--fq-rate") ? " and pace UDP with -b or --pps" : "");
+        return -1;
+    }
+    if (mc->from && (mc->o.cpus[0] || mc->o.bind[0] || mc->histogram))
+        no = mc->o.cpus[0] ? "-A" : mc->o.bind[0] ? "-B" : "--histogram";
+    if (no) {
+        cli_error("%s does not apply with --from: the daemon there runs the test on its own "
+                  "sockets and CPUs and writes no histogram here; drop it",
+                  no);
+        return -1;
+    }
+    if (mc->ntargets > 1 && mc->histogram) {
+        cli_error("--histogram does not apply to tests against several servers: they write no "
+                  "histogram; test one server to use it");
+        return -1;
+    }
+    return 0;
+}
+
+/* --timestamps stamps the text report's lines, which --live redraws in place and JSON has
+ * none of; --live draws text. */
+static int check_output(const struct measure_cli *mc)
+{
+    if (mc->live == REPORT_LIVE_ON && mc->iperf3) {
+        cli_error("--live draws netrig servers' tests: a test against an iperf3 server "
+                  "(--iperf3) prints interval lines; drop --live");
+        return -1;
+    }
+    if (mc->live == REPORT_LIVE_ON && mc->output != OUT_TEXT) {
+        cli_error("--live draws the text report: drop it, or drop -J/--json-stream");
+        return -1;
+    }
+    if (mc->oo.stamp && mc->output != OUT_TEXT) {
+        cli_error("--timestamps stamps the lines of the text report: drop it, or drop "
+                  "-J/--json-stream");
+        return -1;
+    }
+    if (mc->oo.stamp && mc->live == REPORT_LIVE_ON) {
+        cli_error("--timestamps stamps interval lines, which --live redraws in place: drop one");
+        return -1;
+    }
+    return 0;
+}
+
 /* One -c: HOST, HOST:PORT or [V6]:PORT (a port there wins over -p). */
 static int parse_one_target(struct measure_cli *mc)
 {
@@ -510,7 +473,7 @@ static int parse_measure(int argc, char **argv, struct measure_cli *mc)
     const char *name = params_test_name(mc->kind);
     struct client_opts *o = &mc->o;
     char err[256];
-    int c;
+    int c, rc;
 
     memset(o, 0, sizeof(*o));
     params_defaults(&o->p);
@@ -535,8 +498,8 @@ static int parse_measure(int argc, char **argv, struct measure_cli *mc)
             cli_error("option '%s' needs a value: see 'netrig help %s'", argv[optind - 1], name);
             return -1;
         }
-        if (measure_opt(c, optarg, mc))
-            return -1;
+        if ((rc = measure_opt(c, optarg, mc)))
+            return rc;
     }
     if (optind < argc) {
         cli_error("unexpected argument '%s': the server is given with -c HOST", argv[optind]);
@@ -554,262 +517,46 @@ static int parse_measure(int argc, char **argv, struct measure_cli *mc)
         o->p.write_size = 1400; /* fits a 1500-byte MTU with IPv6 and UDP headers */
     /* zero-copy sends gain nothing from large writes (no copy to save per call) and
      * sendfile() of 128 KiB measured fastest here: 33 against 20 Gbit/s with 1 MiB */
-    if (o->p.zerocopy && !mc->data.length_given)
+    if (o->p.zerocopy && !mc->data.length_given && !o->p.udp)
         o->p.write_size = 128 * 1024;
     if (cli_data_finish(o, &mc->data, mc->from != NULL, mc->ntargets))
         return -1;
+    if (!mc->sample_given)
+        o->p.sample_ns = params_default_sample(&o->p);
+    if (mc->samples && (mc->output == OUT_TEXT || mc->ntargets > 1 || mc->from)) {
+        cli_error("--samples adds the time series to the JSON document of one run: give -J or "
+                  "--json-stream, one -c and no --from");
+        return -1;
+    }
+    if (mc->samples && !o->p.sample_ns) {
+        cli_error("--samples: this run takes no time series (--sample 0, or -i 0 and no "
+                  "--sample): give --sample TIME, e.g. --sample 100ms");
+        return -1;
+    }
     if (params_validate(&o->p, err, sizeof(err)) ||
         (mc->iperf3 && iperf3_client_check(o, err, sizeof(err)))) {
         cli_error("%s", err);
         return -1;
     }
-    return check_cpus(o->cpus);
+    return check_output(mc) || check_modes(mc) || check_cpus(o->cpus) ? -1 : 0;
 }
 
-/* Flows need file descriptors: two per flow on loopback (both ends in this process). */
-static void raise_fd_limit(uint32_t need)
+int cli_measure_parse(enum params_test kind, int argc, char **argv, struct client_opts *o,
+                      const char *caller)
 {
-    struct rlimit rl;
-
-    if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < need + 64) {
-        rl.rlim_cur = rl.rlim_max < need + 64 ? rl.rlim_max : need + 64;
-        setrlimit(RLIMIT_NOFILE, &rl);
-    }
-}
-
-static void print_failure_json(FILE *out, enum params_test kind, const char *err, bool one_line)
-{
-    report_json_print(out, report_json_failure(params_test_name(kind), err, one_line), one_line);
-}
-
-/* --histogram FILE: the client's whole latency distribution. */
-static int write_histogram(const char *path, const struct run_result *r)
-{
-    FILE *f;
-    int rc;
-
-    if (!r->local.lat) {
-        cli_error("no latency histogram to write to '%s'", path);
-        return -1;
-    }
-    f = fopen(path, "w");
-    if (!f) {
-        cli_error("cannot write histogram file '%s': %s", path, strerror(errno));
-        return -1;
-    }
-    rc = histo_write(r->local.lat, f);
-    if (fclose(f) || rc) {
-        cli_error("cannot write histogram file '%s': %s", path, strerror(errno));
-        return -1;
-    }
-    return 0;
-}
-
-static void print_report(const struct measure_cli *mc, const struct run_result *r)
-{
-    bool stream = mc->output == OUT_JSON_STREAM;
-
-    if (mc->output == OUT_TEXT)
-        report_text_summary(mc->out, r);
-    else
-        report_json_print(mc->out, report_json_document(r, stream), stream);
-}
-
-int cli_measure_parse(enum params_test kind, int argc, char **argv, struct client_opts *o)
-{
-    struct measure_cli mc = {.kind = kind};
+    struct measure_cli mc = {.kind = kind, .caller = caller};
     int rc = parse_measure(argc, argv, &mc);
 
     *o = mc.o;
     return rc;
 }
 
-/* The report of a run document a daemon sent back (third-party runs): the same summary as a
- * run of our own, read from the document; A's figures are the client's. */
-static void print_remote_summary(FILE *out, const char *from, const cJSON *msg)
-{
-    const cJSON *st = cJSON_GetObjectItemCaseSensitive(msg, "status");
-    struct run_result r;
-    char err[256];
-    int rc = result_from_doc(cJSON_GetObjectItemCaseSensitive(msg, "result"), &r, err, sizeof(err));
-
-    fprintf(out, "third-party test from %s to %s: %s\n", from, rc ? "?" : r.server,
-            cJSON_IsString(st) && !strcmp(st->valuestring, "partial")    ? "partial"
-            : cJSON_IsString(st) && !strcmp(st->valuestring, "complete") ? "complete"
-                                                                         : "failed");
-    if (!rc) {
-        fprintf(out, "(the client below is the daemon at %s)\n", from);
-        report_text_summary(out, &r);
-    }
-    result_fini(&r);
-}
-
-/* --from A -c B: the daemon at A runs the measurement toward B and sends us its document. */
-static int run_third_party(struct measure_cli *mc)
-{
-    struct client_opts *o = &mc->o;
-    struct multi_target from;
-    cJSON *doc = NULL, *res, *st;
-    char err[512] = "";
-    int rc;
-
-    if (mc->ntargets != 1) {
-        cli_error("--from needs exactly one -c: the daemon the test goes to");
-        return CLI_EXIT_USAGE;
-    }
-    if (multi_parse_target(mc->from, SOCK_DEFAULT_PORT, &from)) {
-        cli_error("invalid daemon '%s' for --from: use HOST, HOST:PORT or [IPV6]:PORT", mc->from);
-        return CLI_EXIT_USAGE;
-    }
-    rc = thirdparty_request(from.host, from.port, o, &doc, err, sizeof(err));
-    if (rc) {
-        cli_error("%s:%u: %s", from.host, from.port, err);
-        if (mc->output != OUT_TEXT)
-            print_failure_json(mc->out, mc->kind, err, mc->output == OUT_JSON_STREAM);
-        return CLI_EXIT_FAIL;
-    }
-    st = cJSON_GetObjectItemCaseSensitive(doc, "status");
-    if (mc->output == OUT_TEXT) {
-        print_remote_summary(mc->out, mc->from, doc);
-    } else {
-        /* a copy: the history keeps the document as it came */
-        res = cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(doc, "result"), true);
-        if (!res)
-            res = cJSON_CreateObject();
-        cJSON_AddStringToObject(res, "third_party_from", mc->from);
-        cJSON_AddStringToObject(res, "third_party_status",
-                                cJSON_IsString(st) ? st->valuestring : "?");
-        {
-            const cJSON *why = cJSON_GetObjectItemCaseSensitive(doc, "message");
-            if (cJSON_IsString(why))
-                cJSON_AddStringToObject(res, "third_party_error", why->valuestring);
-        }
-        report_json_print(mc->out, res, mc->output == OUT_JSON_STREAM);
-    }
-    if (!mc->no_save)
-        cli_history_save_third_party(mc->db, mc->from, mc->targets[0], doc,
-                                     mc->output == OUT_TEXT ? mc->out : NULL);
-    rc = cJSON_IsString(st) && !strcmp(st->valuestring, "complete") ? CLI_EXIT_OK : CLI_EXIT_FAIL;
-    if (rc) {
-        const cJSON *msg = cJSON_GetObjectItemCaseSensitive(doc, "message");
-        cli_error("third-party test %s: %s", cJSON_IsString(st) ? st->valuestring : "failed",
-                  cJSON_IsString(msg) ? msg->valuestring : "no detail");
-    }
-    cJSON_Delete(doc);
-    return rc;
-}
-
-/* -c A -c B ...: one run against each at once, started together. */
-static int run_multi(struct measure_cli *mc, volatile sig_atomic_t *stop)
-{
-    struct client_opts *o = &mc->o;
-    struct multi_result *m = calloc(1, sizeof(*m));
-    char err[512] = "";
-    int rc;
-
-    if (!m) {
-        cli_error("out of memory");
-        return CLI_EXIT_FAIL;
-    }
-    for (uint32_t t = 0; t < mc->ntargets; t++) {
-        if (multi_parse_target(mc->targets[t], o->port, &m->targets[t])) {
-            cli_error("invalid server '%s' for -c: use HOST, HOST:PORT or [IPV6]:PORT",
-                      mc->targets[t]);
-            free(m);
-            return CLI_EXIT_USAGE;
-        }
-    }
-    m->n = mc->ntargets;
-    o->observer = report_text_quiet_observer(); /* the targets' progress is not shown */
-    rc = multi_run(o, m, stop, err, sizeof(err));
-    if (rc < 0) {
-        cli_error("%s", err);
-        if (mc->output != OUT_TEXT)
-            print_failure_json(mc->out, mc->kind, err, mc->output == OUT_JSON_STREAM);
-    } else if (mc->output == OUT_TEXT) {
-        report_text_multi(mc->out, m);
-    } else {
-        report_json_print(mc->out, report_json_multi(m), mc->output == OUT_JSON_STREAM);
-    }
-    if (rc >= 0 && !mc->no_save)
-        cli_history_save_multi(mc->db, m, mc->output == OUT_TEXT ? mc->out : NULL);
-    for (uint32_t t = 0; rc > 0 && t < m->n; t++)
-        if (m->rc[t] != 0)
-            cli_error("%s:%u: %s", m->targets[t].host, m->targets[t].port, m->err[t]);
-    multi_result_fini(m);
-    free(m);
-    if (*stop)
-        return CLI_EXIT_INTERRUPTED;
-    return rc ? CLI_EXIT_FAIL : CLI_EXIT_OK;
-}
-
-/* What the run shows while it goes: the live table, interval lines, or JSON lines. */
-static void observe(struct measure_cli *mc, struct report_live *live)
-{
-    struct client_opts *o = &mc->o;
-
-    if (report_live_wanted(mc->live, mc->out, mc->output == OUT_TEXT && !mc->iperf3,
-                           o->p.duration_ns + o->p.omit_ns))
-        o->observer = report_live_observer(live, mc->out);
-    else if (mc->output == OUT_TEXT)
-        o->observer = report_text_observer(mc->out);
-    else
-        o->observer = report_json_observer(mc->out, mc->output == OUT_JSON_STREAM);
-}
-
 int cli_measure(enum params_test kind, int argc, char **argv, volatile sig_atomic_t *stop)
 {
-    struct measure_cli t = {.kind = kind}, *mc = &t;
-    struct client_opts *o = &mc->o;
-    struct report_live live;
-    struct loopsrv em;
-    struct run_result r;
-    char err[512] = "";
-    bool embedded = false;
-    int rc = parse_measure(argc, argv, mc);
+    struct measure_cli t = {.kind = kind};
+    int rc = parse_measure(argc, argv, &t);
 
     if (rc)
         return rc > 0 ? CLI_EXIT_OK : CLI_EXIT_USAGE;
-    log_setup("netrig", false, LOG_LVL_WARN);
-    raise_fd_limit(2 * params_total_flows(&o->p) * (mc->ntargets ? mc->ntargets : 1) + 16);
-    if (mc->ntargets > 1 && !mc->from)
-        return run_multi(mc, stop);
-    if (mc->from)
-        return run_third_party(mc);
-    if (mc->live == REPORT_LIVE_ON && mc->output != OUT_TEXT) {
-        cli_error("--live draws the text report: drop it, or drop -J/--json-stream");
-        return CLI_EXIT_USAGE;
-    }
-    observe(mc, &live);
-    if (!o->host[0]) {
-        if (loopsrv_start(&em, o->family, err, sizeof(err))) {
-            cli_error("%s", err);
-            return CLI_EXIT_FAIL;
-        }
-        snprintf(o->host, sizeof(o->host), "%s", em.host);
-        o->port = em.port;
-        embedded = true;
-    }
-    rc = mc->iperf3 ? iperf3_client_run(o, stop, &r, err, sizeof(err))
-                    : client_run(o, stop, &r, err, sizeof(err));
-    if (embedded)
-        loopsrv_stop(&em);
-    if (rc < 0) {
-        cli_error("%s", err);
-        if (mc->output != OUT_TEXT)
-            print_failure_json(mc->out, kind, err, mc->output == OUT_JSON_STREAM);
-        result_fini(&r);
-        return CLI_EXIT_FAIL;
-    }
-    print_report(mc, &r);
-    if (!mc->no_save)
-        cli_history_save(mc->db, &r, mc->output == OUT_TEXT ? mc->out : NULL);
-    if (r.partial && !*stop)
-        cli_error("%s", r.error);
-    if (mc->histogram && write_histogram(mc->histogram, &r))
-        rc = 1;
-    result_fini(&r);
-    if (*stop)
-        return CLI_EXIT_INTERRUPTED;
-    return rc ? CLI_EXIT_FAIL : CLI_EXIT_OK;
+    return cli_measure_run(&t, stop);
 }

@@ -59,9 +59,17 @@ void cli_help_serve(FILE *out)
             "      --no-host-snapshot    send clients no copy of this host's settings (sysctls,\n"
             "                            NICs, CPUs) with their results; they record it declined\n"
             "daemon:\n"
-            "  -D, --daemon          detach and log to syslog\n"
+            "  -1, --one-off         serve one test, then exit (status 0); tests refused before\n"
+            "                        they run do not count; others are busy meanwhile\n"
+            "      --idle-timeout TIME  no test and no connection for TIME: reopen the listening\n"
+            "                        socket (iperf3's restart); with -1, exit (status 0)\n"
+            "  -D, --daemon          detach and log to syslog (or to --logfile)\n"
             "      --pidfile FILE    write the daemon's pid here\n"
             "      --syslog          log to syslog even in the foreground\n"
+            "      --logfile FILE    append the log (and any other output) to FILE; reopened on\n"
+            "                        SIGHUP\n"
+            "      --timestamps[=FORMAT]  start each log line with the local time, in strftime\n"
+            "                        FORMAT (default '%%c ', as iperf3)\n"
             "      --metrics ADDR:PORT  Prometheus metrics at http://ADDR:PORT/metrics (tests\n"
             "                        running and served, bytes, refusals, last results per\n"
             "                        client); [IPV6]:PORT, or :PORT for all addresses\n"
@@ -91,7 +99,7 @@ enum {
     OPT_NO_HOST_SNAPSHOT,
 };
 
-enum { OPT_METRICS = 600 }; /* --metrics */
+enum { OPT_METRICS = 600, OPT_IDLE_TIMEOUT }; /* --metrics, --idle-timeout */
 
 static const struct option serve_long[] = {
     {"port", required_argument, NULL, 'p'},
@@ -116,6 +124,10 @@ static const struct option serve_long[] = {
     {"allow-third-party-target", required_argument, NULL, OPT_TP_TARGET},
     {"max-memory", required_argument, NULL, OPT_MAX_MEMORY},
     {"db", required_argument, NULL, OPT_HISTORY_DB},
+    {"one-off", no_argument, NULL, '1'},
+    {"idle-timeout", required_argument, NULL, OPT_IDLE_TIMEOUT},
+    {"logfile", required_argument, NULL, CLI_OPT_LOGFILE},
+    {"timestamps", optional_argument, NULL, CLI_OPT_TIMESTAMPS},
     {"no-host-snapshot", no_argument, NULL, OPT_NO_HOST_SNAPSHOT},
     {NULL, 0, NULL, 0},
 };
@@ -129,7 +141,10 @@ struct serve_cli {
     const char *pidfile;
     char db[4096]; /* --db, made absolute: the daemon changes to "/" */
     const char *auth_file;
-    const char *metrics; /* --metrics ADDR:PORT */
+    const char *metrics;  /* --metrics ADDR:PORT */
+    struct cli_output oo; /* --logfile, --timestamps (of the log lines) */
+    char logpath[4096];   /* --logfile, made absolute: the daemon changes to "/" */
+    bool max_tests_given; /* --max-tests (which -1 replaces) */
     struct acl acl;
     struct acl third_party;
     struct acl third_party_targets;
@@ -221,7 +236,21 @@ static int serve_opt(int c, const char *arg, struct serve_cli *sc)
     case '6': sc->so.family = 6; return 0;
     case 'D': sc->daemonize = true; return 0;
     case 'v': sc->verbose = true; return 0;
-    case OPT_MAX_TESTS: return cli_parse_u32("--max-tests", arg, 1, 1000, &sc->so.max_tests);
+    case OPT_MAX_TESTS:
+        sc->max_tests_given = true;
+        return cli_parse_u32("--max-tests", arg, 1, 1000, &sc->so.max_tests);
+    case '1': sc->so.one_off = true; return 0;
+    case OPT_IDLE_TIMEOUT:
+        if (cli_parse_duration("--idle-timeout", arg, &ns))
+            return -1;
+        if (ns < 100000000ULL) {
+            cli_error("--idle-timeout %s is too short: use at least 0.1s", arg);
+            return -1;
+        }
+        sc->so.idle_timeout_ns = ns;
+        return 0;
+    case CLI_OPT_LOGFILE:
+    case CLI_OPT_TIMESTAMPS: return cli_output_opt(&sc->oo, c, arg);
     case OPT_EXCLUSIVE: sc->so.exclusive = true; return 0;
     case OPT_PIDFILE: sc->pidfile = arg; return 0;
     case OPT_SYSLOG: sc->use_syslog = true; return 0;
@@ -274,6 +303,41 @@ static int history_db_opt(const char *arg, struct serve_cli *sc)
     return 0;
 }
 
+/* "path" made absolute from the working directory into buf (the daemon changes to "/"). */
+static int absolute(const char *what, const char *path, char *buf, size_t len)
+{
+    char cwd[2048];
+
+    if (path[0] == '/' && strlen(path) < len) {
+        snprintf(buf, len, "%s", path);
+        return 0;
+    }
+    if (!getcwd(cwd, sizeof(cwd)) || snprintf(buf, len, "%s/%s", cwd, path) >= (int)len) {
+        cli_error("cannot resolve %s path '%s'", what, path);
+        return -1;
+    }
+    return 0;
+}
+
+/* Options that exclude each other. */
+static int check_serve(struct serve_cli *sc)
+{
+    if (sc->so.one_off && (sc->max_tests_given || sc->so.exclusive || sc->so.max_client_tests)) {
+        cli_error("-1 serves one test at a time and then exits: --max-tests, --exclusive and "
+                  "--max-client-tests do not apply; drop them");
+        return -1;
+    }
+    if (sc->oo.logfile && sc->use_syslog) {
+        cli_error("--logfile and --syslog both say where the log goes: give one");
+        return -1;
+    }
+    if (sc->oo.logfile && absolute("log file", sc->oo.logfile, sc->logpath, sizeof(sc->logpath)))
+        return -1;
+    if (sc->oo.logfile)
+        sc->oo.logfile = sc->logpath;
+    return 0;
+}
+
 static int parse_serve(int argc, char **argv, struct serve_cli *sc)
 {
     int c;
@@ -284,7 +348,7 @@ static int parse_serve(int argc, char **argv, struct serve_cli *sc)
     sc->so.timeout_ms = 10000;
     optind = 1;
     opterr = 0;
-    while ((c = getopt_long(argc, argv, ":p:B:46Dvh", serve_long, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, ":p:B:46Dvh1", serve_long, NULL)) != -1) {
         if (c == 'h') {
             cli_help_serve(stdout);
             return 1;
@@ -301,6 +365,8 @@ static int parse_serve(int argc, char **argv, struct serve_cli *sc)
         cli_error("unexpected argument '%s' for serve", argv[optind]);
         return -1;
     }
+    if (check_serve(sc))
+        return -1;
     if (sc->auth_file) {
         char err[512];
         if (auth_load(sc->auth_file, &sc->auth, err, sizeof(err))) {
@@ -408,6 +474,20 @@ static struct prom_http *metrics_start(const struct serve_cli *sc, int *ready_fd
     return h;
 }
 
+/* The log: standard error (or --logfile), lines stamped with --timestamps. */
+static int start_log(const struct serve_cli *sc)
+{
+    char err[4200];
+
+    log_setup("netrig", false, sc->verbose ? LOG_LVL_DBG : LOG_LVL_INFO);
+    log_stamp(sc->oo.stamp);
+    if (sc->oo.logfile && log_to_file(sc->oo.logfile, err, sizeof(err))) {
+        cli_error("%s", err);
+        return -1;
+    }
+    return 0;
+}
+
 int cli_serve(int argc, char **argv, volatile sig_atomic_t *stop)
 {
     struct prom_http *http = NULL;
@@ -421,21 +501,17 @@ int cli_serve(int argc, char **argv, volatile sig_atomic_t *stop)
     if (rc)
         return rc > 0 ? CLI_EXIT_OK : CLI_EXIT_USAGE;
     /* the daemon changes to "/": a relative pid file path is taken from here */
-    if (sc.pidfile && sc.pidfile[0] != '/') {
-        char cwd[sizeof(pidpath)];
-
-        if (!getcwd(cwd, sizeof(cwd)) ||
-            snprintf(pidpath, sizeof(pidpath), "%s/%s", cwd, sc.pidfile) >= (int)sizeof(pidpath)) {
-            cli_error("cannot resolve pid file path '%s'", sc.pidfile);
+    if (sc.pidfile) {
+        if (absolute("pid file", sc.pidfile, pidpath, sizeof(pidpath)))
             return CLI_EXIT_USAGE;
-        }
         sc.pidfile = pidpath;
     }
     /* SIGHUP (reopen logs) is read from a signalfd by the acceptor: block it everywhere */
     sigemptyset(&hup);
     sigaddset(&hup, SIGHUP);
     pthread_sigmask(SIG_BLOCK, &hup, NULL);
-    log_setup("netrig", false, sc.verbose ? LOG_LVL_DBG : LOG_LVL_INFO);
+    if (start_log(&sc))
+        return CLI_EXIT_FAIL;
     if (sc.metrics && !(sc.so.metrics = metrics_create())) {
         cli_error("out of memory for --metrics");
         return CLI_EXIT_FAIL;
@@ -446,16 +522,23 @@ int cli_serve(int argc, char **argv, volatile sig_atomic_t *stop)
         metrics_destroy(sc.so.metrics);
         return CLI_EXIT_FAIL;
     }
-    LOG_INFO("listening on %s port %u (max %u tests at once%s, %llu MiB for tests)",
-             sc.so.bind[0] ? sc.so.bind : "all addresses", server_port(s), sc.so.max_tests,
-             sc.so.exclusive ? ", exclusive" : "",
-             (unsigned long long)(server_max_memory(s) >> 20));
+    if (sc.so.one_off)
+        LOG_INFO("listening on %s port %u (one test, then exit; %llu MiB for tests)",
+                 sc.so.bind[0] ? sc.so.bind : "all addresses", server_port(s),
+                 (unsigned long long)(server_max_memory(s) >> 20));
+    else
+        LOG_INFO("listening on %s port %u (max %u tests at once%s, %llu MiB for tests)",
+                 sc.so.bind[0] ? sc.so.bind : "all addresses", server_port(s), sc.so.max_tests,
+                 sc.so.exclusive ? ", exclusive" : "",
+                 (unsigned long long)(server_max_memory(s) >> 20));
     if (sc.daemonize && detach(&ready_fd)) {
         cli_error("cannot detach: %s", strerror(errno));
         server_destroy(s);
         return CLI_EXIT_FAIL;
     }
-    if (sc.daemonize || sc.use_syslog)
+    if (sc.oo.logfile && sc.daemonize)
+        log_reopen(); /* detaching pointed standard output and error at /dev/null */
+    else if (sc.daemonize || sc.use_syslog)
         log_setup("netrig", true, sc.verbose ? LOG_LVL_DBG : LOG_LVL_INFO);
     if ((sc.metrics && !(http = metrics_start(&sc, &ready_fd, err, sizeof(err)))) ||
         (sc.pidfile && write_pidfile(sc.pidfile, err, sizeof(err)))) {
@@ -468,8 +551,13 @@ int cli_serve(int argc, char **argv, volatile sig_atomic_t *stop)
         return CLI_EXIT_FAIL;
     }
     report_ready(&ready_fd, "ok");
-    server_run(s, stop);
-    LOG_INFO("stopped");
+    rc = server_run(s, stop);
+    if (rc == SERVER_END_ONE_OFF)
+        LOG_INFO("one test served (-1): exiting");
+    else if (rc == SERVER_END_IDLE)
+        LOG_INFO("no test for %.4gs (-1 --idle-timeout): exiting", sc.so.idle_timeout_ns / 1e9);
+    else
+        LOG_INFO("stopped");
     if (sc.pidfile)
         unlink(sc.pidfile);
     prom_http_stop(http);

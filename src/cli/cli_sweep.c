@@ -27,7 +27,8 @@ void cli_help_sweep(FILE *out)
     fprintf(
         out,
         "usage: netrig sweep stream|rr|crr [TEST OPTIONS] --vary NAME=V1,V2,... [--vary ...]\n"
-        "                    [--repeat N] [--ci LEVEL,WIDTH%%] [--metric NAME] [--resume]\n"
+        "                    [--repeat N] [--ci LEVEL,WIDTH%%] [--ci-best-effort]\n"
+        "                    [--metric NAME] [--resume]\n"
         "                    [-J] [--db PATH]\n"
         "\n"
         "Runs the test at every combination of the --vary values, each point repeated until\n"
@@ -42,7 +43,10 @@ void cli_help_sweep(FILE *out)
         "  --repeat N            runs per point at most (default 1; 10 with --ci); without\n"
         "                        --ci exactly N\n"
         "  --ci LEVEL,WIDTH%%     stop a point once its LEVEL %% interval is within +-WIDTH %%\n"
-        "                        of the mean (after at least 3 runs), e.g. 95,2%%\n"
+        "                        of the mean (after at least 3 runs), e.g. 95,2%%; a point\n"
+        "                        that reaches --repeat first is a failure (exit 1)\n"
+        "  --ci-best-effort      accept points that reached --repeat without the --ci target\n"
+        "                        (they are still reported; exit 0)\n"
         "  --metric NAME         the figure judged (default throughput_bps for stream,\n"
         "                        transactions_per_s for rr and crr; see docs/history.md)\n"
         "  --resume              finish the unfinished sweep of exactly this command line\n"
@@ -57,7 +61,8 @@ struct sweep_cli {
     struct sweep_def d;
     const char *db;
     bool json, resume, repeat_given;
-    FILE *log; /* progress lines */
+    bool ci_best_effort; /* --ci-best-effort: a point capped by --repeat is not a failure */
+    FILE *log;           /* progress lines */
 };
 
 /* Takes "--name V" or "--name=V"; returns the value or NULL. */
@@ -155,11 +160,9 @@ static int parse_sweep(int argc, char **argv, struct sweep_cli *sc)
             sc->resume = true;
             continue;
         }
-        if (!strcmp(a, "--no-save") || !strncmp(a, "--json-stream", 13) ||
-            !strncmp(a, "--histogram", 11) || !strcmp(a, "--live") || !strcmp(a, "--iperf3") ||
-            !strncmp(a, "--from", 6)) {
-            cli_error("option '%s' does not apply to a sweep: see 'netrig help sweep'", a);
-            return -1;
+        if (!strcmp(a, "--ci-best-effort")) {
+            sc->ci_best_effort = true;
+            continue;
         }
         if ((!strcmp(a, "-c") || !strncmp(a, "--client", 8)) && ++clients > 1) {
             cli_error("a sweep runs against one server: give -c once");
@@ -184,6 +187,11 @@ static int parse_sweep(int argc, char **argv, struct sweep_cli *sc)
         cli_error("the --vary lists make more than %d points: vary fewer values", SWEEP_MAX_POINTS);
         return -1;
     }
+    if (sc->ci_best_effort && d->ci_pct <= 0) {
+        cli_error("--ci-best-effort applies to a sweep with --ci LEVEL,WIDTH%%: add --ci, or "
+                  "drop it");
+        return -1;
+    }
     if (d->ci_pct > 0 && !sc->repeat_given)
         d->repeat = 10;
     if (!d->metric[0])
@@ -201,8 +209,10 @@ static int point_opts(const struct sweep_cli *sc, uint32_t idx, struct client_op
         cli_error("out of memory building sweep point %u", idx + 1);
         return -1;
     }
-    rc = cli_measure_parse(sc->d.kind, ac, av, o);
+    rc = cli_measure_parse(sc->d.kind, ac, av, o, "sweep");
     sweep_free_argv(ac, av);
+    if (rc == -2) /* an option no point can apply: said once, without the point */
+        return -1;
     if (rc) {
         sweep_point_label(&sc->d, idx, label, sizeof(label));
         cli_error("sweep point %u (%s) has invalid options: see above", idx + 1, label);
@@ -269,7 +279,12 @@ static void progress(struct sweep_run *sr, const struct store_sweep_point *pt, i
     if (pt->runs > 1 && pt->mean != 0)
         fprintf(sr->sc->log, " +-%.2f%%",
                 100 * pt->ci_half / (pt->mean < 0 ? -pt->mean : pt->mean));
-    fprintf(sr->sc->log, "%s\n", strcmp(pt->status, "done") ? "" : " (done)");
+    if (!strcmp(pt->status, "done") &&
+        !sweep_ci_reached(sr->sc->d.ci_pct, pt->runs, pt->mean, pt->ci_half))
+        fprintf(sr->sc->log, " (stopped at --repeat %u: the CI target +-%.4g%% was not reached)\n",
+                sr->sc->d.repeat, sr->sc->d.ci_pct);
+    else
+        fprintf(sr->sc->log, "%s\n", strcmp(pt->status, "done") ? "" : " (done)");
     fflush(sr->sc->log);
 }
 
@@ -462,7 +477,7 @@ int cli_sweep(int argc, char **argv, volatile sig_atomic_t *stop)
     struct sweep_cli *sc = calloc(1, sizeof(*sc));
     struct sweep_run *sr = calloc(1, sizeof(*sr));
     bool need_server = false;
-    uint32_t max_flows = 1;
+    uint32_t max_flows = 1, missed = 0;
     char err[512];
     int rc = sc && sr ? parse_sweep(argc, argv, sc) : -1;
 
@@ -497,8 +512,14 @@ int cli_sweep(int argc, char **argv, volatile sig_atomic_t *stop)
                     "netrig: sweep %lld %s: every finished run is stored; the same "
                     "command with --resume finishes it\n",
                     (long long)sr->id, run > 0 ? "interrupted" : "stopped");
-        cli_sweep_show(sr->st, sr->id, sc->json, stdout);
+        cli_sweep_show(sr->st, sr->id, sc->json, stdout, &missed);
         rc = run == 0 ? CLI_EXIT_OK : *stop ? CLI_EXIT_INTERRUPTED : CLI_EXIT_FAIL;
+        if (rc == CLI_EXIT_OK && missed && !sc->ci_best_effort) {
+            cli_error("sweep %lld: %u point%s missed the confidence target (see the warning): "
+                      "exit 1; --ci-best-effort accepts them",
+                      (long long)sr->id, missed, missed == 1 ? "" : "s");
+            rc = CLI_EXIT_FAIL;
+        }
     }
     loopsrv_stop(&sr->srv);
     store_close(sr->st);
@@ -525,6 +546,36 @@ static void settings_label(const char *json, char *buf, size_t len)
         n += (size_t)w;
     }
     cJSON_Delete(o);
+}
+
+/* Points the repeat cap finished without their CI target (unfinished ones do not count);
+ * *widest: the widest of their intervals, in % of the mean. */
+static uint32_t ci_missed(const struct store_sweep *sw, const struct store_sweep_point *pts,
+                          uint32_t n, double *widest)
+{
+    uint32_t k = 0;
+
+    *widest = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        double pct = sweep_ci_pct(pts[i].mean, pts[i].ci_half);
+        if (strcmp(pts[i].status, "done") ||
+            sweep_ci_reached(sw->ci_pct, pts[i].runs, pts[i].mean, pts[i].ci_half))
+            continue;
+        k++;
+        if (pct > *widest)
+            *widest = pct;
+    }
+    return k;
+}
+
+static void ci_warning(const struct store_sweep *sw, uint32_t missed, uint32_t n, double widest,
+                       char *buf, size_t len)
+{
+    snprintf(buf, len,
+             "%u of %u points stopped at --repeat %u without their %.4g%% confidence interval "
+             "within +-%.4g%% (widest +-%.1f%%): raise --repeat, widen --ci, or accept with "
+             "--ci-best-effort",
+             missed, n, sw->repeat_max, sw->ci_level * 100, sw->ci_pct, widest);
 }
 
 static cJSON *sweep_json(struct store *st, const struct store_sweep *sw,
@@ -563,7 +614,20 @@ static cJSON *sweep_json(struct store *st, const struct store_sweep *sw,
                 cJSON_AddItemToArray(ids, cJSON_CreateNumber((double)runs[k]));
         free(runs);
         cJSON_AddItemToObject(p, "run_ids", ids);
+        cJSON_AddBoolToObject(
+            p, "ci_reached",
+            sweep_ci_reached(sw->ci_pct, pts[i].runs, pts[i].mean, pts[i].ci_half));
         cJSON_AddItemToArray(arr, p);
+    }
+    {
+        cJSON *warn = cJSON_AddArrayToObject(o, "warnings");
+        double widest;
+        uint32_t missed = ci_missed(sw, pts, n, &widest);
+        char text[320];
+        if (missed) {
+            ci_warning(sw, missed, n, widest, text, sizeof(text));
+            cJSON_AddItemToArray(warn, cJSON_CreateString(text));
+        }
     }
     return o;
 }
@@ -574,8 +638,12 @@ static void sweep_text(const struct store_sweep *sw, const struct store_sweep_po
     const struct metric_def *d = metric_find(sw->metric);
     char label[512], mean[48], half[48];
 
-    fprintf(out, "sweep %lld: %s, %u points, metric %s, %s\n", (long long)sw->id, sw->test, n,
-            sw->metric, sw->status);
+    double widest;
+    uint32_t missed = ci_missed(sw, pts, n, &widest);
+
+    fprintf(out, "sweep %lld: %s, %u point%s, metric %s, %s%s\n", (long long)sw->id, sw->test, n,
+            n == 1 ? "" : "s", sw->metric, sw->status,
+            missed ? " without the CI target on some points" : "");
     if (sw->ci_pct > 0)
         fprintf(out, "  target: %.4g%% confidence interval within +-%.4g%%, at most %u runs\n",
                 sw->ci_level * 100, sw->ci_pct, sw->repeat_max);
@@ -595,16 +663,25 @@ static void sweep_text(const struct store_sweep *sw, const struct store_sweep_po
                 pts[i].mean != 0
                     ? 100 * pts[i].ci_half / (pts[i].mean < 0 ? -pts[i].mean : pts[i].mean)
                     : 0,
-                strcmp(pts[i].status, "done") ? " (unfinished)" : "");
+                strcmp(pts[i].status, "done") ? " (unfinished)"
+                : !sweep_ci_reached(sw->ci_pct, pts[i].runs, pts[i].mean, pts[i].ci_half)
+                    ? " (CI target missed)"
+                    : "");
+    }
+    if (missed) {
+        char text[320];
+        ci_warning(sw, missed, n, widest, text, sizeof(text));
+        fprintf(out, "warning: %s\n", text);
     }
 }
 
-int cli_sweep_show(struct store *st, long long id, bool json, FILE *out)
+int cli_sweep_show(struct store *st, long long id, bool json, FILE *out, uint32_t *missed)
 {
     struct store_sweep sw = {0};
     struct store_sweep_point *pts = NULL;
     uint32_t n = 0;
     char err[512];
+    double widest;
 
     if (store_sweep_get(st, id, &sw, err, sizeof(err)) ||
         store_sweep_points(st, id, &pts, &n, err, sizeof(err))) {
@@ -622,6 +699,8 @@ int cli_sweep_show(struct store *st, long long id, bool json, FILE *out)
     } else {
         sweep_text(&sw, pts, n, out);
     }
+    if (missed)
+        *missed = ci_missed(&sw, pts, n, &widest);
     free(pts);
     store_sweep_free(&sw);
     return 0;

@@ -1,15 +1,16 @@
 /* client: the client side of a stream test: control exchange, data connections, the local
  * engine, and the join of both sides' results. */
 #include "client.h"
+#include "client_flows.h"
 #include "clock.h"
 
 #include "cpulist.h"
-#include "dataconn.h"
 #include "auth.h"
 #include "ctl.h"
 #include "engine.h"
 #include "flow_kinds.h"
 #include "hostfs.h"
+#include "ivjoin.h"
 #include "log.h"
 #include "result_json.h"
 #include "sock.h"
@@ -115,7 +116,17 @@ int client_sniff_server(int ctl, const char *where, int timeout_ms, char *err, s
 int client_view_interval(void *ctx, const struct side_result *s, const struct interval *iv)
 {
     const struct client_view *v = ctx;
+    /* the engine's result is this run's own: the view notes the server's part in it */
+    struct side_result *side = (struct side_result *)s;
+    struct interval *mine = (struct interval *)iv;
 
+    if (v->join) {
+        ivjoin_local(v->join, side, mine, clock_mono_ns());
+        return 0;
+    }
+    /* no server intervals come (an iperf3 server): its part stays unknown */
+    mine->peer =
+        result_server_sends_tcp(&v->r->params) ? INTERVAL_PEER_PENDING : INTERVAL_PEER_NONE;
     run_observer_interval(v->observer, v->r, s, iv);
     return 0;
 }
@@ -134,6 +145,11 @@ static int on_watch(void *arg)
     char err[256];
     int rc = ctl_recv(c->ctl, CTL_MAX_RESPONSE, 2000, &m, err, sizeof(err));
 
+    if (!rc && !strcmp(ctl_type(m), "interval") && c->view.join) {
+        ivjoin_remote(c->view.join, m, clock_mono_ns()); /* a malformed one is ignored */
+        cJSON_Delete(m);
+        return 0;
+    }
     if (rc == -ENODATA)
         snprintf(c->failure, sizeof(c->failure), "server closed the control connection mid-test");
     else if (rc)
@@ -167,7 +183,8 @@ struct client_auth {
 /* Waits for a message of the wanted type; "error", "queued" and (with auth) "challenge" are
  * handled here. */
 static int expect_auth(int ctl, const char *want, int timeout_ms, const struct run_observer *obs,
-                       const struct client_auth *auth, cJSON **msg, char *err, size_t errlen)
+                       const struct client_auth *auth, struct ivjoin *join, cJSON **msg, char *err,
+                       size_t errlen)
 {
     for (;;) {
         cJSON *m = NULL;
@@ -182,6 +199,11 @@ static int expect_auth(int ctl, const char *want, int timeout_ms, const struct r
         if (!strcmp(ctl_type(m), want)) {
             *msg = m;
             return 0;
+        }
+        if (!strcmp(ctl_type(m), "interval") && join) { /* the last ones come before result */
+            ivjoin_remote(join, m, clock_mono_ns());
+            cJSON_Delete(m);
+            continue;
         }
         if (!strcmp(ctl_type(m), "challenge") && auth) {
             rc = auth_answer_challenge(ctl, m, auth->user, auth->secret, timeout_ms, err, errlen);
@@ -215,7 +237,14 @@ static int expect_auth(int ctl, const char *want, int timeout_ms, const struct r
 static int expect(int ctl, const char *want, int timeout_ms, const struct run_observer *obs,
                   cJSON **msg, char *err, size_t errlen)
 {
-    return expect_auth(ctl, want, timeout_ms, obs, NULL, msg, err, errlen);
+    return expect_auth(ctl, want, timeout_ms, obs, NULL, NULL, msg, err, errlen);
+}
+
+/* Does the client ask the server to stream its intervals? When it sends TCP flows whose
+ * retransmits our intervals show. */
+static bool asks_intervals(const struct params *p)
+{
+    return p->interval_ns && result_server_sends_tcp(p);
 }
 
 static int hello(const struct client_opts *o, int ctl, uint8_t id[CTL_TEST_ID_LEN],
@@ -231,6 +260,8 @@ static int hello(const struct client_opts *o, int ctl, uint8_t id[CTL_TEST_ID_LE
     cJSON_AddStringToObject(m, "netrig_version", NETRIG_VERSION);
     cJSON_AddStringToObject(m, "test", params_test_name(o->p.test));
     cJSON_AddItemToObject(m, "params", params_to_json(&o->p));
+    if (asks_intervals(&o->p)) /* its retransmits are the server's to count */
+        cJSON_AddBoolToObject(m, "intervals", true);
     if (o->user[0])
         cJSON_AddStringToObject(m, "user", o->user);
     rc = ctl_send(ctl, m, o->timeout_ms);
@@ -249,7 +280,7 @@ static int hello(const struct client_opts *o, int ctl, uint8_t id[CTL_TEST_ID_LE
     }
     ca.user = o->user;
     ca.secret = o->user[0] ? secret : NULL;
-    rc = expect_auth(ctl, "accept", o->timeout_ms, &o->observer, &ca, &reply, err, errlen);
+    rc = expect_auth(ctl, "accept", o->timeout_ms, &o->observer, &ca, NULL, &reply, err, errlen);
     OPENSSL_cleanse(secret, sizeof(secret));
     if (rc)
         return rc;
@@ -266,142 +297,6 @@ static int hello(const struct client_opts *o, int ctl, uint8_t id[CTL_TEST_ID_LE
     else
         *accept = reply;
     return rc;
-}
-
-static int open_tcp_flows(const struct client_opts *o, const struct sock_addr *to,
-                          const uint8_t id[CTL_TEST_ID_LEN], struct engine *e, char *err,
-                          size_t errlen);
-
-/* A port number the server named in its accept message. */
-static int port_from(const cJSON *v, uint16_t *port)
-{
-    if (!cJSON_IsNumber(v) || v->valuedouble < 1 || v->valuedouble > 65535)
-        return -EPROTO;
-    *port = (uint16_t)v->valuedouble;
-    return 0;
-}
-
-/* UDP: one socket per flow to the port the server opened for it; hellos until "ready". */
-static int open_udp_flows(const struct client_opts *o, const struct sock_addr *to,
-                          const uint8_t id[CTL_TEST_ID_LEN], const cJSON *accept, int ctl,
-                          struct engine *e, char *err, size_t errlen)
-{
-    const cJSON *ports = cJSON_GetObjectItemCaseSensitive(accept, "udp_ports");
-    uint32_t n = params_total_flows(&o->p);
-    int waited = 0, rc;
-    int *fds = calloc(n, sizeof(*fds));
-
-    if (!fds)
-        return -ENOMEM;
-    if (!cJSON_IsArray(ports) || (uint32_t)cJSON_GetArraySize(ports) != n) {
-        snprintf(err, errlen, "server's accept message lacks one UDP port per flow");
-        free(fds);
-        return -EPROTO;
-    }
-    for (uint32_t i = 0; i < n; i++) {
-        uint16_t port;
-        if (port_from(cJSON_GetArrayItem(ports, (int)i), &port)) {
-            snprintf(err, errlen, "server named an invalid UDP port for flow %u", i);
-            rc = -EPROTO;
-            goto out;
-        }
-        struct sock_local local = client_local(o, (int)i);
-
-        fds[i] = dataconn_udp_connect(to, port, &local, &o->p, err, errlen);
-        if (fds[i] < 0 || (rc = engine_attach(e, i, fds[i], err, errlen))) {
-            rc = fds[i] < 0 ? fds[i] : rc;
-            if (fds[i] >= 0)
-                close(fds[i]);
-            goto out;
-        }
-    }
-    /* datagrams may be lost: say hello every 100 ms until the server is ready */
-    for (;;) {
-        struct pollfd pf = {.fd = ctl, .events = POLLIN};
-        for (uint32_t i = 0; i < n; i++)
-            dataconn_udp_hello(fds[i], id, i);
-        if (poll(&pf, 1, 100) > 0) {
-            rc = 0;
-            break;
-        }
-        waited += 100;
-        if (waited >= o->timeout_ms) {
-            snprintf(err, errlen,
-                     "server did not confirm the UDP flows within %d ms "
-                     "(is UDP blocked on the path?)",
-                     o->timeout_ms);
-            rc = -ETIMEDOUT;
-            break;
-        }
-    }
-out:
-    free(fds);
-    return rc;
-}
-
-/* crr: every flow connects itself, once per transaction, to the server's crr port. */
-static int target_crr(const struct client_opts *o, const struct sock_addr *to, const cJSON *accept,
-                      struct engine *e, char *err, size_t errlen)
-{
-    struct sock_addr t = *to;
-    struct sock_local local = client_local(o, -1);
-    uint16_t port;
-
-    if (port_from(cJSON_GetObjectItemCaseSensitive(accept, "crr_port"), &port)) {
-        snprintf(err, errlen, "server's accept message lacks a valid crr port");
-        return -EPROTO;
-    }
-    if (t.ss.ss_family == AF_INET6)
-        ((struct sockaddr_in6 *)&t.ss)->sin6_port = htons(port);
-    else
-        ((struct sockaddr_in *)&t.ss)->sin_port = htons(port);
-    if (engine_set_target(e, (struct sockaddr *)&t.ss, t.len, &local)) {
-        snprintf(err, errlen, "cannot use source address '%s' for crr", o->bind);
-        return -EINVAL;
-    }
-    return 0;
-}
-
-static int open_flows(const struct client_opts *o, const struct sock_addr *to,
-                      const uint8_t id[CTL_TEST_ID_LEN], const cJSON *accept, int ctl,
-                      struct engine *e, char *err, size_t errlen)
-{
-    if (o->p.test == PARAMS_TEST_CRR)
-        return target_crr(o, to, accept, e, err, errlen);
-    if (o->p.udp)
-        return open_udp_flows(o, to, id, accept, ctl, e, err, errlen);
-    return open_tcp_flows(o, to, id, e, err, errlen);
-}
-
-/* TCP: one connection per flow through the daemon's port, each naming its test and flow. */
-static int open_tcp_flows(const struct client_opts *o, const struct sock_addr *to,
-                          const uint8_t id[CTL_TEST_ID_LEN], struct engine *e, char *err,
-                          size_t errlen)
-{
-    uint32_t n = params_total_flows(&o->p);
-
-    for (uint32_t i = 0; i < n; i++) {
-        uint8_t hello_buf[CTL_DATA_HELLO_LEN];
-        struct sock_local local = client_local(o, (int)i);
-        int fd = dataconn_tcp_connect(to, &local, &o->p, o->timeout_ms, err, errlen);
-        int rc;
-
-        if (fd < 0)
-            return fd;
-        ctl_data_hello_encode(hello_buf, id, i);
-        rc = sock_write_full(fd, hello_buf, sizeof(hello_buf), o->timeout_ms);
-        if (rc) {
-            snprintf(err, errlen, "cannot open data connection %u: %s", i, strerror(-rc));
-            close(fd);
-            return rc;
-        }
-        rc = engine_attach(e, i, fd, err, errlen);
-        if (rc) {
-            close(fd);
-            return rc;
-        }
-    }
-    return 0;
 }
 
 /* Flows the server runs: a crr server reports one listener per thread. */
@@ -436,6 +331,16 @@ static int result_wait_ms(const struct client_ctx *c)
     return c->o->timeout_ms + (int)(drain / 1000000);
 }
 
+/* The server's sample ticks at most: thinning only ever drops ticks. A transfer of -n/-k
+ * without -t runs until it is done, up to the longest test a side allows. */
+static uint32_t max_ticks(const struct params *p)
+{
+    uint64_t total = params_time_cap_ns(p) + p->omit_ns;
+    uint64_t n = p->sample_ns ? total / p->sample_ns + 8 : 0;
+
+    return n > UINT32_MAX ? UINT32_MAX : (uint32_t)n;
+}
+
 /* Ends the run: tell the server, stop our side, collect the server's side. */
 static void conclude(struct client_ctx *c, struct engine *e, bool ctl_ok)
 {
@@ -449,6 +354,8 @@ static void conclude(struct client_ctx *c, struct engine *e, bool ctl_ok)
         cJSON_Delete(m);
     }
     engine_finish(e, &c->r->local);
+    if (c->view.join)
+        ivjoin_rebase(c->view.join, &c->r->local);
     m = c->early_result;
     c->early_result = NULL;
     if (!ctl_ok && !m) {
@@ -459,11 +366,11 @@ static void conclude(struct client_ctx *c, struct engine *e, bool ctl_ok)
         }
         return;
     }
-    if ((!m &&
-         expect(c->ctl, "result", result_wait_ms(c), &c->o->observer, &m, err, sizeof(err))) ||
+    if ((!m && expect_auth(c->ctl, "result", result_wait_ms(c), &c->o->observer, NULL, c->view.join,
+                           &m, err, sizeof(err))) ||
         result_json_side_parse(cJSON_GetObjectItemCaseSensitive(m, "side"),
-                               server_flow_count(&c->o->p), max_intervals(&c->o->p), &c->r->remote,
-                               err, sizeof(err))) {
+                               server_flow_count(&c->o->p), max_intervals(&c->o->p),
+                               max_ticks(&c->o->p), &c->r->remote, err, sizeof(err))) {
         c->r->partial = true;
         snprintf(c->r->error, sizeof(c->r->error), "no results from the server: %s", err);
     }
@@ -515,18 +422,9 @@ static void ports_exhausted(char *msg, size_t len)
              n_tw, range);
 }
 
-static int run_engine(struct client_ctx *c, struct engine *e, volatile sig_atomic_t *stop)
+/* How the run ended decides what is partial and whether the server can still answer. */
+static void run_end(struct client_ctx *c, struct engine *e, enum engine_end why)
 {
-    struct engine_hooks h = {
-        .run_ns = c->o->p.duration_ns ? c->o->p.duration_ns + c->o->p.omit_ns : 0,
-        .watch_fd = c->ctl,
-        .on_watch = on_watch,
-        .on_interval = client_view_interval,
-        .stop_flag = stop,
-        .ctx = c,
-        .peer_sent = &c->peer_sent,
-    };
-    enum engine_end why = engine_run(e, &h);
     int first_err = 0;
 
     snprintf(c->r->ended_by, sizeof(c->r->ended_by), "%s", client_end_name(&c->o->p, why));
@@ -559,6 +457,24 @@ static int run_engine(struct client_ctx *c, struct engine *e, volatile sig_atomi
         conclude(c, e, false);
         break;
     }
+}
+
+static int run_engine(struct client_ctx *c, struct engine *e, volatile sig_atomic_t *stop)
+{
+    struct engine_hooks h = {
+        .run_ns = c->o->p.duration_ns ? c->o->p.duration_ns + c->o->p.omit_ns : 0,
+        .watch_fd = c->ctl,
+        .on_watch = on_watch,
+        .on_interval = client_view_interval,
+        .stop_flag = stop,
+        .ctx = c,
+        .peer_sent = &c->peer_sent,
+    };
+    enum engine_end why = engine_run(e, &h);
+
+    run_end(c, e, why);
+    if (c->view.join) /* the intervals still held, with what the server's results add */
+        ivjoin_finish(c->view.join, c->r->remote.valid ? &c->r->remote : NULL);
     return c->r->partial ? 1 : 0;
 }
 
@@ -579,6 +495,7 @@ void client_session_free(struct client_session *s)
     engine_destroy(s->e);
     if (s->c.ctl >= 0)
         close(s->c.ctl);
+    ivjoin_free(s->c.view.join);
     free(s);
 }
 
@@ -619,7 +536,9 @@ static int session_setup(struct client_session *s, char *err, size_t errlen)
     rc = cpulist_resolve(NULL, o->cpus, host, &cpus, err, errlen, note, sizeof(note));
     if (rc)
         return rc;
-    if (note[0])
+    if (!strcmp(o->cpus, "auto") && !cpus.n)
+        result_warn(r, "-A %s: the client's workers were not pinned", note);
+    else if (note[0])
         LOG_INFO("%s", note);
     s->c.ctl = sock_connect(&s->to, &local, NULL, o->timeout_ms, err, errlen);
     if (s->c.ctl < 0)
@@ -633,7 +552,7 @@ static int session_setup(struct client_session *s, char *err, size_t errlen)
     s->e = engine_create(flow_kind_for(&p, true), &p, true, &cpus, err, errlen);
     if (!s->e)
         return -ENOMEM;
-    rc = open_flows(o, &s->to, id, s->accept, s->c.ctl, s->e, err, errlen);
+    rc = client_flows_open(o, &s->to, id, s->accept, s->c.ctl, s->e, err, errlen);
     if (!rc)
         rc = expect(s->c.ctl, "ready", o->timeout_ms, &o->observer, &ready, err, errlen);
     cJSON_Delete(ready);
@@ -662,6 +581,11 @@ int client_prepare(const struct client_opts *o, struct run_result *r, struct cli
     snprintf(r->test, sizeof(r->test), "%s", params_test_name(o->p.test));
     r->params = o->p;
     stamp_start(r);
+    if (asks_intervals(&o->p) && !(s->c.view.join = ivjoin_new(&s->o.observer, r, true))) {
+        free(s);
+        snprintf(err, errlen, "out of memory");
+        return -ENOMEM;
+    }
     rc = session_setup(s, err, errlen);
     if (rc) {
         client_session_free(s);

@@ -54,9 +54,11 @@ void client_session_free(struct client_session *s);
 /* What an engine's interval hook needs to show the interval: a client run's hook context
  * (client.c's, iperf3_client.c's) starts with one, so client_view_interval is the engine's
  * on_interval for both. */
+struct ivjoin;
 struct client_view {
     const struct run_observer *observer;
     const struct run_result *r;
+    struct ivjoin *join; /* joins the server's streamed intervals; NULL: none streamed */
 };
 int client_view_interval(void *ctx, const struct side_result *s, const struct interval *iv);
 

@@ -526,6 +526,8 @@ int iperf3_client_run(const struct client_opts *o, volatile sig_atomic_t *stop,
     rc = cpulist_resolve(NULL, o->cpus, host, &cpus, err, errlen, note, sizeof(note));
     if (rc)
         return rc;
+    if (!strcmp(o->cpus, "auto") && !cpus.n)
+        result_warn(r, "-A %s: the client's workers were not pinned", note);
     local = client_local(o, -1);
     c.ctl = sock_connect(&to, &local, NULL, o->timeout_ms, err, errlen);
     if (c.ctl < 0)

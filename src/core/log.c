@@ -1,19 +1,76 @@
-/* log: messages go to stderr as "netrig: text", or to syslog for a detached daemon.
+/* log: messages go to stderr as "netrig: text" (which --logfile points at a file), or to
+ * syslog for a detached daemon.
  * The settings are written once before threads start and only read afterwards. A message is
  * one line whatever it quotes: control characters (a peer's newline, carriage return or
  * terminal escape) are written as \n, \r, \t or \xNN, so no input can forge a log line. */
 #include "log.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include <syslog.h>
+#include <time.h>
+#include <unistd.h>
 
 static struct {
     const char *prog;
     bool syslog;
     enum log_level max;
-} log_cfg = {"netrig", false, LOG_LVL_INFO};
+    const char *file;  /* --logfile: standard output and error go there */
+    const char *stamp; /* --timestamps: strftime format of each line's prefix */
+} log_cfg = {"netrig", false, LOG_LVL_INFO, NULL, NULL};
+
+/* Opens path for appending onto standard output and standard error. */
+static int file_onto_stdio(const char *path)
+{
+    int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOCTTY, 0644);
+
+    if (fd < 0)
+        return -errno;
+    fflush(stdout);
+    fflush(stderr);
+    if (dup2(fd, STDOUT_FILENO) < 0 || dup2(fd, STDERR_FILENO) < 0) {
+        int rc = -errno;
+        close(fd);
+        return rc;
+    }
+    close(fd);
+    return 0;
+}
+
+int log_to_file(const char *path, char *err, size_t errlen)
+{
+    int rc = file_onto_stdio(path);
+
+    if (rc) {
+        snprintf(err, errlen, "cannot open log file '%s': %s", path, strerror(-rc));
+        return rc;
+    }
+    log_cfg.file = path;
+    return 0;
+}
+
+void log_stamp(const char *fmt) { log_cfg.stamp = fmt; }
+
+void log_format_time(const char *fmt, char *buf, size_t len)
+{
+    time_t now = time(NULL);
+    struct tm tm;
+
+    if (!len)
+        return;
+    buf[0] = '\0';
+    if (!localtime_r(&now, &tm))
+        return;
+        /* the format is the user's --timestamps, as iperf3 takes it: strftime only reads it */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wformat-nonliteral"
+    if (!strftime(buf, len, fmt, &tm))
+        buf[0] = '\0';
+#pragma GCC diagnostic pop
+}
 
 void log_setup(const char *prog, bool use_syslog, enum log_level max_level)
 {
@@ -29,6 +86,13 @@ void log_reopen(void)
     if (log_cfg.syslog) {
         closelog();
         openlog(log_cfg.prog, LOG_PID | LOG_NDELAY, LOG_DAEMON);
+    }
+    /* dup2 replaces the descriptors at once: a line being written goes to one file or the
+     * other, whole */
+    if (log_cfg.file) {
+        int rc = file_onto_stdio(log_cfg.file);
+        if (rc) /* the old file stays open: say so there */
+            log_msg(LOG_LVL_ERR, "cannot reopen log file '%s': %s", log_cfg.file, strerror(-rc));
     }
 }
 
@@ -61,7 +125,7 @@ void log_escape(const char *in, char *out, size_t outlen)
 void log_msg(enum log_level lvl, const char *fmt, ...)
 {
     static const int prio[] = {LOG_ERR, LOG_WARNING, LOG_INFO, LOG_DEBUG};
-    char raw[1024], line[1024];
+    char raw[1024], line[1024], stamp[128] = "";
     va_list ap;
 
     if (lvl > log_cfg.max)
@@ -70,8 +134,12 @@ void log_msg(enum log_level lvl, const char *fmt, ...)
     vsnprintf(raw, sizeof(raw), fmt, ap);
     va_end(ap);
     log_escape(raw, line, sizeof(line));
-    if (log_cfg.syslog)
+    if (log_cfg.syslog) {
         syslog(prio[lvl], "%s", line);
-    else
-        fprintf(stderr, "%s: %s%s\n", log_cfg.prog, lvl == LOG_LVL_WARN ? "warning: " : "", line);
+        return;
+    }
+    if (log_cfg.stamp)
+        log_format_time(log_cfg.stamp, stamp, sizeof(stamp));
+    fprintf(stderr, "%s%s: %s%s\n", stamp, log_cfg.prog, lvl == LOG_LVL_WARN ? "warning: " : "",
+            line);
 }

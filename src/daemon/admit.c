@@ -36,6 +36,7 @@ struct admit {
     pthread_cond_t cond; /* a turn was given back, or a test thread ended */
     uint32_t running;    /* admitted tests */
     uint32_t threads;    /* test threads alive */
+    uint64_t ran;        /* tests that started their run and ended */
     uint32_t excl_holders, excl_waiting;
     uint32_t handshakes;     /* connections past their hello, not yet admitted */
     struct admit_usage used; /* what the admitted tests hold */
@@ -409,4 +410,31 @@ uint32_t admit_wait_threads(struct admit *a, int wait_ms)
     left = a->threads;
     pthread_mutex_unlock(&a->lock);
     return left;
+}
+
+uint32_t admit_threads_alive(struct admit *a)
+{
+    uint32_t n;
+
+    pthread_mutex_lock(&a->lock);
+    n = a->threads;
+    pthread_mutex_unlock(&a->lock);
+    return n;
+}
+
+void admit_test_ran(struct admit *a)
+{
+    pthread_mutex_lock(&a->lock);
+    a->ran++;
+    pthread_mutex_unlock(&a->lock);
+}
+
+uint64_t admit_tests_ran(struct admit *a)
+{
+    uint64_t n;
+
+    pthread_mutex_lock(&a->lock);
+    n = a->ran;
+    pthread_mutex_unlock(&a->lock);
+    return n;
 }

@@ -12,6 +12,7 @@
 #define NETRIG_ADMIT_H
 
 #include <signal.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/socket.h>
@@ -28,6 +29,7 @@ struct admit_limits {
     uint32_t max_client_tests; /* tests at once from one client address; 0 = no limit */
     uint64_t max_memory;       /* bytes the admitted tests may hold together; 0 = no limit */
     uint32_t max_fds;          /* descriptors they may hold together; 0 = no limit */
+    bool one_off;              /* serve -1: max_tests is 1 because one test is all it runs */
 };
 
 struct admit;
@@ -114,5 +116,14 @@ void admit_thread_started(struct admit *a);
 void admit_thread_done(struct admit *a);
 /* Waits up to wait_ms for every test thread to end; returns how many are still alive. */
 uint32_t admit_wait_threads(struct admit *a, int wait_ms);
+/* Test threads alive now (tests running, being set up or refused). */
+uint32_t admit_threads_alive(struct admit *a);
+
+/* ---- tests that ran (serve -1 ends after the first) */
+
+/* A test that started its run has ended (whatever its outcome). */
+void admit_test_ran(struct admit *a);
+/* How many have. */
+uint64_t admit_tests_ran(struct admit *a);
 
 #endif

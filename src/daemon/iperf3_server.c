@@ -391,6 +391,7 @@ static int start(struct i3s *ss)
     if (iperf3_proto_state_send(ss->t.ctl, IPERF3_TEST_RUNNING, tmo(ss)))
         return -EIO;
     metrics_test_started(mx(ss), &ss->ip.p);
+    served_ran(&ss->t);
     params_span(&ss->ip.p, span, sizeof(span));
     LOG_INFO("iperf3 test %s from %s: %s, %u stream(s) %s, %s%s%s", ss->tag, ss->t.who,
              ss->ip.p.udp ? "udp" : "tcp", ss->ip.p.flows, params_dir_name(ss->ip.p.dir), span,

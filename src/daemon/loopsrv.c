@@ -16,10 +16,16 @@ static void *loopsrv_main(void *arg)
 
 int loopsrv_start(struct loopsrv *ls, int family, char *err, size_t errlen)
 {
+    return loopsrv_start_tests(ls, family, 1, err, errlen);
+}
+
+int loopsrv_start_tests(struct loopsrv *ls, int family, uint32_t max_tests, char *err,
+                        size_t errlen)
+{
     /* its host is the client's: the client records it, the server sends no copy */
     struct server_opts so = {.port = 0,
                              .family = family,
-                             .max_tests = 1,
+                             .max_tests = max_tests,
                              .timeout_ms = 10000,
                              .host_snapshot = SERVED_HOSTSNAP_NONE};
     char why[256];

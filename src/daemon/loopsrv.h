@@ -20,6 +20,9 @@ struct loopsrv {
 
 /* Starts serving on loopback; one line in err on failure. */
 int loopsrv_start(struct loopsrv *ls, int family, char *err, size_t errlen);
+/* The same, running up to max_tests tests at once (netrig load runs four). */
+int loopsrv_start_tests(struct loopsrv *ls, int family, uint32_t max_tests, char *err,
+                        size_t errlen);
 /* Stops (after its running test, if any) and frees. Safe on a server that never started. */
 void loopsrv_stop(struct loopsrv *ls);
 

@@ -22,12 +22,19 @@ static const char *const refusal_name[METRICS_REFUSED_N] = {"busy", "limit", "au
                                                             "bad_request", "acl"};
 static const char *const stage_name[METRICS_STAGE_N] = {"connect", "hello", "setup", "run"};
 
-struct client_last {
-    char client[64]; /* "" = free slot */
-    uint64_t seq;    /* larger = more recent */
-    int kind;
+/* The last test of one kind from one client. */
+struct kind_last {
+    bool set;
     double at, bytes, seconds, retransmits, transactions;
     bool complete;
+};
+
+/* A client address and its last test of each kind: a test of one kind never hides the
+ * series of another. */
+struct client_last {
+    char client[64]; /* "" = free slot */
+    uint64_t seq;    /* larger = more recent (its latest test of any kind) */
+    struct kind_last k[KINDS];
 };
 
 struct metrics_state {
@@ -95,27 +102,48 @@ static struct client_last *client_slot(struct metrics_state *s, const char *clie
     return oldest;
 }
 
+/* What the server's side of a test moved. rr and crr servers read requests (their flows'
+ * bytes) and write one response per request answered; their flows do not time the last byte,
+ * so the measured period is the side's. */
+struct side_figures {
+    double rx, tx, secs, retr, txns;
+};
+
+static void side_figures(const struct params *p, const struct side_result *side,
+                         struct side_figures *f)
+{
+    *f = (struct side_figures){0};
+    for (uint32_t i = 0; i < side->nflows; i++) {
+        const struct side_flow *sf = &side->flows[i];
+        if (sf->sender) {
+            f->tx += (double)sf->bytes;
+            f->retr += sf->ti.valid ? sf->ti.total_retrans : 0;
+        } else {
+            f->rx += (double)sf->bytes;
+        }
+        f->txns += (double)sf->txns;
+        if (sf->seconds > f->secs)
+            f->secs = sf->seconds;
+    }
+    if (params_is_transactional(p)) {
+        if (!p->connect_only)
+            f->tx += f->txns * (double)p->resp_size;
+        f->secs = side->seconds;
+    } else if (f->secs <= 0) {
+        f->secs = side->seconds;
+    }
+}
+
 void metrics_test_done(struct metrics *m, const struct params *p, const struct sockaddr *peer,
                        const struct side_result *side, bool complete)
 {
-    double rx = 0, tx = 0, secs = 0, retr = 0, txns = 0;
+    struct side_figures f;
     char host[64] = "?";
     int k = kind_of(p);
 
     if (!m)
         return;
-    for (uint32_t i = 0; i < side->nflows; i++) {
-        const struct side_flow *f = &side->flows[i];
-        if (f->sender) {
-            tx += (double)f->bytes;
-            retr += f->ti.valid ? f->ti.total_retrans : 0;
-        } else {
-            rx += (double)f->bytes;
-        }
-        txns += (double)f->txns;
-        if (f->seconds > secs)
-            secs = f->seconds;
-    }
+    side_figures(p, side, &f);
     if (peer)
         sock_addr_host(peer, host, sizeof(host));
     pthread_mutex_lock(&m->lock);
@@ -125,19 +153,22 @@ void metrics_test_done(struct metrics *m, const struct params *p, const struct s
     s->served[k]++;
     s->partial[k] += !complete;
     s->flows[k] += side->nflows;
-    s->bytes_rx[k] += rx;
-    s->bytes_tx[k] += tx;
-    s->seconds[k] += secs;
+    s->bytes_rx[k] += f.rx;
+    s->bytes_tx[k] += f.tx;
+    s->seconds[k] += f.secs;
     struct client_last *c = client_slot(s, host);
-    *c = (struct client_last){.seq = ++s->seq,
-                              .kind = k,
-                              .at = clock_real_s(),
-                              .bytes = rx + tx,
-                              .seconds = secs,
-                              .retransmits = retr,
-                              .transactions = txns,
-                              .complete = complete};
-    snprintf(c->client, sizeof(c->client), "%s", host);
+    if (strcmp(c->client, host)) { /* a new client in this slot: forget the old one's */
+        memset(c, 0, sizeof(*c));
+        snprintf(c->client, sizeof(c->client), "%s", host);
+    }
+    c->seq = ++s->seq;
+    c->k[k] = (struct kind_last){.set = true,
+                                 .at = clock_real_s(),
+                                 .bytes = f.rx + f.tx,
+                                 .seconds = f.secs,
+                                 .retransmits = f.retr,
+                                 .transactions = f.txns,
+                                 .complete = complete};
     pthread_mutex_unlock(&m->lock);
 }
 
@@ -213,6 +244,16 @@ static void render_kinds(struct prom_buf *b, const struct metrics_state *s)
     }
 }
 
+/* The labels of one client's series of kind k. */
+static void client_labels(const struct client_last *c, int k, char *labels, size_t len)
+{
+    char esc[140];
+
+    prom_escape(c->client, esc, sizeof(esc));
+    snprintf(labels, len, "client=\"%s\",test=\"%s\",protocol=\"%s\"", esc, kind_test[k],
+             kind_proto[k]);
+}
+
 static void render_clients(struct prom_buf *b, const struct metrics_state *s)
 {
     static const struct {
@@ -220,48 +261,55 @@ static void render_clients(struct prom_buf *b, const struct metrics_state *s)
         size_t off;
     } fam[] = {
         {"netrig_client_last_test_timestamp_seconds", "When the client's last test ended.",
-         offsetof(struct client_last, at)},
+         offsetof(struct kind_last, at)},
         {"netrig_client_last_bytes", "Bytes the client's last test moved (both directions).",
-         offsetof(struct client_last, bytes)},
+         offsetof(struct kind_last, bytes)},
         {"netrig_client_last_duration_seconds", "Measured time of the client's last test.",
-         offsetof(struct client_last, seconds)},
+         offsetof(struct kind_last, seconds)},
         {"netrig_client_last_retransmits",
          "TCP retransmits of the daemon's sending flows in "
          "the client's last test.",
-         offsetof(struct client_last, retransmits)},
+         offsetof(struct kind_last, retransmits)},
         {"netrig_client_last_transactions",
          "Transactions the daemon answered in the client's "
          "last rr/crr test.",
-         offsetof(struct client_last, transactions)},
+         offsetof(struct kind_last, transactions)},
     };
-    char labels[200], esc[140];
+    char labels[200];
 
     for (size_t f = 0; f < sizeof(fam) / sizeof(fam[0]); f++) {
         prom_family(b, fam[f].name, "gauge", fam[f].help);
         for (int i = 0; i < METRICS_MAX_CLIENTS; i++) {
             const struct client_last *c = &s->clients[i];
-            if (!c->client[0])
-                continue;
-            prom_escape(c->client, esc, sizeof(esc));
-            snprintf(labels, sizeof(labels), "client=\"%s\",test=\"%s\",protocol=\"%s\"", esc,
-                     kind_test[c->kind], kind_proto[c->kind]);
-            prom_sample(b, fam[f].name, labels, *(const double *)((const char *)c + fam[f].off));
+            for (int k = 0; c->client[0] && k < KINDS; k++) {
+                if (!c->k[k].set)
+                    continue;
+                client_labels(c, k, labels, sizeof(labels));
+                prom_sample(b, fam[f].name, labels,
+                            *(const double *)((const char *)&c->k[k] + fam[f].off));
+            }
         }
     }
-    prom_family(b, "netrig_client_last_throughput_bytes_per_second", "gauge",
-                "Bytes per second of the client's last test (both directions).");
-    prom_family(b, "netrig_client_last_complete", "gauge",
-                "1 when the client's last test ran to its end, else 0.");
-    for (int i = 0; i < METRICS_MAX_CLIENTS; i++) {
-        const struct client_last *c = &s->clients[i];
-        if (!c->client[0])
-            continue;
-        prom_escape(c->client, esc, sizeof(esc));
-        snprintf(labels, sizeof(labels), "client=\"%s\",test=\"%s\",protocol=\"%s\"", esc,
-                 kind_test[c->kind], kind_proto[c->kind]);
-        prom_sample(b, "netrig_client_last_throughput_bytes_per_second", labels,
-                    c->seconds > 0 ? c->bytes / c->seconds : 0);
-        prom_sample(b, "netrig_client_last_complete", labels, c->complete);
+    for (int f = 0; f < 2; f++) { /* each family's samples together, as the format wants */
+        prom_family(
+            b, f ? "netrig_client_last_complete" : "netrig_client_last_throughput_bytes_per_second",
+            "gauge",
+            f ? "1 when the client's last test ran to its end, else 0."
+              : "Bytes per second of the client's last test (both directions).");
+        for (int i = 0; i < METRICS_MAX_CLIENTS; i++) {
+            const struct client_last *c = &s->clients[i];
+            for (int k = 0; c->client[0] && k < KINDS; k++) {
+                const struct kind_last *l = &c->k[k];
+                if (!l->set)
+                    continue;
+                client_labels(c, k, labels, sizeof(labels));
+                if (f)
+                    prom_sample(b, "netrig_client_last_complete", labels, l->complete);
+                else
+                    prom_sample(b, "netrig_client_last_throughput_bytes_per_second", labels,
+                                l->seconds > 0 ? l->bytes / l->seconds : 0);
+            }
+        }
     }
 }
 

@@ -218,6 +218,8 @@ void served_stop(struct served *t, struct served_refusal r, const char *fmt, ...
     va_end(ap);
 }
 
+void served_ran(struct served *t) { t->ran = true; }
+
 void served_teardown(struct served *t)
 {
     served_unregister(t);
@@ -230,5 +232,7 @@ void served_teardown(struct served *t)
     if (t->ctl >= 0)
         close(t->ctl);
     t->ctl = -1;
+    if (t->ran)
+        admit_test_ran(t->admit);
     admit_thread_done(t->admit);
 }

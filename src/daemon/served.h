@@ -60,6 +60,7 @@ struct served {
     enum admit_key kind;        /* ... under this kind */
     uint8_t key[ADMIT_KEY_MAX]; /* the test id or iperf3 cookie */
     int pipe_rd, pipe_wr;       /* where the registry hands connections (-1: none) */
+    bool ran;                   /* its run started (served_ran): counted when it ends */
 };
 
 /* The caller (the acceptor) entered a handshake for peer (admit_handshake_enter): the test
@@ -86,6 +87,9 @@ int served_exclusive(struct served *t, int wait_ms, void (*queued)(void *ctx, ui
 void served_release_slot(struct served *t);
 /* The same and the charge (refusal and teardown do it). */
 void served_release(struct served *t);
+/* The test's run starts (its workers, or a third-party client run): teardown then counts it
+ * as a test that ran (admit_test_ran; serve -1 exits after the first). */
+void served_ran(struct served *t);
 
 /* Opens the pipe and registers key (CTL_TEST_ID_LEN or IPERF3_COOKIE_LEN bytes by kind):
  * 0, -EEXIST or -ENOSPC (admit_register), or -errno when no pipe could be made. */

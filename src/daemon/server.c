@@ -54,6 +54,8 @@ struct server {
     uint64_t backoff_until;            /* when it goes back in, after EMFILE */
     uint64_t dropped, drop_log_at;     /* connections evicted, and when we last said so */
     uint64_t backoffs, backoff_log_at; /* accept pauses, and when we last said so */
+    uint64_t busy_ns;   /* when a connection or a test was last seen (--idle-timeout) */
+    bool reopen_failed; /* --idle-timeout could not reopen the listener: said once */
     struct pending pend[];
 };
 
@@ -107,7 +109,9 @@ static uint64_t default_memory(void)
 
 struct server *server_create(const struct server_opts *o, char *err, size_t errlen)
 {
-    struct admit_limits al = {.max_tests = o->max_tests, .max_client_tests = o->max_client_tests};
+    struct admit_limits al = {.max_tests = o->one_off ? 1 : o->max_tests,
+                              .max_client_tests = o->max_client_tests,
+                              .one_off = o->one_off};
     uint32_t cap;
     struct server *s;
 
@@ -236,7 +240,7 @@ static void listen_set(struct server *s, int epfd, bool on)
 {
     struct epoll_event ev = {.events = EPOLLIN, .data.ptr = NULL};
 
-    if (on == s->listening)
+    if (on == s->listening || s->lfd < 0)
         return;
     epoll_ctl(epfd, on ? EPOLL_CTL_ADD : EPOLL_CTL_DEL, s->lfd, &ev);
     s->listening = on;
@@ -302,6 +306,7 @@ static void accept_new(struct server *s, int epfd)
         }
         if (fd < 0)
             return;
+        s->busy_ns = clock_mono_ns();
         /* sorted at once when its first bytes came with the handshake, as a client's do */
         if (!refused_by_acl(s, fd, &peer))
             classify(s, epfd, pending_add(s, epfd, fd, &peer));
@@ -475,14 +480,67 @@ static int loop_wait_ms(const struct server *s, uint64_t now)
     return ms;
 }
 
+/* --idle-timeout without -1: a fresh listening socket on the same port, as iperf3 restarts an
+ * idle server (whatever state the old one was in goes with it). Tried again on the next
+ * round while the port cannot be had. */
+static void listener_reopen(struct server *s, int epfd)
+{
+    char err[256];
+    int fd;
+
+    listen_set(s, epfd, false);
+    if (s->lfd >= 0)
+        close(s->lfd);
+    s->lfd = -1;
+    fd = sock_listen(s->o.bind[0] ? s->o.bind : NULL, s->conf.port, s->o.family, err, sizeof(err));
+    if (fd < 0) {
+        if (!s->reopen_failed)
+            LOG_ERR("--idle-timeout: cannot reopen the listening socket: %s; trying again", err);
+        s->reopen_failed = true;
+        return;
+    }
+    sock_set_nonblock(fd, true);
+    s->lfd = fd;
+    listen_set(s, epfd, true);
+    LOG_INFO("idle for %.4gs: listening socket reopened on port %u (--idle-timeout)",
+             s->o.idle_timeout_ns / 1e9, s->conf.port);
+    s->reopen_failed = false;
+}
+
+/* What the loop does after each round: 1 to return with *end set, else 0. */
+static int server_round(struct server *s, int epfd, enum server_end *end)
+{
+    uint64_t now = clock_mono_ns();
+
+    if (s->o.one_off && admit_tests_ran(s->admit)) {
+        *end = SERVER_END_ONE_OFF;
+        return 1;
+    }
+    if (s->npending || admit_threads_alive(s->admit))
+        s->busy_ns = now;
+    if (s->lfd < 0) /* a reopen failed: try again */
+        listener_reopen(s, epfd);
+    if (!s->o.idle_timeout_ns || now - s->busy_ns < s->o.idle_timeout_ns)
+        return 0;
+    if (s->o.one_off) {
+        *end = SERVER_END_IDLE;
+        return 1;
+    }
+    listener_reopen(s, epfd);
+    s->busy_ns = now;
+    return 0;
+}
+
 int server_run(struct server *s, volatile sig_atomic_t *stop)
 {
     int epfd = epoll_create1(EPOLL_CLOEXEC), hupfd;
+    enum server_end end = SERVER_END_STOP;
     char hup_tag;
 
     if (epfd < 0)
         return -errno;
     s->conf.stop = stop;
+    s->busy_ns = clock_mono_ns();
     listen_set(s, epfd, true);
     hupfd = hup_open(epfd, &hup_tag);
     while (!*stop) {
@@ -505,6 +563,8 @@ int server_run(struct server *s, volatile sig_atomic_t *stop)
         now = clock_mono_ns();
         sweep_pending(s, epfd, now);
         log_pressure(s, now);
+        if (server_round(s, epfd, &end))
+            break;
     }
     for (uint32_t i = 0; i < s->cap; i++)
         if (s->pend[i].fd >= 0)
@@ -513,14 +573,15 @@ int server_run(struct server *s, volatile sig_atomic_t *stop)
     if (hupfd >= 0)
         close(hupfd);
     wait_tests(s);
-    return 0;
+    return (int)end;
 }
 
 void server_destroy(struct server *s)
 {
     if (!s)
         return;
-    close(s->lfd);
+    if (s->lfd >= 0)
+        close(s->lfd);
     admit_destroy(s->admit);
     free(s);
 }

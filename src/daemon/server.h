@@ -42,7 +42,17 @@ struct server_opts {
     const struct acl *third_party; /* --allow-third-party: controllers we run tests for */
     /* --allow-third-party-target: where such tests may go besides the controller itself */
     const struct acl *third_party_targets;
-    const char *history_db; /* --db: store the server's side of each test here; NULL = no */
+    const char *history_db;   /* --db: store the server's side of each test here; NULL = no */
+    bool one_off;             /* -1: one test (max_tests 1), then server_run returns */
+    uint64_t idle_timeout_ns; /* --idle-timeout: no test and no connection this long: reopen
+                               * the listener (iperf3's restart), or with one_off return */
+};
+
+/* Why server_run returned. */
+enum server_end {
+    SERVER_END_STOP,    /* *stop was set */
+    SERVER_END_ONE_OFF, /* one_off: its test ran and ended */
+    SERVER_END_IDLE,    /* one_off with idle_timeout_ns: no test came in time */
 };
 
 struct server;
@@ -51,7 +61,8 @@ struct server *server_create(const struct server_opts *o, char *err, size_t errl
 uint16_t server_port(const struct server *s);
 /* The memory budget in force (--max-memory, or its default). */
 uint64_t server_max_memory(const struct server *s);
-/* Serves until *stop is set; then waits (bounded) for running tests to end. */
+/* Serves until *stop is set (or, with one_off, its test ended or the idle time ran out);
+ * then waits (bounded) for running tests to end. An enum server_end, or -errno. */
 int server_run(struct server *s, volatile sig_atomic_t *stop);
 void server_destroy(struct server *s);
 

@@ -44,6 +44,8 @@ struct session {
     char user[AUTH_NAME_MAX];  /* from the hello, checked when the server has --auth-file */
     uint64_t flow_rate_bps;    /* --max-rate: each flow's share, 0 = unlimited */
     struct policy_meter meter; /* --max-rate, on the wire */
+    char cpu_note[300];        /* --server-cpus auto that pinned nothing: the client is told */
+    bool stream_intervals;     /* the client asked for our intervals during the run */
     struct hostsnap *snap;     /* this host's settings, sent with the results (NULL: none) */
 };
 
@@ -82,6 +84,7 @@ static int read_hello(struct session *ss)
         if (cJSON_IsString(user) && strlen(user->valuestring) < sizeof(ss->user))
             snprintf(ss->user, sizeof(ss->user), "%s", user->valuestring);
     }
+    ss->stream_intervals = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(m, "intervals"));
     if (!strcmp(ctl_type(m), "run")) { /* a controller: a test from us toward another daemon */
         thirdparty_serve(&ss->t, m);
         cJSON_Delete(m);
@@ -155,6 +158,10 @@ static int take_slot(struct session *ss)
                       "server busy: this address already runs %u tests (its "
                       "--max-client-tests is %u); try again later",
                       running, al->max_client_tests);
+    else if (rc && al->one_off)
+        served_refuse(&ss->t, how(METRICS_REFUSED_BUSY, "busy"),
+                      "server busy: it serves one test and then exits (serve -1), and that test "
+                      "is running");
     else if (rc)
         served_refuse(&ss->t, how(METRICS_REFUSED_BUSY, "busy"),
                       "server busy: %u tests running (its --max-tests is %u); try again later",
@@ -218,6 +225,9 @@ static int admission(struct session *ss)
                       err);
         return -EINVAL;
     }
+    if (!strcmp(ss->p.server_cpus, "auto") && !cpus.n)
+        snprintf(ss->cpu_note, sizeof(ss->cpu_note),
+                 "--server-cpus %s: the server's workers were not pinned", note);
     if (note[0])
         LOG_INFO("client %s: %s", ss->t.who, note);
     return build_engine(ss, &cpus);
@@ -425,15 +435,37 @@ static int on_watch(void *arg)
     return -1;
 }
 
-/* --max-rate: the bytes the kernel moved, once a second; a client that ignores its pacing
- * (or a flood the gate cannot hold back, UDP) is stopped. */
+/* The client's intervals show our senders' retransmits: it gets each of ours as it closes.
+ * Only when the control connection has room: a client that does not read makes us stop
+ * sending them (it then takes them from the results), never wait. */
+static void send_interval(struct session *ss, const struct side_result *s,
+                          const struct interval *iv)
+{
+    cJSON *m = ctl_msg_new("interval");
+    int rc;
+
+    result_json_add_peer_interval(m, s, iv);
+    rc = ctl_send_if_room(ss->t.ctl, m, timeout_ms(ss));
+    cJSON_Delete(m);
+    if (rc == -EAGAIN) {
+        LOG_WARN("test %.8s: client %s does not read its control connection: its intervals "
+                 "come with the results",
+                 ss->idhex, ss->t.who);
+        ss->stream_intervals = false;
+    }
+}
+
+/* Our intervals to the client (when asked); --max-rate: the bytes the kernel moved, once a
+ * second; a client that ignores its pacing (or a flood the gate cannot hold back, UDP) is
+ * stopped. */
 static int on_interval(void *arg, const struct side_result *s, const struct interval *iv)
 {
     struct session *ss = arg;
     char lim[32], got[32];
     double bps;
 
-    (void)s;
+    if (ss->stream_intervals)
+        send_interval(ss, s, iv);
     if (!policy_meter_add(&ss->meter, iv, &bps))
         return 0;
     units_format_rate((double)ss->meter.limit_bps, lim, sizeof(lim));
@@ -545,7 +577,7 @@ static enum engine_end run(struct session *ss)
         .run_ns = run_limit_ns(ss),
         .watch_fd = ss->t.ctl,
         .on_watch = on_watch,
-        .on_interval = ss->meter.limit_bps ? on_interval : NULL,
+        .on_interval = ss->meter.limit_bps || ss->stream_intervals ? on_interval : NULL,
         .stop_flag = ss->t.conf->stop,
         .ctx = ss,
         .on_sent = on_sent,
@@ -607,6 +639,9 @@ static void run_and_report(struct session *ss)
     engine_destroy(ss->e);
     ss->e = NULL;
     served_release_slot(&ss->t);
+    if (ss->cpu_note[0]) /* the side has one note: an earlier one (buffers capped) comes first */
+        snprintf(side.warning + strlen(side.warning), sizeof(side.warning) - strlen(side.warning),
+                 "%s%s", side.warning[0] ? "; " : "", ss->cpu_note);
     metrics_test_done(mx(ss), &ss->p, (struct sockaddr *)&ss->t.peer, &side,
                       why == ENGINE_END_WATCH);
     log_done(ss, &side, why);
@@ -664,6 +699,7 @@ static void *session_main(void *arg)
         goto done;
     }
     metrics_test_started(mx(ss), &ss->p);
+    served_ran(&ss->t);
     run_and_report(ss);
 done:
     session_cleanup(ss);

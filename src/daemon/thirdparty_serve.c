@@ -170,6 +170,7 @@ void thirdparty_serve(struct served *t, const cJSON *msg)
     }
     LOG_INFO("controller %s: running %s toward %s:%u", t->who, params_test_name(o.p.test), o.host,
              o.port);
+    served_ran(t);
     t0 = clock_mono_ns();
     rc = client_run(&o, t->conf->stop, &r, err, sizeof(err));
     served_release(t);

@@ -1,6 +1,7 @@
 /* engine: timing and sampling around the worker threads of one side. */
 #define _GNU_SOURCE
 #include "engine_int.h"
+#include "engine_series.h"
 #include "clock.h"
 
 #include "hostctr.h"
@@ -22,6 +23,7 @@
 #include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <linux/sockios.h>
+#include <time.h>
 #include <unistd.h>
 
 static uint32_t min_u32(uint32_t a, uint32_t b) { return a < b ? a : b; }
@@ -33,6 +35,21 @@ static uint32_t min_u32(uint32_t a, uint32_t b) { return a < b ? a : b; }
      sizeof(uint32_t) + sizeof(struct flow_trace))
 /* What a thread costs beyond its buffer: the stack it touches, the kernel's share. */
 #define ENGINE_PER_THREAD (128 * 1024)
+
+/* --sample: what samples_new takes for this run's ticks (SAMPLES_MAX_ROWS at most). */
+static uint64_t series_bytes(const struct params *p, uint32_t nflows, uint64_t total_ns)
+{
+    uint64_t want, room;
+
+    if (!p->sample_ns || !nflows || SAMPLES_MAX_ROWS / nflows < 4)
+        return 0;
+    want = total_ns / p->sample_ns + 4;
+    room = SAMPLES_MAX_ROWS / nflows;
+    if (want > room)
+        want = room;
+    return sizeof(struct samples) + nflows +
+           want * (sizeof(double) + nflows * sizeof(struct sample));
+}
 
 void engine_plan(const struct flow_kind *kind, const struct params *p, bool is_client,
                  struct engine_plan *out)
@@ -66,7 +83,8 @@ void engine_plan(const struct flow_kind *kind, const struct params *p, bool is_c
         (uint64_t)out->nflows * (sizeof(struct flow) + fn.state + ENGINE_PER_FLOW) +
         (uint64_t)out->cap_intervals * sizeof(struct interval) +
         (cells <= RESULT_MAX_INTERVAL_CELLS ? cells * sizeof(struct interval_flow) : 0) +
-        (kind->transactional && is_client ? sizeof(struct histo) : 0);
+        (kind->transactional && is_client ? sizeof(struct histo) : 0) +
+        series_bytes(p, out->nflows, total_ns);
     out->fds = 1 /* notify_fd */ + out->nflows * (1 + fn.fds) +
                out->nworkers * (2 + (p->zerocopy ? 1 : 0));
 }
@@ -101,6 +119,14 @@ static int alloc_per_flow(struct engine *e, uint32_t cap_iv)
     return 0;
 }
 
+/* --sample: room for the series; TCP_INFO for the flows this side sends over TCP. */
+static int create_samples(struct engine *e, uint64_t total_ns)
+{
+    e->res.samples =
+        engine_series_new(e->flows, e->nflows, e->kind->has_tcpinfo, e->p.sample_ns, total_ns);
+    return e->res.samples ? 0 : -ENOMEM;
+}
+
 /* -n/-k: the senders of this side share one count (streams only; flows of transactional
  * kinds never get one). Counting starts now, or at the end of the warm-up. */
 static void setup_budget(struct engine *e)
@@ -123,6 +149,7 @@ struct engine *engine_create(const struct flow_kind *kind, const struct params *
 {
     struct engine *e = calloc(1, sizeof(*e));
     struct engine_plan plan;
+    uint64_t total_ns = params_time_cap_ns(p) + p->omit_ns;
 
     if (!e)
         goto nomem;
@@ -160,6 +187,10 @@ struct engine *engine_create(const struct flow_kind *kind, const struct params *
         }
         e->workers[w].notify_fd = e->notify_fd;
     }
+    if ((e->p.probe && kind->transactional && is_client &&
+         engine_series_logs(e->workers, e->nworkers, e->p.rate_tps, total_ns)) ||
+        (e->p.sample_ns && create_samples(e, total_ns)))
+        goto nomem;
     e->res.threads = e->nworkers;
     snprintf(e->res.version, sizeof(e->res.version), "%s", NETRIG_VERSION);
     hostfs_read(NULL, "/proc/sys/kernel/random/boot_id", e->res.boot_id, sizeof(e->res.boot_id));
@@ -266,6 +297,7 @@ int engine_start(struct engine *e, char *err, size_t errlen)
         return -EPROTO;
     }
     e->t0 = e->prev_t = clock_mono_ns();
+    e->next_sample = e->res.samples ? e->t0 + e->p.sample_ns : 0;
     cpu_sample_system(NULL, &e->cpu_prev);
     e->cpu_start = e->cpu_prev;
     hostctr_sample(NULL, &e->hosts[0]); /* replaced at the end of a warm-up */
@@ -297,6 +329,18 @@ int engine_start(struct engine *e, char *err, size_t errlen)
     return 0;
 }
 
+/* --sample: every flow's byte counter and, for the flows this side sends over TCP, TCP_INFO
+ * (on the engine's thread: the workers never wait for it). */
+static void take_sample(struct engine *e, uint64_t now)
+{
+    struct samples *smp = e->res.samples;
+
+    engine_series_tick(smp, e->flows, e->nflows, (double)(now - e->t0) / 1e9);
+    /* the series' period doubles when it thins; never catch up with a burst */
+    e->next_sample += smp->period_ns;
+    if (e->next_sample <= now)
+        e->next_sample = now + smp->period_ns;
+}
 static bool all_flows_done(const struct engine *e)
 {
     for (uint32_t i = 0; i < e->nflows; i++)
@@ -436,10 +480,13 @@ enum engine_end engine_run(struct engine *e, const struct engine_hooks *h)
             if (next_iv <= now)
                 next_iv = now + iv_ns; /* we overslept: skip, never burst */
         }
+        if (e->next_sample && now >= e->next_sample)
+            take_sample(e, now);
         engine_sample_cpus(e);
         if (run_ended(e, h, now, end, &why))
             break;
         wake = min_deadline(min_deadline(end, next_iv), e->omit_done ? 0 : omit_end);
+        wake = min_deadline(wake, e->next_sample);
         rc = wait_events(e, h, now, wake);
         if (rc != 0) {
             why = rc > 0 ? ENGINE_END_WATCH : ENGINE_END_ERROR;
@@ -482,6 +529,16 @@ static void mark_stop(struct engine *e)
     hostctr_sample(NULL, &e->hosts[1]);
 }
 
+/* The workers' transaction logs as one, in time order from this side's start. */
+static void merge_logs(struct engine *e)
+{
+    if (!e->workers[0].log)
+        return;
+    e->res.log = engine_series_merge(e->workers, e->nworkers, e->t0);
+    if (!e->res.log && !e->res.warning[0])
+        snprintf(e->res.warning, sizeof(e->res.warning),
+                 "out of memory for the transaction log: latency over time is missing");
+}
 void engine_stop(struct engine *e)
 {
     if (!e->started || e->t_stop)
@@ -501,6 +558,37 @@ void engine_kill(struct engine *e)
         worker_kill(&e->workers[w]);
 }
 
+/* Stopped during the warm-up: the whole run is reported (it is partial), every baseline from
+ * the start. */
+static void omit_never_ended(struct engine *e)
+{
+    e->t_meas = e->t0;
+    e->cpu_meas = e->cpu_start;
+    memset(&e->thr_meas, 0, sizeof(e->thr_meas));
+    memset(e->base, 0, e->nflows * sizeof(*e->base));
+    memset(e->base_mapped, 0, e->nflows * sizeof(*e->base_mapped));
+    memset(e->base_txns, 0, e->nflows * sizeof(*e->base_txns));
+    memset(e->base_ti, 0, e->nflows * sizeof(*e->base_ti));
+    memset(e->base_timeouts, 0, e->nflows * sizeof(*e->base_timeouts));
+    memset(e->base_wait, 0, e->nflows * sizeof(*e->base_wait));
+    for (uint32_t w = 0; w < e->nworkers; w++) { /* since each thread started */
+        memset(&e->mark[w].at[0], 0, sizeof(e->mark[w].at[0]));
+        e->mark[w].sched[0] = true;
+    }
+    e->omit_done = true;
+}
+
+/* --sample thinned its series to stay bounded: say so. */
+static void warn_thinned(struct engine *e)
+{
+    if (e->res.samples && e->res.samples->thinned && !e->res.warning[0])
+        snprintf(e->res.warning, sizeof(e->res.warning),
+                 "--sample: %u flows for this long need more than %u samples: every %.3g s "
+                 "kept instead of every %.3g s",
+                 e->nflows, SAMPLES_MAX_ROWS, e->res.samples->period_ns / 1e9,
+                 e->res.samples->asked_ns / 1e9);
+}
+
 void engine_finish(struct engine *e, struct side_result *out)
 {
     struct cpu_sys_snap cs;
@@ -516,22 +604,8 @@ void engine_finish(struct engine *e, struct side_result *out)
             ts.user_us += e->workers[w].cpu_at_exit.user_us;
             ts.sys_us += e->workers[w].cpu_at_exit.sys_us;
         }
-        if (!e->omit_done) { /* stopped during warm-up: report all of it (the run is partial) */
-            e->t_meas = e->t0;
-            e->cpu_meas = e->cpu_start;
-            memset(&e->thr_meas, 0, sizeof(e->thr_meas));
-            memset(e->base, 0, e->nflows * sizeof(*e->base));
-            memset(e->base_mapped, 0, e->nflows * sizeof(*e->base_mapped));
-            memset(e->base_txns, 0, e->nflows * sizeof(*e->base_txns));
-            memset(e->base_ti, 0, e->nflows * sizeof(*e->base_ti));
-            memset(e->base_timeouts, 0, e->nflows * sizeof(*e->base_timeouts));
-            memset(e->base_wait, 0, e->nflows * sizeof(*e->base_wait));
-            for (uint32_t w = 0; w < e->nworkers; w++) { /* since each thread started */
-                memset(&e->mark[w].at[0], 0, sizeof(e->mark[w].at[0]));
-                e->mark[w].sched[0] = true;
-            }
-            e->omit_done = true;
-        }
+        if (!e->omit_done)
+            omit_never_ended(e);
         if (!cpu_sample_system(NULL, &cs))
             cpu_usage_between(&e->cpu_meas, &cs, &e->thr_meas, &ts,
                               (double)(clock_mono_ns() - e->t_meas) / 1e9, &e->res.cpu);
@@ -566,6 +640,10 @@ void engine_finish(struct engine *e, struct side_result *out)
         for (uint32_t w = 0; e->res.lat && w < e->nworkers; w++)
             if (e->workers[w].lat)
                 histo_merge(e->res.lat, e->workers[w].lat);
+        merge_logs(e);
+        warn_thinned(e);
+        e->res.start_mono_ns = e->t0;
+        e->res.stop_mono_ns = e->t_stop;
         if (copied && !e->res.warning[0])
             snprintf(e->res.warning, sizeof(e->res.warning),
                      "-Z: MSG_ZEROCOPY to a local receiver is copied by the kernel; "

@@ -27,6 +27,7 @@ struct engine {
     uint64_t *prev_txns, *prev_lat, *base_txns, *base_timeouts;
     uint64_t *prev_wire; /* per-flow bytes on the wire, both ways, at the previous interval */
     uint64_t prev_t;
+    uint64_t next_sample; /* --sample: when the next tick is due (0 = off) */
     struct engine_limits lim;
     struct cpu_sys_snap cpu_start, cpu_meas, cpu_prev;
     struct tcpinfo *base_ti; /* per-flow TCP_INFO at the end of omit (retransmits etc.) */

@@ -504,6 +504,10 @@ void worker_fini(struct worker *w)
     free(w->flows);
     free(w->buf);
     free(w->lat);
+    if (w->log)
+        txnlog_fini(w->log);
+    free(w->log);
+    w->log = NULL;
     w->flows = NULL;
     w->buf = NULL;
     w->lat = NULL;

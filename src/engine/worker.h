@@ -20,6 +20,7 @@
 #include "flow.h"
 #include "histo.h"
 #include "params.h"
+#include "txnlog.h"
 
 #define WORKER_RECV_CHUNK (128 * 1024) /* the least buffer: what one receive takes at most */
 
@@ -65,8 +66,9 @@ struct worker {
     bool no_pwait2;              /* epoll_pwait2 is missing here: epoll_wait instead */
     bool alone;                  /* one flow, run with blocking calls (flow_ops.run_alone) */
     int err;
-    struct histo *lat;                  /* transactional kinds: this thread's latencies */
-    _Atomic bool measuring;             /* past the omit period: latencies count */
+    struct histo *lat;      /* transactional kinds: this thread's latencies */
+    struct txnlog *log;     /* params.probe: each transaction's time and latency, or NULL */
+    _Atomic bool measuring; /* past the omit period: latencies count */
     struct cpu_thread_snap cpu_at_exit; /* the thread's own CPU time, taken as it ends */
     struct cpu_sched sched_at_exit;     /* its scheduler figures then (sched_exit_ok) */
     bool sched_exit_ok;
@@ -107,6 +109,13 @@ static inline uint64_t worker_now(const struct worker *w)
     if (__builtin_expect(w->fake_now != NULL, 0))
         return w->fake_now(w->fake_ctx);
     return clock_mono_ns();
+}
+/* A transaction completed (lat_ns) or was given up on (TXNLOG_LOST), sent (or meant to be) at
+ * t_ns: into the worker's log when it keeps one. */
+static inline void worker_log_txn(struct worker *w, uint64_t t_ns, uint64_t lat_ns)
+{
+    if (w->log)
+        txnlog_add(w->log, t_ns, lat_ns);
 }
 /* Has the engine asked this worker to stop? (relaxed load, for blocking loops) */
 bool worker_stop_requested(struct worker *w);

@@ -180,7 +180,7 @@ static int target_key(struct parser *ps, enum key k, const char *v)
         if (units_parse_rate(v, &v64) || v64 == 0 || v64 > 1000000000000000ULL)
             return fail_at(ps, ps->line,
                            "invalid bitrate '%s': use bits/s above 0 with an "
-                           "optional K, M or G suffix, e.g. 100M",
+                           "optional K, M, G or T suffix, e.g. 100M",
                            v);
         p->udp_rate_bps = v64;
         return 0;
@@ -188,8 +188,8 @@ static int target_key(struct parser *ps, enum key k, const char *v)
     case K_WINDOW:
         if (units_parse_size(v, &v64) || v64 > PARAMS_MAX_WINDOW)
             return fail_at(ps, ps->line,
-                           "invalid window '%s': use bytes with an optional K, M "
-                           "or G suffix (at most 1G)",
+                           "invalid window '%s': use bytes with an optional K, M, "
+                           "G or T suffix (at most 1G)",
                            v);
         p->window = (uint32_t)v64;
         return 0;

@@ -38,6 +38,7 @@ const struct flow_kind flow_kind_rr = {
     .transactional = true,
     .may_run_alone = flow_rr_may_run_alone,
     .needs = flow_rr_needs,
+    .collect = flow_rr_collect,
 };
 
 const struct flow_kind flow_kind_rr_udp = {
@@ -46,6 +47,7 @@ const struct flow_kind flow_kind_rr_udp = {
     .transactional = true,
     .may_run_alone = flow_rr_may_run_alone,
     .needs = flow_rr_needs,
+    .collect = flow_rr_collect,
 };
 
 /* A new connection per transaction: no one connection for TCP_INFO to describe. */

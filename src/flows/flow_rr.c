@@ -6,6 +6,7 @@
 #include "flow_rr.h"
 
 #include "ctl.h"
+#include "result.h"
 #include "worker.h"
 
 #include <endian.h>
@@ -15,8 +16,10 @@
 #include <sys/epoll.h>
 #include <sys/socket.h>
 #include <sys/time.h>
+#include <time.h>
 
-#define RR_OPEN_LOOP_INFLIGHT 4096 /* open loop: requests outstanding at most per flow */
+#define RR_OPEN_LOOP_INFLIGHT 4096       /* open loop: requests outstanding at most per flow */
+#define RR_DONE               UINT64_MAX /* numbered UDP: a slot answered ahead of the oldest */
 
 struct rr_state {
     uint32_t req, resp;
@@ -29,7 +32,10 @@ struct rr_state {
     uint64_t pending_write; /* TCP: request/response bytes not yet written */
     uint64_t partial;       /* TCP: bytes of the current response/request received */
     uint64_t seq;           /* UDP: request number, echoed in the response when it fits */
+    bool numbered;          /* UDP, both sizes hold the number: answers match their request */
+    bool probe;             /* params.probe: stamped when sent; UDP answers by kernel time */
     bool out_armed;         /* TCP: EPOLLOUT is in the flow's epoll interest */
+    uint64_t issued, late;  /* requests sent; open loop: those sent over RESULT_LATE_NS late */
 };
 
 static const struct flow_ops rr_client_ops, rr_server_ops;
@@ -49,6 +55,8 @@ int flow_rr_init(struct flow *f, const struct params *p, bool is_client)
     s->udp = p->udp;
     s->timeout_ns = p->txn_timeout_ns;
     s->open_loop = p->rate_tps > 0;
+    s->numbered = s->udp && s->req >= sizeof(uint64_t) && s->resp >= sizeof(uint64_t);
+    s->probe = p->probe && is_client;
     if (!is_client)
         return 0;
     if (s->open_loop) {
@@ -74,6 +82,16 @@ void flow_rr_needs(const struct params *p, bool is_client, struct flow_needs *ou
                                .state = sizeof(struct rr_state) + ring * sizeof(uint64_t)};
 }
 
+void flow_rr_collect(const struct flow *f, struct side_flow *out)
+{
+    const struct rr_state *s = f->priv;
+
+    if (!f->sender || !s)
+        return;
+    out->reqs_sent = s->issued;
+    out->reqs_late = s->late;
+}
+
 bool flow_rr_may_run_alone(const struct params *p, bool is_client)
 {
     /* a lone closed-loop flow at depth 1 runs as a blocking ping-pong */
@@ -90,17 +108,62 @@ static void rr_fini(struct flow *f)
 
 static uint64_t oldest(const struct rr_state *s) { return s->sent_at[s->head]; }
 
+/* Counts a transaction sent (or due) at t and answered at now. */
+static void record(struct worker *w, struct flow *f, uint64_t t, uint64_t now)
+{
+    uint64_t lat = now > t ? now - t : 0;
+
+    if (atomic_load_explicit(&w->measuring, memory_order_relaxed))
+        histo_record(w->lat, lat);
+    worker_log_txn(w, t, lat);
+    flow_add(&f->txns, 1);
+    flow_add(&f->lat_sum_ns, lat);
+}
+
+/* Drops the oldest request in flight. */
+static void pop(struct rr_state *s)
+{
+    s->head = (s->head + 1) % s->ring_cap;
+    s->inflight--;
+}
+
+/* Numbered UDP: slots answered out of order leave with the oldest. */
+static void pop_answered(struct rr_state *s)
+{
+    while (s->inflight && s->sent_at[s->head] == RR_DONE)
+        pop(s);
+}
+
 /* Completes the oldest request in flight. */
 static void complete_one(struct worker *w, struct flow *f, struct rr_state *s, uint64_t now)
 {
-    uint64_t t = oldest(s), lat = now > t ? now - t : 0;
+    record(w, f, oldest(s), now);
+    pop(s);
+}
 
-    s->head = (s->head + 1) % s->ring_cap;
-    s->inflight--;
-    if (atomic_load_explicit(&w->measuring, memory_order_relaxed))
-        histo_record(w->lat, lat);
-    flow_add(&f->txns, 1);
-    flow_add(&f->lat_sum_ns, lat);
+/* Numbered UDP: the response in the worker's buffer (n bytes), which arrived at `at`, answers
+ * the request it names, wherever that is in flight, so a lost datagram costs only its own
+ * transaction (a timeout) and never lends its age to the next answer. Returns 1 when it
+ * completed one; 0 for an answer to a request given up on, a repeat or a number never sent. */
+static int complete_numbered(struct worker *w, struct flow *f, struct rr_state *s, size_t n,
+                             uint64_t at)
+{
+    uint64_t seq, first = s->seq - s->inflight;
+    uint32_t slot;
+
+    if (n < sizeof(seq))
+        return 0;
+    memcpy(&seq, w->buf, sizeof(seq));
+    seq = be64toh(seq);
+    if (seq < first || seq >= s->seq)
+        return 0;
+    slot = (uint32_t)((s->head + (seq - first)) % s->ring_cap);
+    if (s->sent_at[slot] == RR_DONE)
+        return 0;
+    record(w, f, s->sent_at[slot], at);
+    s->sent_at[slot] = RR_DONE;
+    pop_answered(s);
+    return 1;
 }
 
 /* Writes what is pending (TCP). flags MSG_DONTWAIT: until the socket buffer is full or the
@@ -167,6 +230,7 @@ static int issue(struct worker *w, struct flow *f, struct rr_state *s, uint64_t 
 {
     s->sent_at[(s->head + s->inflight) % s->ring_cap] = t;
     s->inflight++;
+    s->issued++;
     if (s->udp)
         return send_udp(w, f, s->seq++, s->req);
     s->pending_write += s->req;
@@ -185,6 +249,47 @@ static bool stale(const struct worker *w, const struct rr_state *s, size_t n)
     return be64toh(seq) < s->seq - s->inflight;
 }
 
+/* One datagram into the worker's buffer. A probe takes the kernel's receive time with it
+ * (SO_TIMESTAMPNS, CLOCK_REALTIME) on the worker's clock: real_off is CLOCK_REALTIME minus that
+ * clock, read once per wake-up. *at is the receive time, the worker's clock otherwise. */
+static ssize_t recv_stamped(struct worker *w, struct flow *f, const struct rr_state *s,
+                            int64_t real_off, uint64_t *at)
+{
+    char ctl[CMSG_SPACE(sizeof(struct timespec))];
+    struct iovec iov = {.iov_base = w->buf, .iov_len = w->buflen};
+    struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1};
+    struct cmsghdr *c;
+    ssize_t n;
+
+    if (!s->probe || !s->udp) {
+        n = recv(f->fd, w->buf, w->buflen, MSG_DONTWAIT);
+        *at = n > 0 && s->numbered ? worker_now(w) : 0;
+        return n;
+    }
+    mh.msg_control = ctl;
+    mh.msg_controllen = sizeof(ctl);
+    n = recvmsg(f->fd, &mh, MSG_DONTWAIT);
+    *at = 0;
+    for (c = n > 0 ? CMSG_FIRSTHDR(&mh) : NULL; c; c = CMSG_NXTHDR(&mh, c))
+        if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_TIMESTAMPNS) {
+            struct timespec ts;
+            memcpy(&ts, CMSG_DATA(c), sizeof(ts));
+            *at = (uint64_t)((int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec - real_off);
+        }
+    if (n > 0 && !*at)
+        *at = worker_now(w);
+    return n;
+}
+
+/* CLOCK_REALTIME minus the worker's clock, for kernel timestamps. */
+static int64_t real_offset(const struct worker *w)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec - (int64_t)worker_now(w);
+}
+
 static void arm_timer(struct flow *f, struct rr_state *s)
 {
     uint64_t due = s->inflight ? oldest(s) + s->timeout_ns : 0;
@@ -197,8 +302,10 @@ static void arm_timer(struct flow *f, struct rr_state *s)
 static int rr_client_start(struct worker *w, struct flow *f, uint64_t now)
 {
     struct rr_state *s = f->priv;
-    int rc = 0;
+    int rc = 0, one = 1;
 
+    if (s->probe && s->udp)
+        setsockopt(f->fd, SOL_SOCKET, SO_TIMESTAMPNS, &one, sizeof(one));
     if (s->open_loop)
         s->next_intended = now + (uint64_t)f->id * (s->period_ns / 8 + 1) % s->period_ns;
     else
@@ -216,13 +323,14 @@ static int rr_client_start(struct worker *w, struct flow *f, uint64_t now)
 static int rr_client_event(struct worker *w, struct flow *f, uint32_t events)
 {
     struct rr_state *s = f->priv;
-    uint64_t now, done = 0;
+    uint64_t now, done = 0, answered = 0, at;
+    int64_t real_off = s->probe && s->udp ? real_offset(w) : 0;
     int err = 0, ended = 0;
 
     if ((events & EPOLLOUT) && !s->udp && (err = -flush_tcp(w, f, s)))
         goto fail;
     for (int i = 0; i < 64; i++) {
-        ssize_t n = recv(f->fd, w->buf, w->buflen, MSG_DONTWAIT);
+        ssize_t n = recv_stamped(w, f, s, real_off, &at);
         if (n < 0 && (errno == EAGAIN || errno == EINTR))
             break;
         if (n <= 0) {
@@ -231,7 +339,9 @@ static int rr_client_event(struct worker *w, struct flow *f, uint32_t events)
             break;
         }
         flow_add(&f->bytes, (uint64_t)n);
-        if (s->udp) {
+        if (s->numbered) {
+            answered += (uint64_t)complete_numbered(w, f, s, (size_t)n, at);
+        } else if (s->udp) {
             if (!stale(w, s, (size_t)n))
                 done++;
         } else {
@@ -246,6 +356,9 @@ static int rr_client_event(struct worker *w, struct flow *f, uint32_t events)
         if (!s->open_loop && !w->stopping && (err = -issue(w, f, s, now)))
             goto fail;
     }
+    while (answered-- && !s->open_loop && !w->stopping) /* closed loop: one more each */
+        if ((err = -issue(w, f, s, now)))
+            goto fail;
     arm_timer(f, s);
     if (!ended)
         return 0;
@@ -262,21 +375,26 @@ static int rr_client_timer(struct worker *w, struct flow *f, uint64_t now)
     /* the oldest request went unanswered for too long */
     while (s->inflight && oldest(s) + s->timeout_ns <= now) {
         flow_add(&f->timeouts, 1);
+        worker_log_txn(w, oldest(s), TXNLOG_LOST);
         if (!s->udp) { /* a TCP stream cannot resynchronise: the flow ends */
             worker_flow_finish(w, f, ETIMEDOUT);
             return 1;
         }
-        s->head = (s->head + 1) % s->ring_cap;
-        s->inflight--;
+        pop(s);
+        pop_answered(s);
         if (!s->open_loop && !w->stopping)
             rc = issue(w, f, s, now);
     }
     /* open loop: every request whose time has come, stamped with that time */
     while (!rc && s->open_loop && s->next_intended <= now) {
-        if (s->inflight < s->ring_cap)
-            rc = issue(w, f, s, s->next_intended);
-        else
+        if (s->inflight < s->ring_cap) {
+            s->late += now - s->next_intended > RESULT_LATE_NS;
+            /* a probe counts from its send: the host's lateness is counted, not measured */
+            rc = issue(w, f, s, s->probe ? now : s->next_intended);
+        } else {
             flow_add(&f->timeouts, 1); /* too many outstanding: counted as given up */
+            worker_log_txn(w, s->next_intended, TXNLOG_LOST);
+        }
         s->next_intended += s->period_ns;
     }
     arm_timer(f, s);
@@ -415,6 +533,7 @@ static void rr_client_alone(struct worker *w, struct flow *f)
         int got = 0;
 
         s->head = 0, s->inflight = 1, s->sent_at[0] = t0;
+        s->issued++;
         if (s->udp) {
             if ((err = -send_udp(w, f, s->seq++, s->req)))
                 break;
@@ -432,6 +551,7 @@ static void rr_client_alone(struct worker *w, struct flow *f)
             complete_one(w, f, s, worker_now(w));
         } else if (!worker_stop_requested(w)) {
             flow_add(&f->timeouts, 1);
+            worker_log_txn(w, t0, TXNLOG_LOST);
             if (!s->udp) { /* a TCP stream cannot resynchronise */
                 err = ETIMEDOUT;
                 break;

@@ -1,6 +1,8 @@
 /* metric: named run figures. Reads the result model only. */
 #include "metric.h"
 
+#include "load_result.h"
+
 #include "units.h"
 
 #include <math.h>
@@ -38,6 +40,13 @@ static const struct metric_def defs[] = {
     {"remote_cpu_ns_per_byte", "server CPU ns/byte", METRIC_RATIO, false},
     {"local_cpu_us_per_txn", "client CPU us/txn", METRIC_US, false},
     {"remote_cpu_us_per_txn", "server CPU us/txn", METRIC_US, false},
+    /* netrig load */
+    {"latency_increase_p50_us", "latency increase p50", METRIC_US, false},
+    {"latency_increase_p99_us", "latency increase p99", METRIC_US, false},
+    {"idle_latency_p50_us", "idle latency p50", METRIC_US, false},
+    {"loaded_latency_p50_us", "loaded latency p50", METRIC_US, false},
+    {"loaded_latency_p99_us", "loaded latency p99", METRIC_US, false},
+    {"loaded_probe_loss_pct", "probe loss under load", METRIC_PCT, false},
 };
 
 const struct metric_def *metric_all(size_t *n)
@@ -56,6 +65,8 @@ const struct metric_def *metric_find(const char *name)
 
 const char *metric_primary(const char *test)
 {
+    if (!strcmp(test, "load"))
+        return "latency_increase_p50_us";
     return !strcmp(test, "stream") ? "throughput_bps" : "transactions_per_s";
 }
 
@@ -179,6 +190,38 @@ size_t metric_from_side(const struct params *p, const struct side_result *s,
     }
     if (s->cpu.valid) /* the daemon is the server: "remote" in netrig's terms */
         put(&l, "remote_cpu_busy_pct", s->cpu.busy_pct);
+    return l.n;
+}
+
+size_t metric_from_load(const struct load_result *lr, struct metric_value *out, size_t max)
+{
+    struct mlist l = {out, 0, max};
+    const struct load_phase_stats *busy = &lr->phase[LOAD_LOADED];
+    double retr = 0;
+    bool any = false;
+
+    for (int p = LOAD_UP; p <= LOAD_DOWN; p++) {
+        if (!lr->ran[p])
+            continue;
+        any = true;
+        retr += lr->part[p].summary.retransmits;
+    }
+    if (any) {
+        put(&l, "throughput_bps", busy->up_bps + busy->down_bps);
+        if (lr->ran[LOAD_UP])
+            put(&l, "client_to_server_bps", busy->up_bps);
+        if (lr->ran[LOAD_DOWN])
+            put(&l, "server_to_client_bps", busy->down_bps);
+        put(&l, "retransmits", retr);
+    }
+    if (lr->band < 0)
+        return l.n;
+    put(&l, "latency_increase_p50_us", lr->increase_p50_us);
+    put(&l, "latency_increase_p99_us", lr->increase_p99_us);
+    put(&l, "idle_latency_p50_us", lr->phase[LOAD_BASELINE].probe[lr->judged_by].p50_us);
+    put(&l, "loaded_latency_p50_us", busy->probe[lr->judged_by].p50_us);
+    put(&l, "loaded_latency_p99_us", busy->probe[lr->judged_by].p99_us);
+    put(&l, "loaded_probe_loss_pct", busy->probe[lr->judged_by].loss_pct);
     return l.n;
 }
 

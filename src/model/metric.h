@@ -31,7 +31,8 @@ struct metric_value {
 const struct metric_def *metric_all(size_t *n);
 /* The definition of a name, or NULL. */
 const struct metric_def *metric_find(const char *name);
-/* The figure a test is judged by: throughput_bps for streams, transactions_per_s otherwise. */
+/* The figure a test is judged by: throughput_bps for streams, latency_increase_p50_us for load
+ * runs, transactions_per_s otherwise. */
 const char *metric_primary(const char *test);
 
 /* The metrics that apply to a client's run; returns how many were written (at most max). */
@@ -44,6 +45,11 @@ size_t metric_from_side(const struct params *p, const struct side_result *s,
  * run whose results came back as that document (a daemon's third-party test, a mesh cell). */
 size_t metric_from_doc(const struct params *p, const cJSON *doc, struct metric_value *out,
                        size_t max);
+
+/* The metrics of a load run (netrig load): throughput each way under load, the latency
+ * increase and the probe figures behind it. */
+struct load_result;
+size_t metric_from_load(const struct load_result *lr, struct metric_value *out, size_t max);
 
 /* "21.37 Gbit/s", "12.3 us", "0.52 %", "1234": a value in the metric's unit for people. */
 void metric_format(const struct metric_def *d, double v, char *buf, size_t len);

@@ -120,6 +120,22 @@ bool params_flow_client_sends(const struct params *p, uint32_t i)
     }
 }
 
+uint64_t params_min_sample(const struct params *p)
+{
+    uint64_t ns = (uint64_t)params_total_flows(p) * 1000000000ULL / PARAMS_MAX_SAMPLE_RATE;
+
+    return ns < PARAMS_MIN_SAMPLE_NS ? PARAMS_MIN_SAMPLE_NS : ns;
+}
+
+uint64_t params_default_sample(const struct params *p)
+{
+    uint64_t lo = params_min_sample(p);
+
+    if (!p->interval_ns)
+        return 0;
+    return p->interval_ns < lo ? lo : p->interval_ns;
+}
+
 /* strtol with base 0 over the whole string, within [0, hi] */
 static int parse_small(const char *s, long hi, long *out)
 {
@@ -250,6 +266,26 @@ static int pacing_invalid(const struct params *p, char *err, size_t errlen)
 #undef FAIL
 }
 
+/* --sample: 0, or a period from 10 ms (longer with many flows) to a day */
+static int sample_invalid(const struct params *p, char *err, size_t errlen)
+{
+    if (p->sample_ns && p->sample_ns < PARAMS_MIN_SAMPLE_NS)
+        snprintf(err, errlen, "sample period (--sample) %.3gms is too short: use at least 10ms",
+                 p->sample_ns / 1e6);
+    else if (p->sample_ns > PARAMS_MAX_DURATION_NS)
+        snprintf(err, errlen, "sample period (--sample) %.3gs is too long: use at most 86400s",
+                 p->sample_ns / 1e9);
+    else if (p->sample_ns && p->sample_ns < params_min_sample(p))
+        snprintf(err, errlen,
+                 "sample period (--sample) %.3gms with %u flows reads more than %d sockets a "
+                 "second: use at least %.0fms",
+                 p->sample_ns / 1e6, params_total_flows(p), PARAMS_MAX_SAMPLE_RATE,
+                 ceil(params_min_sample(p) / 1e6));
+    else
+        return 0;
+    return -EINVAL;
+}
+
 int params_validate(const struct params *p, char *err, size_t errlen)
 {
 #define FAIL(...)                                                                                  \
@@ -304,7 +340,8 @@ int params_validate(const struct params *p, char *err, size_t errlen)
              p->zerocopy_rx ? "--zerocopy-rx" : "--skip-rx-copy");
     if (p->zerocopy_rx && p->skip_rx_copy)
         FAIL("--zerocopy-rx and --skip-rx-copy exclude each other: pick one way to receive");
-    if (pacing_invalid(p, err, errlen) || limits_invalid(p, err, errlen))
+    if (pacing_invalid(p, err, errlen) || limits_invalid(p, err, errlen) ||
+        sample_invalid(p, err, errlen))
         return -EINVAL;
     if (p->test != PARAMS_TEST_STREAM) {
         uint32_t max = p->udp ? PARAMS_MAX_UDP_DATAGRAM : PARAMS_MAX_WRITE;
@@ -361,6 +398,7 @@ cJSON *params_to_json(const struct params *p)
     cJSON_AddNumberToObject(o, "udp_rate_bps", (double)p->udp_rate_bps);
     cJSON_AddNumberToObject(o, "udp_pps", (double)p->udp_pps);
     cJSON_AddNumberToObject(o, "txn_timeout_s", p->txn_timeout_ns / 1e9);
+    cJSON_AddNumberToObject(o, "sample_s", p->sample_ns / 1e9);
     cJSON_AddNumberToObject(o, "bytes_limit", (double)p->bytes_limit);
     cJSON_AddNumberToObject(o, "blocks_limit", (double)p->blocks_limit);
     cJSON_AddNumberToObject(o, "app_rate_bps", (double)p->app_rate_bps);
@@ -461,6 +499,7 @@ int params_from_json(const cJSON *o, struct params *p, char *err, size_t errlen)
     NUM("udp_rate_bps", 0, 1e15, p->udp_rate_bps = (uint64_t)v);
     NUM("udp_pps", 0, 1e10, p->udp_pps = (uint64_t)v);
     NUM("txn_timeout_s", 0.001, 600, p->txn_timeout_ns = (uint64_t)llround(v * 1e9));
+    NUM("sample_s", 0, 86400, p->sample_ns = (uint64_t)llround(v * 1e9));
     NUM("bytes_limit", 0, (double)PARAMS_MAX_LIMIT, p->bytes_limit = (uint64_t)v);
     NUM("blocks_limit", 0, (double)PARAMS_MAX_LIMIT, p->blocks_limit = (uint64_t)v);
     NUM("app_rate_bps", 0, 1e15, p->app_rate_bps = (uint64_t)v);

@@ -22,6 +22,10 @@
 #define PARAMS_MAX_BURST        1000         /* -b RATE/BURST, as iperf3 */
 #define PARAMS_UDP_HEADER       16           /* the smallest datagram a receiver counts */
 
+/* --sample: time series of every flow (counters and TCP_INFO), read off the hot path */
+#define PARAMS_MIN_SAMPLE_NS   (10ULL * 1000000ULL)
+#define PARAMS_MAX_SAMPLE_RATE 100000 /* flow samples a second at most (flows / period) */
+
 enum params_dir { PARAMS_DIR_FORWARD, PARAMS_DIR_REVERSE, PARAMS_DIR_BIDIR };
 enum params_test { PARAMS_TEST_STREAM, PARAMS_TEST_RR, PARAMS_TEST_CRR };
 
@@ -57,6 +61,11 @@ struct params {
     uint64_t txn_timeout_ns; /* rr/crr: a transaction unanswered this long is given up */
     bool iperf3_wire;        /* talking to iperf3: its UDP datagram format (flow_iperf3_udp.c) */
     bool iperf3_udp64;       /* iperf3 --udp-counters-64bit: 64-bit datagram sequence numbers */
+    uint64_t sample_ns;      /* --sample: each flow's counters and TCP_INFO this often; 0 = off */
+    /* client only, not on the wire: rr as a latency probe (netrig load): every transaction's
+     * time and latency kept, timed from its actual send (lateness counted apart) to the
+     * kernel's receive time (UDP), so the host's scheduling does not pass for the network */
+    bool probe;
     /* stream tests that end after a transfer: each direction's senders together move exactly
      * this much (after the warm-up); 0 = no such limit. With duration_ns 0 it is the only end. */
     uint64_t bytes_limit;  /* -n: bytes */
@@ -75,6 +84,11 @@ void params_defaults(struct params *p);
 /* Checks every field against its limits; err gets one line naming the value. */
 int params_validate(const struct params *p, char *err, size_t errlen);
 
+/* The --sample period a test gets when none is given: its interval (0 = none), made longer
+ * when the flows would need more than PARAMS_MAX_SAMPLE_RATE samples a second. */
+uint64_t params_default_sample(const struct params *p);
+/* The shortest --sample period the flows of p allow. */
+uint64_t params_min_sample(const struct params *p);
 /* Does the test end after a transfer (-n or -k)? */
 bool params_has_limit(const struct params *p);
 /* The transfer each direction makes under -n/-k: bytes for TCP, datagrams for UDP (the last

@@ -1,7 +1,11 @@
 /* result: storage of measured sides, and the derived per-flow and total figures. */
 #include "result.h"
 
+#include "units.h"
+
 #include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -35,6 +39,10 @@ nomem:
 void result_side_fini(struct side_result *s)
 {
     free(s->lat);
+    if (s->log)
+        txnlog_fini(s->log);
+    free(s->log);
+    samples_free(s->samples);
     free(s->flows);
     free(s->intervals);
     free(s->cells);
@@ -325,7 +333,111 @@ int result_merge(struct run_result *r)
         merge_udp(r);
     }
     free(tp);
+    result_warn_figures(r);
     return 0;
+}
+
+bool result_server_sends_tcp(const struct params *p)
+{
+    return p->test == PARAMS_TEST_STREAM && !p->udp && p->dir != PARAMS_DIR_FORWARD;
+}
+
+int64_t result_interval_retrans(const struct interval *iv)
+{
+    return iv->peer == INTERVAL_PEER_PENDING ? -1 : (int64_t)iv->retrans;
+}
+
+int64_t result_interval_flow_retrans(const struct params *p, const struct interval *iv, uint32_t i)
+{
+    if (!iv->flows)
+        return -1;
+    if (iv->peer != INTERVAL_PEER_NONE && iv->peer != INTERVAL_PEER_CELLS &&
+        result_server_sends_tcp(p) && !params_flow_client_sends(p, i))
+        return -1;
+    return iv->flows[i].retrans;
+}
+
+void result_peer_interval_fini(struct peer_interval *pi)
+{
+    free(pi->ids);
+    free(pi->flow_retrans);
+    pi->ids = pi->flow_retrans = NULL;
+    pi->npairs = 0;
+}
+
+void result_warn(struct run_result *r, const char *fmt, ...)
+{
+    char text[RESULT_WARNING_LEN];
+    va_list ap;
+
+    va_start(ap, fmt);
+    vsnprintf(text, sizeof(text), fmt, ap);
+    va_end(ap);
+    for (uint32_t i = 0; i < r->nwarnings; i++)
+        if (!strcmp(r->warnings[i], text))
+            return;
+    if (r->nwarnings < RESULT_MAX_WARNINGS)
+        memcpy(r->warnings[r->nwarnings++], text, sizeof(text));
+}
+
+/* The UDP senders of one direction against -b (or --pps x datagram size) per flow. */
+static void warn_udp_rate(struct run_result *r, bool client_sends)
+{
+    const struct params *p = &r->params;
+    double want = p->udp_pps ? (double)p->udp_pps * p->write_size * 8.0 : (double)p->udp_rate_bps;
+    double got = 0;
+    uint32_t n = 0;
+    char g[32], w[32];
+
+    for (uint32_t i = 0; i < r->nflows; i++) {
+        const struct flow_summary *f = &r->flows[i];
+        const struct side_result *s = client_sends ? &r->local : &r->remote;
+        if (f->client_sends != client_sends)
+            continue;
+        if (!s->valid && !client_sends)
+            return; /* the server did not report what it sent */
+        got += f->sender_bps;
+        n++;
+    }
+    want *= n;
+    if (!n || want <= 0 || got >= RESULT_UDP_RATE_SHARE * want)
+        return;
+    units_format_rate(got, g, sizeof(g));
+    units_format_rate(want, w, sizeof(w));
+    result_warn(
+        r, "UDP: the %s sender%s reached %s of the %s asked (%s%s%.0u%s, %.1f%%): CPU or NIC bound",
+        client_sends ? "client's" : "server's", n == 1 ? "" : "s", g, w,
+        p->udp_pps ? "--pps x datagram size" : "-b", n > 1 ? " x " : "", n > 1 ? n : 0,
+        n > 1 ? " flows" : "", 100.0 * got / want);
+}
+
+void result_warn_figures(struct run_result *r)
+{
+    const struct params *p = &r->params;
+    uint32_t flows = params_total_flows(p);
+    uint32_t st = p->server_threads ? p->server_threads : p->threads;
+
+    if (p->test == PARAMS_TEST_STREAM && p->udp && !r->partial) {
+        if (p->dir != PARAMS_DIR_REVERSE)
+            warn_udp_rate(r, true);
+        if (p->dir != PARAMS_DIR_FORWARD)
+            warn_udp_rate(r, false);
+    }
+    /* a worker thread needs a flow (a crr server runs one listener per thread instead; an
+     * iperf3 server is its own) */
+    bool server_idle = st > flows && p->test != PARAMS_TEST_CRR && !p->iperf3_wire;
+    if (p->threads > flows)
+        result_warn(r,
+                    "-T %u with %u flow%s: %u worker thread%s %s had no flow and did not run; "
+                    "raise -P to use them",
+                    p->threads, flows, flows == 1 ? "" : "s", p->threads - flows,
+                    p->threads - flows == 1 ? "" : "s",
+                    server_idle && !p->server_threads ? "on each end" : "of the client");
+    if (server_idle && p->server_threads)
+        result_warn(r,
+                    "--server-threads %u with %u flow%s: %u of the server's worker threads had "
+                    "no flow and did not run",
+                    st, flows, flows == 1 ? "" : "s", st - flows);
 }
 
 void result_fini(struct run_result *r)

@@ -12,7 +12,19 @@
 #include "hostctr.h"
 #include "hostsnap.h"
 #include "params.h"
+#include "samples.h"
 #include "tcpinfo.h"
+#include "txnlog.h"
+
+/* An open-loop request sent later than this after its intended time was sent late. */
+#define RESULT_LATE_NS 1000000ULL
+
+/* Warnings a run keeps (result_warn), and their length. */
+#define RESULT_MAX_WARNINGS 8
+#define RESULT_WARNING_LEN  256
+
+/* A UDP sender below this share of its -b (or --pps) rate is reported: CPU or NIC bound. */
+#define RESULT_UDP_RATE_SHARE 0.95
 
 /* Per-flow interval cells kept at most (flows x intervals); past it only totals are kept. */
 #define RESULT_MAX_INTERVAL_CELLS (1u << 20)
@@ -47,6 +59,9 @@ struct side_flow {
      * none), srtt in us, the peer's window and the data in flight (unacked x mss) in bytes */
     uint32_t samples;
     double rtt_mean_us, snd_wnd_mean, inflight_mean;
+    /* open-loop rr client (this side only, not on the wire): requests sent, and those that
+     * left more than RESULT_LATE_NS after their intended time */
+    uint64_t reqs_sent, reqs_late;
     bool has_udp_rx;
     struct result_udp_rx udp;
 };
@@ -58,6 +73,16 @@ struct interval_flow {
     uint32_t cwnd;
 };
 
+/* An interval's retransmits in a test where the server sends TCP flows (-R, --bidir): the
+ * server measures those (its TCP_INFO) and streams its intervals; the client adds them to its
+ * own when they come (client/ivjoin.c). */
+enum interval_peer {
+    INTERVAL_PEER_NONE,    /* the server sends no TCP flow: retrans is complete */
+    INTERVAL_PEER_PENDING, /* the server's part is not (yet) known: retrans holds ours only */
+    INTERVAL_PEER_TOTAL,   /* retrans includes the server's total */
+    INTERVAL_PEER_CELLS,   /* ... and the cells of the flows it sends hold its per-flow counts */
+};
+
 struct interval {
     double start_s, end_s; /* since the test started, omit included */
     bool omitted;
@@ -65,7 +90,8 @@ struct interval {
     uint64_t wire_bytes; /* both ways as the kernel moved them (TCP_INFO bytes acked and
                             received; other kinds: what they wrote and read), omit included.
                             The daemon's --max-rate meter; not in the JSON */
-    uint32_t retrans;
+    uint32_t retrans;    /* the senders' retransmits known (see peer) */
+    uint8_t peer;        /* enum interval_peer */
     uint64_t txns;       /* rr/crr transactions completed in the interval */
     uint64_t lat_sum_ns; /* and their latencies summed */
     struct cpu_usage cpu;
@@ -111,6 +137,13 @@ struct side_result {
     char boot_id[40];   /* the kernel's boot id: equal on both ends = one clock */
     bool host_declined; /* a daemon told not to send its settings (serve --no-host-snapshot) */
     struct histo *lat;  /* rr/crr client: latencies of every transaction */
+    /* with params.probe: each transaction's send time (since this side's start) and
+     * latency, in time order (owned; NULL: not kept) */
+    struct txnlog *log;
+    struct samples *samples; /* --sample: the flows' time series (owned; NULL: none) */
+    /* CLOCK_MONOTONIC when this side started its workers and when it stopped them (0: never);
+     * for callers in the same process, not on the wire */
+    uint64_t start_mono_ns, stop_mono_ns;
     /* this side's host settings as it sent them (owned; NULL: not sent), and when NULL why,
      * if known (e.g. "the daemon declined to send its settings") */
     struct hostsnap *host;
@@ -191,6 +224,10 @@ struct run_result {
     bool partial;
     char error[256];
     char note[256]; /* something the run's set-up changed (e.g. pacing a server imposed) */
+    /* what the user should know about the run and would not see otherwise: a rate not
+     * reached, threads left idle, pinning that found nothing (result_warn) */
+    uint32_t nwarnings;
+    char warnings[RESULT_MAX_WARNINGS][RESULT_WARNING_LEN];
     /* what ended the run: "time" (-t), "bytes" (-n), "blocks" (-k), or for partial runs
      * "interrupted", "server", "flows", "error"; "" when it never ran */
     char ended_by[16];
@@ -205,11 +242,42 @@ struct interval *result_side_next_interval(struct side_result *s);
 /* Jain's fairness index of n values: (sum x)^2 / (n sum x^2); 1 for n == 0 or all zero. */
 double result_jain(const double *x, uint32_t n);
 
-/* Joins local (client) and remote (server) sides into flows[] and summary. */
 /* One line on how the receivers read when not by plain copy (--zerocopy-rx, --skip-rx-copy):
  * what share was mapped, why not more, that the receiver's copy is left out; "" otherwise. */
 void result_rx_note(const struct run_result *r, char *buf, size_t len);
+/* Joins local (client) and remote (server) sides into flows[] and summary, then adds the
+ * warnings the figures call for (result_warn_figures). */
 int result_merge(struct run_result *r);
+/* Does the server send TCP flows in this test (a TCP stream, -R or --bidir)? Their
+ * retransmits are the server's to count. */
+bool result_server_sends_tcp(const struct params *p);
+/* Interval iv's retransmits: -1 while the server's part is unknown. */
+int64_t result_interval_retrans(const struct interval *iv);
+/* Flow i's retransmits in iv (cells kept): -1 for a flow the server sends whose count it has
+ * not streamed. */
+int64_t result_interval_flow_retrans(const struct params *p, const struct interval *iv, uint32_t i);
+
+/* One interval the server streams during the run ("interval" message, docs/protocol.md):
+ * its totals and, for the flows it sends, their retransmits. */
+#define RESULT_PEER_MAX_PAIRS 4096 /* flows with retransmits listed at most; past it, none */
+struct peer_interval {
+    uint32_t index; /* the server's interval number, 0 first (warm-up included) */
+    double start_s, end_s;
+    bool omitted;
+    uint64_t sent_bytes, recv_bytes;
+    uint32_t retrans;
+    bool has_flows;  /* the pairs below list every flow the server sends with retransmits */
+    uint32_t npairs; /* flows listed (their ids and retransmits) */
+    uint32_t *ids, *flow_retrans; /* npairs each (malloc'd: result_peer_interval_fini) */
+};
+void result_peer_interval_fini(struct peer_interval *pi);
+
+/* Adds a warning to r: a text already there is not added twice; past RESULT_MAX_WARNINGS
+ * the rest is dropped. */
+void result_warn(struct run_result *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* The warnings the merged figures call for: UDP senders that reached less than
+ * RESULT_UDP_RATE_SHARE of the rate asked, worker threads asked for that had no flow. */
+void result_warn_figures(struct run_result *r);
 void result_fini(struct run_result *r);
 
 #endif

@@ -2,9 +2,12 @@
  * Reads and fills the result model only. */
 #include "result_json.h"
 
+#include "samples_json.h"
+
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static double rate(uint64_t bytes, double s) { return s > 0 ? (double)bytes * 8.0 / s : 0.0; }
@@ -43,7 +46,7 @@ void result_json_add_interval(cJSON *o, const struct run_result *r, const struct
     cJSON_AddNumberToObject(o, "throughput_bps", rate(bytes, len));
     cJSON_AddNumberToObject(o, "sent_bytes", (double)iv->sent_bytes);
     cJSON_AddNumberToObject(o, "received_bytes", (double)iv->recv_bytes);
-    cJSON_AddNumberToObject(o, "retransmits", iv->retrans);
+    cJSON_AddNumberToObject(o, "retransmits", (double)result_interval_retrans(iv));
     if (params_is_transactional(&r->params)) {
         cJSON_AddNumberToObject(o, "transactions", (double)iv->txns);
         cJSON_AddNumberToObject(o, "transactions_per_s", len > 0 ? iv->txns / len : 0);
@@ -58,7 +61,8 @@ void result_json_add_interval(cJSON *o, const struct run_result *r, const struct
             cJSON_AddNumberToObject(f, "id", i);
             cJSON_AddNumberToObject(f, "bytes", (double)iv->flows[i].bytes);
             cJSON_AddNumberToObject(f, "throughput_bps", rate(iv->flows[i].bytes, len));
-            cJSON_AddNumberToObject(f, "retransmits", iv->flows[i].retrans);
+            cJSON_AddNumberToObject(f, "retransmits",
+                                    (double)result_interval_flow_retrans(&r->params, iv, i));
             cJSON_AddNumberToObject(f, "rtt_us", iv->flows[i].rtt_us);
             cJSON_AddNumberToObject(f, "cwnd", iv->flows[i].cwnd);
             cJSON_AddItemToArray(fa, f);
@@ -265,6 +269,8 @@ cJSON *result_json_run(const struct run_result *r)
         cJSON_AddItemToArray(warn, cJSON_CreateString(r->remote.warning));
     if (r->note[0])
         cJSON_AddItemToArray(warn, cJSON_CreateString(r->note));
+    for (uint32_t i = 0; i < r->nwarnings && i < RESULT_MAX_WARNINGS; i++)
+        cJSON_AddItemToArray(warn, cJSON_CreateString(r->warnings[i]));
     cJSON_AddStringToObject(o, "ended_by", r->ended_by);
     cJSON_AddBoolToObject(o, "partial", r->partial);
     if (r->error[0])
@@ -374,7 +380,21 @@ cJSON *result_json_side(const struct side_result *s)
         cJSON_AddNumberToObject(io, "retransmits", iv->retrans);
         cJSON_AddItemToArray(arr, io);
     }
+    if (s->samples)
+        cJSON_AddItemToObject(o, "samples", samples_json(s->samples, NULL));
     result_json_add_host(o, "host", s->host, s->host_declined);
+    return o;
+}
+
+cJSON *result_json_samples(const struct run_result *r)
+{
+    cJSON *o = cJSON_CreateObject();
+
+    cJSON_AddItemToObject(
+        o, "client", r->local.samples ? samples_json(r->local.samples, NULL) : cJSON_CreateNull());
+    cJSON_AddItemToObject(o, "server",
+                          r->remote.samples ? samples_json(r->remote.samples, NULL)
+                                            : cJSON_CreateNull());
     return o;
 }
 
@@ -681,7 +701,7 @@ static int parse_intervals(const cJSON *arr, struct side_result *out)
 }
 
 int result_json_side_parse(const cJSON *o, uint32_t expect_flows, uint32_t max_intervals,
-                           struct side_result *out, char *err, size_t errlen)
+                           uint32_t max_ticks, struct side_result *out, char *err, size_t errlen)
 {
     const cJSON *flows = cJSON_GetObjectItemCaseSensitive(o, "flows");
     const cJSON *ivs = cJSON_GetObjectItemCaseSensitive(o, "intervals");
@@ -716,7 +736,9 @@ int result_json_side_parse(const cJSON *o, uint32_t expect_flows, uint32_t max_i
     if (num(o, "seconds", 0, 1e7, &out->seconds) || num(o, "threads", 0, 65535, &v) ||
         parse_cpu(cJSON_GetObjectItemCaseSensitive(o, "cpu"), &out->cpu) ||
         parse_flows(flows, out, err, errlen) || parse_intervals(ivs, out) ||
-        result_json_load_parse(cJSON_GetObjectItemCaseSensitive(o, "load"), &out->load)) {
+        result_json_load_parse(cJSON_GetObjectItemCaseSensitive(o, "load"), &out->load) ||
+        samples_json_parse(cJSON_GetObjectItemCaseSensitive(o, "samples"), expect_flows, max_ticks,
+                           &out->samples, err, errlen)) {
         if (!err[0])
             snprintf(err, errlen, "peer results hold an invalid value");
         result_side_fini(out);

@@ -18,19 +18,31 @@ cJSON *result_json_run(const struct run_result *r);
 void result_json_add_interval(cJSON *o, const struct run_result *r, const struct side_result *s,
                               const struct interval *iv);
 
-/* A side's results on the wire, and back. The parser checks every value; expect_flows bounds
- * the flow ids accepted (each at most once), max_intervals the interval count. */
+/* Both sides' time series (--sample), {"client": ..., "server": ...} (null for a side without). */
+cJSON *result_json_samples(const struct run_result *r);
+
 /* A side's load (result_json_load.c): null when l is NULL; the parser sets *out to NULL for
  * an absent or null object, else allocates it. 0, -EINVAL or -ENOMEM. */
 cJSON *result_json_load(const struct side_load *l);
 cJSON *result_json_load_host(const struct hostctr_delta *h); /* the "host" member alone */
 int result_json_load_parse(const cJSON *o, struct side_load **out);
 
+/* A side's results on the wire, and back. The parser checks every value; expect_flows bounds
+ * the flow ids accepted (each at most once), max_intervals the interval count, max_ticks the
+ * samples' ticks (0: none accepted but an absent or null "samples"). */
 #define RESULT_JSON_MAX_WIRE_INTERVALS 100000
 cJSON *result_json_side(const struct side_result *s);
 int result_json_side_parse(const cJSON *o, uint32_t expect_flows, uint32_t max_intervals,
-                           struct side_result *out, char *err, size_t errlen);
+                           uint32_t max_ticks, struct side_result *out, char *err, size_t errlen);
 
+/* Adds to o an interval this end measured, as the server streams it during the run when the
+ * client asks (the "interval" message's members; docs/protocol.md). */
+void result_json_add_peer_interval(cJSON *o, const struct side_result *s,
+                                   const struct interval *iv);
+/* Reads one: every number checked (index up to max_index, flow ids below nflows, each once).
+ * 0, or -EINVAL/-ENOMEM with out empty. */
+int result_json_peer_interval_parse(const cJSON *o, uint32_t nflows, uint32_t max_index,
+                                    struct peer_interval *out);
 /* A host snapshot in an object: o[key] the settings (hostsnap_to_json), or o[key_declined]
  * true when a daemon was told not to send them (serve --no-host-snapshot), or o[key_omitted]
  * (a one-line reason) when their text would pass RESULT_JSON_HOST_WIRE_MAX; nothing when hs is

@@ -6,10 +6,13 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <linux/sockios.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
 #include <time.h>
 
 const unsigned char ctl_magic[4] = {'N', 'R', 'G', CTL_PROTO_VERSION};
@@ -138,27 +141,55 @@ int ctl_recv(int fd, size_t maxlen, int timeout_ms, cJSON **out, char *err, size
     return rc;
 }
 
-int ctl_send(int fd, const cJSON *msg, int timeout_ms)
+/* msg as one frame (malloc'd), of *len bytes. */
+static uint8_t *frame_of(const cJSON *msg, size_t *len)
 {
     char *text = cJSON_PrintUnformatted(msg);
-    size_t len;
+    size_t n;
     uint8_t *frame;
-    int rc;
 
     if (!text)
-        return -ENOMEM;
-    len = strlen(text);
-    frame = malloc(CTL_HDR_LEN + len);
-    if (!frame) {
-        free(text);
-        return -ENOMEM;
+        return NULL;
+    n = strlen(text);
+    frame = malloc(CTL_HDR_LEN + n);
+    if (frame) {
+        memcpy(frame, ctl_magic, 4);
+        put_be32(frame + 4, (uint32_t)n);
+        memcpy(frame + CTL_HDR_LEN, text, n);
+        *len = CTL_HDR_LEN + n;
     }
-    memcpy(frame, ctl_magic, 4);
-    put_be32(frame + 4, (uint32_t)len);
-    memcpy(frame + CTL_HDR_LEN, text, len);
-    rc = sock_write_full(fd, frame, CTL_HDR_LEN + len, timeout_ms);
-    free(frame);
     free(text);
+    return frame;
+}
+
+int ctl_send(int fd, const cJSON *msg, int timeout_ms)
+{
+    size_t len;
+    uint8_t *frame = frame_of(msg, &len);
+    int rc;
+
+    if (!frame)
+        return -ENOMEM;
+    rc = sock_write_full(fd, frame, len, timeout_ms);
+    free(frame);
+    return rc;
+}
+
+int ctl_send_if_room(int fd, const cJSON *msg, int timeout_ms)
+{
+    int queued = 0, sndbuf = 0;
+    socklen_t sl = sizeof(sndbuf);
+    size_t len;
+    uint8_t *frame = frame_of(msg, &len);
+    int rc = -EAGAIN;
+
+    if (!frame)
+        return -ENOMEM;
+    /* SO_SNDBUF reads back twice what the kernel lets the data use: half of it is ours */
+    if (!ioctl(fd, SIOCOUTQ, &queued) && !getsockopt(fd, SOL_SOCKET, SO_SNDBUF, &sndbuf, &sl) &&
+        queued >= 0 && (uint64_t)queued + 2 * len <= (uint64_t)sndbuf / 2)
+        rc = sock_write_full(fd, frame, len, timeout_ms);
+    free(frame);
     return rc;
 }
 

@@ -32,6 +32,10 @@ int ctl_decode(const uint8_t *buf, size_t len, size_t maxlen, cJSON **out, char 
 int ctl_recv(int fd, size_t maxlen, int timeout_ms, cJSON **out, char *err, size_t errlen);
 /* Frames and writes msg. */
 int ctl_send(int fd, const cJSON *msg, int timeout_ms);
+/* The same, but only when the socket's send buffer has room for the whole frame with half of
+ * it to spare (a peer that does not read never makes the sender wait): -EAGAIN when not,
+ * and nothing is written. */
+int ctl_send_if_room(int fd, const cJSON *msg, int timeout_ms);
 
 /* The message's type (validated by decode). */
 const char *ctl_type(const cJSON *msg);

@@ -1,6 +1,9 @@
 /* plot: gnuplot scripts for runs, sweeps and comparisons, run in a temporary directory. */
 #include "plot.h"
 
+#include "plot_job.h"
+#include "plot_load.h"
+
 #include "metric.h"
 #include "stats.h"
 #include "store_run.h"
@@ -19,12 +22,6 @@
 
 #define PLOT_MAX_FLOWS 16 /* per-flow lines drawn; more flows show the total only */
 
-struct job {
-    char dir[512];
-    char out[600]; /* the chart gnuplot writes */
-    FILE *gp;      /* the script */
-};
-
 int plot_format_of(const char *path)
 {
     size_t n = strlen(path);
@@ -36,233 +33,6 @@ int plot_format_of(const char *path)
     return -1;
 }
 
-/* A gnuplot single-quoted string: ' is doubled. */
-static void gp_str(FILE *f, const char *s)
-{
-    fputc('\'', f);
-    for (; *s; s++) {
-        if (*s == '\'')
-            fputc('\'', f);
-        if (*s != '\n')
-            fputc(*s, f);
-    }
-    fputc('\'', f);
-}
-
-static void job_path(const struct job *j, const char *name, char *buf, size_t len)
-{
-    snprintf(buf, len, "%s/%s", j->dir, name);
-}
-
-static int job_open(struct job *j, enum plot_format f, int height, char *err, size_t errlen)
-{
-    const char *tmp = getenv("TMPDIR");
-    char script[600];
-
-    memset(j, 0, sizeof(*j));
-    snprintf(j->dir, sizeof(j->dir), "%s/netrig-plot.XXXXXX", tmp && *tmp == '/' ? tmp : "/tmp");
-    if (!mkdtemp(j->dir)) {
-        snprintf(err, errlen, "cannot create a temporary directory for gnuplot in '%s': %s",
-                 tmp && *tmp == '/' ? tmp : "/tmp", strerror(errno));
-        return -errno;
-    }
-    job_path(j, "plot.gp", script, sizeof(script));
-    job_path(j, f == PLOT_SVG ? "out.svg" : "out.png", j->out, sizeof(j->out));
-    j->gp = fopen(script, "w");
-    if (!j->gp) {
-        snprintf(err, errlen, "cannot write '%s': %s", script, strerror(errno));
-        rmdir(j->dir);
-        return -EIO;
-    }
-    if (f == PLOT_SVG)
-        fprintf(j->gp,
-                "set terminal svg size 900,%d noenhanced font 'sans,11' "
-                "background rgb 'white'\n",
-                height);
-    else
-        fprintf(j->gp, "set terminal pngcairo size 900,%d noenhanced font 'sans,10'\n", height);
-    fputs("set output ", j->gp);
-    gp_str(j->gp, j->out);
-    fputs("\nset grid\nset key below\nset border 3\nset tics nomirror\n", j->gp);
-    return 0;
-}
-
-static int rm_entry(const char *name, void *arg)
-{
-    char p[700];
-
-    snprintf(p, sizeof(p), "%s/%s", ((struct job *)arg)->dir, name);
-    unlink(p);
-    return 0;
-}
-
-static void job_close(struct job *j)
-{
-    DIR *d;
-    struct dirent *e;
-
-    if (j->gp)
-        fclose(j->gp);
-    j->gp = NULL;
-    if (!j->dir[0] || !(d = opendir(j->dir)))
-        return;
-    while ((e = readdir(d)) != NULL)
-        if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
-            rm_entry(e->d_name, j);
-    closedir(d);
-    rmdir(j->dir);
-    j->dir[0] = '\0';
-}
-
-static FILE *job_data(struct job *j, const char *name, char *path, size_t len)
-{
-    job_path(j, name, path, len);
-    return fopen(path, "w");
-}
-
-static int read_file(const char *path, char **buf, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    size_t cap = 65536, n = 0, got;
-    char *b = malloc(cap + 1);
-
-    if (!f || !b) {
-        if (f)
-            fclose(f);
-        free(b);
-        return -EIO;
-    }
-    while ((got = fread(b + n, 1, cap - n, f)) > 0) {
-        n += got;
-        if (n == cap) {
-            char *nb = realloc(b, 2 * cap + 1);
-            if (!nb) {
-                free(b);
-                fclose(f);
-                return -ENOMEM;
-            }
-            b = nb;
-            cap *= 2;
-        }
-    }
-    fclose(f);
-    b[n] = '\0';
-    *buf = b;
-    *len = n;
-    return 0;
-}
-
-static void first_line(const char *path, char *buf, size_t len)
-{
-    char *text = NULL, *p;
-    size_t n;
-
-    buf[0] = '\0';
-    if (read_file(path, &text, &n))
-        return;
-    for (p = text; *p == '\n' || *p == ' '; p++)
-        ;
-    p[strcspn(p, "\n")] = '\0';
-    snprintf(buf, len, "%s", p);
-    free(text);
-}
-
-/* Runs gnuplot on the script; 0, or -1 with err. */
-static int job_gnuplot(struct job *j, char *err, size_t errlen)
-{
-    char script[600], errpath[600], line[256];
-    int status = 0;
-    pid_t pid;
-
-    fclose(j->gp);
-    j->gp = NULL;
-    job_path(j, "plot.gp", script, sizeof(script));
-    job_path(j, "gnuplot.err", errpath, sizeof(errpath));
-    pid = fork();
-    if (pid < 0) {
-        snprintf(err, errlen, "cannot start gnuplot: %s", strerror(errno));
-        return -1;
-    }
-    if (pid == 0) {
-        int fd = open(errpath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-        if (fd >= 0) {
-            dup2(fd, 2);
-            dup2(fd, 1);
-        }
-        execlp("gnuplot", "gnuplot", script, (char *)NULL);
-        _exit(127);
-    }
-    while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-        ;
-    if (WIFEXITED(status) && WEXITSTATUS(status) == 127) {
-        snprintf(err, errlen,
-                 "gnuplot is not installed: install it (Debian: apt-get install "
-                 "gnuplot-nox) to draw charts");
-        return -1;
-    }
-    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || access(j->out, R_OK)) {
-        first_line(errpath, line, sizeof(line));
-        snprintf(
-            err, errlen, "gnuplot failed (%s %d)%s%s", WIFEXITED(status) ? "exit status" : "signal",
-            WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status), line[0] ? ": " : "", line);
-        return -1;
-    }
-    return 0;
-}
-
-static int copy_out(const struct job *j, const char *dst, char *err, size_t errlen)
-{
-    char *buf;
-    size_t n;
-    FILE *f;
-
-    if (read_file(j->out, &buf, &n)) {
-        snprintf(err, errlen, "cannot read gnuplot's output");
-        return -1;
-    }
-    f = fopen(dst, "wb");
-    if (!f || fwrite(buf, 1, n, f) != n || fclose(f)) {
-        snprintf(err, errlen, "cannot write '%s': %s", dst, strerror(errno));
-        if (f)
-            unlink(dst);
-        free(buf);
-        return -1;
-    }
-    free(buf);
-    return 0;
-}
-
-/* Runs the finished script and delivers the chart; always closes the job. */
-static int job_finish(struct job *j, struct plot_out *o, char *err, size_t errlen)
-{
-    size_t n;
-    int rc = job_gnuplot(j, err, errlen);
-
-    if (!rc && o->path)
-        rc = copy_out(j, o->path, err, errlen);
-    else if (!rc && read_file(j->out, &o->svg, &n)) {
-        snprintf(err, errlen, "cannot read gnuplot's output");
-        rc = -1;
-    }
-    job_close(j);
-    return rc;
-}
-
-/* A rate axis in round units. */
-static double bps_scale(double max, const char **unit)
-{
-    if (max >= 1e9) {
-        *unit = "Gbit/s";
-        return 1e9;
-    }
-    if (max >= 1e6) {
-        *unit = "Mbit/s";
-        return 1e6;
-    }
-    *unit = "kbit/s";
-    return 1e3;
-}
-
 /* The scale and axis label of a metric for its largest value. */
 static double metric_axis(const struct metric_def *d, double max, char *label, size_t len)
 {
@@ -270,7 +40,7 @@ static double metric_axis(const struct metric_def *d, double max, char *label, s
     double scale = 1;
 
     if (d->unit == METRIC_BPS)
-        scale = bps_scale(max, &unit);
+        scale = plot_bps_scale(max, &unit);
     if (*unit)
         snprintf(label, len, "%s (%s)", d->label, unit);
     else
@@ -316,14 +86,14 @@ static int add_cell(uint32_t seq, uint32_t flow, uint64_t bytes, uint32_t retran
     return 0;
 }
 
-static void run_title(struct job *j, const struct store_run *r)
+static void run_title(struct plot_job *j, const struct store_run *r)
 {
     char t[400];
 
     snprintf(t, sizeof(t), "run %lld: %s%s, %s%s%s", (long long)r->id, r->test,
              r->udp ? " (udp)" : "", r->started_at, r->title[0] ? " - " : "", r->title);
     fputs("set title ", j->gp);
-    gp_str(j->gp, t);
+    plot_gp_str(j->gp, t);
     fputc('\n', j->gp);
 }
 
@@ -335,11 +105,11 @@ static int count_flows(const struct store_flow *f, void *arg)
 }
 
 /* Throughput per flow and in total over time, retransmits on the right axis. */
-static int stream_script(struct job *j, struct store *st, const struct store_run *r, struct ivs *s,
-                         const char *side)
+static int stream_script(struct plot_job *j, struct store *st, const struct store_run *r,
+                         struct ivs *s, const char *side)
 {
     char agg[600], fl[600];
-    FILE *a = job_data(j, "total.dat", agg, sizeof(agg)), *f;
+    FILE *a = plot_job_data(j, "total.dat", agg, sizeof(agg)), *f;
     double max = 0, scale;
     const char *unit;
     uint32_t nflows = 0;
@@ -351,7 +121,7 @@ static int stream_script(struct job *j, struct store *st, const struct store_run
         double bps = len > 0 ? (double)(s->v[i].sent_bytes + s->v[i].recv_bytes) * 8 / len : 0;
         max = bps > max ? bps : max;
     }
-    scale = bps_scale(max, &unit);
+    scale = plot_bps_scale(max, &unit);
     for (uint32_t i = 0; i < s->n; i++) {
         double len = s->v[i].end_s - s->v[i].start_s;
         double bps = len > 0 ? (double)(s->v[i].sent_bytes + s->v[i].recv_bytes) * 8 / len : 0;
@@ -370,9 +140,9 @@ static int stream_script(struct job *j, struct store *st, const struct store_run
             "'retransmits'\nset y2tics\nset xrange [0:*]\nset yrange [0:*]\nset y2range [0:*]\n",
             unit);
     fputs("plot ", j->gp);
-    gp_str(j->gp, agg);
+    plot_gp_str(j->gp, agg);
     fprintf(j->gp, " using 1:2 with linespoints lw 2 pt 7 ps 0.6 title 'total (%s side)'", side);
-    if (s->nflows && (f = job_data(j, "flows.dat", fl, sizeof(fl)))) {
+    if (s->nflows && (f = plot_job_data(j, "flows.dat", fl, sizeof(fl)))) {
         for (uint32_t k = 0; k < s->nflows; k++) {
             for (uint32_t i = 0; i < s->n; i++)
                 fprintf(f, "%.6f %.6g\n", s->v[i].end_s, s->cell_bps[(size_t)k * s->n + i] / scale);
@@ -380,11 +150,11 @@ static int stream_script(struct job *j, struct store *st, const struct store_run
         }
         fclose(f);
         fprintf(j->gp, ", for [i=0:%u] ", s->nflows - 1);
-        gp_str(j->gp, fl);
+        plot_gp_str(j->gp, fl);
         fputs(" index i using 1:2 with lines lw 1 title sprintf('flow %d', i)", j->gp);
     }
     fputs(", ", j->gp);
-    gp_str(j->gp, agg);
+    plot_gp_str(j->gp, agg);
     fputs(" using 1:3 axes x1y2 with impulses lw 4 lc rgb '#d62728' title 'retransmits'\n", j->gp);
     return 0;
 }
@@ -412,11 +182,11 @@ static int cdf_bucket(uint64_t lo, uint64_t hi, uint64_t count, void *arg)
 }
 
 /* Transactions/s and mean latency over time; the latency CDF below. */
-static int txn_script(struct job *j, struct store *st, const struct store_run *r,
+static int txn_script(struct plot_job *j, struct store *st, const struct store_run *r,
                       const struct ivs *s)
 {
     char rate[600], cdfp[600];
-    FILE *a = job_data(j, "rate.dat", rate, sizeof(rate));
+    FILE *a = plot_job_data(j, "rate.dat", rate, sizeof(rate));
     struct cdf c = {0};
 
     if (!a)
@@ -433,18 +203,18 @@ static int txn_script(struct job *j, struct store *st, const struct store_run *r
           "set y2range [0:*]\n"
           "plot ",
           j->gp);
-    gp_str(j->gp, rate);
+    plot_gp_str(j->gp, rate);
     fputs(" using 1:2 with linespoints lw 2 pt 7 ps 0.6 title 'transactions/s', ", j->gp);
-    gp_str(j->gp, rate);
+    plot_gp_str(j->gp, rate);
     fputs(" using 1:3 axes x1y2 with linespoints lw 1 pt 6 ps 0.6 title 'mean latency'\n", j->gp);
     fputs("unset y2tics\nunset y2label\nunset title\nset autoscale x\n", j->gp);
-    if (c.total && (c.f = job_data(j, "cdf.dat", cdfp, sizeof(cdfp)))) {
+    if (c.total && (c.f = plot_job_data(j, "cdf.dat", cdfp, sizeof(cdfp)))) {
         store_run_latency(st, r->id, cdf_bucket, &c);
         fclose(c.f);
         fputs("set logscale x\nset xlabel 'latency (us)'\nset ylabel 'fraction of transactions'\n"
               "set yrange [0:1]\nplot ",
               j->gp);
-        gp_str(j->gp, cdfp);
+        plot_gp_str(j->gp, cdfp);
         fputs(" using 1:2 with steps lw 2 title 'latency CDF'\n", j->gp);
     } else {
         fputs("set label 1 'no latency histogram stored' at graph 0.5,0.5 center\n"
@@ -455,17 +225,37 @@ static int txn_script(struct job *j, struct store *st, const struct store_run *r
     return 0;
 }
 
+int plot_chart_of(const char *name)
+{
+    if (!strcmp(name, "all"))
+        return PLOT_CHART_ALL;
+    if (!strcmp(name, "cdf"))
+        return PLOT_CHART_CDF;
+    if (!strcmp(name, "flows"))
+        return PLOT_CHART_FLOWS;
+    return -1;
+}
+
+int plot_run_chart(struct store *st, int64_t id, enum plot_chart chart, struct plot_out *o,
+                   char *err, size_t errlen)
+{
+    return chart == PLOT_CHART_DEFAULT ? plot_run(st, id, o, err, errlen)
+                                       : plot_load_chart(st, id, chart, o, err, errlen);
+}
+
 int plot_run(struct store *st, int64_t id, struct plot_out *o, char *err, size_t errlen)
 {
     struct store_run r;
     struct ivs s = {0};
-    struct job j;
+    struct plot_job j;
     const char *side = "client";
     bool txn;
     int rc;
 
     if (store_run_get(st, id, &r, err, errlen))
         return -1;
+    if (!strcmp(r.test, "load"))
+        return plot_load_chart(st, id, PLOT_CHART_ALL, o, err, errlen);
     txn = strcmp(r.test, "stream") != 0;
     store_run_intervals(st, id, side, add_iv, &s);
     if (!s.n) {
@@ -478,7 +268,7 @@ int plot_run(struct store *st, int64_t id, struct plot_out *o, char *err, size_t
         free(s.v);
         return -1;
     }
-    if (job_open(&j, o->format, txn ? 720 : 480, err, errlen)) {
+    if (plot_job_open(&j, o->format, txn ? 720 : 480, err, errlen)) {
         free(s.v);
         return -1;
     }
@@ -488,10 +278,10 @@ int plot_run(struct store *st, int64_t id, struct plot_out *o, char *err, size_t
     free(s.cell_bps);
     if (rc) {
         snprintf(err, errlen, "cannot write gnuplot data in '%s'", j.dir);
-        job_close(&j);
+        plot_job_close(&j);
         return -1;
     }
-    return job_finish(&j, o, err, errlen);
+    return plot_job_finish(&j, o, err, errlen);
 }
 
 /* ---- a sweep ---- */
@@ -536,12 +326,12 @@ static void series_label(const cJSON *settings, char *buf, size_t len)
         snprintf(buf, len, "mean +- CI");
 }
 
-static int sweep_data(struct job *j, const struct store_sweep *sw, const struct sweep_axes *ax,
+static int sweep_data(struct plot_job *j, const struct store_sweep *sw, const struct sweep_axes *ax,
                       const struct store_sweep_point *pts, uint32_t n, const struct metric_def *d,
                       double scale)
 {
     char path[600], label[300];
-    FILE *f = job_data(j, "sweep.dat", path, sizeof(path));
+    FILE *f = plot_job_data(j, "sweep.dat", path, sizeof(path));
     const char *xname =
         cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(ax->vary, 0), "name")->valuestring;
 
@@ -564,7 +354,7 @@ static int sweep_data(struct job *j, const struct store_sweep *sw, const struct 
         const cJSON *v = cJSON_GetArrayItem(
             cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(ax->vary, 0), "values"), (int)x);
         fputs(x ? ", " : "", j->gp);
-        gp_str(j->gp, cJSON_IsString(v) ? v->valuestring : "?");
+        plot_gp_str(j->gp, cJSON_IsString(v) ? v->valuestring : "?");
         fprintf(j->gp, " %u", x);
     }
     fputs(")\n", j->gp);
@@ -574,11 +364,11 @@ static int sweep_data(struct job *j, const struct store_sweep *sw, const struct 
         series_label(set, label, sizeof(label));
         cJSON_Delete(set);
         fprintf(j->gp, "%s", s ? ", " : "");
-        gp_str(j->gp, path);
+        plot_gp_str(j->gp, path);
         /* series side by side around each tick so their error bars do not hide each other */
         fprintf(j->gp, " index %u using ($1%+.3f):2:3 with yerrorlines lw 2 pt 7 title ", s,
                 0.05 * ((double)s - (ax->nseries - 1) / 2.0));
-        gp_str(j->gp, label);
+        plot_gp_str(j->gp, label);
     }
     fputc('\n', j->gp);
     (void)sw, (void)d;
@@ -595,7 +385,7 @@ int plot_sweep(struct store *st, int64_t id, const char *metric, struct plot_out
     uint32_t n = 0;
     double max = 0, scale;
     char ylabel[128], title[300];
-    struct job j;
+    struct plot_job j;
     int rc = -1;
 
     if (store_sweep_get(st, id, &sw, err, errlen) ||
@@ -615,22 +405,22 @@ int plot_sweep(struct store *st, int64_t id, const char *metric, struct plot_out
     for (uint32_t i = 0; i < n; i++)
         max = pts[i].mean + pts[i].ci_half > max ? pts[i].mean + pts[i].ci_half : max;
     scale = metric_axis(d, max, ylabel, sizeof(ylabel));
-    if (job_open(&j, o->format, 480, err, errlen))
+    if (plot_job_open(&j, o->format, 480, err, errlen))
         goto out;
     snprintf(title, sizeof(title), "sweep %lld: %s %s, mean and %.4g%% confidence interval%s%s",
              (long long)id, sw.test, d->label, sw.ci_level * 100, sw.title[0] ? " - " : "",
              sw.title);
     fputs("set title ", j.gp);
-    gp_str(j.gp, title);
+    plot_gp_str(j.gp, title);
     fputs("\nset ylabel ", j.gp);
-    gp_str(j.gp, ylabel);
+    plot_gp_str(j.gp, ylabel);
     fprintf(j.gp, "\nset yrange [0:%.6g]\n", max > 0 ? max * 1.08 / scale : 1);
     if (sweep_data(&j, &sw, &ax, pts, n, d, scale)) {
         snprintf(err, errlen, "cannot write gnuplot data in '%s'", j.dir);
-        job_close(&j);
+        plot_job_close(&j);
         goto out;
     }
-    rc = job_finish(&j, o, err, errlen);
+    rc = plot_job_finish(&j, o, err, errlen);
 out:
     cJSON_Delete(ax.def);
     free(pts);
@@ -648,7 +438,7 @@ static double jitter(size_t k)
     return k % 2 ? step : -step;
 }
 
-static int compare_data(struct job *j, struct store *st, const int64_t *ids, size_t n, int x,
+static int compare_data(struct plot_job *j, struct store *st, const int64_t *ids, size_t n, int x,
                         const char *metric, double scale, FILE *means)
 {
     char name[32], path[600];
@@ -658,7 +448,7 @@ static int compare_data(struct job *j, struct store *st, const int64_t *ids, siz
     struct stats_sample s;
 
     snprintf(name, sizeof(name), "set%d.dat", x);
-    f = job_data(j, name, path, sizeof(path));
+    f = plot_job_data(j, name, path, sizeof(path));
     if (!f || !v) {
         if (f)
             fclose(f);
@@ -675,7 +465,7 @@ static int compare_data(struct job *j, struct store *st, const int64_t *ids, siz
                 stats_ci_half(&s, 0.95) / scale);
     free(v);
     fprintf(j->gp, "%s", x == 1 ? "plot " : ", ");
-    gp_str(j->gp, path);
+    plot_gp_str(j->gp, path);
     fprintf(j->gp, " using 1:2 with points pt 7 ps 1.2 title '%s runs'", x == 1 ? "A" : "B");
     return 0;
 }
@@ -686,7 +476,7 @@ int plot_compare(struct store *st, const int64_t *a, size_t na, const int64_t *b
     const struct metric_def *d = metric_find(metric);
     char ylabel[128], mpath[600];
     double max = 0, v, scale;
-    struct job j;
+    struct plot_job j;
     FILE *m;
 
     if (!d) {
@@ -697,28 +487,28 @@ int plot_compare(struct store *st, const int64_t *a, size_t na, const int64_t *b
         if (!store_run_metric(st, i < na ? a[i] : b[i - na], metric, &v) && v > max)
             max = v;
     scale = metric_axis(d, max, ylabel, sizeof(ylabel));
-    if (job_open(&j, o->format, 420, err, errlen))
+    if (plot_job_open(&j, o->format, 420, err, errlen))
         return -1;
     fputs("set ylabel ", j.gp);
-    gp_str(j.gp, ylabel);
+    plot_gp_str(j.gp, ylabel);
     fprintf(j.gp,
             "\nset title '%s: A against B'\nset xrange [0.4:2.7]\nset yrange [0:*]\n"
             "set xtics ('A' 1, 'B' 2)\n",
             d->label);
-    m = job_data(&j, "means.dat", mpath, sizeof(mpath));
+    m = plot_job_data(&j, "means.dat", mpath, sizeof(mpath));
     if (!m || compare_data(&j, st, a, na, 1, metric, scale, m) ||
         compare_data(&j, st, b, nb, 2, metric, scale, m)) {
         if (m)
             fclose(m);
         snprintf(err, errlen, "cannot write gnuplot data in '%s'", j.dir);
-        job_close(&j);
+        plot_job_close(&j);
         return -1;
     }
     fclose(m);
     fputs(", ", j.gp);
-    gp_str(j.gp, mpath);
+    plot_gp_str(j.gp, mpath);
     fputs(" using 1:2:3 with yerrorbars lw 2 pt 5 ps 1.5 lc rgb 'black' "
           "title 'mean and 95% interval'\n",
           j.gp);
-    return job_finish(&j, o, err, errlen);
+    return plot_job_finish(&j, o, err, errlen);
 }

@@ -13,6 +13,12 @@
 
 enum plot_format { PLOT_SVG, PLOT_PNG };
 
+/* Which chart of a run (--chart): the run's own (a load run's is ALL), a load run's "all in
+ * one" or its latency CDF, or the flows' cwnd and RTT over time (runs with samples). */
+enum plot_chart { PLOT_CHART_DEFAULT, PLOT_CHART_ALL, PLOT_CHART_CDF, PLOT_CHART_FLOWS };
+/* "all", "cdf", "flows" -> the chart, or -1. */
+int plot_chart_of(const char *name);
+
 struct plot_out {
     enum plot_format format;
     const char *path; /* where to write; NULL: return SVG text in svg instead */
@@ -22,8 +28,11 @@ struct plot_out {
 /* PLOT_SVG or PLOT_PNG from a file name's extension, or -1. */
 int plot_format_of(const char *path);
 
-/* One run's chart. */
+/* One run's chart (a load run's: PLOT_CHART_ALL). */
 int plot_run(struct store *st, int64_t id, struct plot_out *o, char *err, size_t errlen);
+/* One of a run's charts. */
+int plot_run_chart(struct store *st, int64_t id, enum plot_chart chart, struct plot_out *o,
+                   char *err, size_t errlen);
 /* A sweep's metric (NULL: the sweep's own) against its first --vary, one line per combination
  * of the others, with confidence-interval error bars. */
 int plot_sweep(struct store *st, int64_t id, const char *metric, struct plot_out *o, char *err,

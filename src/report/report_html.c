@@ -1,5 +1,6 @@
 /* report_html: self-contained HTML reports of stored runs, sweeps and comparisons. */
 #include "report_html.h"
+#include "report_html_priv.h"
 
 #include "compare.h"
 #include "hostsnap.h"
@@ -31,7 +32,7 @@ static const char css[] =
     "table.mesh td.self,table.mesh td.none{background:#f7f7f7;color:#aaa}"
     ".swatch{display:inline-block;padding:0.1em 0.6em;color:#222}";
 
-static void esc(FILE *out, const char *s)
+void report_html_esc(FILE *out, const char *s)
 {
     for (; *s; s++) {
         switch (*s) {
@@ -54,25 +55,25 @@ static void head(FILE *out, const char *title, struct store *st)
           "style-src 'unsafe-inline'; img-src data:\">\n"
           "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<title>",
           out);
-    esc(out, title);
+    report_html_esc(out, title);
     fprintf(out, "</title>\n<style>%s</style>\n</head>\n<body>\n<h1>", css);
-    esc(out, title);
+    report_html_esc(out, title);
     fprintf(out, "</h1>\n<p class=\"meta\">netrig %s report, made %s from ", NETRIG_VERSION, now);
-    esc(out, store_path(st));
+    report_html_esc(out, store_path(st));
     fputs("</p>\n", out);
 }
 
 static void foot(FILE *out) { fputs("</body>\n</html>\n", out); }
 
 /* A gnuplot SVG without its XML prologue, or a note saying why there is none. */
-static void chart(FILE *out, struct plot_out *po, int rc, const char *err, char *note,
-                  size_t notelen)
+void report_html_chart(FILE *out, struct plot_out *po, int rc, const char *err, char *note,
+                       size_t notelen)
 {
     const char *svg = po->svg ? strstr(po->svg, "<svg") : NULL;
 
     if (rc || !svg) {
         fputs("<p class=\"note\">chart not drawn: ", out);
-        esc(out, rc ? err : "gnuplot wrote no SVG");
+        report_html_esc(out, rc ? err : "gnuplot wrote no SVG");
         fputs("</p>\n", out);
         if (!note[0])
             snprintf(note, notelen, "%s", rc ? err : "gnuplot wrote no SVG");
@@ -88,9 +89,9 @@ static void chart(FILE *out, struct plot_out *po, int rc, const char *err, char 
 static void row2(FILE *out, const char *k, const char *v)
 {
     fputs("<tr><th>", out);
-    esc(out, k);
+    report_html_esc(out, k);
     fputs("</th><td>", out);
-    esc(out, v);
+    report_html_esc(out, v);
     fputs("</td></tr>\n", out);
 }
 
@@ -125,7 +126,7 @@ static void metrics_table(FILE *out, struct store *st, int64_t id)
     for (size_t i = 0; i < n; i++) {
         metric_format(m[i].def, m[i].value, v, sizeof(v));
         fputs("<tr><td>", out);
-        esc(out, m[i].def->label);
+        report_html_esc(out, m[i].def->label);
         fprintf(out, "</td><td class=\"n\">%s</td><td><code>%s</code></td></tr>\n", v,
                 m[i].def->name);
     }
@@ -213,7 +214,8 @@ int report_html_run(struct store *st, int64_t id, FILE *out, char *note, size_t 
     params_table(out, st, id);
     fputs("<h2>Over time</h2>\n", out);
     rc = plot_run(st, id, &po, perr, sizeof(perr));
-    chart(out, &po, rc, perr, note, notelen);
+    report_html_chart(out, &po, rc, perr, note, notelen);
+    report_html_series(out, st, &r, note, notelen);
     metrics_table(out, st, id);
     fputs("<h2>Flows</h2>\n<table>\n<tr><th>flow</th><th>direction</th><th>bytes</th>"
           "<th>rate</th><th>retransmits</th><th>RTT (us)</th><th>cwnd</th>"
@@ -252,7 +254,7 @@ static void point_row(FILE *out, struct store *st, const struct metric_def *d,
     metric_format(d, p->mean, mean, sizeof(mean));
     metric_format(d, p->ci_half, half, sizeof(half));
     fprintf(out, "<tr><td class=\"n\">%u</td><td>", p->idx + 1);
-    esc(out, label);
+    report_html_esc(out, label);
     fprintf(out,
             "</td><td>%s</td><td class=\"n\">%u</td><td class=\"n\">%s</td>"
             "<td class=\"n\">%s</td><td class=\"n\">%.2f</td><td>",
@@ -303,7 +305,7 @@ int report_html_sweep(struct store *st, int64_t id, FILE *out, char *note, size_
     row2(out, "definition", sw.definition);
     fputs("</table>\n<h2>Chart</h2>\n", out);
     rc = plot_sweep(st, id, NULL, &po, perr, sizeof(perr));
-    chart(out, &po, rc, perr, note, notelen);
+    report_html_chart(out, &po, rc, perr, note, notelen);
     fprintf(out,
             "<h2>Points</h2>\n<table>\n<tr><th>point</th><th>settings</th><th>status</th>"
             "<th>runs</th><th>mean</th><th>+- (%.4g%% CI)</th><th>+- %%</th><th>run ids</th>"
@@ -339,7 +341,7 @@ static void compare_rows(FILE *out, const struct compare_result *c)
         metric_format(r->def, r->a.mean, va, sizeof(va));
         metric_format(r->def, r->b.mean, vb, sizeof(vb));
         fputs("<tr><td>", out);
-        esc(out, r->def->label);
+        report_html_esc(out, r->def->label);
         fprintf(out, "</td><td class=\"n\">%s (n=%zu)</td><td class=\"n\">%s (n=%zu)</td>", va,
                 r->a.n, vb, r->b.n);
         if (isnan(r->change_pct))
@@ -363,7 +365,7 @@ static void what_compared(FILE *out, const struct compare_result *c)
     fputs("<h2>What was compared</h2>\n", out);
     for (size_t i = 0; i < c->nwarnings; i++) {
         fputs("<p class=\"note\">warning: ", out);
-        esc(out, c->warnings[i].message);
+        report_html_esc(out, c->warnings[i].message);
         fputs("</p>\n", out);
     }
     if (!c->nparams) {
@@ -373,11 +375,11 @@ static void what_compared(FILE *out, const struct compare_result *c)
     fputs("<table>\n<tr><th>parameter</th><th>A</th><th>B</th></tr>\n", out);
     for (size_t i = 0; i < c->nparams; i++) {
         fputs("<tr><td>", out);
-        esc(out, c->params[i].label);
+        report_html_esc(out, c->params[i].label);
         fputs("</td><td>", out);
-        esc(out, c->params[i].a);
+        report_html_esc(out, c->params[i].a);
         fputs("</td><td>", out);
-        esc(out, c->params[i].b);
+        report_html_esc(out, c->params[i].b);
         fputs("</td></tr>\n", out);
     }
     fputs("</table>\n", out);
@@ -391,7 +393,7 @@ static void host_rows(FILE *out, const struct compare_side *sd)
     for (size_t i = 0; i < sd->nmissing; i++) {
         fprintf(out,
                 "<p class=\"note\">not recorded for run %lld: ", (long long)sd->missing[i].run);
-        esc(out, sd->missing[i].note);
+        report_html_esc(out, sd->missing[i].note);
         fputs("</p>\n", out);
     }
     if (!sd->compared) {
@@ -405,11 +407,11 @@ static void host_rows(FILE *out, const struct compare_side *sd)
     fputs("<table>\n<tr><th>setting</th><th>A</th><th>B</th></tr>\n", out);
     for (size_t i = 0; i < sd->ndiff; i++) {
         fputs("<tr><td>", out);
-        esc(out, sd->diff[i].key);
+        report_html_esc(out, sd->diff[i].key);
         fputs("</td><td>", out);
-        esc(out, sd->diff[i].a[0] ? sd->diff[i].a : "(none)");
+        report_html_esc(out, sd->diff[i].a[0] ? sd->diff[i].a : "(none)");
         fputs("</td><td>", out);
-        esc(out, sd->diff[i].b[0] ? sd->diff[i].b : "(none)");
+        report_html_esc(out, sd->diff[i].b[0] ? sd->diff[i].b : "(none)");
         fputs("</td></tr>\n", out);
     }
     fputs("</table>\n", out);
@@ -418,7 +420,7 @@ static void host_rows(FILE *out, const struct compare_side *sd)
 static void side_row(FILE *out, const char *tag, const char *name, const int64_t *ids, size_t n)
 {
     fprintf(out, "<tr><th>%s</th><td>", tag);
-    esc(out, name);
+    report_html_esc(out, name);
     fputs("</td><td>", out);
     for (size_t i = 0; i < n; i++)
         fprintf(out, "%s%lld", i ? ", " : "", (long long)ids[i]);
@@ -447,7 +449,7 @@ int report_html_compare(struct store *st, const int64_t *a, size_t na, const cha
     side_row(out, "B", name_b, b, nb);
     fputs("</table>\n<h2>Chart</h2>\n", out);
     rc = plot_compare(st, a, na, b, nb, metric_primary(r.test), &po, perr, sizeof(perr));
-    chart(out, &po, rc, perr, note, notelen);
+    report_html_chart(out, &po, rc, perr, note, notelen);
     what_compared(out, &c);
     compare_rows(out, &c);
     host_rows(out, &c.side[0]);
@@ -517,7 +519,7 @@ static void mesh_td(FILE *out, const struct store_mesh_cell *c, const struct cel
                  c->test_name, c->status, c->error[0] ? ": " : "", c->error);
         fprintf(out, "<td class=\"cell %s\" title=\"",
                 strcmp(c->status, "pending") ? "failed" : "pending");
-        esc(out, title);
+        report_html_esc(out, title);
         fprintf(out, "\">%s</td>",
                 !strcmp(c->status, "pending")  ? "not run"
                 : !strcmp(c->status, "failed") ? "failed"
@@ -529,12 +531,12 @@ static void mesh_td(FILE *out, const struct store_mesh_cell *c, const struct cel
              (long long)c->run_id, c->error[0] ? "; " : "", c->error);
     fprintf(out, "<td class=\"cell %s\" style=\"background:hsl(%.0f,70%%,78%%)\" title=\"",
             strcmp(c->status, "partial") ? "ok" : "partial", fig_hue(f->value, lo, hi, is_txn(c)));
-    esc(out, title);
+    report_html_esc(out, title);
     fputs("\">", out);
-    esc(out, f->text);
+    report_html_esc(out, f->text);
     if (f->sub[0]) {
         fputs("<br><small>", out);
-        esc(out, f->sub);
+        report_html_esc(out, f->sub);
         fputs("</small>", out);
     }
     fputs(strcmp(c->status, "partial") ? "</td>" : " (partial)</td>", out);
@@ -611,13 +613,13 @@ static void mesh_matrix(FILE *out, const struct mesh_page *pg, uint32_t t, int32
     fputs("<table class=\"mesh\">\n<tr><th>source \\ destination</th>", out);
     for (uint32_t d = 0; d < pg->nhosts; d++) {
         fputs("<th>", out);
-        esc(out, host_name(pg, d));
+        report_html_esc(out, host_name(pg, d));
         fputs("</th>", out);
     }
     fputs("</tr>\n", out);
     for (uint32_t s = 0; s < pg->nhosts; s++) {
         fputs("<tr><th>", out);
-        esc(out, host_name(pg, s));
+        report_html_esc(out, host_name(pg, s));
         fputs("</th>", out);
         for (uint32_t d = 0; d < pg->nhosts; d++) {
             int32_t k = at[s * pg->nhosts + d];
@@ -638,18 +640,18 @@ static void mesh_cells_table(FILE *out, const struct mesh_page *pg, const struct
         const struct store_mesh_cell *c = &pg->cells[i];
         fprintf(out, "<tr><td class=\"n\">%u</td><td>%u: %s</td><td>", c->idx + 1, c->test + 1,
                 c->test_name);
-        esc(out, c->source);
+        report_html_esc(out, c->source);
         fputs("</td><td>", out);
-        esc(out, c->destination);
+        report_html_esc(out, c->destination);
         fprintf(out, "</td><td>%s</td><td class=\"n\">", c->status);
-        esc(out, figs[i].text);
+        report_html_esc(out, figs[i].text);
         fputs(figs[i].sub[0] ? ", " : "", out);
-        esc(out, figs[i].sub);
+        report_html_esc(out, figs[i].sub);
         if (c->run_id)
             fprintf(out, "</td><td class=\"n\">%lld</td><td>", (long long)c->run_id);
         else
             fputs("</td><td></td><td>", out);
-        esc(out, c->error);
+        report_html_esc(out, c->error);
         fputs("</td></tr>\n", out);
     }
     fputs("</table>\n</details>\n<h2>Hosts</h2>\n<table>\n<tr><th>name</th><th>address</th>"
@@ -660,9 +662,9 @@ static void mesh_cells_table(FILE *out, const struct mesh_page *pg, const struct
         const cJSON *a = cJSON_GetObjectItemCaseSensitive(o, "address");
         const cJSON *p = cJSON_GetObjectItemCaseSensitive(o, "port");
         fputs("<tr><td>", out);
-        esc(out, host_name(pg, h));
+        report_html_esc(out, host_name(pg, h));
         fputs("</td><td>", out);
-        esc(out, cJSON_IsString(a) ? a->valuestring : "");
+        report_html_esc(out, cJSON_IsString(a) ? a->valuestring : "");
         fprintf(out, "</td><td class=\"n\">%.0f</td></tr>\n",
                 cJSON_IsNumber(p) ? p->valuedouble : 0);
     }

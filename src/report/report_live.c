@@ -108,6 +108,8 @@ static void flow_rows(struct frame *f, const struct run_result *r, const struct 
         if (up && (c->rtt_us || c->cwnd)) { /* TCP_INFO of the sending end: ours */
             snprintf(retr, sizeof(retr), "%u", c->retrans);
             snprintf(cwnd, sizeof(cwnd), "%u", c->cwnd);
+        } else if (!up && iv->peer == INTERVAL_PEER_CELLS) { /* the server's, as it sent them */
+            snprintf(retr, sizeof(retr), "%u", c->retrans);
         }
         line(f, "%4u %-4s %16s %7s %10s %8s", i, up ? "up" : "down", rt, retr, rtt, cwnd);
     }
@@ -119,7 +121,7 @@ static void flow_rows(struct frame *f, const struct run_result *r, const struct 
 static void totals(struct frame *f, const struct run_result *r, const struct interval *iv)
 {
     double len = iv->end_s - iv->start_s;
-    char rt[32], up[32], down[32];
+    char rt[32], up[32], down[32], retr[16];
 
     if (params_is_transactional(&r->params)) {
         line(f, "total %14.0f trans/s, mean latency %.1f us, %u retransmits",
@@ -130,7 +132,11 @@ static void totals(struct frame *f, const struct run_result *r, const struct int
     units_format_rate(per_s((double)(iv->sent_bytes + iv->recv_bytes) * 8, len), rt, sizeof(rt));
     units_format_rate(per_s((double)iv->sent_bytes * 8, len), up, sizeof(up));
     units_format_rate(per_s((double)iv->recv_bytes * 8, len), down, sizeof(down));
-    line(f, "total     %16s %7u   (up %s, down %s)", rt, iv->retrans, up, down);
+    if (result_interval_retrans(iv) < 0)
+        snprintf(retr, sizeof(retr), "-");
+    else
+        snprintf(retr, sizeof(retr), "%u", iv->retrans);
+    line(f, "total     %16s %7s   (up %s, down %s)", rt, retr, up, down);
 }
 
 static void cpu(struct frame *f, const struct cpu_usage *c)

@@ -59,7 +59,7 @@ void report_text_header(FILE *out, const struct run_result *r)
 void report_text_interval(FILE *out, const struct run_result *r, const struct side_result *s,
                           const struct interval *iv)
 {
-    char b[32], rt[32];
+    char b[32], rt[32], retr[16];
     uint64_t bytes = iv->sent_bytes + iv->recv_bytes;
 
     (void)s;
@@ -73,8 +73,12 @@ void report_text_interval(FILE *out, const struct run_result *r, const struct si
     }
     units_format_bytes((double)bytes, b, sizeof(b));
     units_format_rate(rate(bytes, iv->end_s - iv->start_s), rt, sizeof(rt));
-    fprintf(out, "[%6.2f-%6.2f s] %12s %16s %7u %8.1f%%%s\n", iv->start_s, iv->end_s, b, rt,
-            iv->retrans, iv->cpu.busy_pct, iv->omitted ? "  (omitted)" : "");
+    if (result_interval_retrans(iv) < 0) /* the server's senders did not report in time */
+        snprintf(retr, sizeof(retr), "-");
+    else
+        snprintf(retr, sizeof(retr), "%u", iv->retrans);
+    fprintf(out, "[%6.2f-%6.2f s] %12s %16s %7s %8.1f%%%s\n", iv->start_s, iv->end_s, b, rt, retr,
+            iv->cpu.busy_pct, iv->omitted ? "  (omitted)" : "");
     fflush(out);
 }
 
@@ -143,6 +147,8 @@ static void notes(FILE *out, const struct run_result *r)
         fprintf(out, "Note        local: %s\n", r->local.warning);
     if (r->remote.warning[0])
         fprintf(out, "Note        server: %s\n", r->remote.warning);
+    for (uint32_t i = 0; i < r->nwarnings && i < RESULT_MAX_WARNINGS; i++)
+        fprintf(out, "Warning     %s\n", r->warnings[i]);
     /* the server declined to send its settings, or sent some that were refused */
     if (r->remote.host_note[0] && !r->remote.host && !r->params.iperf3_wire)
         fprintf(out, "Note        %s\n", r->remote.host_note);

@@ -6,6 +6,7 @@
 #include "histo.h"
 #include "metric.h"
 #include "result_json.h"
+#include "store_samples.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -484,8 +485,8 @@ static int add_latency(struct store *st, int64_t id, const struct histo *h, char
 static const char flow_sql[] =
     "INSERT INTO flows VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
 
-static int add_flows(struct store *st, int64_t id, const struct run_result *r, char *err,
-                     size_t errlen)
+int store_add_flows(struct store *st, int64_t id, const struct run_result *r, uint32_t base,
+                    char *err, size_t errlen)
 {
     sqlite3_stmt *s = store_prepare(st, flow_sql, err, errlen);
     bool txn = params_is_transactional(&r->params);
@@ -498,7 +499,7 @@ static int add_flows(struct store *st, int64_t id, const struct run_result *r, c
         sqlite3_reset(s);
         sqlite3_clear_bindings(s);
         sqlite3_bind_int64(s, 1, id);
-        sqlite3_bind_int64(s, 2, f->id);
+        sqlite3_bind_int64(s, 2, base + f->id);
         sqlite3_bind_text(s, 3, f->client_sends ? "client_to_server" : "server_to_client", -1,
                           SQLITE_STATIC);
         sqlite3_bind_int64(s, 4, (int64_t)f->bytes);
@@ -582,11 +583,14 @@ int store_add_run(struct store *st, const struct run_result *r, const struct hos
     char note[200];
 
     if (add_run_row(st, r, sweep_point, id, err, errlen) ||
-        store_add_metrics(st, *id, m, nm, err, errlen) || add_flows(st, *id, r, err, errlen) ||
+        store_add_metrics(st, *id, m, nm, err, errlen) ||
+        store_add_flows(st, *id, r, 0, err, errlen) ||
         add_intervals(st, *id, "client", &r->local, err, errlen) ||
         (r->remote.valid && add_intervals(st, *id, "server", &r->remote, err, errlen)) ||
         add_cells(st, *id, &r->local, err, errlen) ||
-        add_latency(st, *id, r->local.lat, err, errlen))
+        add_latency(st, *id, r->local.lat, err, errlen) ||
+        store_add_samples(st, *id, "", "client", r->local.samples, 0, err, errlen) ||
+        store_add_samples(st, *id, "", "server", r->remote.samples, 0, err, errlen))
         return -EIO;
     server_host_note(r, note, sizeof(note));
     if (store_add_host(st, *id, "client", hs ? hs : r->local.host, "no snapshot was taken", err,
@@ -648,6 +652,8 @@ int store_add_server_run(struct store *st, const struct params *p, const struct 
     cJSON_AddStringToObject(d, "client", client);
     cJSON_AddItemToObject(d, "params", params_to_json(p));
     cJSON_AddItemToObject(d, "side", result_json_side(s));
+    /* the samples have a table of their own */
+    cJSON_DeleteItemFromObjectCaseSensitive(cJSON_GetObjectItemCaseSensitive(d, "side"), "samples");
     doc = cJSON_PrintUnformatted(d);
     cJSON_Delete(d);
     store_time_iso(time(NULL), now, sizeof(now));
@@ -669,6 +675,7 @@ int store_add_server_run(struct store *st, const struct params *p, const struct 
     if (store_add_metrics(st, *id, m, nm, err, errlen) ||
         add_side_flows(st, *id, p, s, err, errlen) ||
         add_intervals(st, *id, "server", s, err, errlen) ||
+        store_add_samples(st, *id, "", "server", s->samples, 0, err, errlen) ||
         store_add_host(st, *id, "server", hs, "no snapshot was taken", err, errlen) ||
         store_add_host(st, *id, "client", NULL,
                        "a run this host's daemon served: only the server's settings are kept", err,

@@ -19,6 +19,10 @@ struct store {
 int store_fail(struct store *st, char *err, size_t errlen, const char *what);
 /* Refuses a file that is not a netrig history, or of a newer schema; *v is its version. */
 int store_check_identity(struct store *st, int64_t *v, char *err, size_t errlen);
+/* The flows of r as rows of run id, numbered from base (a load run's parts share its rows). */
+struct run_result;
+int store_add_flows(struct store *st, int64_t id, const struct run_result *r, uint32_t base,
+                    char *err, size_t errlen);
 /* Applies every schema step past the current version in one transaction. */
 int store_migrate(struct store *st, char *err, size_t errlen);
 

@@ -137,6 +137,31 @@ static const char *const migrations[STORE_SCHEMA_VERSION] = {
     "ALTER TABLE runs ADD COLUMN group_id INTEGER REFERENCES run_groups(id) ON DELETE SET NULL;"
     "ALTER TABLE runs ADD COLUMN group_idx INTEGER;"
     "CREATE INDEX runs_group ON runs(group_id);",
+
+    /* v6: time series (--sample): each side's flows at every tick, with the series' period (a
+     * load run's parts — its up and down tests, its TCP probe — each a series of its own);
+     * and the latency probes of 'netrig load', one row per probe. */
+    "CREATE TABLE sample_series ("
+    " run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,"
+    " part TEXT NOT NULL DEFAULT '',"
+    " side TEXT NOT NULL CHECK (side IN ('client', 'server')),"
+    " period_us INTEGER NOT NULL, asked_us INTEGER NOT NULL, thinned INTEGER NOT NULL,"
+    " origin_us INTEGER NOT NULL DEFAULT 0,"
+    " PRIMARY KEY (run_id, part, side)) WITHOUT ROWID;"
+    "CREATE TABLE samples ("
+    " run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,"
+    " part TEXT NOT NULL DEFAULT '',"
+    " side TEXT NOT NULL CHECK (side IN ('client', 'server')),"
+    " flow INTEGER NOT NULL, seq INTEGER NOT NULL, t_us INTEGER NOT NULL,"
+    " bytes INTEGER NOT NULL, cwnd INTEGER, rtt_us INTEGER, retransmits INTEGER, mss INTEGER,"
+    " delivery_rate_bps INTEGER, pacing_rate_bps INTEGER, busy_us INTEGER,"
+    " rwnd_limited_us INTEGER, sndbuf_limited_us INTEGER,"
+    " PRIMARY KEY (run_id, part, side, flow, seq)) WITHOUT ROWID;"
+    "CREATE TABLE probes ("
+    " run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,"
+    " probe TEXT NOT NULL CHECK (probe IN ('udp', 'tcp')), seq INTEGER NOT NULL,"
+    " t_us INTEGER NOT NULL, latency_us REAL,"
+    " PRIMARY KEY (run_id, probe, seq)) WITHOUT ROWID;",
 };
 
 const char *store_migration_sql(int v)

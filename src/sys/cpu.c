@@ -5,6 +5,7 @@
 #include "hostfs.h"
 
 #include <errno.h>
+#include <math.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -186,11 +187,11 @@ void cpu_usage_between(const struct cpu_sys_snap *a, const struct cpu_sys_snap *
     if (seconds > 0) {
         out->intr_per_s = (double)delta(a->intr, b->intr) / seconds;
         if (ta && tb && out->ncpu > 0) {
+            /* thread times advance in scheduler ticks: over a period of a few ms one tick
+             * reads as more than the whole machine, which no share can be */
             double cap = seconds * 1e6 * out->ncpu;
-            out->threads_user_pct =
-                tb->user_us > ta->user_us ? 100.0 * (double)(tb->user_us - ta->user_us) / cap : 0;
-            out->threads_system_pct =
-                tb->sys_us > ta->sys_us ? 100.0 * (double)(tb->sys_us - ta->sys_us) / cap : 0;
+            out->threads_user_pct = fmin(100.0, pct(delta(ta->user_us, tb->user_us), 1) / cap);
+            out->threads_system_pct = fmin(100.0, pct(delta(ta->sys_us, tb->sys_us), 1) / cap);
         }
     }
     out->valid = total > 0;

@@ -183,8 +183,7 @@ int cpulist_for_peer(const char *sysroot, const char *peer_addr, struct cpulist 
     }
     snprintf(path, sizeof(path), "/sys/class/net/%s/device/local_cpulist", ifname);
     if (hostfs_read(sysroot, path, buf, sizeof(buf)) < 0) {
-        snprintf(why, whylen, "%s has no PCI device (virtual or loopback), so no NIC-local CPUs",
-                 ifname);
+        snprintf(why, whylen, "%s has no PCI device: a virtual or loopback interface", ifname);
         return -ENOENT;
     }
     if (cpulist_parse(buf, out)) {
@@ -209,8 +208,7 @@ int cpulist_resolve(const char *sysroot, const char *spec, const char *peer, str
         if (cpulist_for_peer(sysroot, peer, out, ifname, sizeof(ifname), why, sizeof(why))) {
             out->n = 0;
             if (note)
-                snprintf(note, notelen,
-                         "CPU pinning 'auto' found no NIC-local CPUs (%s): not pinned", why);
+                snprintf(note, notelen, "'auto' found no NIC-local CPUs (%s)", why);
             return 0;
         }
         if (note)

@@ -24,8 +24,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
     if (ctl_decode(data, size, CTL_MAX_REQUEST, &msg, err, sizeof(err)) == 0) {
         params_from_json(cJSON_GetObjectItemCaseSensitive(msg, "params"), &p, err, sizeof(err));
-        if (result_json_side_parse(cJSON_GetObjectItemCaseSensitive(msg, "side"), 8, 64, &side, err,
-                                   sizeof(err)) == 0)
+        if (result_json_side_parse(cJSON_GetObjectItemCaseSensitive(msg, "side"), 8, 64, 64, &side,
+                                   err, sizeof(err)) == 0)
             result_side_fini(&side);
         hs = hostsnap_new();
         if (hs)

@@ -2,8 +2,9 @@
 # completion: contrib/netrig.bash-completion cannot drift from the program.
 #  - its command list is the one 'netrig --help' prints;
 #  - for every command, its long options are exactly those 'netrig help CMD' lists;
-#  - every long option in the getopt tables of src/cli/cli_measure.c, cli_serve.c and
-#    cli_exporter.c is completed, and every one that takes a value is known to take one;
+#  - every long option in the getopt tables of src/cli/cli_measure.c, cli_load.c,
+#    cli_serve.c and cli_exporter.c is completed, and every one that takes a value is known to
+#    take one;
 #  - completing in a real bash gives the expected words.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh" "$@"
@@ -62,6 +63,7 @@ check_table() { # FILE OPTION_LIST
     done < <(table "$file")
 }
 check_table "$ROOT/src/cli/cli_measure.c" "$_netrig_opts_stream $_netrig_opts_rr $_netrig_opts_crr"
+check_table "$ROOT/src/cli/cli_load.c" "$_netrig_opts_load"
 check_table "$ROOT/src/cli/cli_serve.c" "$_netrig_opts_serve"
 check_table "$ROOT/src/cli/cli_exporter.c" "$_netrig_opts_exporter"
 
@@ -86,6 +88,8 @@ expect_comp "--live" netrig stream --li
 expect_comp "--metrics" netrig serve --me
 expect_comp "--depth" netrig sweep rr -c HOST --dep
 expect_comp "--config" netrig exporter --con
+expect_comp "--probe-rate" netrig load --prob
+expect_comp "cdf" netrig plot 3 --chart cd
 expect_comp "crr" netrig sweep cr
 got=$(complete_line netrig stream -C "")
 check "congestion control names are completed after -C (got '$got')" test -n "$got"

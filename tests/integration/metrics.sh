@@ -65,6 +65,7 @@ C=(-c 127.0.0.1 -p "$SRV_PORT" --no-save)
 "$NETRIG" stream "${C[@]}" -t 1 -P 2 >/dev/null 2>"$T/c1.err" || fail "stream test failed: $(cat "$T/c1.err")"
 "$NETRIG" stream "${C[@]}" -t 1 -R >/dev/null 2>"$T/c2.err" || fail "reverse stream test failed: $(cat "$T/c2.err")"
 "$NETRIG" rr "${C[@]}" -t 1 >/dev/null 2>"$T/c3.err" || fail "rr test failed: $(cat "$T/c3.err")"
+"$NETRIG" crr "${C[@]}" -t 1 -r 10,100 >/dev/null 2>"$T/c5.err" || fail "crr test failed: $(cat "$T/c5.err")"
 "$NETRIG" stream "${C[@]}" -t 1 -u -b 10M >/dev/null 2>"$T/c4.err" || fail "udp test failed: $(cat "$T/c4.err")"
 "$NETRIG" stream "${C[@]}" -t 20 >/dev/null 2>&1 && fail "a 20 s test passed --max-duration 5s"
 "$NETRIG" stream "${C[@]}" -B 127.0.0.2 -t 1 --timeout 2s >/dev/null 2>&1 && fail "a denied client ran a test"
@@ -88,7 +89,17 @@ has_value "acl refusal counted" "$T/m1" 'netrig_refusals_total{reason="acl"}' 'v
 has_value "bad_request refusal counted" "$T/m1" 'netrig_refusals_total{reason="bad_request"}' 'v == 1'
 has_value "the client's last test is kept" "$T/m1" 'netrig_client_last_throughput_bytes_per_second{client="127.0.0.1",test="stream",protocol="udp"}' 'v > 0'
 has_value "the client's last test completed" "$T/m1" 'netrig_client_last_complete{client="127.0.0.1"' 'v == 1'
-check "one row per client address" test "$(grep -c '^netrig_client_last_bytes{' "$T/m1")" -eq 1
+# one row per client address and kind: an rr or UDP test does not hide the TCP stream's
+check "one row per client and kind (stream tcp, rr tcp, crr tcp, stream udp)" test "$(grep -c '^netrig_client_last_bytes{' "$T/m1")" -eq 4
+has_value "the TCP stream series outlives the rr and UDP tests" "$T/m1" 'netrig_client_last_throughput_bytes_per_second{client="127.0.0.1",test="stream",protocol="tcp"}' 'v > 1000000'
+has_value "rr: measured seconds" "$T/m1" 'netrig_client_last_duration_seconds{client="127.0.0.1",test="rr",protocol="tcp"}' 'v > 0.5 && v < 3'
+has_value "rr: transactions answered" "$T/m1" 'netrig_client_last_transactions{client="127.0.0.1",test="rr",protocol="tcp"}' 'v > 100'
+has_value "rr: bytes both ways (1-byte requests and responses: 2 per transaction)" "$T/m1" 'netrig_client_last_bytes{client="127.0.0.1",test="rr",protocol="tcp"}' 'v > 200'
+has_value "rr: throughput" "$T/m1" 'netrig_client_last_throughput_bytes_per_second{client="127.0.0.1",test="rr",protocol="tcp"}' 'v > 100'
+has_value "rr: responses counted as sent" "$T/m1" 'netrig_served_bytes_total{test="rr",protocol="tcp",direction="sent"}' 'v > 100'
+has_value "crr: measured seconds" "$T/m1" 'netrig_client_last_duration_seconds{client="127.0.0.1",test="crr",protocol="tcp"}' 'v > 0.5 && v < 3'
+has_value "crr: 10-byte requests in, 100-byte responses out" "$T/m1" 'netrig_client_last_bytes{client="127.0.0.1",test="crr",protocol="tcp"}' 'v > 1100'
+has_value "rr: measured time counted" "$T/m1" 'netrig_served_seconds_total{test="rr",protocol="tcp"}' 'v > 0.5'
 check "every sample line parses as NAME{LABELS} VALUE" \
     bash -c "grep -v '^#' '$T/m1' | grep -vqE '^[a-z_]+(\{([a-z_]+=\"[^\"]*\",?)*\})? [-+0-9.eE]+(Inf|NaN)?$' && exit 1 || exit 0"
 

@@ -41,7 +41,11 @@ expect_fail "-T 0" 2 "-T" -- stream -T 0
 expect_fail "-p 70000" 2 "70000" -- stream -c 127.0.0.1 -p 70000
 expect_fail "--timeout 0.01s" 2 "0.01s" -- stream --timeout 0.01s
 expect_fail "-M 10" 2 "'10'" -- stream -M 10
-expect_fail "-w 1T" 2 "1T" "-w" -- stream -w 1T
+expect_fail "-w 1T" 2 "1T" "-w" "at most 1G" -- stream -w 1T
+# a size too large names the limit; a bad suffix lists every suffix the README promises
+expect_fail "-l 10T" 2 "'10T'" "-l" "too large" "at most 16M" -- stream -l 10T
+expect_fail "-l 10X" 2 "'10X'" "K, M, G or T" -- stream -l 10X
+expect_fail "-b 5Q" 2 "'5Q'" "K, M, G or T" -- stream -u -b 5Q
 expect_fail "--fq-rate abc" 2 "abc" "--fq-rate" -- stream --fq-rate abc
 expect_fail "-A with a CPU that does not exist" 2 "999" -- stream -A 999
 expect_fail "unknown long option" 2 "--no-such-option" -- stream --no-such-option

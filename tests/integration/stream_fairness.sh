@@ -5,9 +5,15 @@
 # is short and every flow gets many turns in 2 s even on a busy machine. Before the quantum a
 # turn could move 16 MiB and, at 1000 flows on a loaded host, most flows never got a turn
 # (Jain 0.05-0.09, hundreds of flows at 0 bytes).
-# Checks (tolerances are honest, not tight: the test measures sharing, not speed):
-#   - every flow moved data, none below a quarter of the median flow;
-#   - Jain's index over the flows >= 0.9 (it measured 0.99+ here with the quantum);
+# Flow i runs on worker i mod 2 at both ends. How the kernel shares the CPUs between the
+# worker threads is the scheduler's business, not the engine's: on a busy machine one thread
+# gets half the CPU time of the other now and then (measured: every even flow at 8.2 MB, every
+# odd one at 16.4, Jain 0.93 over all flows), so the checks are per worker, where the engine's
+# turns decide. Checks (tolerances are honest, not tight: the test measures sharing, not speed):
+#   - every flow moved data, none below half of its worker's median flow (without the quantum
+#     flows stuck at one filled send buffer, 4,161,536 bytes, against a median of 9.7 MB);
+#   - Jain's index over each worker's flows >= 0.9 (0.99+ here with the quantum; before it,
+#     flows that never got a turn made it fall far below);
 #   - summary.jain_index matches Jain's formula over flows[].throughput_bps.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh" "$@"
@@ -24,11 +30,15 @@ log "$(jq -c '{jain: .summary.jain_index, gbps: (.summary.throughput_bps / 1e7 |
     min: ([.flows[].bytes] | min), median: ([.flows[].bytes] | sort | .[length / 2 | floor]),
     max: ([.flows[].bytes] | max)}' "$out")"
 check_jq "400 flows reported, run complete" "$out" '(.flows | length) == 400 and .partial == false'
-check_jq "every flow moved data, none below a quarter of the median" "$out" \
-    '[.flows[].bytes] as $b | ($b | sort | .[length / 2 | floor]) as $m
-     | ($b | min) > 0 and ($b | min) >= $m / 4'
-check_jq "Jain's index >= 0.9 (got $(jq .summary.jain_index "$out"))" "$out" \
-    '.summary.jain_index >= 0.9'
+# the flows of worker W (0 or 1): id mod 2 == W
+per_worker='def worker($w): [.flows | to_entries[] | select(.key % 2 == $w) | .value];
+    def jain: (map(.throughput_bps) | add) as $s | ($s * $s) / (length * (map(.throughput_bps * .throughput_bps) | add));'
+jains=$(jq -c "$per_worker"' [worker(0), worker(1) | jain]' "$out")
+check_jq "every flow moved data, none below half of its worker's median" "$out" \
+    "$per_worker"' all(worker(0), worker(1); [.[].bytes] as $b | ($b | sort | .[length / 2 | floor]) as $m
+     | ($b | min) > 0 and ($b | min) >= $m / 2)'
+check_jq "Jain's index over each worker's flows >= 0.9 (got $jains)" "$out" \
+    "$per_worker"' all(worker(0), worker(1); jain >= 0.9)'
 check_jq "jain_index = (sum x)^2 / (n sum x^2) over flows[].throughput_bps" "$out" \
     '[.flows[].throughput_bps] as $x | (($x | add) * ($x | add) / (($x | length) * ($x | map(. * .) | add))) as $j
      | ((.summary.jain_index - $j) | fabs) < 1e-9'

@@ -311,13 +311,25 @@ static void test_older_snapshot(void **state)
     compare_free(&c);
 }
 
+/* The % change only between figures above 0: a latency increase from -27.7 us to 7.8 us has
+ * none (not "+128 %"). */
+static void test_change_pct(void **state)
+{
+    (void)state;
+    assert_dbl_near(compare_change_pct(200, 150), -25, 1e-12);
+    assert_dbl_near(compare_change_pct(20000, 5000), -75, 1e-12);
+    assert_dbl_near(compare_change_pct(10, 0), -100, 1e-12);
+    assert_true(isnan(compare_change_pct(-27.7, 7.8)));
+    assert_true(isnan(compare_change_pct(0, 5)));
+    assert_true(isnan(compare_change_pct(5, -1)));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_param_rows),
-        cmocka_unit_test(test_mixed_set_and_kinds),
-        cmocka_unit_test(test_host_sides),
-        cmocka_unit_test(test_older_snapshot),
+        cmocka_unit_test(test_param_rows), cmocka_unit_test(test_mixed_set_and_kinds),
+        cmocka_unit_test(test_host_sides), cmocka_unit_test(test_older_snapshot),
+        cmocka_unit_test(test_change_pct),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

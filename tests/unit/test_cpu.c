@@ -245,6 +245,22 @@ static void test_usage_between_exact(void **state)
     assert_dbl_near(u.threads_system_pct, 10.0, 1e-9);
 }
 
+/* A run of 1.2 ms whose threads were charged one 10 ms tick: a share of the machine is at
+ * most 100 %, or a peer rejects the whole result (result_json's range check). */
+static void test_usage_between_short_period(void **state)
+{
+    struct cpu_sys_snap a = {.user = 0, .idle = 0, .ncpu = 2};
+    struct cpu_sys_snap b = {.user = 0, .idle = 0, .ncpu = 2};
+    struct cpu_thread_snap ta = {.user_us = 0, .sys_us = 0};
+    struct cpu_thread_snap tb = {.user_us = 10000, .sys_us = 2000};
+    struct cpu_usage u;
+
+    (void)state;
+    cpu_usage_between(&a, &b, &ta, &tb, 0.0012, &u);
+    assert_dbl_near(u.threads_user_pct, 100.0, 0);
+    assert_dbl_near(u.threads_system_pct, 2000 * 100.0 / (0.0012 * 1e6 * 2), 1e-9);
+}
+
 static void test_usage_between_no_threads(void **state)
 {
     struct cpu_sys_snap a = {.user = 0, .idle = 0, .ncpu = 4};
@@ -326,6 +342,7 @@ int main(void)
         cmocka_unit_test(test_usage_between_exact),
         cmocka_unit_test(test_usage_between_no_threads),
         cmocka_unit_test(test_usage_between_empty_interval),
+        cmocka_unit_test(test_usage_between_short_period),
         cmocka_unit_test(test_usage_between_threads_went_backwards),
         cmocka_unit_test(test_usage_between_counter_went_backwards),
     };

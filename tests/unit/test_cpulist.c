@@ -202,7 +202,7 @@ static void test_resolve_auto_loopback_real_sys(void **state)
     assert_int_equal(
         cpulist_resolve(NULL, "auto", "127.0.0.1", &cl, err, sizeof(err), note, sizeof(note)), 0);
     assert_int_equal(cl.n, 0);
-    assert_contains(note, "not pinned");
+    assert_contains(note, "found no NIC-local CPUs");
     assert_contains(note, "lo has no PCI device");
 }
 

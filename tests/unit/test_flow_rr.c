@@ -15,11 +15,15 @@
 #include <stdlib.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "ctl.h"
 #include "engine.h"
 #include "flow_kinds.h"
+#include "flow_rr.h"
+#include "result.h"
+#include "txnlog.h"
 #include "sock.h"
 #include "worker.h"
 
@@ -413,6 +417,136 @@ static void test_udp_client(void **state)
     rig_down(&r);
 }
 
+/* Open loop, numbered UDP, with a transaction log (netrig load's probes): an answer completes
+ * the request it names even when an older one was lost, so the loss costs that probe alone
+ * (a timeout, logged as lost at its intended time) and never adds its age to the next answer;
+ * requests issued over 1 ms after their time are counted late. */
+static void test_udp_open_loop_log(void **state)
+{
+    struct rig r;
+    struct txnlog log;
+    struct side_flow sf = {0};
+
+    (void)state;
+    rig_params(&r, true, 64, 64, 1);
+    r.p.rate_tps = 1000; /* one request every ms */
+    rig_up(&r, true, 0);
+    assert_int_equal(txnlog_init(&log, 16), 0);
+    r.w.log = &log;
+    assert_int_equal(r.f.ops->on_start(&r.w, &r.f, r.now), 0);
+    assert_int_equal(r.f.due_ns, T0); /* flow 0's first request is due at once */
+    assert_int_equal(r.f.ops->on_timer(&r.w, &r.f, r.now), 0);
+    assert_int_equal(dgram_seq(&r, 64), 0);
+    r.now = T0 + 1000000;
+    assert_int_equal(r.f.ops->on_timer(&r.w, &r.f, r.now), 0);
+    assert_int_equal(dgram_seq(&r, 64), 1);
+    /* request 2 goes out 1.5 ms late: late, and stamped with its intended time */
+    r.now = T0 + 3500000;
+    assert_int_equal(r.f.ops->on_timer(&r.w, &r.f, r.now), 0);
+    assert_int_equal(dgram_seq(&r, 64), 2);
+    assert_int_equal(dgram_seq(&r, 64), 3); /* and 3, due at 3 ms: on time */
+    flow_rr_collect(&r.f, &sf);
+    assert_int_equal(sf.reqs_sent, 4);
+    assert_int_equal(sf.reqs_late, 1);
+    /* 1 is lost; 2 and 0 answer out of order, then a repeat of 2 and a number never sent */
+    r.now = T0 + 4000000;
+    put_seq(&r, 2, 64);
+    put_seq(&r, 0, 64);
+    put_seq(&r, 2, 64);
+    put_seq(&r, 77, 64);
+    assert_int_equal(event(&r, EPOLLIN), 0);
+    assert_int_equal(txns(&r), 2);
+    assert_int_equal(atomic_load(&r.f.lat_sum_ns), 2000000 + 4000000);
+    /* 1 times out at its own deadline; 3 is still in flight */
+    r.now = T0 + 1000000 + r.p.txn_timeout_ns;
+    assert_int_equal(r.f.ops->on_timer(&r.w, &r.f, r.now), 0);
+    assert_int_equal(atomic_load(&r.f.timeouts), 1);
+    put_seq(&r, 3, 64);
+    assert_int_equal(event(&r, EPOLLIN), 0);
+    assert_int_equal(txns(&r), 3);
+    /* the log: 2 then 0 answered, 1 lost, 3 answered; in the order they were settled */
+    assert_int_equal(log.n, 4);
+    assert_int_equal(log.rec[0].t_ns, T0 + 2000000);
+    assert_int_equal(log.rec[0].lat_ns, 2000000);
+    assert_int_equal(log.rec[1].t_ns, T0);
+    assert_int_equal(log.rec[1].lat_ns, 4000000);
+    assert_int_equal(log.rec[2].t_ns, T0 + 1000000);
+    assert_true(log.rec[2].lat_ns == TXNLOG_LOST);
+    assert_int_equal(log.rec[3].t_ns, T0 + 3000000);
+    r.w.log = NULL;
+    txnlog_fini(&log);
+    rig_down(&r);
+}
+
+/* A probe (netrig load) takes the kernel's receive time of an answer: a worker that reads it
+ * 30 ms late still measures the network's time, where an ordinary rr client counts the wait. */
+static void probe_run(bool probe, uint64_t *lat)
+{
+    struct rig r;
+    struct txnlog log;
+    const struct timespec late = {0, 30000000};
+
+    rig_params(&r, true, 64, 64, 1);
+    r.p.rate_tps = 1000;
+    r.p.probe = probe;
+    rig_up(&r, true, 0);
+    r.w.fake_now = NULL; /* the real clock: the kernel's stamps are on it */
+    assert_int_equal(txnlog_init(&log, 4), 0);
+    r.w.log = &log;
+    assert_int_equal(r.f.ops->on_start(&r.w, &r.f, worker_now(&r.w)), 0);
+    assert_int_equal(r.f.ops->on_timer(&r.w, &r.f, worker_now(&r.w)), 0);
+    assert_int_equal(dgram_seq(&r, 64), 0);
+    put_seq(&r, 0, 64);
+    nanosleep(&late, NULL);
+    assert_int_equal(event(&r, EPOLLIN), 0);
+    assert_int_equal(log.n, 1);
+    *lat = log.rec[0].lat_ns;
+    r.w.log = NULL;
+    txnlog_fini(&log);
+    rig_down(&r);
+}
+
+static void test_probe_kernel_stamps(void **state)
+{
+    uint64_t probe, plain;
+
+    (void)state;
+    probe_run(true, &probe);
+    probe_run(false, &plain);
+    if (probe >= 15000000ULL || plain < 30000000ULL)
+        fail_msg("probe %llu ns (kernel stamp, want < 15 ms), plain rr %llu ns (want >= 30 ms)",
+                 (unsigned long long)probe, (unsigned long long)plain);
+}
+
+/* Logs merged from several workers: one list in time order, relative to the start. */
+static void test_txnlog_merge(void **state)
+{
+    struct txnlog a, b, m;
+    const struct txnlog *src[2] = {&a, &b};
+
+    (void)state;
+    assert_int_equal(txnlog_init(&a, 2), 0);
+    assert_int_equal(txnlog_init(&b, 4), 0);
+    txnlog_add(&a, 500, 1);
+    txnlog_add(&a, 100, 2);
+    txnlog_add(&a, 900, 3); /* full: dropped and counted */
+    txnlog_add(&b, 300, TXNLOG_LOST);
+    txnlog_add(&b, 50, 4); /* before the start: counts from 0 */
+    assert_int_equal(txnlog_init(&m, 0), 0);
+    assert_int_equal(txnlog_merge(&m, src, 2, 100), 0);
+    assert_int_equal(m.n, 4);
+    assert_int_equal(m.dropped, 1);
+    assert_int_equal(m.rec[0].t_ns, 0);
+    assert_int_equal(m.rec[1].t_ns, 0);
+    assert_int_equal(m.rec[2].t_ns, 200);
+    assert_true(m.rec[2].lat_ns == TXNLOG_LOST);
+    assert_int_equal(m.rec[3].t_ns, 400);
+    assert_int_equal(m.rec[3].lat_ns, 1);
+    txnlog_fini(&a);
+    txnlog_fini(&b);
+    txnlog_fini(&m);
+}
+
 static void test_udp_server(void **state)
 {
     struct rig r;
@@ -445,6 +579,9 @@ int main(void)
         cmocka_unit_test(test_server_alone),
         cmocka_unit_test(test_udp_client),
         cmocka_unit_test(test_udp_server),
+        cmocka_unit_test(test_udp_open_loop_log),
+        cmocka_unit_test(test_txnlog_merge),
+        cmocka_unit_test(test_probe_kernel_stamps),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

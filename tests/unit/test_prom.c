@@ -88,6 +88,51 @@ static void daemon_counters(void **state)
     metrics_destroy(m);
 }
 
+/* rr and crr: the measured period is the side's (their flows do not time the last byte), the
+ * responses count as sent bytes; and a client's series stay per kind: an rr test does not
+ * make its stream series vanish. */
+static void daemon_rr_kinds(void **state)
+{
+    struct metrics *m = metrics_create();
+    struct params p;
+    struct side_flow sf[2] = {{.sender = false, .bytes = 100, .seconds = 2},
+                              {.sender = true, .bytes = 300, .seconds = 2}};
+    struct side_flow rf[2] = {{.bytes = 640, .txns = 10}, {.bytes = 1280, .txns = 20}};
+    struct side_result stream = {.nflows = 2, .flows = sf, .seconds = 2};
+    struct side_result rr = {.nflows = 2, .flows = rf, .seconds = 4};
+    struct sockaddr_in sin = {.sin_family = AF_INET};
+    struct prom_buf b = {0};
+
+    (void)state;
+    params_defaults(&p);
+    inet_pton(AF_INET, "192.0.2.9", &sin.sin_addr);
+    metrics_test_done(m, &p, (struct sockaddr *)&sin, &stream, true);
+    p.test = PARAMS_TEST_RR;
+    p.req_size = 64;
+    p.resp_size = 1000;
+    metrics_test_done(m, &p, (struct sockaddr *)&sin, &rr, true);
+    metrics_render(m, &b);
+    /* 30 requests of 64 bytes in, 30 responses of 1000 bytes out, over 4 s */
+    assert_contains(b.data, "netrig_served_bytes_total{test=\"rr\",protocol=\"tcp\",direction="
+                            "\"received\"} 1920\n");
+    assert_contains(b.data, "netrig_served_bytes_total{test=\"rr\",protocol=\"tcp\",direction="
+                            "\"sent\"} 30000\n");
+    assert_contains(b.data, "netrig_served_seconds_total{test=\"rr\",protocol=\"tcp\"} 4\n");
+    assert_contains(b.data, "netrig_client_last_duration_seconds{client=\"192.0.2.9\",test=\"rr\","
+                            "protocol=\"tcp\"} 4\n");
+    assert_contains(b.data, "netrig_client_last_bytes{client=\"192.0.2.9\",test=\"rr\","
+                            "protocol=\"tcp\"} 31920\n");
+    assert_contains(b.data, "netrig_client_last_transactions{client=\"192.0.2.9\",test=\"rr\","
+                            "protocol=\"tcp\"} 30\n");
+    assert_contains(b.data, "netrig_client_last_throughput_bytes_per_second{client=\"192.0.2.9\","
+                            "test=\"rr\",protocol=\"tcp\"} 7980\n");
+    /* the stream series of the same client is still there */
+    assert_contains(b.data, "netrig_client_last_throughput_bytes_per_second{client=\"192.0.2.9\","
+                            "test=\"stream\",protocol=\"tcp\"} 200\n");
+    prom_buf_free(&b);
+    metrics_destroy(m);
+}
+
 /* The client table is bounded: the least recent client is forgotten. */
 static void clients_bounded(void **state)
 {
@@ -158,8 +203,8 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(escape_and_samples), cmocka_unit_test(listen_specs),
-        cmocka_unit_test(daemon_counters),    cmocka_unit_test(clients_bounded),
-        cmocka_unit_test(live_frame),
+        cmocka_unit_test(daemon_counters),    cmocka_unit_test(daemon_rr_kinds),
+        cmocka_unit_test(clients_bounded),    cmocka_unit_test(live_frame),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -389,6 +389,109 @@ static void test_merge_no_tcpinfo_and_zero_seconds(void **state)
     free_run(r);
 }
 
+/* ---- warnings ---- */
+
+static bool has_warning(const struct run_result *r, const char *part)
+{
+    for (uint32_t i = 0; i < r->nwarnings; i++)
+        if (strstr(r->warnings[i], part))
+            return true;
+    return false;
+}
+
+/* UDP senders below 95 % of -b per flow are named with both rates; at or above, nothing */
+static void test_warn_udp_rate(void **state)
+{
+    struct run_result *r = new_run(PARAMS_DIR_FORWARD, 2);
+
+    (void)state;
+    r->params.udp = true;
+    r->params.udp_rate_bps = 100000000; /* 100 Mbit/s per flow: 200 asked */
+    /* 1e8 bytes over 10 s = 80 Mbit/s per flow: 160 of 200, 80 % */
+    set_sender(&r->local.flows[0], 100000000ULL, 10.0, 0, 0, -1);
+    set_sender(&r->local.flows[1], 100000000ULL, 10.0, 0, 0, -1);
+    set_receiver(&r->remote.flows[0], 100000000ULL, 10.0, -1);
+    set_receiver(&r->remote.flows[1], 100000000ULL, 10.0, -1);
+    assert_int_equal(result_merge(r), 0);
+    assert_int_equal(r->nwarnings, 1);
+    assert_contains(r->warnings[0], "client's senders reached 160.0 Mbit/s of the 200.0 Mbit/s");
+    assert_contains(r->warnings[0], "80.0%");
+    assert_contains(r->warnings[0], "CPU or NIC bound");
+    /* merged again: the same warning is kept once */
+    assert_int_equal(result_merge(r), 0);
+    assert_int_equal(r->nwarnings, 1);
+    /* 96 % of the rate: no warning */
+    r->nwarnings = 0;
+    r->params.udp_rate_bps = 83000000;
+    assert_int_equal(result_merge(r), 0);
+    assert_int_equal(r->nwarnings, 0);
+    free_run(r);
+}
+
+/* -R: the server's senders are judged from what the server reported */
+static void test_warn_udp_rate_reverse(void **state)
+{
+    struct run_result *r = new_run(PARAMS_DIR_REVERSE, 1);
+
+    (void)state;
+    r->params.udp = true;
+    r->params.udp_pps = 1000; /* 1000 datagrams of 1000 bytes: 8 Mbit/s */
+    r->params.write_size = 1000;
+    set_sender(&r->remote.flows[0], 5000000ULL, 10.0, 0, 0, -1); /* 4 Mbit/s */
+    set_receiver(&r->local.flows[0], 5000000ULL, 10.0, -1);
+    assert_int_equal(result_merge(r), 0);
+    assert_true(has_warning(r, "server's sender reached 4.00 Mbit/s of the 8.00 Mbit/s"));
+    assert_true(has_warning(r, "--pps x datagram size, 50.0%"));
+    /* a server that reported nothing is not judged */
+    r->nwarnings = 0;
+    r->remote.valid = false;
+    assert_int_equal(result_merge(r), 0);
+    assert_int_equal(r->nwarnings, 0);
+    free_run(r);
+}
+
+static void test_warn_idle_threads(void **state)
+{
+    struct run_result *r = new_run(PARAMS_DIR_FORWARD, 2);
+
+    (void)state;
+    r->params.threads = 4; /* -T 4 -P 2: two threads idle on each end */
+    assert_int_equal(result_merge(r), 0);
+    assert_int_equal(r->nwarnings, 1);
+    assert_contains(r->warnings[0], "-T 4 with 2 flows: 2 worker threads on each end had no flow");
+    r->nwarnings = 0;
+    r->params.threads = 2;
+    r->params.server_threads = 3;
+    assert_int_equal(result_merge(r), 0);
+    assert_int_equal(r->nwarnings, 1);
+    assert_contains(r->warnings[0], "--server-threads 3 with 2 flows: 1 of the server's");
+    /* bidir counts both directions' flows: 4 threads for 2 x 2 flows are all used */
+    r->nwarnings = 0;
+    r->params.server_threads = 0;
+    r->params.threads = 4;
+    r->params.dir = PARAMS_DIR_BIDIR;
+    result_side_fini(&r->local);
+    result_side_fini(&r->remote);
+    assert_int_equal(result_side_init(&r->local, 4, 2), 0);
+    assert_int_equal(result_side_init(&r->remote, 4, 2), 0);
+    r->local.valid = r->remote.valid = true;
+    assert_int_equal(result_merge(r), 0);
+    assert_int_equal(r->nwarnings, 0);
+    free_run(r);
+}
+
+static void test_warn_bounded(void **state)
+{
+    struct run_result r;
+
+    (void)state;
+    memset(&r, 0, sizeof(r));
+    for (int i = 0; i < RESULT_MAX_WARNINGS + 3; i++)
+        result_warn(&r, "warning %d", i);
+    assert_int_equal(r.nwarnings, RESULT_MAX_WARNINGS);
+    assert_string_equal(r.warnings[RESULT_MAX_WARNINGS - 1], "warning 7");
+}
+
 /* --zerocopy-rx: per-flow and total shares mapped come from the receiving side; the note
  * says how much and, under half, why. */
 static void test_merge_rx_zerocopy(void **state)
@@ -477,6 +580,10 @@ int main(void)
         cmocka_unit_test(test_merge_remote_invalid_reverse),
         cmocka_unit_test(test_merge_remote_missing_one_flow),
         cmocka_unit_test(test_merge_no_tcpinfo_and_zero_seconds),
+        cmocka_unit_test(test_warn_udp_rate),
+        cmocka_unit_test(test_warn_udp_rate_reverse),
+        cmocka_unit_test(test_warn_idle_threads),
+        cmocka_unit_test(test_warn_bounded),
         cmocka_unit_test(test_merge_rx_zerocopy),
         cmocka_unit_test(test_merge_rx_skip_copy),
     };

@@ -227,7 +227,7 @@ static int side_via_text(const struct side_result *in, uint32_t expect, struct s
 
     assert_non_null(back);
     memset(out, 0, sizeof(*out));
-    rc = result_json_side_parse(back, expect, 1000, out, err, errlen);
+    rc = result_json_side_parse(back, expect, 1000, 1000, out, err, errlen);
     cJSON_Delete(back);
     free(text);
     cJSON_Delete(j);
@@ -317,7 +317,7 @@ static void test_side_parse_unreported_flow_and_long_strings(void **state)
 
     (void)state;
     assert_non_null(j);
-    assert_int_equal(result_json_side_parse(j, 3, 1000, &out, err, sizeof(err)), 0);
+    assert_int_equal(result_json_side_parse(j, 3, 1000, 1000, &out, err, sizeof(err)), 0);
     cJSON_Delete(j);
     assert_int_equal(strlen(out.version), sizeof(out.version) - 1); /* cut, terminated */
     assert_int_equal(out.nflows, 3);
@@ -362,7 +362,7 @@ static void expect_hostile(const char *path, const char *key, const char *value,
         cJSON_AddItemToObject(target, key, v);
     }
     memset(&out, 0, sizeof(out));
-    rc = result_json_side_parse(doc, expect_flows, 1000, &out, err, sizeof(err));
+    rc = result_json_side_parse(doc, expect_flows, 1000, 1000, &out, err, sizeof(err));
     cJSON_Delete(doc);
     if (rc != -EPROTO)
         fail_msg("%s.%s = %s: parse returned %d (%s), expected -EPROTO", path ? path : "", key,
@@ -471,11 +471,11 @@ static void test_side_parse_load_absent_or_newer(void **state)
     doc = result_json_side(&in);
     result_side_fini(&in);
     cJSON_DeleteItemFromObjectCaseSensitive(doc, "load");
-    assert_int_equal(result_json_side_parse(doc, 2, 1000, &out, err, sizeof(err)), 0);
+    assert_int_equal(result_json_side_parse(doc, 2, 1000, 1000, &out, err, sizeof(err)), 0);
     assert_null(out.load);
     result_side_fini(&out);
     cJSON_AddNullToObject(doc, "load");
-    assert_int_equal(result_json_side_parse(doc, 2, 1000, &out, err, sizeof(err)), 0);
+    assert_int_equal(result_json_side_parse(doc, 2, 1000, 1000, &out, err, sizeof(err)), 0);
     assert_null(out.load);
     result_side_fini(&out);
     cJSON_Delete(doc);
@@ -483,7 +483,7 @@ static void test_side_parse_load_absent_or_newer(void **state)
     doc = result_json_side(&in);
     result_side_fini(&in);
     cJSON_AddNumberToObject((cJSON *)jpath(doc, "load.host.counters"), "TCPSomethingNew", 5);
-    assert_int_equal(result_json_side_parse(doc, 2, 1000, &out, err, sizeof(err)), 0);
+    assert_int_equal(result_json_side_parse(doc, 2, 1000, 1000, &out, err, sizeof(err)), 0);
     assert_non_null(out.load);
     assert_int_equal(out.load->host.ctr[HOSTCTR_RCVQ_DROP], 12);
     result_side_fini(&out);
@@ -498,8 +498,8 @@ static void test_side_parse_not_object(void **state)
 
     (void)state;
     memset(&out, 0, sizeof(out));
-    assert_int_equal(result_json_side_parse(arr, 1, 1000, &out, err, sizeof(err)), -EPROTO);
-    assert_int_equal(result_json_side_parse(NULL, 1, 1000, &out, err, sizeof(err)), -EPROTO);
+    assert_int_equal(result_json_side_parse(arr, 1, 1000, 1000, &out, err, sizeof(err)), -EPROTO);
+    assert_int_equal(result_json_side_parse(NULL, 1, 1000, 1000, &out, err, sizeof(err)), -EPROTO);
     assert_false(out.valid);
     cJSON_Delete(arr);
 }

@@ -44,7 +44,7 @@ static int via_text(const struct side_result *s, struct side_result *out, char *
     cJSON *j = result_json_side(s);
     char *text = cJSON_PrintUnformatted(j);
     cJSON *back = cJSON_Parse(text);
-    int rc = result_json_side_parse(back, 1, 10, out, err, errlen);
+    int rc = result_json_side_parse(back, 1, 10, 10, out, err, errlen);
 
     free(text);
     cJSON_Delete(j);
@@ -107,7 +107,7 @@ static void expect_refused(const char *value, const char *note_part)
     v = cJSON_Parse(value);
     assert_non_null(v);
     cJSON_AddItemToObject(doc, "host", v);
-    if (result_json_side_parse(doc, 1, 10, &out, err, sizeof(err)))
+    if (result_json_side_parse(doc, 1, 10, 10, &out, err, sizeof(err)))
         fail_msg("host %s: the results were refused: %s", value, err);
     cJSON_Delete(doc);
     assert_true(out.valid);
@@ -252,7 +252,7 @@ static void test_side_snapshot_oversized_hostile(void **state)
     doc = result_json_side(&in);
     cJSON_AddItemToObject(doc, "host", hostsnap_to_json(big)); /* past the bound, sent anyway */
     hostsnap_free(big);
-    assert_int_equal(result_json_side_parse(doc, 1, 10, &out, err, sizeof(err)), 0);
+    assert_int_equal(result_json_side_parse(doc, 1, 10, 10, &out, err, sizeof(err)), 0);
     cJSON_Delete(doc);
     assert_true(out.valid);
     assert_int_equal(out.flows[0].bytes, 4242);
@@ -263,19 +263,19 @@ static void test_side_snapshot_oversized_hostile(void **state)
 
     doc = result_json_side(&in);
     cJSON_AddStringToObject(doc, "host_omitted", "\x1b]0;pwned\x07 too big");
-    assert_int_equal(result_json_side_parse(doc, 1, 10, &out, err, sizeof(err)), 0);
+    assert_int_equal(result_json_side_parse(doc, 1, 10, 10, &out, err, sizeof(err)), 0);
     assert_null(out.host);
     assert_string_equal(out.host_note, "the server left its settings out: ?]0;pwned? too big");
     result_side_fini(&out);
     /* an omission that is not a string says nothing; declined wins over settings sent too */
     cJSON_ReplaceItemInObjectCaseSensitive(doc, "host_omitted", cJSON_CreateNumber(1));
-    assert_int_equal(result_json_side_parse(doc, 1, 10, &out, err, sizeof(err)), 0);
+    assert_int_equal(result_json_side_parse(doc, 1, 10, 10, &out, err, sizeof(err)), 0);
     assert_null(out.host);
     assert_string_equal(out.host_note, "");
     result_side_fini(&out);
     cJSON_AddItemToObject(doc, "host", cJSON_Parse("{\"a\":\"1\"}"));
     cJSON_AddTrueToObject(doc, "host_declined");
-    assert_int_equal(result_json_side_parse(doc, 1, 10, &out, err, sizeof(err)), 0);
+    assert_int_equal(result_json_side_parse(doc, 1, 10, 10, &out, err, sizeof(err)), 0);
     assert_null(out.host);
     assert_true(out.host_declined);
     assert_contains(out.host_note, "declined");
@@ -316,7 +316,7 @@ static void test_side_damaged_never_crashes(void **state)
         if (!back)
             continue;
         parsed++;
-        if (result_json_side_parse(back, 1, 10, &out, err, sizeof(err)) == 0) {
+        if (result_json_side_parse(back, 1, 10, 10, &out, err, sizeof(err)) == 0) {
             for (const char *c = out.host_note; *c; c++)
                 assert_true(*c >= ' ' && *c <= '~');
             if (out.host)

@@ -1,0 +1,143 @@
+/* report_load: the text report of a load run (80 columns). */
+#include "report_load.h"
+
+#include "load_json.h"
+#include "units.h"
+
+#include <math.h>
+#include <string.h>
+
+static void ms(double us, char *buf, size_t len)
+{
+    if (us <= 0)
+        snprintf(buf, len, "-");
+    else if (us < 10000)
+        snprintf(buf, len, "%.2f", us / 1e3);
+    else
+        snprintf(buf, len, "%.1f", us / 1e3);
+}
+
+static void rate(double bps, char *buf, size_t len)
+{
+    if (bps > 0)
+        units_format_rate(bps, buf, len);
+    else
+        snprintf(buf, len, "-");
+}
+
+static void header(FILE *out, const struct load_result *lr)
+{
+    const struct load_params *lp = &lr->lp;
+    char dirs[64];
+
+    if (lp->up && lp->down)
+        snprintf(dirs, sizeof(dirs), "%u TCP flow%s up and %u down", lp->flows,
+                 lp->flows == 1 ? "" : "s", lp->flows);
+    else
+        snprintf(dirs, sizeof(dirs), "%u TCP flow%s %s", lp->flows, lp->flows == 1 ? "" : "s",
+                 lp->up ? "up" : "down");
+    fprintf(out, "netrig load to %s: %s\n", lr->server[0] ? lr->server : "?", dirs);
+    fputs("congestion control of the load:", out);
+    if (lp->up)
+        fprintf(out, " %s (up: %s)", lr->cc_up[0] ? lr->cc_up : "none",
+                lr->ran[LOAD_UP] ? "this host sends" : "it did not run");
+    if (lp->down)
+        fprintf(out, "%s %s (down: %s)", lp->up ? "," : "", lr->cc_down[0] ? lr->cc_down : "none",
+                lr->ran[LOAD_DOWN] ? "the daemon sends" : "it did not run");
+    fputc('\n', out);
+    if (lp->probe_rate)
+        fprintf(out,
+                "latency probes: UDP and TCP request/response, %llu a second each (%d bytes)\n",
+                (unsigned long long)lp->probe_rate, LOAD_PROBE_SIZE);
+    else
+        fputs("latency probes: none (--probe-rate 0)\n", out);
+}
+
+static void phase_row(FILE *out, const struct load_result *lr, int ph)
+{
+    const struct load_phase_stats *s = &lr->phase[ph];
+    const struct load_probe_stats *u = &s->probe[LOAD_UDP_PROBE], *t = &s->probe[LOAD_TCP_PROBE];
+    char p50[16], p90[16], p99[16], mx[16], tp50[16], up[24], down[24], loss[16], span[24];
+
+    ms(u->p50_us, p50, sizeof(p50));
+    ms(u->p90_us, p90, sizeof(p90));
+    ms(u->p99_us, p99, sizeof(p99));
+    ms(u->max_us, mx, sizeof(mx));
+    ms(t->p50_us, tp50, sizeof(tp50));
+    rate(s->up_bps, up, sizeof(up));
+    rate(s->down_bps, down, sizeof(down));
+    if (u->sent)
+        snprintf(loss, sizeof(loss), "%.1f%%", u->loss_pct);
+    else
+        snprintf(loss, sizeof(loss), "-");
+    snprintf(span, sizeof(span), "%.1f-%.1f", s->start_s, s->end_s);
+    fprintf(out, "%-9s %-11s %6s %6s %6s %6s %6s %6s  %-12s %s\n",
+            load_phase_name((enum load_phase)ph), span, p50, p90, p99, mx, loss, tp50, up, down);
+}
+
+static void verdict(FILE *out, const struct load_result *lr)
+{
+    const struct load_phase_stats *busy = &lr->phase[LOAD_LOADED];
+
+    if (lr->band < 0) {
+        fputs("\nlatency under load: not judged\n", out);
+        return;
+    }
+    fprintf(out,
+            "\nlatency under load: %+.1f ms at the median, %+.1f ms at p99 (%s probes; the loaded "
+            "phase from %.1f s)\n",
+            load_ms_shown(lr->increase_p50_us), load_ms_shown(lr->increase_p99_us),
+            lr->judged_by == LOAD_UDP_PROBE ? "UDP" : "TCP", busy->from_s);
+    if (isfinite(load_band_limit_ms(lr->band)))
+        fprintf(out, "verdict: %s (at most %g ms): %s\n", load_band_grade(lr->band),
+                load_band_limit_ms(lr->band), load_band_words(lr->band));
+    else
+        fprintf(out, "verdict: %s (over 400 ms): %s\n", load_band_grade(lr->band),
+                load_band_words(lr->band));
+}
+
+/* Prints text wrapped at 78 columns, the first line after lead, the rest indented. */
+static void wrapped(FILE *out, const char *lead, const char *text)
+{
+    size_t col = strlen(lead);
+
+    fputs(lead, out);
+    while (*text) {
+        size_t word = strcspn(text, " ");
+        if (col + word > 78 && col > 4) {
+            fputs("\n    ", out);
+            col = 4;
+        }
+        fprintf(out, "%.*s", (int)word, text);
+        col += word;
+        text += word;
+        if (*text == ' ') {
+            text++;
+            if (*text) {
+                fputc(' ', out);
+                col++;
+            }
+        }
+    }
+    fputc('\n', out);
+}
+
+void report_load_text(FILE *out, const struct load_result *lr)
+{
+    char adv[8][400], warn[8][320];
+    size_t na = load_advice(lr, adv, 8), nw;
+
+    header(out, lr);
+    fputs("\n                      UDP probe latency (ms)        UDP  TCP p50\n"
+          "phase     time (s)       p50    p90    p99    max   lost   (ms)  up           down\n",
+          out);
+    for (int ph = 0; ph < LOAD_NPHASES; ph++)
+        phase_row(out, lr, ph);
+    verdict(out, lr);
+    fputs("\nadvice:\n", out);
+    for (size_t i = 0; i < na; i++)
+        wrapped(out, "  - ", adv[i]);
+    load_warnings(lr, warn, &nw, 8);
+    for (size_t i = 0; i < nw; i++)
+        wrapped(out, "warning: ", warn[i]);
+}

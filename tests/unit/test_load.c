@@ -1,0 +1,193 @@
+/* Unit tests for the load run's analysis (load_result.c, load_advice.c, load_json.c) on parts
+ * built by hand: the phases from the load's actual start and stop, the loaded phase's first
+ * second left out, nearest-rank percentiles and loss per phase, the increase and its band (at
+ * the band edges), the TCP probe judging when the UDP one had no answers, a probe rate not
+ * kept, the advice (a queue sized for the rate, a kernel without fq_codel and cake, reno
+ * named) and the document's keys. */
+#include "test_util.h"
+
+#include <stdlib.h>
+
+#include "load_json.h"
+#include "load_result.h"
+
+#define S 1000000000ULL
+
+/* A probe log: every 10 ms from 0 to 20 s; idle answers in 200 us, loaded (5..15 s) in 20 ms
+ * plus i us, with every hundredth loaded probe lost (or all, with all_lost). */
+static struct txnlog *probe_log(bool all_lost)
+{
+    struct txnlog *l = calloc(1, sizeof(*l));
+
+    assert_int_equal(txnlog_init(l, 2000), 0);
+    for (uint32_t i = 0; i < 2000; i++) {
+        uint64_t t = (uint64_t)i * 10000000ULL, lat = 200000;
+        bool loaded = t >= 5 * S && t < 15 * S;
+        if (loaded)
+            lat = 20000000ULL + i * 1000ULL;
+        if (loaded && (all_lost || i % 100 == 0))
+            lat = TXNLOG_LOST;
+        txnlog_add(l, t, lat);
+    }
+    return l;
+}
+
+static void build(struct load_result *lr, bool udp_all_lost)
+{
+    memset(lr, 0, sizeof(*lr));
+    load_params_defaults(&lr->lp);
+    lr->lp.down = false;
+    for (int p = LOAD_UDP_PROBE; p <= LOAD_UP; p++)
+        lr->wanted[p] = lr->ran[p] = true;
+    for (int p = LOAD_UDP_PROBE; p <= LOAD_TCP_PROBE; p++) {
+        struct side_result *l = &lr->part[p].local;
+        assert_int_equal(result_side_init(l, 1, 1), 0);
+        l->log = probe_log(p == LOAD_UDP_PROBE && udp_all_lost);
+        l->start_mono_ns = 1000;
+        l->stop_mono_ns = 1000 + 20 * S;
+        l->seconds = 20;
+        l->flows[0].reqs_sent = 2000;
+        l->flows[0].reqs_late = p == LOAD_TCP_PROBE ? 400 : 0;
+        lr->part[p].summary.transactions = 1980;
+    }
+    /* the load ran 5.0 .. 15.0 s on the probes' clock */
+    lr->part_off_ns[LOAD_UP] = (int64_t)(5 * S);
+    lr->part[LOAD_UP].local.start_mono_ns = 7000;
+    lr->part[LOAD_UP].local.stop_mono_ns = 7000 + 10 * S;
+    lr->part[LOAD_UP].summary.up_bps = 95e6;
+    snprintf(lr->part[LOAD_UP].local.congestion, PARAMS_CC_LEN, "reno");
+    lr->kernel = (struct load_kernel){0, 0, 0, "tried"};
+}
+
+static void test_phases_and_verdict(void **state)
+{
+    struct load_result lr;
+    const struct load_phase_stats *idle, *busy, *rec;
+    char adv[8][400];
+    size_t n;
+
+    (void)state;
+    build(&lr, false);
+    load_analyze(&lr);
+    idle = &lr.phase[LOAD_BASELINE];
+    busy = &lr.phase[LOAD_LOADED];
+    rec = &lr.phase[LOAD_RECOVERY];
+    assert_dbl_near(idle->end_s, 5, 1e-9);
+    assert_dbl_near(busy->start_s, 5, 1e-9);
+    assert_dbl_near(busy->from_s, 6, 1e-9); /* the first second of the load left out */
+    assert_dbl_near(busy->end_s, 15, 1e-9);
+    assert_dbl_near(rec->end_s, 20, 1e-9);
+    assert_int_equal(idle->probe[LOAD_UDP_PROBE].sent, 500);
+    assert_dbl_near(idle->probe[LOAD_UDP_PROBE].p50_us, 200, 1e-9);
+    /* loaded: probes 600..1499, 9 lost (every hundredth), p50 by nearest rank */
+    assert_int_equal(busy->probe[LOAD_UDP_PROBE].sent, 900);
+    assert_int_equal(busy->probe[LOAD_UDP_PROBE].lost, 9);
+    assert_int_equal(busy->probe[LOAD_UDP_PROBE].answered, 891);
+    assert_dbl_near(busy->probe[LOAD_UDP_PROBE].loss_pct, 1.0, 1e-9);
+    assert_dbl_near(busy->probe[LOAD_UDP_PROBE].min_us, 20601, 1e-9);
+    assert_dbl_near(busy->probe[LOAD_UDP_PROBE].max_us, 21499, 1e-9);
+    assert_dbl_near(busy->probe[LOAD_UDP_PROBE].p50_us, 21050, 1e-9);
+    assert_dbl_near(busy->up_bps, 95e6, 1e-3);
+    assert_int_equal(rec->probe[LOAD_UDP_PROBE].sent, 500);
+    assert_int_equal(lr.judged_by, LOAD_UDP_PROBE);
+    assert_dbl_near(lr.increase_p50_us, 21050 - 200, 1e-9);
+    assert_int_equal(lr.band, 1);
+    assert_string_equal(load_band_grade(lr.band), "A");
+    assert_string_equal(lr.cc_up, "reno");
+    assert_true(lr.rate[LOAD_UDP_PROBE].kept);
+    assert_dbl_near(lr.rate[LOAD_TCP_PROBE].late_pct, 20, 1e-9);
+
+    n = load_advice(&lr, adv, 8);
+    assert_true(n >= 4);
+    assert_contains(adv[0], "20.9 ms");
+    assert_contains(adv[0], "241.8 KiB at 95.00 Mbit/s up"); /* the queue at the measured rate */
+    assert_contains(adv[1], "lacks both");
+    assert_contains(adv[2], "90.25 Mbit/s in all"); /* pacing at 95 % */
+    assert_contains(adv[3], "reno, a loss-based congestion control");
+    load_result_fini(&lr);
+}
+
+static void test_bands(void **state)
+{
+    (void)state;
+    assert_int_equal(load_band_of(-3000), 0);
+    assert_int_equal(load_band_of(5000), 0);
+    assert_int_equal(load_band_of(5001), 1);
+    assert_int_equal(load_band_of(30000), 1);
+    assert_int_equal(load_band_of(60000), 2);
+    assert_int_equal(load_band_of(200000), 3);
+    assert_int_equal(load_band_of(400000), 4);
+    assert_int_equal(load_band_of(400001), 5);
+    assert_string_equal(load_band_grade(5), "F");
+    assert_true(isinf(load_band_limit_ms(5)));
+    /* a loaded p50 30 us under the idle one is shown as +0.0 ms, never -0.0 */
+    assert_false(signbit(load_ms_shown(-30)));
+    assert_dbl_near(load_ms_shown(-30), 0, 0);
+    assert_dbl_near(load_ms_shown(-60), -0.06, 1e-12);
+    assert_dbl_near(load_ms_shown(20850), 20.85, 1e-12);
+}
+
+/* UDP dropped under load (a firewall, a policer): the TCP probe judges; a probe that sent too
+ * little says so, with both rates. */
+static void test_tcp_judges_and_rate_not_kept(void **state)
+{
+    struct load_result lr;
+    char w[8][320];
+    size_t n;
+    cJSON *doc;
+
+    (void)state;
+    build(&lr, true);
+    lr.part[LOAD_UDP_PROBE].local.flows[0].reqs_sent = 1000; /* half the 100/s it owed */
+    load_analyze(&lr);
+    assert_int_equal(lr.phase[LOAD_LOADED].probe[LOAD_UDP_PROBE].answered, 0);
+    assert_int_equal(lr.judged_by, LOAD_TCP_PROBE);
+    assert_false(lr.rate[LOAD_UDP_PROBE].kept);
+    assert_dbl_near(lr.rate[LOAD_UDP_PROBE].sent_per_s, 50, 1e-9);
+    load_warnings(&lr, w, &n, 8);
+    assert_true(n >= 2);
+    assert_contains(w[0], "did not keep its rate: 100/s intended, 50/s sent");
+    assert_contains(w[1], "20.0 % of the TCP probes left more than 1 ms after their time");
+
+    doc = load_json(&lr, true);
+    assert_string_equal(cJSON_GetObjectItem(doc, "test")->valuestring, "load");
+    assert_string_equal(
+        cJSON_GetObjectItem(cJSON_GetObjectItem(doc, "latency_increase"), "probe")->valuestring,
+        "tcp");
+    assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(doc, "phases")), 3);
+    assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(
+                         cJSON_GetObjectItem(cJSON_GetObjectItem(doc, "probes"), "udp"), "t_s")),
+                     2000);
+    assert_true(cJSON_IsFalse(cJSON_GetObjectItem(cJSON_GetObjectItem(doc, "kernel"), "cake")));
+    assert_true(cJSON_IsNull(cJSON_GetObjectItem(cJSON_GetObjectItem(doc, "parts"), "down")));
+    cJSON_Delete(doc);
+    load_result_fini(&lr);
+}
+
+/* No load ran: nothing is judged, and the advice says why. */
+static void test_not_judged(void **state)
+{
+    struct load_result lr;
+    char adv[8][400];
+
+    (void)state;
+    build(&lr, false);
+    lr.ran[LOAD_UP] = false;
+    load_analyze(&lr);
+    assert_int_equal(lr.band, -1);
+    assert_int_equal(load_advice(&lr, adv, 8), 1);
+    assert_contains(adv[0], "No verdict: no load ran");
+    load_result_fini(&lr);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_phases_and_verdict),
+        cmocka_unit_test(test_bands),
+        cmocka_unit_test(test_tcp_judges_and_rate_not_kept),
+        cmocka_unit_test(test_not_judged),
+    };
+
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
