@@ -564,6 +564,19 @@ static void log_done(const struct i3s *ss, enum engine_end why)
     LOG_INFO("iperf3 test %s from %s done: %s (%s)", ss->tag, ss->t.who, rate, end_text(why, ss));
 }
 
+/* An iperf3 client sends TEST_END when its last -n/-k write is in its own socket buffer,
+ * not at our end: up to a buffer of it is still on the way. Our receivers read on until the
+ * whole transfer is in (at most 2 s), or the read shutdown would cut it short. */
+static void await_transfer(struct i3s *ss)
+{
+    const struct params *p = &ss->ip.p;
+    uint64_t want = p->udp || p->dir == PARAMS_DIR_REVERSE ? 0 : params_limit_units(p, NULL);
+    uint64_t until = clock_mono_ns() + 2000000000ULL;
+
+    while (want && engine_bytes_received(ss->e) < want && clock_mono_ns() < until)
+        poll(NULL, 0, 2);
+}
+
 /* The run ends at TEST_END, or at the latest I3S_GRACE_NS past time and omit (the engine's
  * hard deadline, every stream then shut down; a -n/-k test at --max-duration); a broken limit or a
  * vanished client ends it at once. Its sockets are closed and its admission given back before the
@@ -598,6 +611,8 @@ static void run_and_report(struct i3s *ss)
     if (why == ENGINE_END_LIMIT || why == ENGINE_END_ERROR)
         engine_kill(ss->e);
     engine_stop(ss->e);
+    if (why == ENGINE_END_WATCH)
+        await_transfer(ss);
     /* iperf3 clients keep their streams open until the end: our receivers take what has
      * arrived, then end (a read shutdown makes the socket report end-of-file once empty) */
     for (uint32_t i = 0; !ss->ip.p.udp && i < ss->nflows; i++)

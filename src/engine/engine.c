@@ -211,6 +211,16 @@ nomem:
 
 uint32_t engine_flow_count(const struct engine *e) { return e->nflows; }
 
+uint64_t engine_bytes_received(const struct engine *e)
+{
+    uint64_t sum = 0;
+
+    for (uint32_t i = 0; i < e->nflows; i++)
+        if (!e->flows[i].sender)
+            sum += atomic_load_explicit(&e->flows[i].bytes, memory_order_relaxed);
+    return sum;
+}
+
 int engine_set_target(struct engine *e, const struct sockaddr *to, socklen_t len,
                       const struct sock_local *local)
 {

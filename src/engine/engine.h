@@ -85,6 +85,8 @@ int engine_attach(struct engine *e, uint32_t id, int fd, char *err, size_t errle
 bool engine_complete(const struct engine *e); /* every flow attached */
 /* Flows this side runs (one per worker thread for kinds with flow_per_worker). */
 uint32_t engine_flow_count(const struct engine *e);
+/* Bytes this side's receivers have read since the start, warm-up included (any thread). */
+uint64_t engine_bytes_received(const struct engine *e);
 /* Kinds with set_target: every flow connects to `to` itself (no attach); -EOPNOTSUPP for
  * the others. */
 int engine_set_target(struct engine *e, const struct sockaddr *to, socklen_t len,

@@ -488,12 +488,11 @@ int result_json_host_parse(const cJSON *o, const char *key, const char *who, str
     return rc;
 }
 
-/* Reads a number in [lo, hi]; absent gives 0. Anything else fails. */
-static int num(const cJSON *o, const char *key, double lo, double hi, double *out)
+int result_json_num(const cJSON *o, const char *key, double lo, double hi, double def, double *out)
 {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
 
-    *out = 0;
+    *out = def;
     if (!v)
         return 0;
     if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble) || v->valuedouble < lo ||
@@ -501,6 +500,11 @@ static int num(const cJSON *o, const char *key, double lo, double hi, double *ou
         return -EINVAL;
     *out = v->valuedouble;
     return 0;
+}
+
+static int num(const cJSON *o, const char *key, double lo, double hi, double *out)
+{
+    return result_json_num(o, key, lo, hi, 0, out);
 }
 
 static void str(const cJSON *o, const char *key, char *dst, size_t len)

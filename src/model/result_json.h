@@ -21,6 +21,10 @@ void result_json_add_interval(cJSON *o, const struct run_result *r, const struct
 /* Both sides' time series (--sample), {"client": ..., "server": ...} (null for a side without). */
 cJSON *result_json_samples(const struct run_result *r);
 
+/* The decoders' number reader: o[key] when it is a finite number in [lo, hi] (0), def when
+ * absent (0), anything else -EINVAL. Shared by result_json*.c. */
+int result_json_num(const cJSON *o, const char *key, double lo, double hi, double def, double *out);
+
 /* A side's load (result_json_load.c): null when l is NULL; the parser sets *out to NULL for
  * an absent or null object, else allocates it. 0, -EINVAL or -ENOMEM. */
 cJSON *result_json_load(const struct side_load *l);

@@ -60,21 +60,6 @@ cJSON *result_json_load(const struct side_load *l)
 
 /* ---- parsing what a peer sent ---- */
 
-/* A number in [lo, hi]; absent: def. Anything else is an error. */
-static int num(const cJSON *o, const char *key, double lo, double hi, double def, double *out)
-{
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
-
-    *out = def;
-    if (!v)
-        return 0;
-    if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble) || v->valuedouble < lo ||
-        v->valuedouble > hi)
-        return -EINVAL;
-    *out = v->valuedouble;
-    return 0;
-}
-
 #define U64MAX 1.8e19
 
 static int parse_threads(const cJSON *arr, struct side_load *l)
@@ -93,11 +78,11 @@ static int parse_threads(const cJSON *arr, struct side_load *l)
 
         if (!cJSON_IsObject(x))
             return -EINVAL;
-        bad = num(x, "cpu", -1, 65535, -1, &v);
+        bad = result_json_num(x, "cpu", -1, 65535, -1, &v);
         t->cpu = (int)v;
         t->sends = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(x, "sends"));
-        bad |= num(x, "run_s", 0, 1e7, 0, &t->run_s);
-        bad |= num(x, "runq_s", -1, 1e7, -1, &t->runq_s);
+        bad |= result_json_num(x, "run_s", 0, 1e7, 0, &t->run_s);
+        bad |= result_json_num(x, "runq_s", -1, 1e7, -1, &t->runq_s);
         if (bad)
             return -EINVAL;
     }
@@ -142,10 +127,10 @@ static int parse_cpus(const cJSON *arr, struct hostctr_delta *h)
 
         if (!cJSON_IsObject(x))
             return -EINVAL;
-        bad = num(x, "cpu", 0, 65535, 0, &v);
+        bad = result_json_num(x, "cpu", 0, 65535, 0, &v);
         c->id = (int)v;
-        bad |= num(x, "busy_fraction", 0, 1, 0, &c->busy);
-        bad |= num(x, "softirq_fraction", 0, 1, 0, &c->softirq);
+        bad |= result_json_num(x, "busy_fraction", 0, 1, 0, &c->busy);
+        bad |= result_json_num(x, "softirq_fraction", 0, 1, 0, &c->softirq);
         if (bad)
             return -EINVAL;
     }
@@ -167,18 +152,18 @@ static int parse_host(const cJSON *o, struct hostctr_delta *h)
     bad = parse_counters(cJSON_GetObjectItemCaseSensitive(o, "counters"), h);
     if (cJSON_GetObjectItemCaseSensitive(o, "softnet_dropped")) {
         h->have_softnet = true;
-        bad |= num(o, "softnet_dropped", 0, U64MAX, 0, &v);
+        bad |= result_json_num(o, "softnet_dropped", 0, U64MAX, 0, &v);
         h->softnet_dropped = (uint64_t)v;
-        bad |= num(o, "softnet_time_squeeze", 0, U64MAX, 0, &v);
+        bad |= result_json_num(o, "softnet_time_squeeze", 0, U64MAX, 0, &v);
         h->softnet_squeeze = (uint64_t)v;
     }
-    bad |= num(o, "softirq_max_fraction", 0, 1, 0, &h->softirq_max);
-    bad |= num(o, "softirq_max_cpu", -1, 65535, -1, &v);
+    bad |= result_json_num(o, "softirq_max_fraction", 0, 1, 0, &h->softirq_max);
+    bad |= result_json_num(o, "softirq_max_cpu", -1, 65535, -1, &v);
     h->softirq_cpu = (int)v;
     bad |= parse_cpus(cJSON_GetObjectItemCaseSensitive(o, "cpus"), h);
-    bad |= num(o, "nic_rx_dropped", 0, U64MAX, 0, &v);
+    bad |= result_json_num(o, "nic_rx_dropped", 0, U64MAX, 0, &v);
     h->nic_rx_dropped = (uint64_t)v;
-    bad |= num(o, "nic_rx_missed_errors", 0, U64MAX, 0, &v);
+    bad |= result_json_num(o, "nic_rx_missed_errors", 0, U64MAX, 0, &v);
     h->nic_rx_missed = (uint64_t)v;
     if (cJSON_IsString(nw) && strlen(nw->valuestring) < IF_NAMESIZE)
         snprintf(h->nic_worst, sizeof(h->nic_worst), "%s", nw->valuestring);
@@ -198,7 +183,7 @@ int result_json_load_parse(const cJSON *o, struct side_load **out)
     l = calloc(1, sizeof(*l));
     if (!l)
         return -ENOMEM;
-    if (num(o, "seconds", 0, 1e7, 0, &l->seconds) ||
+    if (result_json_num(o, "seconds", 0, 1e7, 0, &l->seconds) ||
         parse_threads(cJSON_GetObjectItemCaseSensitive(o, "threads"), l) ||
         parse_host(cJSON_GetObjectItemCaseSensitive(o, "host"), &l->host)) {
         free(l);

@@ -14,16 +14,7 @@
 /* o[key], when present, a finite number within [lo, hi]; *out 0 when absent. */
 static int num(const cJSON *o, const char *key, double lo, double hi, double *out)
 {
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
-
-    *out = 0;
-    if (!v)
-        return 0;
-    if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble) || v->valuedouble < lo ||
-        v->valuedouble > hi)
-        return -EINVAL;
-    *out = v->valuedouble;
-    return 0;
+    return result_json_num(o, key, lo, hi, 0, out);
 }
 
 void result_json_add_peer_interval(cJSON *o, const struct side_result *s, const struct interval *iv)

@@ -12,19 +12,6 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.sh" "$@"
 command -v iperf3 >/dev/null 2>&1 || skip "iperf3 is not installed (apt-get install iperf3)"
 log "$(iperf3 --version | head -n1)"
 
-# free_port: a port nothing on loopback accepts TCP connections on
-free_port() {
-    local p
-    for _ in $(seq 50); do
-        p=$((RANDOM % 12000 + 20000)) # below the ephemeral range (32768-): no client takes it
-        if ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then
-            echo "$p"
-            return 0
-        fi
-    done
-    return 1
-}
-
 # within PCT A B: |A/B - 1| <= PCT/100
 within() { awk -v a="$2" -v b="$3" -v p="$1" 'BEGIN { exit !(b > 0 && (a / b - 1) ^ 2 <= (p / 100) ^ 2) }'; }
 
@@ -41,16 +28,8 @@ ok() { # NAME: exit status 0
 }
 
 # ================================================================ netrig client, iperf3 server
-I3_PORT=$(free_port) || skip "no free port"
-iperf3 -s -p "$I3_PORT" >"$T/iperf3-s.log" 2>&1 &
-I3_PID=$!
-track_pid "$I3_PID"
-listening() { [[ -n $(ss -Hltn "sport = :$1" 2>/dev/null) ]]; }
-for _ in $(seq 100); do
-    listening "$I3_PORT" && break
-    sleep 0.05
-done
-check "iperf3 -s is listening on $I3_PORT" listening "$I3_PORT"
+start_tool_server "$T/iperf3-s.log" iperf3 -s -p PORT || fail "iperf3 -s did not listen"
+I3_PORT=$TOOL_PORT
 
 nr() { # NAME ARGS...: netrig stream --iperf3 against the iperf3 server, -J
     local name=$1

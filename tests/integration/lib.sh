@@ -170,6 +170,37 @@ start_server() {
     SRV_PORT=$(wait_for_port "$SRV_LOG" "$SRV_PID")
 }
 
+# start_tool_server LOG CMD...: a third-party server (iperf3 -s, iperf -s) in the background on a
+# free port below the ephemeral range (32768-), where no client connection takes a port; the word
+# PORT in CMD is replaced by it. Sets TOOL_PORT and TOOL_PID once it listens; if the tool exits
+# (the port was bound after all) another port is tried. Returns 1 after 5 tries.
+start_tool_server() {
+    local logf=$1 p a try
+    shift
+    for try in 1 2 3 4 5; do
+        for _ in $(seq 50); do
+            p=$((RANDOM % 12000 + 20000))
+            (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null || break
+        done
+        local argv=()
+        for a in "$@"; do [[ $a == PORT ]] && argv+=("$p") || argv+=("$a"); done
+        "${argv[@]}" >"$logf.$try" 2>&1 &
+        TOOL_PID=$!
+        track_pid "$TOOL_PID"
+        for _ in $(seq 100); do # bounded: 5 s
+            if [[ -n $(ss -Hltn "sport = :$p" 2>/dev/null) ]]; then
+                TOOL_PORT=$p
+                return 0
+            fi
+            alive "$TOOL_PID" || break
+            sleep 0.05
+        done
+        kill "$TOOL_PID" 2>/dev/null || true
+        log "$1 did not listen on port $p: $(tail -n 2 "$logf.$try" | tr '\n' ' ')"
+    done
+    return 1
+}
+
 # alive PID: the process exists and is not a zombie
 alive() {
     local st

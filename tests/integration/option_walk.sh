@@ -19,18 +19,7 @@ start_server
 NR_PORT=$SRV_PORT
 I3_PORT=
 if command -v iperf3 >/dev/null 2>&1; then
-    for _ in $(seq 50); do
-        p=$((RANDOM % 12000 + 20000))
-        (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null || { I3_PORT=$p; break; }
-    done
-    if [[ -n $I3_PORT ]]; then
-        iperf3 -s -p "$I3_PORT" >"$T/iperf3-s.log" 2>&1 &
-        track_pid $!
-        for _ in $(seq 100); do
-            [[ -n $(ss -Hltn "sport = :$I3_PORT" 2>/dev/null) ]] && break
-            sleep 0.05
-        done
-    fi
+    start_tool_server "$T/iperf3-s.log" iperf3 -s -p PORT && I3_PORT=$TOOL_PORT
 else
     log "iperf3 is not installed: the iperf3 kind is not walked"
 fi

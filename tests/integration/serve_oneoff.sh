@@ -97,8 +97,10 @@ check_jq "UDP -b 1000T: a warning that the sender did not reach the rate" "$T/ud
     'any(.warnings[]; test("reached .* of the 1000.0 Tbit/s"))'
 stream -u -b 1000T -t 0.3 -i 0 >"$T/udp.txt" 2>/dev/null
 check "UDP -b 1000T: the warning in the text report" grep -qE '^Warning +UDP: .*reached' "$T/udp.txt"
-# (a paced sender catches up after a late start: 1 s at 2 Mbit/s is reached even when busy)
-stream -u -b 2M -t 1 -i 0 -J >"$T/udp2.json" 2>/dev/null
+# (a paced sender catches up after a late start, but what it is behind when the run stops
+# stays unsent: 65 ms of lag under ASan on a loaded machine read 93.4 % of a 1 s run; over
+# 3 s the same lag is 2 %, inside the 95 % the warning allows)
+stream -u -b 2M -t 3 -i 0 -J >"$T/udp2.json" 2>/dev/null
 check "UDP -b 2M on loopback: reached, no warning ($(jq -c .warnings "$T/udp2.json"))" \
     jq -e '.warnings == []' "$T/udp2.json"
 stream -T 2 -t 0.2 -i 0 -J >"$T/idle_thr.json" 2>/dev/null

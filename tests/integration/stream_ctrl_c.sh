@@ -13,7 +13,15 @@ interrupt() {
     "$NETRIG" stream -t 10 "$@" >"$T/$name.out" 2>"$T/$name.err" &
     pid=$!
     track_pid "$pid"
-    sleep 1.5
+    # the signal goes in once the test runs (its data connection is up), then 1 s later: a
+    # fixed sleep raced the start under valgrind, whose start-up on a busy machine outlasted
+    # it (the run then never saw the signal and ended after its 10 s with 0)
+    for _ in $(seq 300); do
+        ss -Htnp state established 2>/dev/null | grep -q "pid=$pid," && break
+        alive "$pid" || break
+        sleep 0.1
+    done
+    sleep 1
     t_sig=$(now_ms)
     kill -"$sig" "$pid" || fail "$name: netrig ended before SIG$sig"
     if wait_exit "$pid" 15; then

@@ -89,7 +89,7 @@ check_jq "-b 100M/4 -R -P 2: the server paced each flow, 200 Mbit/s in all (5%)"
 log "-b 100M/4 -R -P 2: $(jq -c '[.summary.throughput_bps, .summary.sender_throughput_bps, [.intervals[].throughput_bps]]' "$T/bburst.json")"
 
 # ---------------------------------------------------------------- --cport, seen by the daemon
-CP=$((20000 + $$ % 20000))
+CP=$((20000 + RANDOM % 11000)) # below the ephemeral range: no other connection holds it
 "$NETRIG" stream -c 127.0.0.1 -p "$SRV_PORT" --no-save -J -t 3 -b 10M -P 2 --cport "$CP" \
     >"$T/cport.json" 2>"$T/cport.err" &
 cpid=$!
@@ -143,10 +143,8 @@ usage "--cport with --from" "--cport and --bind-dev" stream --from 127.0.0.1 -c 
 
 # ---------------------------------------------------------------- servers that are not netrig
 if command -v iperf3 >/dev/null 2>&1; then
-    I3=$((SRV_PORT + 1))
-    iperf3 -s -p "$I3" >"$T/iperf3-s.log" 2>&1 &
-    track_pid $!
-    for _ in $(seq 100); do [[ -n $(ss -Hltn "sport = :$I3") ]] && break; sleep 0.05; done
+    check "iperf3 -s listens" start_tool_server "$T/iperf3-s.log" iperf3 -s -p PORT
+    I3=$TOOL_PORT
     t0=$(now_ms)
     run at_i3 stream -c 127.0.0.1 -p "$I3" --no-save -t 1
     ms=$(($(now_ms) - t0))
@@ -157,10 +155,8 @@ if command -v iperf3 >/dev/null 2>&1; then
 fi
 iperf2_version=$(iperf -v 2>&1 || true) # (it exits 1 after printing its version)
 if [[ $iperf2_version == "iperf version 2"* ]]; then
-    I2=$((SRV_PORT + 2))
-    iperf -s -p "$I2" >"$T/iperf2-s.log" 2>&1 &
-    track_pid $!
-    for _ in $(seq 100); do [[ -n $(ss -Hltn "sport = :$I2") ]] && break; sleep 0.05; done
+    check "iperf -s listens" start_tool_server "$T/iperf2-s.log" iperf -s -p PORT
+    I2=$TOOL_PORT
     t0=$(now_ms)
     run at_i2 stream -c 127.0.0.1 -p "$I2" --no-save -t 1
     ms=$(($(now_ms) - t0))

@@ -2,7 +2,8 @@
  * built here by hand (with their backups), refusal of a newer schema and of foreign files, a
  * run_result built by hand stored and read back, the same run stored from its -J document
  * (metrics equal to those of the run_result), run-set names, tags, sweeps and mesh plans. */
-#include "test_util.h"
+#define STORE_TEST_NAME "store"
+#include "test_store_util.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -18,51 +19,6 @@
 #include "store_run.h"
 #include "store_sweep.h"
 
-static char dir[256];
-
-static void db_path(const char *name, char *buf, size_t len)
-{
-    snprintf(buf, len, "%s/%s", dir, name);
-}
-
-static int setup(void **state)
-{
-    (void)state;
-    snprintf(dir, sizeof(dir), "/tmp/netrig-test-store.XXXXXX");
-    return mkdtemp(dir) ? 0 : -1;
-}
-
-static int teardown(void **state)
-{
-    char cmd[400];
-
-    (void)state;
-    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-    return system(cmd) == 0 ? 0 : -1;
-}
-
-static int64_t pragma(sqlite3 *db, const char *sql)
-{
-    sqlite3_stmt *s;
-    int64_t v = -1;
-
-    assert_int_equal(sqlite3_prepare_v2(db, sql, -1, &s, NULL), SQLITE_OK);
-    if (sqlite3_step(s) == SQLITE_ROW)
-        v = sqlite3_column_int64(s, 0);
-    sqlite3_finalize(s);
-    return v;
-}
-
-static void text_pragma(sqlite3 *db, const char *sql, char *buf, size_t len)
-{
-    sqlite3_stmt *s;
-
-    assert_int_equal(sqlite3_prepare_v2(db, sql, -1, &s, NULL), SQLITE_OK);
-    assert_int_equal(sqlite3_step(s), SQLITE_ROW);
-    snprintf(buf, len, "%s", (const char *)sqlite3_column_text(s, 0));
-    sqlite3_finalize(s);
-}
-
 static void test_create(void **state)
 {
     char path[300], err[512], mode[32];
@@ -75,14 +31,14 @@ static void test_create(void **state)
     assert_contains(err, "no history database");
     st = store_open(path, true, err, sizeof(err));
     assert_non_null(st);
-    assert_int_equal(pragma(store_sqlite(st), "PRAGMA user_version"), STORE_SCHEMA_VERSION);
-    assert_int_equal(pragma(store_sqlite(st), "PRAGMA application_id"), STORE_APPLICATION_ID);
-    assert_int_equal(pragma(store_sqlite(st), "PRAGMA foreign_keys"), 1);
-    text_pragma(store_sqlite(st), "PRAGMA journal_mode", mode, sizeof(mode));
+    assert_int_equal(sql_int(store_sqlite(st), "PRAGMA user_version"), STORE_SCHEMA_VERSION);
+    assert_int_equal(sql_int(store_sqlite(st), "PRAGMA application_id"), STORE_APPLICATION_ID);
+    assert_int_equal(sql_int(store_sqlite(st), "PRAGMA foreign_keys"), 1);
+    sql_text(store_sqlite(st), "PRAGMA journal_mode", mode, sizeof(mode));
     assert_string_equal(mode, "wal");
-    assert_int_equal(pragma(store_sqlite(st),
-                            "SELECT count(*) FROM sqlite_master WHERE name IN "
-                            "('runs','sweeps','sweep_points','tags','meshes','mesh_cells')"),
+    assert_int_equal(sql_int(store_sqlite(st),
+                             "SELECT count(*) FROM sqlite_master WHERE name IN "
+                             "('runs','sweeps','sweep_points','tags','meshes','mesh_cells')"),
                      6);
     store_close(st);
     /* reopening changes nothing and makes no backup */
@@ -219,11 +175,11 @@ static void test_round_trip(void **state)
     assert_contains(err, "no run");
     /* deleting a run takes everything it owns with it (foreign keys) */
     assert_int_equal(store_exec(st, err, sizeof(err), "DELETE FROM runs", ""), 0);
-    assert_int_equal(pragma(store_sqlite(st),
-                            "SELECT (SELECT count(*) FROM metrics) + "
-                            "(SELECT count(*) FROM intervals) + (SELECT count(*) FROM host) + "
-                            "(SELECT count(*) FROM interval_flows) + "
-                            "(SELECT count(*) FROM host_sides)"),
+    assert_int_equal(sql_int(store_sqlite(st),
+                             "SELECT (SELECT count(*) FROM metrics) + "
+                             "(SELECT count(*) FROM intervals) + (SELECT count(*) FROM host) + "
+                             "(SELECT count(*) FROM interval_flows) + "
+                             "(SELECT count(*) FROM host_sides)"),
                      0);
     result_fini(&r);
     store_close(st);
@@ -301,20 +257,20 @@ static void test_migrate_v1(void **state)
     st = store_open(path, false, err, sizeof(err));
     if (!st)
         fail_msg("%s", err);
-    assert_int_equal(pragma(store_sqlite(st), "PRAGMA user_version"), STORE_SCHEMA_VERSION);
+    assert_int_equal(sql_int(store_sqlite(st), "PRAGMA user_version"), STORE_SCHEMA_VERSION);
     /* the old run survived and has the new column */
     assert_int_equal(store_run_get(st, 1, &sr, err, sizeof(err)), 0);
     assert_int_equal(sr.sweep_point, 0);
     assert_int_equal(store_run_metric(st, 1, "throughput_bps", &v), 0);
     assert_dbl_near(v, 1e9, 0);
-    assert_int_equal(pragma(store_sqlite(st), "SELECT count(*) FROM sweeps"), 0);
+    assert_int_equal(sql_int(store_sqlite(st), "SELECT count(*) FROM sweeps"), 0);
     store_close(st);
     /* the backup is the untouched schema-1 file */
     snprintf(bak, sizeof(bak), "%s.schema-v1.bak", path);
     assert_int_equal(sqlite3_open_v2(bak, &db, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
-    assert_int_equal(pragma(db, "PRAGMA user_version"), 1);
-    assert_int_equal(pragma(db, "SELECT count(*) FROM runs"), 1);
-    assert_int_equal(pragma(db, "SELECT count(*) FROM sqlite_master WHERE name = 'sweeps'"), 0);
+    assert_int_equal(sql_int(db, "PRAGMA user_version"), 1);
+    assert_int_equal(sql_int(db, "SELECT count(*) FROM runs"), 1);
+    assert_int_equal(sql_int(db, "SELECT count(*) FROM sqlite_master WHERE name = 'sweeps'"), 0);
     sqlite3_close(db);
 }
 
@@ -334,7 +290,7 @@ static void test_refuse_newer_and_foreign(void **state)
     assert_contains(err, "newer than this netrig");
     assert_contains(err, "upgrade netrig");
     assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
-    assert_int_equal(pragma(db, "PRAGMA user_version"), 99); /* untouched */
+    assert_int_equal(sql_int(db, "PRAGMA user_version"), 99); /* untouched */
     sqlite3_close(db);
 
     db_path("foreign.db", path, sizeof(path));
@@ -456,7 +412,7 @@ static void test_migrate_v2(void **state)
     st = store_open(path, false, err, sizeof(err));
     if (!st)
         fail_msg("%s", err);
-    assert_int_equal(pragma(store_sqlite(st), "PRAGMA user_version"), STORE_SCHEMA_VERSION);
+    assert_int_equal(sql_int(store_sqlite(st), "PRAGMA user_version"), STORE_SCHEMA_VERSION);
     /* the old run, its sweep and its tag survived; it is in no mesh */
     assert_int_equal(store_run_get(st, 1, &sr, err, sizeof(err)), 0);
     assert_int_equal(sr.sweep_point, 1);
@@ -468,17 +424,17 @@ static void test_migrate_v2(void **state)
     assert_int_equal(store_run_resolve(st, "sweep:1", &ids, &n, err, sizeof(err)), 0);
     assert_true(n == 1 && ids[0] == 1);
     free(ids);
-    assert_int_equal(pragma(store_sqlite(st), "SELECT count(*) FROM meshes"), 0);
+    assert_int_equal(sql_int(store_sqlite(st), "SELECT count(*) FROM meshes"), 0);
     assert_int_equal(store_run_resolve(st, "mesh:1", &ids, &n, err, sizeof(err)), -ENOENT);
     assert_contains(err, "mesh 1 has no runs");
-    assert_int_equal(pragma(store_sqlite(st), "PRAGMA foreign_key_check"), -1); /* no rows */
+    assert_int_equal(sql_int(store_sqlite(st), "PRAGMA foreign_key_check"), -1); /* no rows */
     store_close(st);
     /* the backup is the untouched schema-2 file */
     snprintf(bak, sizeof(bak), "%s.schema-v2.bak", path);
     assert_int_equal(sqlite3_open_v2(bak, &db, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
-    assert_int_equal(pragma(db, "PRAGMA user_version"), 2);
-    assert_int_equal(pragma(db, "SELECT count(*) FROM runs"), 1);
-    assert_int_equal(pragma(db, "SELECT count(*) FROM sqlite_master WHERE name = 'meshes'"), 0);
+    assert_int_equal(sql_int(db, "PRAGMA user_version"), 2);
+    assert_int_equal(sql_int(db, "SELECT count(*) FROM runs"), 1);
+    assert_int_equal(sql_int(db, "SELECT count(*) FROM sqlite_master WHERE name = 'meshes'"), 0);
     sqlite3_close(db);
     /* opening it again migrates nothing and makes no other backup */
     st = store_open(path, false, err, sizeof(err));
@@ -613,7 +569,7 @@ static void test_doc_run(void **state)
     store_rollback(st);
     assert_contains(err, "run document");
     assert_contains(err, "flows");
-    assert_int_equal(pragma(store_sqlite(st), "SELECT count(*) FROM runs"), 2);
+    assert_int_equal(sql_int(store_sqlite(st), "SELECT count(*) FROM runs"), 2);
     cJSON_Delete(doc);
     result_fini(&r);
     result_fini(&rr);
@@ -720,16 +676,16 @@ static void test_mesh_store(void **state)
     /* deleting the run unlinks its cell; deleting the mesh takes its cells, not the runs */
     assert_int_equal(store_exec(st, err, sizeof(err), "DELETE FROM runs WHERE id = ?", "i", run),
                      0);
-    assert_int_equal(pragma(store_sqlite(st), "SELECT count(*) FROM mesh_cells"
-                                              " WHERE run_id IS NULL"),
+    assert_int_equal(sql_int(store_sqlite(st), "SELECT count(*) FROM mesh_cells"
+                                               " WHERE run_id IS NULL"),
                      2);
     run = 0;
     cells[0].idx = 0;
     assert_int_equal(store_mesh_cell_done(st, id, &cells[0], doc, &run, err, sizeof(err)), 0);
     assert_int_equal(store_exec(st, err, sizeof(err), "DELETE FROM meshes WHERE id = ?", "i", id),
                      0);
-    assert_int_equal(pragma(store_sqlite(st), "SELECT count(*) FROM mesh_cells"), 0);
-    assert_int_equal(pragma(store_sqlite(st), "SELECT count(*) FROM runs"), 1);
+    assert_int_equal(sql_int(store_sqlite(st), "SELECT count(*) FROM mesh_cells"), 0);
+    assert_int_equal(sql_int(store_sqlite(st), "SELECT count(*) FROM runs"), 1);
     assert_int_equal(store_run_get(st, run, &sr, err, sizeof(err)), 0);
     assert_int_equal(sr.mesh, 0);
     cJSON_Delete(doc);

@@ -2,7 +2,8 @@
  * server's snapshot, a third-party run added from its document with both ends' settings, the
  * group read back and named as `group:N`; and the migration of a hand-built schema-4 database
  * (backup first, read-only through a copy in memory). */
-#include "test_util.h"
+#define STORE_TEST_NAME "store-group"
+#include "test_store_util.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -14,41 +15,6 @@
 #include "store_doc.h"
 #include "store_group.h"
 #include "store_run.h"
-
-static char dir[256];
-
-static void db_path(const char *name, char *buf, size_t len)
-{
-    snprintf(buf, len, "%s/%s", dir, name);
-}
-
-static int setup(void **state)
-{
-    (void)state;
-    snprintf(dir, sizeof(dir), "/tmp/netrig-test-store-group.XXXXXX");
-    return mkdtemp(dir) ? 0 : -1;
-}
-
-static int teardown(void **state)
-{
-    char cmd[400];
-
-    (void)state;
-    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-    return system(cmd) == 0 ? 0 : -1;
-}
-
-static int64_t query(sqlite3 *db, const char *sql)
-{
-    sqlite3_stmt *s;
-    int64_t v = -1;
-
-    assert_int_equal(sqlite3_prepare_v2(db, sql, -1, &s, NULL), SQLITE_OK);
-    if (sqlite3_step(s) == SQLITE_ROW)
-        v = sqlite3_column_int64(s, 0);
-    sqlite3_finalize(s);
-    return v;
-}
 
 /* A one-flow rr run against server, which sent rmem as its tcp_rmem (NULL: no settings). */
 static void make_run(struct run_result *r, const char *server, const char *rmem)
@@ -175,7 +141,7 @@ static void test_multi_group(void **state)
     assert_int_equal(store_exec(st, err, sizeof(err), "DELETE FROM run_groups", ""), 0);
     assert_int_equal(store_run_get(st, id[1], &sr, err, sizeof(err)), 0);
     assert_int_equal(sr.group, 0);
-    assert_int_equal(query(store_sqlite(st), "PRAGMA foreign_key_check"), -1); /* no rows */
+    assert_int_equal(sql_int(store_sqlite(st), "PRAGMA foreign_key_check"), -1); /* no rows */
     store_close(st);
     result_fini(&r[0]);
     result_fini(&r[1]);
@@ -292,21 +258,22 @@ static void test_migrate_v4(void **state)
     st = store_open(path, false, err, sizeof(err));
     if (!st)
         fail_msg("%s", err);
-    assert_int_equal(query(store_sqlite(st), "PRAGMA user_version"), STORE_SCHEMA_VERSION);
+    assert_int_equal(sql_int(store_sqlite(st), "PRAGMA user_version"), STORE_SCHEMA_VERSION);
     check_v4_run(st);
-    assert_int_equal(query(store_sqlite(st), "SELECT count(*) FROM run_groups"), 0);
+    assert_int_equal(sql_int(store_sqlite(st), "SELECT count(*) FROM run_groups"), 0);
     /* the new column and table work on the old run */
     assert_int_equal(store_begin(st, err, sizeof(err)), 0);
     assert_int_equal(store_group_create(st, &g, &gid, err, sizeof(err)), 0);
     assert_int_equal(store_group_add_run(st, gid, 0, 1, err, sizeof(err)), 0);
     assert_int_equal(store_commit(st, err, sizeof(err)), 0);
-    assert_int_equal(query(store_sqlite(st), "SELECT group_id FROM runs WHERE id = 1"), gid);
-    assert_int_equal(query(store_sqlite(st), "PRAGMA foreign_key_check"), -1);
+    assert_int_equal(sql_int(store_sqlite(st), "SELECT group_id FROM runs WHERE id = 1"), gid);
+    assert_int_equal(sql_int(store_sqlite(st), "PRAGMA foreign_key_check"), -1);
     store_close(st);
     assert_int_equal(sqlite3_open_v2(bak, &db, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
-    assert_int_equal(query(db, "PRAGMA user_version"), 4);
-    assert_int_equal(query(db, "SELECT count(*) FROM runs"), 1);
-    assert_int_equal(query(db, "SELECT count(*) FROM sqlite_master WHERE name = 'run_groups'"), 0);
+    assert_int_equal(sql_int(db, "PRAGMA user_version"), 4);
+    assert_int_equal(sql_int(db, "SELECT count(*) FROM runs"), 1);
+    assert_int_equal(sql_int(db, "SELECT count(*) FROM sqlite_master WHERE name = 'run_groups'"),
+                     0);
     sqlite3_close(db);
 }
 

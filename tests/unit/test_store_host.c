@@ -2,7 +2,8 @@
  * client's, the server's as it sent it, or why it is missing), migration of a hand-built
  * schema-3 database to snapshots per side (with its backup, and read-only through a copy in
  * memory), and read-only opening that never writes the file. */
-#include "test_util.h"
+#define STORE_TEST_NAME "store-host"
+#include "test_store_util.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -11,51 +12,6 @@
 
 #include "store.h"
 #include "store_run.h"
-
-static char dir[256];
-
-static void db_path(const char *name, char *buf, size_t len)
-{
-    snprintf(buf, len, "%s/%s", dir, name);
-}
-
-static int setup(void **state)
-{
-    (void)state;
-    snprintf(dir, sizeof(dir), "/tmp/netrig-test-store-host.XXXXXX");
-    return mkdtemp(dir) ? 0 : -1;
-}
-
-static int teardown(void **state)
-{
-    char cmd[400];
-
-    (void)state;
-    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-    return system(cmd) == 0 ? 0 : -1;
-}
-
-static int64_t pragma(sqlite3 *db, const char *sql)
-{
-    sqlite3_stmt *s;
-    int64_t v = -1;
-
-    assert_int_equal(sqlite3_prepare_v2(db, sql, -1, &s, NULL), SQLITE_OK);
-    if (sqlite3_step(s) == SQLITE_ROW)
-        v = sqlite3_column_int64(s, 0);
-    sqlite3_finalize(s);
-    return v;
-}
-
-static void text_pragma(sqlite3 *db, const char *sql, char *buf, size_t len)
-{
-    sqlite3_stmt *s;
-
-    assert_int_equal(sqlite3_prepare_v2(db, sql, -1, &s, NULL), SQLITE_OK);
-    assert_int_equal(sqlite3_step(s), SQLITE_ROW);
-    snprintf(buf, len, "%s", (const char *)sqlite3_column_text(s, 0));
-    sqlite3_finalize(s);
-}
 
 /* A one-flow stream run against a server at 192.0.2.7 running netrig 0.0.9. */
 static void make_run(struct run_result *r)
@@ -135,8 +91,8 @@ static void test_host_sides(void **state)
     result_fini(&r);
     /* deleting a run takes both sides with it */
     assert_int_equal(store_exec(st, err, sizeof(err), "DELETE FROM runs", ""), 0);
-    assert_int_equal(pragma(store_sqlite(st), "SELECT (SELECT count(*) FROM host) + "
-                                              "(SELECT count(*) FROM host_sides)"),
+    assert_int_equal(sql_int(store_sqlite(st), "SELECT (SELECT count(*) FROM host) + "
+                                               "(SELECT count(*) FROM host_sides)"),
                      0);
     store_close(st);
     hostsnap_free(hs);
@@ -217,21 +173,22 @@ static void test_migrate_v3(void **state)
     st = store_open(path, false, err, sizeof(err));
     if (!st)
         fail_msg("%s", err);
-    assert_int_equal(pragma(store_sqlite(st), "PRAGMA user_version"), STORE_SCHEMA_VERSION);
+    assert_int_equal(sql_int(store_sqlite(st), "PRAGMA user_version"), STORE_SCHEMA_VERSION);
     check_v3_hosts(st);
-    assert_int_equal(pragma(store_sqlite(st), "SELECT count(*) FROM host_sides"), 8);
-    assert_int_equal(pragma(store_sqlite(st), "PRAGMA foreign_key_check"), -1); /* no rows */
-    text_pragma(store_sqlite(st), "PRAGMA integrity_check", ok, sizeof(ok));
+    assert_int_equal(sql_int(store_sqlite(st), "SELECT count(*) FROM host_sides"), 8);
+    assert_int_equal(sql_int(store_sqlite(st), "PRAGMA foreign_key_check"), -1); /* no rows */
+    sql_text(store_sqlite(st), "PRAGMA integrity_check", ok, sizeof(ok));
     assert_string_equal(ok, "ok");
     /* deleting a run still takes its host rows with it */
     assert_int_equal(store_exec(st, err, sizeof(err), "DELETE FROM runs WHERE id = 1", ""), 0);
-    assert_int_equal(pragma(store_sqlite(st), "SELECT count(*) FROM host WHERE run_id = 1"), 0);
+    assert_int_equal(sql_int(store_sqlite(st), "SELECT count(*) FROM host WHERE run_id = 1"), 0);
     store_close(st);
     snprintf(bak, sizeof(bak), "%s.schema-v3.bak", path);
     assert_int_equal(sqlite3_open_v2(bak, &db, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
-    assert_int_equal(pragma(db, "PRAGMA user_version"), 3);
-    assert_int_equal(pragma(db, "SELECT count(*) FROM host"), 3);
-    assert_int_equal(pragma(db, "SELECT count(*) FROM sqlite_master WHERE name = 'host_sides'"), 0);
+    assert_int_equal(sql_int(db, "PRAGMA user_version"), 3);
+    assert_int_equal(sql_int(db, "SELECT count(*) FROM host"), 3);
+    assert_int_equal(sql_int(db, "SELECT count(*) FROM sqlite_master WHERE name = 'host_sides'"),
+                     0);
     sqlite3_close(db);
 }
 
@@ -260,8 +217,8 @@ static void test_read_only(void **state)
     assert_contains(err, "read-only");
     store_close(st);
     assert_int_equal(sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
-    assert_int_equal(pragma(db, "PRAGMA user_version"), 3);
-    text_pragma(db, "PRAGMA journal_mode", mode, sizeof(mode));
+    assert_int_equal(sql_int(db, "PRAGMA user_version"), 3);
+    sql_text(db, "PRAGMA journal_mode", mode, sizeof(mode));
     assert_string_equal(mode, "delete"); /* never switched to WAL */
     sqlite3_close(db);
     snprintf(bak, sizeof(bak), "%s.schema-v3.bak", path);

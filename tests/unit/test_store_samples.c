@@ -4,7 +4,8 @@
  * client and server samples and a load run's probes are stored and read back exactly (TCP_INFO
  * columns NULL where a row had none, lost probes NULL), and go with their run when it is deleted.
  */
-#include "test_util.h"
+#define STORE_TEST_NAME "store-samples"
+#include "test_store_util.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -14,36 +15,6 @@
 #include "store.h"
 #include "store_run.h"
 #include "store_samples.h"
-
-static char dir[256];
-
-static int setup(void **state)
-{
-    (void)state;
-    snprintf(dir, sizeof(dir), "/tmp/netrig-test-store-samples.XXXXXX");
-    return mkdtemp(dir) ? 0 : -1;
-}
-
-static int teardown(void **state)
-{
-    char cmd[400];
-
-    (void)state;
-    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-    return system(cmd) == 0 ? 0 : -1;
-}
-
-static int64_t count(sqlite3 *db, const char *sql)
-{
-    sqlite3_stmt *s;
-    int64_t v = -1;
-
-    assert_int_equal(sqlite3_prepare_v2(db, sql, -1, &s, NULL), SQLITE_OK);
-    if (sqlite3_step(s) == SQLITE_ROW)
-        v = sqlite3_column_int64(s, 0);
-    sqlite3_finalize(s);
-    return v;
-}
 
 /* A history at schema `from` (4: before run groups; 5: main's run groups, before time series)
  * as the netrig of that version wrote it, with one run — at 5 inside a group of its own. */
@@ -78,12 +49,12 @@ static void make_old(const char *path, int from)
 /* The new tables exist and are empty, the old run is there (and its group, from 5). */
 static void check_migrated(sqlite3 *db, int from)
 {
-    assert_int_equal(count(db, "SELECT count(*) FROM runs"), 1);
-    assert_int_equal(count(db, "SELECT count(*) FROM samples"), 0);
-    assert_int_equal(count(db, "SELECT count(*) FROM probes"), 0);
-    assert_int_equal(count(db, "SELECT count(*) FROM sample_series"), 0);
-    assert_int_equal(count(db, "SELECT count(*) FROM run_groups"), from >= 5 ? 1 : 0);
-    assert_int_equal(count(db, "SELECT count(*) FROM runs WHERE group_id IS NULL"),
+    assert_int_equal(sql_int(db, "SELECT count(*) FROM runs"), 1);
+    assert_int_equal(sql_int(db, "SELECT count(*) FROM samples"), 0);
+    assert_int_equal(sql_int(db, "SELECT count(*) FROM probes"), 0);
+    assert_int_equal(sql_int(db, "SELECT count(*) FROM sample_series"), 0);
+    assert_int_equal(sql_int(db, "SELECT count(*) FROM run_groups"), from >= 5 ? 1 : 0);
+    assert_int_equal(sql_int(db, "SELECT count(*) FROM runs WHERE group_id IS NULL"),
                      from >= 5 ? 0 : 1);
 }
 
@@ -105,12 +76,12 @@ static void migrate_from(int from)
     check_migrated(store_sqlite(st), from);
     store_close(st);
     assert_int_equal(sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
-    assert_int_equal(count(db, "PRAGMA user_version"), from);
+    assert_int_equal(sql_int(db, "PRAGMA user_version"), from);
     sqlite3_close(db);
     st = store_open(path, false, err, sizeof(err));
     if (!st)
         fail_msg("%s", err);
-    assert_int_equal(count(store_sqlite(st), "PRAGMA user_version"), 6);
+    assert_int_equal(sql_int(store_sqlite(st), "PRAGMA user_version"), 6);
     assert_int_equal(store_run_get(st, 1, &r, err, sizeof(err)), 0);
     assert_string_equal(r.test, "stream");
     check_migrated(store_sqlite(st), from);
@@ -118,9 +89,9 @@ static void migrate_from(int from)
     /* the backup is the untouched older file */
     snprintf(bak, sizeof(bak), "%s.schema-v%d.bak", path, from);
     assert_int_equal(sqlite3_open_v2(bak, &db, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
-    assert_int_equal(count(db, "PRAGMA user_version"), from);
-    assert_int_equal(count(db, "SELECT count(*) FROM runs"), 1);
-    assert_int_equal(count(db, "SELECT count(*) FROM sqlite_master WHERE name = 'samples'"), 0);
+    assert_int_equal(sql_int(db, "PRAGMA user_version"), from);
+    assert_int_equal(sql_int(db, "SELECT count(*) FROM runs"), 1);
+    assert_int_equal(sql_int(db, "SELECT count(*) FROM sqlite_master WHERE name = 'samples'"), 0);
     sqlite3_close(db);
 }
 
@@ -227,7 +198,7 @@ static void test_round_trip(void **state)
     samples_free(back);
     assert_int_equal(store_run_samples(st, 7, "down", "client", &back, err, sizeof(err)), 0);
     assert_null(back);
-    assert_int_equal(count(store_sqlite(st), "SELECT count(*) FROM samples WHERE cwnd IS NULL"),
+    assert_int_equal(sql_int(store_sqlite(st), "SELECT count(*) FROM samples WHERE cwnd IS NULL"),
                      30 * 2 + 1 + 29 * 3);
 
     assert_int_equal(store_run_probes(st, 7, "udp", &lb, err, sizeof(err)), 1);
@@ -241,9 +212,9 @@ static void test_round_trip(void **state)
 
     /* deleting the run takes its series with it */
     assert_int_equal(store_exec(st, err, sizeof(err), "DELETE FROM runs WHERE id = 7", ""), 0);
-    assert_int_equal(count(store_sqlite(st), "SELECT count(*) FROM samples"), 0);
-    assert_int_equal(count(store_sqlite(st), "SELECT count(*) FROM sample_series"), 0);
-    assert_int_equal(count(store_sqlite(st), "SELECT count(*) FROM probes"), 0);
+    assert_int_equal(sql_int(store_sqlite(st), "SELECT count(*) FROM samples"), 0);
+    assert_int_equal(sql_int(store_sqlite(st), "SELECT count(*) FROM sample_series"), 0);
+    assert_int_equal(sql_int(store_sqlite(st), "SELECT count(*) FROM probes"), 0);
     store_close(st);
     txnlog_fini(&log);
     samples_free(c);
