@@ -10,6 +10,7 @@
 #include "server.h"
 #include "sock.h"
 #include "store.h"
+#include "units.h"
 
 #include <errno.h>
 #include <openssl/crypto.h>
@@ -24,53 +25,58 @@
 
 void cli_help_serve(FILE *out)
 {
-    fprintf(
-        out,
-        "usage: netrig serve [OPTIONS]\n"
-        "\n"
-        "The daemon that answers 'netrig stream -c THIS_HOST'. It serves several clients at\n"
-        "once, each test on its own worker threads, and measures its own side too.\n"
-        "\n"
-        "  -p, --port PORT       listen port (default %d; 0 picks a free one and logs it)\n"
-        "  -B, --bind ADDR       listen on one address only (default: all, IPv4 and IPv6)\n"
-        "  -4, -6                IPv4 or IPv6 only\n"
-        "      --max-tests N     tests at once (default 16); more are refused as busy\n"
-        "      --exclusive       throughput tests wait their turn instead of sharing the host\n"
-        "      --timeout TIME    limit for each control step and a new connection's hello\n"
-        "                        (default 10s)\n"
-        "limits and access:\n"
-        "      --max-client-tests N  tests at once from one client address\n"
-        "      --max-duration TIME   longest test accepted (omit included)\n"
-        "      --max-flows N         most flows in one test\n"
-        "      --max-rate RATE       most bits/s per test: TCP flows are paced to their share,\n"
-        "                            UDP tests above it are refused, offenders are stopped\n"
-        "      --allow CIDR          accept only these addresses (repeatable)\n"
-        "      --deny CIDR           refuse these addresses (repeatable; wins over --allow)\n"
-        "      --auth-file FILE      require HMAC challenge-response; FILE has 'user secret'\n"
-        "                            lines and must be mode 0600\n"
-        "      --allow-third-party CIDR  run tests from this host toward another daemon when\n"
-        "                            a controller in CIDR asks (netrig stream --from, mesh)\n"
-        "      --no-host-snapshot    send clients no copy of this host's settings (sysctls,\n"
-        "                            NICs, CPUs) with their results; they record it declined\n"
-        "daemon:\n"
-        "  -1, --one-off         serve one test, then exit (status 0); tests refused before\n"
-        "                        they run do not count; others are busy meanwhile\n"
-        "      --idle-timeout TIME  no test and no connection for TIME: reopen the listening\n"
-        "                        socket (iperf3's restart); with -1, exit (status 0)\n"
-        "  -D, --daemon          detach and log to syslog (or to --logfile)\n"
-        "      --pidfile FILE    write the daemon's pid here\n"
-        "      --syslog          log to syslog even in the foreground\n"
-        "      --logfile FILE    append the log (and any other output) to FILE; reopened on\n"
-        "                        SIGHUP\n"
-        "      --timestamps[=FORMAT]  start each log line with the local time, in strftime\n"
-        "                        FORMAT (default '%%c ', as iperf3)\n"
-        "      --metrics ADDR:PORT  Prometheus metrics at http://ADDR:PORT/metrics (tests\n"
-        "                        running and served, bytes, refusals, last results per\n"
-        "                        client); [IPV6]:PORT, or :PORT for all addresses\n"
-        "      --db PATH         save the server's side of every test in this history\n"
-        "                        database (see 'netrig help history')\n"
-        "  -v, --verbose         log debug detail\n",
-        SOCK_DEFAULT_PORT);
+    fprintf(out,
+            "usage: netrig serve [OPTIONS]\n"
+            "\n"
+            "The daemon that answers 'netrig stream -c THIS_HOST'. It serves several clients at\n"
+            "once, each test on its own worker threads, and measures its own side too.\n"
+            "\n"
+            "  -p, --port PORT       listen port (default %d; 0 picks a free one and logs it)\n"
+            "  -B, --bind ADDR       listen on one address only (default: all, IPv4 and IPv6)\n"
+            "  -4, -6                IPv4 or IPv6 only\n"
+            "      --max-tests N     tests at once (default 16); more are refused as busy\n"
+            "      --exclusive       one test at a time, of every kind; the others queue\n"
+            "      --timeout TIME    limit for each control step and a new connection's hello\n"
+            "                        (default 10s)\n"
+            "limits and access:\n"
+            "      --max-client-tests N  tests at once from one client address\n"
+            "      --max-duration TIME   longest test accepted (omit included)\n"
+            "      --max-flows N         most flows in one test\n"
+            "      --max-rate RATE       most bits/s per test, both ways on the wire, every kind:\n"
+            "                            TCP flows are paced to their share, the server's side\n"
+            "                            pauses over it, UDP streams declaring more are refused,\n"
+            "                            offenders are stopped\n"
+            "      --max-memory SIZE     memory all tests may take together (default a quarter\n"
+            "                            of RAM): a test that would go over is refused\n"
+            "      --allow CIDR          accept only these addresses (repeatable)\n"
+            "      --deny CIDR           refuse these addresses (repeatable; wins over --allow)\n"
+            "      --auth-file FILE      require HMAC challenge-response; FILE has 'user secret'\n"
+            "                            lines and must be mode 0600\n"
+            "      --allow-third-party CIDR  run tests from this host toward another daemon when\n"
+            "                            a controller in CIDR asks (netrig stream --from, mesh)\n"
+            "      --allow-third-party-target CIDR  where such tests may go (repeatable); without\n"
+            "                            it only toward the controller's own address\n"
+            "      --no-host-snapshot    send clients no copy of this host's settings (sysctls,\n"
+            "                            NICs, CPUs) with their results; they record it declined\n"
+            "daemon:\n"
+            "  -1, --one-off         serve one test, then exit (status 0); tests refused before\n"
+            "                        they run do not count; others are busy meanwhile\n"
+            "      --idle-timeout TIME  no test and no connection for TIME: reopen the listening\n"
+            "                        socket (iperf3's restart); with -1, exit (status 0)\n"
+            "  -D, --daemon          detach and log to syslog (or to --logfile)\n"
+            "      --pidfile FILE    write the daemon's pid here\n"
+            "      --syslog          log to syslog even in the foreground\n"
+            "      --logfile FILE    append the log (and any other output) to FILE; reopened on\n"
+            "                        SIGHUP\n"
+            "      --timestamps[=FORMAT]  start each log line with the local time, in strftime\n"
+            "                        FORMAT (default '%%c ', as iperf3)\n"
+            "      --metrics ADDR:PORT  Prometheus metrics at http://ADDR:PORT/metrics (tests\n"
+            "                        running and served, bytes, refusals, last results per\n"
+            "                        client); [IPV6]:PORT, or :PORT for all addresses\n"
+            "      --db PATH         save the server's side of every test in this history\n"
+            "                        database (see 'netrig help history')\n"
+            "  -v, --verbose         log debug detail\n",
+            SOCK_DEFAULT_PORT);
 }
 
 enum {
@@ -88,6 +94,8 @@ enum {
     OPT_AUTH_FILE,
     OPT_THIRD_PARTY,
     OPT_HISTORY_DB,
+    OPT_MAX_MEMORY,
+    OPT_TP_TARGET,
     OPT_NO_HOST_SNAPSHOT,
 };
 
@@ -113,6 +121,8 @@ static const struct option serve_long[] = {
     {"auth-file", required_argument, NULL, OPT_AUTH_FILE},
     {"metrics", required_argument, NULL, OPT_METRICS},
     {"allow-third-party", required_argument, NULL, OPT_THIRD_PARTY},
+    {"allow-third-party-target", required_argument, NULL, OPT_TP_TARGET},
+    {"max-memory", required_argument, NULL, OPT_MAX_MEMORY},
     {"db", required_argument, NULL, OPT_HISTORY_DB},
     {"one-off", no_argument, NULL, '1'},
     {"idle-timeout", required_argument, NULL, OPT_IDLE_TIMEOUT},
@@ -137,6 +147,7 @@ struct serve_cli {
     bool max_tests_given; /* --max-tests (which -1 replaces) */
     struct acl acl;
     struct acl third_party;
+    struct acl third_party_targets;
     struct auth auth;
 };
 
@@ -180,13 +191,29 @@ static int limit_opt(int c, const char *arg, struct serve_cli *sc)
     case OPT_DENY: return acl_opt("--deny", arg, sc, true);
     case OPT_AUTH_FILE: sc->auth_file = arg; return 0;
     case OPT_THIRD_PARTY:
-        if (acl_add(&sc->third_party, arg, false)) {
-            cli_error("invalid address '%s' for --allow-third-party: use CIDR such as "
-                      "192.0.2.0/24 (at most %d entries)",
-                      arg, ACL_MAX);
+    case OPT_TP_TARGET: {
+        struct acl *list = c == OPT_TP_TARGET ? &sc->third_party_targets : &sc->third_party;
+        if (acl_add(list, arg, false)) {
+            cli_error("invalid address '%s' for %s: use CIDR such as 192.0.2.0/24 (at most %d "
+                      "entries)",
+                      arg,
+                      c == OPT_TP_TARGET ? "--allow-third-party-target" : "--allow-third-party",
+                      ACL_MAX);
             return -1;
         }
-        sc->so.third_party = &sc->third_party;
+        if (c == OPT_TP_TARGET)
+            sc->so.third_party_targets = list;
+        else
+            sc->so.third_party = list;
+        return 0;
+    }
+    case OPT_MAX_MEMORY:
+        if (units_parse_size(arg, &sc->so.max_memory) || sc->so.max_memory < (16ULL << 20)) {
+            cli_error("invalid size '%s' for --max-memory: use at least 16M (K, M, G or T "
+                      "suffixes)",
+                      arg);
+            return -1;
+        }
         return 0;
     default: return -1;
     }
@@ -496,12 +523,14 @@ int cli_serve(int argc, char **argv, volatile sig_atomic_t *stop)
         return CLI_EXIT_FAIL;
     }
     if (sc.so.one_off)
-        LOG_INFO("listening on %s port %u (one test, then exit)",
-                 sc.so.bind[0] ? sc.so.bind : "all addresses", server_port(s));
+        LOG_INFO("listening on %s port %u (one test, then exit; %llu MiB for tests)",
+                 sc.so.bind[0] ? sc.so.bind : "all addresses", server_port(s),
+                 (unsigned long long)(server_max_memory(s) >> 20));
     else
-        LOG_INFO("listening on %s port %u (max %u tests at once%s)",
+        LOG_INFO("listening on %s port %u (max %u tests at once%s, %llu MiB for tests)",
                  sc.so.bind[0] ? sc.so.bind : "all addresses", server_port(s), sc.so.max_tests,
-                 sc.so.exclusive ? ", exclusive" : "");
+                 sc.so.exclusive ? ", exclusive" : "",
+                 (unsigned long long)(server_max_memory(s) >> 20));
     if (sc.daemonize && detach(&ready_fd)) {
         cli_error("cannot detach: %s", strerror(errno));
         server_destroy(s);

@@ -1,10 +1,10 @@
 /* client: the client side of a stream test: control exchange, data connections, the local
  * engine, and the join of both sides' results. */
 #include "client.h"
+#include "client_flows.h"
 #include "clock.h"
 
 #include "cpulist.h"
-#include "dataconn.h"
 #include "auth.h"
 #include "ctl.h"
 #include "engine.h"
@@ -36,6 +36,7 @@ struct client_ctx {
     int ctl;
     char failure[256];
     cJSON *early_result; /* the server ended the test itself (shutting down) */
+    uint64_t t_start;    /* CLOCK_MONOTONIC when our engine started */
     bool peer_sent;      /* -n/-k: the server's senders have sent their part ("sent") */
 };
 
@@ -218,15 +219,18 @@ static int expect_auth(int ctl, const char *want, int timeout_ms, const struct r
             timeout_ms = CLIENT_QUEUE_WAIT_MS;
             continue;
         }
-        if (!strcmp(ctl_type(m), "error"))
+        rc = -EPROTO;
+        if (!strcmp(ctl_type(m), "error")) {
             snprintf(err, errlen, "server refused the test: %s", msg_text(m));
-        else if (!strcmp(ctl_type(m), "sent")) {
+            rc = -EREMOTEIO; /* a netrig server answered, and said no */
+        } else if (!strcmp(ctl_type(m), "sent")) {
             cJSON_Delete(m);
             continue; /* -n/-k: the server's "my part is sent" can cross our stop */
-        } else
+        } else {
             snprintf(err, errlen, "server sent '%s' where '%s' was expected", ctl_type(m), want);
+        }
         cJSON_Delete(m);
-        return -EPROTO;
+        return rc;
     }
 }
 
@@ -295,142 +299,6 @@ static int hello(const struct client_opts *o, int ctl, uint8_t id[CTL_TEST_ID_LE
     return rc;
 }
 
-static int open_tcp_flows(const struct client_opts *o, const struct sock_addr *to,
-                          const uint8_t id[CTL_TEST_ID_LEN], struct engine *e, char *err,
-                          size_t errlen);
-
-/* A port number the server named in its accept message. */
-static int port_from(const cJSON *v, uint16_t *port)
-{
-    if (!cJSON_IsNumber(v) || v->valuedouble < 1 || v->valuedouble > 65535)
-        return -EPROTO;
-    *port = (uint16_t)v->valuedouble;
-    return 0;
-}
-
-/* UDP: one socket per flow to the port the server opened for it; hellos until "ready". */
-static int open_udp_flows(const struct client_opts *o, const struct sock_addr *to,
-                          const uint8_t id[CTL_TEST_ID_LEN], const cJSON *accept, int ctl,
-                          struct engine *e, char *err, size_t errlen)
-{
-    const cJSON *ports = cJSON_GetObjectItemCaseSensitive(accept, "udp_ports");
-    uint32_t n = params_total_flows(&o->p);
-    int waited = 0, rc;
-    int *fds = calloc(n, sizeof(*fds));
-
-    if (!fds)
-        return -ENOMEM;
-    if (!cJSON_IsArray(ports) || (uint32_t)cJSON_GetArraySize(ports) != n) {
-        snprintf(err, errlen, "server's accept message lacks one UDP port per flow");
-        free(fds);
-        return -EPROTO;
-    }
-    for (uint32_t i = 0; i < n; i++) {
-        uint16_t port;
-        if (port_from(cJSON_GetArrayItem(ports, (int)i), &port)) {
-            snprintf(err, errlen, "server named an invalid UDP port for flow %u", i);
-            rc = -EPROTO;
-            goto out;
-        }
-        struct sock_local local = client_local(o, (int)i);
-
-        fds[i] = dataconn_udp_connect(to, port, &local, &o->p, err, errlen);
-        if (fds[i] < 0 || (rc = engine_attach(e, i, fds[i], err, errlen))) {
-            rc = fds[i] < 0 ? fds[i] : rc;
-            if (fds[i] >= 0)
-                close(fds[i]);
-            goto out;
-        }
-    }
-    /* datagrams may be lost: say hello every 100 ms until the server is ready */
-    for (;;) {
-        struct pollfd pf = {.fd = ctl, .events = POLLIN};
-        for (uint32_t i = 0; i < n; i++)
-            dataconn_udp_hello(fds[i], id, i);
-        if (poll(&pf, 1, 100) > 0) {
-            rc = 0;
-            break;
-        }
-        waited += 100;
-        if (waited >= o->timeout_ms) {
-            snprintf(err, errlen,
-                     "server did not confirm the UDP flows within %d ms "
-                     "(is UDP blocked on the path?)",
-                     o->timeout_ms);
-            rc = -ETIMEDOUT;
-            break;
-        }
-    }
-out:
-    free(fds);
-    return rc;
-}
-
-/* crr: every flow connects itself, once per transaction, to the server's crr port. */
-static int target_crr(const struct client_opts *o, const struct sock_addr *to, const cJSON *accept,
-                      struct engine *e, char *err, size_t errlen)
-{
-    struct sock_addr t = *to;
-    struct sock_local local = client_local(o, -1);
-    uint16_t port;
-
-    if (port_from(cJSON_GetObjectItemCaseSensitive(accept, "crr_port"), &port)) {
-        snprintf(err, errlen, "server's accept message lacks a valid crr port");
-        return -EPROTO;
-    }
-    if (t.ss.ss_family == AF_INET6)
-        ((struct sockaddr_in6 *)&t.ss)->sin6_port = htons(port);
-    else
-        ((struct sockaddr_in *)&t.ss)->sin_port = htons(port);
-    if (engine_set_target(e, (struct sockaddr *)&t.ss, t.len, &local)) {
-        snprintf(err, errlen, "cannot use source address '%s' for crr", o->bind);
-        return -EINVAL;
-    }
-    return 0;
-}
-
-static int open_flows(const struct client_opts *o, const struct sock_addr *to,
-                      const uint8_t id[CTL_TEST_ID_LEN], const cJSON *accept, int ctl,
-                      struct engine *e, char *err, size_t errlen)
-{
-    if (o->p.test == PARAMS_TEST_CRR)
-        return target_crr(o, to, accept, e, err, errlen);
-    if (o->p.udp)
-        return open_udp_flows(o, to, id, accept, ctl, e, err, errlen);
-    return open_tcp_flows(o, to, id, e, err, errlen);
-}
-
-/* TCP: one connection per flow through the daemon's port, each naming its test and flow. */
-static int open_tcp_flows(const struct client_opts *o, const struct sock_addr *to,
-                          const uint8_t id[CTL_TEST_ID_LEN], struct engine *e, char *err,
-                          size_t errlen)
-{
-    uint32_t n = params_total_flows(&o->p);
-
-    for (uint32_t i = 0; i < n; i++) {
-        uint8_t hello_buf[CTL_DATA_HELLO_LEN];
-        struct sock_local local = client_local(o, (int)i);
-        int fd = dataconn_tcp_connect(to, &local, &o->p, o->timeout_ms, err, errlen);
-        int rc;
-
-        if (fd < 0)
-            return fd;
-        ctl_data_hello_encode(hello_buf, id, i);
-        rc = sock_write_full(fd, hello_buf, sizeof(hello_buf), o->timeout_ms);
-        if (rc) {
-            snprintf(err, errlen, "cannot open data connection %u: %s", i, strerror(-rc));
-            close(fd);
-            return rc;
-        }
-        rc = engine_attach(e, i, fd, err, errlen);
-        if (rc) {
-            close(fd);
-            return rc;
-        }
-    }
-    return 0;
-}
-
 /* Flows the server runs: a crr server reports one listener per thread. */
 static uint32_t server_flow_count(const struct params *p)
 {
@@ -446,6 +314,21 @@ static uint32_t max_intervals(const struct params *p)
     /* a server enforcing --max-rate samples every second even when we asked for none */
     uint64_t iv = p->interval_ns && p->interval_ns < 1000000000ULL ? p->interval_ns : 1000000000ULL;
     return (uint32_t)(total / iv + 8);
+}
+
+/* How long the server may take to answer "stop", by our own clock: a server receiving our TCP
+ * stream drains it until our FIN, at most until CTL_END_GRACE_NS past the scheduled end (it
+ * shuts everything down then); any other test it answers at once (its UDP receivers listen
+ * 0.3 s more). Then --timeout for the reply itself. A stalled server costs no more. */
+static int result_wait_ms(const struct client_ctx *c)
+{
+    const struct params *p = &c->o->p;
+    bool drains = p->test == PARAMS_TEST_STREAM && !p->udp && p->dir != PARAMS_DIR_REVERSE;
+    uint64_t now = clock_mono_ns(),
+             end = c->t_start + p->duration_ns + p->omit_ns + CTL_END_GRACE_NS;
+    uint64_t drain = !drains ? 300000000ULL : end > now ? end - now : 0;
+
+    return c->o->timeout_ms + (int)(drain / 1000000);
 }
 
 /* The server's sample ticks at most: thinning only ever drops ticks. A transfer of -n/-k
@@ -483,9 +366,8 @@ static void conclude(struct client_ctx *c, struct engine *e, bool ctl_ok)
         }
         return;
     }
-    /* the server may drain its receivers for up to ENGINE_DRAIN_NS before it answers */
-    if ((!m && expect_auth(c->ctl, "result", c->o->timeout_ms + ENGINE_DRAIN_NS / 1000000,
-                           &c->o->observer, NULL, c->view.join, &m, err, sizeof(err))) ||
+    if ((!m && expect_auth(c->ctl, "result", result_wait_ms(c), &c->o->observer, NULL, c->view.join,
+                           &m, err, sizeof(err))) ||
         result_json_side_parse(cJSON_GetObjectItemCaseSensitive(m, "side"),
                                server_flow_count(&c->o->p), max_intervals(&c->o->p),
                                max_ticks(&c->o->p), &c->r->remote, err, sizeof(err))) {
@@ -670,7 +552,7 @@ static int session_setup(struct client_session *s, char *err, size_t errlen)
     s->e = engine_create(flow_kind_for(&p, true), &p, true, &cpus, err, errlen);
     if (!s->e)
         return -ENOMEM;
-    rc = open_flows(o, &s->to, id, s->accept, s->c.ctl, s->e, err, errlen);
+    rc = client_flows_open(o, &s->to, id, s->accept, s->c.ctl, s->e, err, errlen);
     if (!rc)
         rc = expect(s->c.ctl, "ready", o->timeout_ms, &o->observer, &ready, err, errlen);
     cJSON_Delete(ready);
@@ -773,6 +655,11 @@ int client_go(struct client_session *s, volatile sig_atomic_t *stop, uint64_t st
     if (start_at_ns)
         wait_until(start_at_ns, stop);
     s->r->start_unix_ns = clock_real_ns();
+    s->c.t_start = clock_mono_ns();
+    /* our receivers wait for the server's end no longer than it may take to come */
+    engine_set_limits(s->e, &(struct engine_limits){.hard_ns = params_time_cap_ns(&s->o.p) +
+                                                               s->o.p.omit_ns + CTL_END_GRACE_NS +
+                                                               1000000000ULL});
     if (!rc)
         rc = engine_start(s->e, err, errlen);
     if (rc) {

@@ -10,6 +10,8 @@ enum log_level { LOG_LVL_ERR, LOG_LVL_WARN, LOG_LVL_INFO, LOG_LVL_DBG };
 /* Called once at start-up, before any thread exists. */
 void log_setup(const char *prog, bool use_syslog, enum log_level max_level);
 void log_msg(enum log_level lvl, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* in with its control characters written as \n, \r, \t or \xNN (cut to fit outlen). */
+void log_escape(const char *in, char *out, size_t outlen);
 /* Re-open the syslog connection, or the log file (after SIGHUP: logrotate). */
 void log_reopen(void);
 /* Log lines, and everything else written to standard output and standard error, go to path

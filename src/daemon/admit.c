@@ -20,7 +20,8 @@ _Static_assert(IPERF3_COOKIE_LEN <= ADMIT_KEY_MAX && CTL_TEST_ID_LEN <= ADMIT_KE
 
 struct client_count {
     uint8_t key[16];
-    uint32_t running;
+    uint32_t running;     /* admitted tests */
+    uint32_t handshaking; /* connections past their hello, not yet admitted */
 };
 
 struct route {
@@ -37,7 +38,9 @@ struct admit {
     uint32_t threads;    /* test threads alive */
     uint64_t ran;        /* tests that started their run and ended */
     uint32_t excl_holders, excl_waiting;
-    bool udp_busy; /* an iperf3 test is setting up UDP streams on the shared port */
+    uint32_t handshakes;     /* connections past their hello, not yet admitted */
+    struct admit_usage used; /* what the admitted tests hold */
+    bool udp_busy;           /* an iperf3 test is setting up UDP streams on the shared port */
     struct client_count clients[ADMIT_CLIENTS_MAX];
     struct route netrig[ADMIT_NETRIG_MAX];
     struct route iperf3[ADMIT_IPERF3_MAX];
@@ -86,9 +89,10 @@ static struct client_count *client_slot(struct admit *a, const uint8_t key[16], 
     struct client_count *free_slot = NULL;
 
     for (int i = 0; i < ADMIT_CLIENTS_MAX; i++) {
-        if (a->clients[i].running && !memcmp(a->clients[i].key, key, 16))
+        bool used = a->clients[i].running || a->clients[i].handshaking;
+        if (used && !memcmp(a->clients[i].key, key, 16))
             return &a->clients[i];
-        if (!a->clients[i].running && !free_slot)
+        if (!used && !free_slot)
             free_slot = &a->clients[i];
     }
     if (add && free_slot)
@@ -131,6 +135,73 @@ void admit_leave(struct admit *a, const struct sockaddr *peer)
     cc = client_slot(a, key, false);
     if (cc)
         cc->running--;
+    pthread_mutex_unlock(&a->lock);
+}
+
+/* ---------------------------------------------------------------- handshakes */
+
+int admit_handshake_enter(struct admit *a, const struct sockaddr *peer)
+{
+    struct client_count *cc;
+    uint8_t key[16];
+    int rc = 0;
+
+    peer_key(peer, key);
+    pthread_mutex_lock(&a->lock);
+    cc = client_slot(a, key, true);
+    if (a->handshakes >= ADMIT_HANDSHAKES_MAX)
+        rc = -EBUSY;
+    else if (!cc || cc->handshaking >= ADMIT_HANDSHAKES_PER_PEER)
+        rc = -EUSERS;
+    else {
+        a->handshakes++;
+        cc->handshaking++;
+    }
+    pthread_mutex_unlock(&a->lock);
+    return rc;
+}
+
+void admit_handshake_leave(struct admit *a, const struct sockaddr *peer)
+{
+    struct client_count *cc;
+    uint8_t key[16];
+
+    peer_key(peer, key);
+    pthread_mutex_lock(&a->lock);
+    if (a->handshakes)
+        a->handshakes--;
+    cc = client_slot(a, key, false);
+    if (cc && cc->handshaking)
+        cc->handshaking--;
+    pthread_cond_broadcast(&a->cond);
+    pthread_mutex_unlock(&a->lock);
+}
+
+/* ---------------------------------------------------------------- resources */
+
+int admit_charge(struct admit *a, const struct admit_usage *want, struct admit_usage *in_use)
+{
+    int rc = 0;
+
+    pthread_mutex_lock(&a->lock);
+    *in_use = a->used;
+    if (a->l.max_memory && want->bytes > a->l.max_memory - a->used.bytes)
+        rc = -ENOMEM;
+    else if (a->l.max_fds && want->fds > a->l.max_fds - a->used.fds)
+        rc = -EMFILE;
+    else {
+        a->used.bytes += want->bytes;
+        a->used.fds += want->fds;
+    }
+    pthread_mutex_unlock(&a->lock);
+    return rc;
+}
+
+void admit_uncharge(struct admit *a, const struct admit_usage *held)
+{
+    pthread_mutex_lock(&a->lock);
+    a->used.bytes -= held->bytes < a->used.bytes ? held->bytes : a->used.bytes;
+    a->used.fds -= held->fds < a->used.fds ? held->fds : a->used.fds;
     pthread_mutex_unlock(&a->lock);
 }
 
@@ -277,6 +348,18 @@ void admit_close(struct admit *a, enum admit_key kind, const void *key)
 void admit_unregister(struct admit *a, enum admit_key kind, const void *key)
 {
     route_set(a, kind, key, true);
+}
+
+int admit_registered(struct admit *a, enum admit_key kind, const void *key)
+{
+    struct route *r;
+    int rc;
+
+    pthread_mutex_lock(&a->lock);
+    r = route_find(table_of(a, kind), key);
+    rc = !r ? 0 : r->open ? 1 : -1;
+    pthread_mutex_unlock(&a->lock);
+    return rc;
 }
 
 int admit_route(struct admit *a, enum admit_key kind, const void *key, uint32_t flow, int fd)

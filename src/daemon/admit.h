@@ -1,5 +1,8 @@
 /* admit: the state that the daemon's tests share, behind one lock: admission (--max-tests,
- * --max-client-tests), the exclusive turn (--exclusive), the registry that routes a data
+ * --max-client-tests), the connections between their hello and their admission (the
+ * handshakes: capped in all and per address, sshd's MaxStartups idea), the resources the
+ * admitted tests hold (memory, --max-memory, and file descriptors), the exclusive turn
+ * (--exclusive), the registry that routes a data
  * connection to the test that owns it (by netrig test id or iperf3 cookie), the UDP set-up turn
  * of iperf3 tests (they share the daemon's port), and the count of test threads alive. The
  * acceptor (server.c) creates it and hands it down; the tests (session.c, iperf3_server.c,
@@ -14,14 +17,18 @@
 #include <stdint.h>
 #include <sys/socket.h>
 
-#define ADMIT_CLIENTS_MAX 1024 /* client addresses with tests admitted at once */
-#define ADMIT_NETRIG_MAX  1024 /* netrig tests gathering data connections at once */
-#define ADMIT_IPERF3_MAX  256  /* iperf3 tests registered at once */
-#define ADMIT_KEY_MAX     40   /* bytes, at least the longest key below */
+#define ADMIT_CLIENTS_MAX         1024 /* client addresses with tests admitted at once */
+#define ADMIT_NETRIG_MAX          1024 /* netrig tests gathering data connections at once */
+#define ADMIT_IPERF3_MAX          256  /* iperf3 tests registered at once */
+#define ADMIT_KEY_MAX             40   /* bytes, at least the longest key below */
+#define ADMIT_HANDSHAKES_MAX      64   /* connections past their hello, not yet admitted */
+#define ADMIT_HANDSHAKES_PER_PEER 8    /* ... from one address */
 
 struct admit_limits {
     uint32_t max_tests;        /* tests admitted at once */
     uint32_t max_client_tests; /* tests at once from one client address; 0 = no limit */
+    uint64_t max_memory;       /* bytes the admitted tests may hold together; 0 = no limit */
+    uint32_t max_fds;          /* descriptors they may hold together; 0 = no limit */
     bool one_off;              /* serve -1: max_tests is 1 because one test is all it runs */
 };
 
@@ -40,6 +47,25 @@ const struct admit_limits *admit_limits(const struct admit *a);
  * its count). */
 int admit_enter(struct admit *a, const struct sockaddr *peer, uint32_t *running);
 void admit_leave(struct admit *a, const struct sockaddr *peer);
+
+/* ---- handshakes: a connection that said hello, until its test is admitted or refused */
+
+/* 0, -EBUSY (ADMIT_HANDSHAKES_MAX are under way) or -EUSERS (this address has
+ * ADMIT_HANDSHAKES_PER_PEER under way, or ADMIT_CLIENTS_MAX addresses are busy). */
+int admit_handshake_enter(struct admit *a, const struct sockaddr *peer);
+void admit_handshake_leave(struct admit *a, const struct sockaddr *peer);
+
+/* ---- resources the admitted tests hold (charged before they are allocated) */
+
+struct admit_usage {
+    uint64_t bytes; /* memory */
+    uint32_t fds;
+};
+
+/* Charges a test's memory and descriptors: 0, or -ENOMEM (over max_memory) / -EMFILE (over
+ * max_fds) with *in_use: what the other tests hold. */
+int admit_charge(struct admit *a, const struct admit_usage *want, struct admit_usage *in_use);
+void admit_uncharge(struct admit *a, const struct admit_usage *held);
 
 /* ---- the exclusive turn: one holder at a time, the others wait */
 
@@ -72,6 +98,8 @@ int admit_register(struct admit *a, enum admit_key kind, const void *key, int pi
 /* The test has all its connections: later ones for key are refused (admit_route: -1). */
 void admit_close(struct admit *a, enum admit_key kind, const void *key);
 void admit_unregister(struct admit *a, enum admit_key kind, const void *key);
+/* Is key registered? 1 (taking connections), 0 (no) or -1 (it has all of them). */
+int admit_registered(struct admit *a, enum admit_key kind, const void *key);
 /* Hands fd to the test registered under key. 1 (its pipe has it), 0 (no such test) or -1
  * (closed, or its pipe is full): fd stays the caller's unless 1. */
 int admit_route(struct admit *a, enum admit_key kind, const void *key, uint32_t flow, int fd);

@@ -24,7 +24,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#define I3S_WATCHDOG_NS        (40ULL * 1000000000ULL) /* iperf3's own grace past time + omit */
+#define I3S_GRACE_NS           CTL_END_GRACE_NS /* past time + omit: the test's hard end */
 #define I3S_MAX_CLIENT_RESULTS (1 << 20)
 #define I3S_MAX_THREADS        4
 #define I3S_OUTPUT_CAP         (256 * 1024)
@@ -43,6 +43,9 @@ struct i3s {
     int *fds; /* flow sockets (owned by the engine once attached) */
     int udp_listen;
     bool udp_turn, terminated;
+    uint64_t
+        setup_end; /* CLOCK_MONOTONIC: every stream in by then (one deadline, not per stream) */
+    struct policy_meter meter; /* --max-rate, on the wire */
     struct side_result side;
 };
 
@@ -205,7 +208,8 @@ static int udp_listener(struct i3s *ss)
 static int prepare_streams(struct i3s *ss)
 {
     struct params run = ss->ip.p;
-    char err[320];
+    const struct flow_kind *kind;
+    char err[512];
     int rc;
 
     /* iperf3 clients end -n/-k tests when they have received the transfer: a UDP datagram of
@@ -213,7 +217,10 @@ static int prepare_streams(struct i3s *ss)
      * do) until TEST_END. TCP senders stop at the exact count. */
     if (run.udp)
         run.bytes_limit = run.blocks_limit = 0;
-    ss->e = engine_create(flow_kind_for(&run, false), &run, false, NULL, err, sizeof(err));
+    kind = flow_kind_for(&run, false);
+    if (served_charge(&ss->t, kind, &run, err, sizeof(err)))
+        return refuse(ss, I3S_LIMIT, IPERF3_IEINITTEST, ENOMEM, err);
+    ss->e = engine_create(kind, &run, false, NULL, err, sizeof(err));
     ss->fds = calloc(ss->nflows, sizeof(*ss->fds));
     if (!ss->e || !ss->fds)
         return refuse(ss, I3S_SETUP, IPERF3_IEINITTEST, ENOMEM, ss->e ? "out of memory" : err);
@@ -236,6 +243,8 @@ static int prepare_streams(struct i3s *ss)
                           : rc == -ENOSPC ? "too many iperf3 tests at once"
                                           : "cannot create a pipe");
     }
+    /* the streams' one deadline: from here (the UDP turn is held from here on) */
+    ss->setup_end = clock_mono_ns() + (uint64_t)tmo(ss) * 1000000ULL;
     return iperf3_proto_state_send(ss->t.ctl, IPERF3_CREATE_STREAMS, tmo(ss)) ? -EIO : 0;
 }
 
@@ -269,6 +278,12 @@ static int udp_accept_one(struct i3s *ss, uint32_t idx)
         LOG_DBG("iperf3 test %s: ignored a %zd-byte datagram on the UDP port", ss->tag, n);
         return 2;
     }
+    /* only the control connection's client may open streams: a datagram's source can be
+     * forged, and the stream would send toward it */
+    if (!dataconn_same_host((struct sockaddr *)&from, (struct sockaddr *)&ss->t.peer)) {
+        LOG_DBG("iperf3 test %s: ignored a datagram from another address", ss->tag);
+        return 2;
+    }
     if (connect(fd, (struct sockaddr *)&from, flen))
         return -errno;
     next = udp_listener(ss);
@@ -280,12 +295,13 @@ static int udp_accept_one(struct i3s *ss, uint32_t idx)
     return attach(ss, idx, fd) ? -EPROTO : 0;
 }
 
-/* Streams arrive in order: TCP through the acceptor (pipe), UDP on the listener. The limit
- * is the server's --timeout without a new stream (stray datagrams do not extend it); the
- * control connection speaking means the client gave up. */
+/* Streams arrive in order: TCP through the acceptor (pipe), UDP on the listener. Every one
+ * within the server's --timeout of CREATE_STREAMS (one deadline for all: a client cannot hold
+ * the UDP set-up turn by opening its streams slowly); the control connection speaking means
+ * the client gave up. */
 static int gather_streams(struct i3s *ss)
 {
-    uint64_t deadline = clock_mono_ns() + (uint64_t)tmo(ss) * 1000000ULL;
+    uint64_t deadline = ss->setup_end;
     uint32_t have = 0;
     int rc;
 
@@ -294,7 +310,6 @@ static int gather_streams(struct i3s *ss)
             {.fd = ss->ip.p.udp ? ss->udp_listen : ss->t.pipe_rd, .events = POLLIN},
             {.fd = ss->t.ctl, .events = POLLIN}};
         uint64_t now = clock_mono_ns();
-        uint32_t before = have;
         struct admit_conn c;
 
         rc = now < deadline ? poll(pf, 2, (int)((deadline - now) / 1000000ULL) + 1) : 0;
@@ -324,8 +339,6 @@ static int gather_streams(struct i3s *ss)
                 if (attach(ss, have++, c.fd))
                     return -EPROTO;
         }
-        if (have > before)
-            deadline = clock_mono_ns() + (uint64_t)tmo(ss) * 1000000ULL;
     }
     return 0;
 }
@@ -342,12 +355,35 @@ static void close_setup(struct i3s *ss)
     ss->udp_turn = false;
 }
 
+/* How long the test may run on our clock: its time plus the grace; one that only -n/-k ends
+ * runs at most --max-duration (or the longest test there is). */
+static uint64_t run_limit_ns(const struct i3s *ss)
+{
+    uint64_t max = ss->t.conf->limits.max_duration_ns;
+
+    if (ss->ip.p.duration_ns)
+        return ss->ip.p.duration_ns + ss->ip.p.omit_ns + I3S_GRACE_NS;
+    return max ? max : PARAMS_MAX_DURATION_NS + ss->ip.p.omit_ns;
+}
+
+/* The engine's hard deadline: a timed test's run ends there already; a -n/-k one is stopped at
+ * its limit, and its streams get the grace to drain. */
+static uint64_t hard_limit_ns(const struct i3s *ss)
+{
+    return run_limit_ns(ss) + (ss->ip.p.duration_ns ? 0 : I3S_GRACE_NS);
+}
+
 static int start(struct i3s *ss)
 {
     char err[256], span[80];
 
     if (iperf3_proto_state_send(ss->t.ctl, IPERF3_TEST_START, tmo(ss)))
         return -EIO;
+    ss->meter.limit_bps = ss->t.conf->limits.max_rate_bps;
+    engine_set_limits(ss->e, &(struct engine_limits){
+                                 .hard_ns = hard_limit_ns(ss),
+                                 .rate_bps = ss->meter.limit_bps,
+                             });
     /* our workers run before the client sends: its first datagrams find a reader, not a
      * socket buffer of a few datagrams that a slow thread start lets overflow */
     if (engine_start(ss->e, err, sizeof(err)))
@@ -389,13 +425,13 @@ static int on_watch(void *arg)
 static int on_interval(void *arg, const struct side_result *s, const struct interval *iv)
 {
     struct i3s *ss = arg;
-    uint64_t limit = ss->t.conf->limits.max_rate_bps;
+    double bps;
 
     (void)s;
-    if (!limit || iv->omitted || !policy_rate_exceeded(limit, iv))
+    if (!policy_meter_add(&ss->meter, iv, &bps))
         return 0;
     served_stop(&ss->t, (struct served_refusal){.count = I3S_LIMIT, .i3_code = IPERF3_IETOTALRATE},
-                "over --max-rate");
+                "over --max-rate: %.4g Mbit/s", bps / 1e6);
     return 1;
 }
 
@@ -508,21 +544,24 @@ static const char *end_text(enum engine_end why, const struct i3s *ss)
     case ENGINE_END_WATCH: return "complete";
     case ENGINE_END_LIMIT: return "stopped: over a limit";
     case ENGINE_END_SIGNAL: return "server shutting down";
-    case ENGINE_END_TIME: return "watchdog: the client never ended the test";
+    case ENGINE_END_TIME: return "ended by the server: the client never sent TEST_END";
     case ENGINE_END_FLOWS: return "every stream ended";
     default: return ss->terminated ? "client terminated the test" : "client gone";
     }
 }
 
-/* How long the test may run on our clock: its time plus iperf3's grace; one that only -n/-k
- * ends runs at most --max-duration (or the longest test there is). */
-static uint64_t run_limit_ns(const struct i3s *ss)
+static void log_done(const struct i3s *ss, enum engine_end why)
 {
-    uint64_t max = ss->t.conf->limits.max_duration_ns;
+    double bytes = 0, secs = 0;
+    char rate[32];
 
-    if (ss->ip.p.duration_ns)
-        return ss->ip.p.duration_ns + ss->ip.p.omit_ns + I3S_WATCHDOG_NS;
-    return max ? max : PARAMS_MAX_DURATION_NS + ss->ip.p.omit_ns + I3S_WATCHDOG_NS;
+    for (uint32_t i = 0; i < ss->side.nflows; i++) {
+        bytes += (double)ss->side.flows[i].bytes;
+        if (ss->side.flows[i].seconds > secs)
+            secs = ss->side.flows[i].seconds;
+    }
+    units_format_rate(secs > 0 ? bytes * 8 / secs : 0, rate, sizeof(rate));
+    LOG_INFO("iperf3 test %s from %s done: %s (%s)", ss->tag, ss->t.who, rate, end_text(why, ss));
 }
 
 /* An iperf3 client sends TEST_END when its last -n/-k write is in its own socket buffer,
@@ -538,20 +577,22 @@ static void await_transfer(struct i3s *ss)
         poll(NULL, 0, 2);
 }
 
+/* The run ends at TEST_END, or at the latest I3S_GRACE_NS past time and omit (the engine's
+ * hard deadline, every stream then shut down; a -n/-k test at --max-duration); a broken limit or a
+ * vanished client ends it at once. Its sockets are closed and its admission given back before the
+ * results go out; the memory stays charged until they have. */
 static void run_and_report(struct i3s *ss)
 {
     struct engine_hooks h = {
         .run_ns = run_limit_ns(ss),
         .watch_fd = ss->t.ctl,
         .on_watch = on_watch,
-        .on_interval = on_interval,
+        .on_interval = ss->meter.limit_bps ? on_interval : NULL,
         .stop_flag = ss->t.conf->stop,
         .ctx = ss,
         .await_stop = true, /* -n/-k: the client says when it has its part */
     };
     enum engine_end why = engine_run(ss->e, &h);
-    double bytes = 0, secs = 0;
-    char rate[32];
     int st;
 
     /* a -n/-k test our clock ended at --max-duration */
@@ -562,11 +603,13 @@ static void run_and_report(struct i3s *ss)
                     ss->t.conf->limits.max_duration_ns / 1e9);
         why = ENGINE_END_LIMIT;
     }
-
     /* every stream gone before TEST_END (the client closed them): TEST_END may follow */
-    if (why == ENGINE_END_FLOWS && !iperf3_proto_state_recv(ss->t.ctl, &st, tmo(ss)) &&
+    if (why == ENGINE_END_FLOWS &&
+        !iperf3_proto_state_recv(ss->t.ctl, &st, (int)(I3S_GRACE_NS / 1000000)) &&
         iperf3_proto_server_running_step(st) == 1)
         why = ENGINE_END_WATCH;
+    if (why == ENGINE_END_LIMIT || why == ENGINE_END_ERROR)
+        engine_kill(ss->e);
     engine_stop(ss->e);
     if (why == ENGINE_END_WATCH)
         await_transfer(ss);
@@ -576,19 +619,17 @@ static void run_and_report(struct i3s *ss)
         if (params_flow_client_sends(&ss->ip.p, i) && ss->fds[i] >= 0)
             shutdown(ss->fds[i], SHUT_RD);
     engine_finish(ss->e, &ss->side);
+    engine_destroy(ss->e); /* closes the attached flow sockets */
+    ss->e = NULL;
+    served_release_slot(&ss->t);
     metrics_test_done(mx(ss), &ss->ip.p, (struct sockaddr *)&ss->t.peer, &ss->side,
                       why == ENGINE_END_WATCH);
-    for (uint32_t i = 0; i < ss->side.nflows; i++) {
-        bytes += (double)ss->side.flows[i].bytes;
-        if (ss->side.flows[i].seconds > secs)
-            secs = ss->side.flows[i].seconds;
-    }
-    units_format_rate(secs > 0 ? bytes * 8 / secs : 0, rate, sizeof(rate));
-    LOG_INFO("iperf3 test %s from %s done: %s (%s)", ss->tag, ss->t.who, rate, end_text(why, ss));
+    log_done(ss, why);
     if (why == ENGINE_END_WATCH)
         exchange_results(ss);
     else if (why == ENGINE_END_SIGNAL)
         iperf3_proto_state_send(ss->t.ctl, IPERF3_SERVER_TERMINATE, 2000);
+    served_release(&ss->t);
     if (ss->t.conf->history_db && why != ENGINE_END_ERROR)
         save_history(ss);
 }
@@ -620,12 +661,15 @@ static void *i3s_main(void *arg)
     return NULL;
 }
 
-static void spawn(const struct served_conf *c, struct admit *a, int fd,
-                  const struct sockaddr_storage *peer, const char *cookie)
+void iperf3_server_spawn(const struct served_conf *c, struct admit *a, int fd,
+                         const struct sockaddr_storage *peer)
 {
     struct i3s *ss = calloc(1, sizeof(*ss));
+    char cookie[IPERF3_COOKIE_LEN];
 
-    if (!ss) {
+    if (!ss || recv(fd, cookie, sizeof(cookie), MSG_DONTWAIT) != (ssize_t)sizeof(cookie)) {
+        admit_handshake_leave(a, (const struct sockaddr *)peer);
+        free(ss);
         close(fd);
         return;
     }
@@ -633,39 +677,29 @@ static void spawn(const struct served_conf *c, struct admit *a, int fd,
     ss->udp_listen = -1;
     memcpy(ss->cookie, cookie, IPERF3_COOKIE_LEN);
     snprintf(ss->tag, sizeof(ss->tag), "%.8s", cookie);
-    sock_set_nonblock(fd, false);
+    LOG_DBG("iperf3 control connection from %s", ss->t.who);
     if (served_spawn(&ss->t, i3s_main, ss))
         free(ss);
 }
 
-void iperf3_server_take(const struct served_conf *c, struct admit *a, int fd,
-                        const struct sockaddr_storage *peer)
+void iperf3_server_stream(struct admit *a, int fd, const struct sockaddr_storage *peer)
 {
     uint8_t cookie[IPERF3_COOKIE_LEN];
     int8_t denied = IPERF3_ACCESS_DENIED;
     char who[80];
-    int rc;
 
     sock_addr_str((const struct sockaddr *)peer, who, sizeof(who));
-    if (recv(fd, cookie, sizeof(cookie), MSG_DONTWAIT) != (ssize_t)sizeof(cookie) ||
-        !iperf3_proto_cookie_valid(cookie, sizeof(cookie))) {
-        LOG_WARN("dropped connection from %s: malformed iperf3 cookie", who);
+    if (recv(fd, cookie, sizeof(cookie), MSG_DONTWAIT) != (ssize_t)sizeof(cookie)) {
         close(fd);
         return;
     }
-    rc = admit_route(a, ADMIT_KEY_IPERF3, cookie, 0, fd);
-    if (rc > 0) {
+    if (admit_route(a, ADMIT_KEY_IPERF3, cookie, 0, fd) > 0) {
         LOG_DBG("iperf3 stream from %s for test %.8s", who, (const char *)cookie);
         return;
     }
-    if (rc < 0) {
-        LOG_WARN("refused iperf3 stream from %s: test %.8s is not accepting streams", who,
-                 (const char *)cookie);
-        if (send(fd, &denied, 1, MSG_DONTWAIT | MSG_NOSIGNAL) < 0)
-            LOG_DBG("iperf3 stream from %s: %s", who, strerror(errno));
-        close(fd);
-        return;
-    }
-    LOG_DBG("iperf3 control connection from %s", who);
-    spawn(c, a, fd, peer, (const char *)cookie);
+    LOG_WARN("refused iperf3 stream from %s: test %.8s is not accepting streams", who,
+             (const char *)cookie);
+    if (send(fd, &denied, 1, MSG_DONTWAIT | MSG_NOSIGNAL) < 0)
+        LOG_DBG("iperf3 stream from %s: %s", who, strerror(errno));
+    close(fd);
 }

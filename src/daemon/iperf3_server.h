@@ -12,10 +12,13 @@
 #include "admit.h"
 #include "served.h"
 
-/* A new connection whose first 37 bytes (not yet read) are an iperf3 cookie. Takes fd: a
- * stream of a test that is gathering them, a stream that came too late (refused with
- * ACCESS_DENIED and logged), or a new iperf3 client (its own thread). */
-void iperf3_server_take(const struct served_conf *c, struct admit *a, int fd,
-                        const struct sockaddr_storage *peer);
+/* A new connection whose first 37 bytes (not yet read) are the cookie of a registered iperf3
+ * test (admit_registered): takes fd, reads the cookie and hands it to that test as its next
+ * stream, or refuses it (ACCESS_DENIED, logged) when the test has all its streams. */
+void iperf3_server_stream(struct admit *a, int fd, const struct sockaddr_storage *peer);
+/* A new iperf3 client (its cookie, not yet read, names no test): takes fd and runs its test on
+ * a thread of its own. The caller entered a handshake for peer (admit_handshake_enter). */
+void iperf3_server_spawn(const struct served_conf *c, struct admit *a, int fd,
+                         const struct sockaddr_storage *peer);
 
 #endif

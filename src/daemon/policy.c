@@ -5,6 +5,7 @@
 #include "units.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/random.h>
@@ -34,23 +35,20 @@ int policy_check_limits(const struct policy_limits *o, struct params *p, uint64_
                  params_total_flows(p), o->max_flows);
         return -EPERM;
     }
-    if (!o->max_rate_bps || p->test != PARAMS_TEST_STREAM)
+    if (!o->max_rate_bps)
         return 0;
-    if (p->udp) {
-        if (!p->interval_ns || p->interval_ns > 1000000000ULL)
-            p->interval_ns = 1000000000ULL;
-        if (udp_rate(p) > (double)o->max_rate_bps) {
-            char want[32], lim[32];
-            units_format_rate(udp_rate(p), want, sizeof(want));
-            units_format_rate((double)o->max_rate_bps, lim, sizeof(lim));
-            snprintf(msg, len, "UDP test at %s exceeds this server's --max-rate of %s", want, lim);
-            return -EPERM;
-        }
-        return 0;
-    }
-    /* the in-run check works on intervals: sample at least once a second */
+    /* the meter works on intervals: sample at least once a second */
     if (!p->interval_ns || p->interval_ns > 1000000000ULL)
         p->interval_ns = 1000000000ULL;
+    if (p->udp && p->test == PARAMS_TEST_STREAM && udp_rate(p) > (double)o->max_rate_bps) {
+        char want[32], lim[32];
+        units_format_rate(udp_rate(p), want, sizeof(want));
+        units_format_rate((double)o->max_rate_bps, lim, sizeof(lim));
+        snprintf(msg, len, "UDP test at %s exceeds this server's --max-rate of %s", want, lim);
+        return -EPERM;
+    }
+    if (p->udp)
+        return 0; /* the daemon's rate gate and meter hold UDP request/response */
     /* TCP: every flow is paced to its share, on both ends */
     *flow_rate_bps = o->max_rate_bps / params_total_flows(p);
     if (*flow_rate_bps == 0)
@@ -62,6 +60,63 @@ int policy_check_limits(const struct policy_limits *o, struct params *p, uint64_
     if (!p->app_rate_bps || p->app_rate_bps > *flow_rate_bps)
         p->app_rate_bps = *flow_rate_bps;
     return 0;
+}
+
+uint32_t policy_server_threads(struct params *p, uint32_t ncpu)
+{
+    uint32_t want = p->server_threads ? p->server_threads : p->threads;
+    uint32_t most = p->test == PARAMS_TEST_CRR ? p->flows : params_total_flows(p);
+
+    if (ncpu && most > ncpu)
+        most = ncpu;
+    if (most < 1)
+        most = 1;
+    if (want <= most) {
+        p->server_threads = want;
+        return 0;
+    }
+    p->server_threads = most;
+    return want;
+}
+
+uint64_t policy_result_bytes(uint32_t nflows, uint32_t nintervals)
+{
+    /* a cJSON node is about 64 bytes with its name, its text about 20: a flow is about 40
+     * members with its TCP_INFO, an interval 12, an interval's flow cell 5 */
+    uint64_t kept = nintervals < 100000 ? nintervals : 100000, cells = kept * nflows;
+
+    if (cells > (1u << 20))
+        cells = 0; /* too many to keep: the result carries none */
+    return (uint64_t)nflows * 40 * 84 + kept * 12 * 84 + cells * 5 * 84 + 64 * 1024;
+}
+
+bool policy_meter_add(struct policy_meter *m, const struct interval *iv, double *bps)
+{
+    double cap, len;
+
+    if (!m->limit_bps)
+        return false;
+    cap = (double)m->limit_bps / 8.0 + POLICY_METER_SLACK;
+    if (!m->started) {
+        m->started = true;
+        m->tokens = cap;
+        m->last_s = iv->start_s;
+    }
+    len = iv->end_s - m->last_s;
+    if (len < 0)
+        len = 0;
+    m->last_s = iv->end_s;
+    m->tokens += len * 1.1 * (double)m->limit_bps / 8.0 - (double)iv->wire_bytes;
+    m->window_s += len;
+    m->window_bytes += (double)iv->wire_bytes;
+    if (m->tokens >= cap) { /* full again: the rate named in a refusal starts here */
+        m->tokens = cap;
+        m->window_s = m->window_bytes = 0;
+    }
+    if (m->tokens >= 0)
+        return false;
+    *bps = m->window_s > 0 ? m->window_bytes * 8.0 / m->window_s : 0;
+    return true;
 }
 
 int policy_authenticate(int ctl, const struct auth *a, const char *user, int timeout_ms, char *err,
@@ -105,12 +160,4 @@ int policy_authenticate(int ctl, const struct auth *a, const char *user, int tim
         rc = 0;
     cJSON_Delete(reply);
     return rc;
-}
-
-int policy_rate_exceeded(uint64_t limit_bps, const struct interval *iv)
-{
-    double len = iv->end_s - iv->start_s;
-    double bps = len > 0 ? (double)(iv->sent_bytes + iv->recv_bytes) * 8.0 / len : 0;
-
-    return limit_bps && len >= 0.1 && bps > 1.1 * (double)limit_bps;
 }

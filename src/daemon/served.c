@@ -4,9 +4,11 @@
 #include "served.h"
 
 #include "ctl.h"
+#include "engine.h"
 #include "iperf3_proto.h"
 #include "log.h"
 #include "sock.h"
+#include "units.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -29,6 +31,7 @@ void served_init(struct served *t, const struct served_conf *c, struct admit *a,
     t->ctl = ctl;
     t->peer = *peer;
     t->pipe_rd = t->pipe_wr = -1;
+    t->handshaking = true;
     sock_addr_str((const struct sockaddr *)peer, t->who, sizeof(t->who));
 }
 
@@ -46,6 +49,7 @@ int served_spawn(struct served *t, void *(*main)(void *), void *arg)
     if (!rc)
         return 0;
     LOG_ERR("cannot start a thread for %s %s: %s", t->label, t->who, strerror(rc));
+    served_release(t);
     admit_thread_done(t->admit);
     close(t->ctl);
     t->ctl = -1;
@@ -59,6 +63,45 @@ int served_admit(struct served *t, uint32_t *running)
     int rc = admit_enter(t->admit, (const struct sockaddr *)&t->peer, running);
 
     t->admitted = rc == 0;
+    if (t->admitted && t->handshaking)
+        admit_handshake_leave(t->admit, (const struct sockaddr *)&t->peer);
+    t->handshaking = t->handshaking && !t->admitted;
+    return rc;
+}
+
+int served_charge(struct served *t, const struct flow_kind *kind, const struct params *p, char *msg,
+                  size_t len)
+{
+    const struct admit_limits *l = admit_limits(t->admit);
+    struct engine_plan plan;
+    struct admit_usage want, used;
+    char need[32], budget[32], held[32], buf[32];
+    int rc;
+
+    engine_plan(kind, p, false, &plan);
+    want.bytes = plan.bytes + policy_result_bytes(plan.nflows, plan.cap_intervals);
+    want.fds = plan.fds;
+    rc = admit_charge(t->admit, &want, &used);
+    if (!rc) {
+        t->charged = want;
+        return 0;
+    }
+    units_format_bytes((double)want.bytes, need, sizeof(need));
+    units_format_bytes((double)l->max_memory, budget, sizeof(budget));
+    units_format_bytes((double)used.bytes, held, sizeof(held));
+    units_format_bytes((double)plan.buflen, buf, sizeof(buf));
+    if (rc == -ENOMEM)
+        snprintf(msg, len,
+                 "test needs %s of server memory (%u thread(s) with a %s buffer each, %u "
+                 "flow(s), its intervals): over this server's --max-memory of %s, of which "
+                 "other tests hold %s; use fewer flows or a smaller -l, or try later",
+                 need, plan.nworkers, buf, plan.nflows, budget, held);
+    else
+        snprintf(msg, len,
+                 "test needs %u file descriptors (%u flow(s)): over the %u this server has "
+                 "for tests (ulimit -n), of which other tests hold %u; use fewer flows, or try "
+                 "later",
+                 want.fds, plan.nflows, l->max_fds, used.fds);
     return rc;
 }
 
@@ -73,11 +116,23 @@ int served_exclusive(struct served *t, int wait_ms, void (*queued)(void *ctx, ui
 
 void served_release(struct served *t)
 {
+    if (t->charged.bytes || t->charged.fds)
+        admit_uncharge(t->admit, &t->charged);
+    memset(&t->charged, 0, sizeof(t->charged));
+    served_release_slot(t);
+}
+
+void served_release_slot(struct served *t)
+{
+    const struct sockaddr *peer = (const struct sockaddr *)&t->peer;
+
     if (t->exclusive)
         admit_exclusive_release(t->admit);
     if (t->admitted)
-        admit_leave(t->admit, (const struct sockaddr *)&t->peer);
-    t->exclusive = t->admitted = false;
+        admit_leave(t->admit, peer);
+    if (t->handshaking)
+        admit_handshake_leave(t->admit, peer);
+    t->exclusive = t->admitted = t->handshaking = false;
 }
 
 /* ---------------------------------------------------------------- the registry */

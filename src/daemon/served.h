@@ -15,6 +15,7 @@
 
 #include "acl.h"
 #include "admit.h"
+#include "flow.h"
 #include "auth.h"
 #include "metrics.h"
 #include "policy.h"
@@ -28,15 +29,16 @@ enum served_hostsnap {
 
 /* Set by the acceptor before the first test starts; read-only for the tests. */
 struct served_conf {
-    int timeout_ms;                /* each control stage */
-    bool exclusive;                /* --exclusive: throughput tests run one at a time */
-    struct policy_limits limits;   /* --max-duration, --max-flows, --max-rate */
-    const struct auth *auth;       /* --auth-file; NULL = no authentication */
-    struct metrics *metrics;       /* --metrics: events are counted here; NULL = none */
-    const struct acl *third_party; /* --allow-third-party: controllers we run tests for */
-    const char *history_db;        /* --db: the server's side of each test goes here; NULL = no */
-    uint16_t port;                 /* the daemon's port (iperf3 UDP streams use it on UDP too) */
-    volatile sig_atomic_t *stop;   /* raised when the daemon shuts down */
+    int timeout_ms;                        /* each control stage */
+    bool exclusive;                        /* --exclusive: throughput tests run one at a time */
+    struct policy_limits limits;           /* --max-duration, --max-flows, --max-rate */
+    const struct auth *auth;               /* --auth-file; NULL = no authentication */
+    struct metrics *metrics;               /* --metrics: events are counted here; NULL = none */
+    const struct acl *third_party;         /* --allow-third-party: controllers we run tests for */
+    const struct acl *third_party_targets; /* --allow-third-party-target; NULL: none */
+    const char *history_db;      /* --db: the server's side of each test goes here; NULL = no */
+    uint16_t port;               /* the daemon's port (iperf3 UDP streams use it on UDP too) */
+    volatile sig_atomic_t *stop; /* raised when the daemon shuts down */
 
     /* this host's settings with a test's results (and a third-party run's) */
     enum served_hostsnap host_snapshot;
@@ -51,7 +53,9 @@ struct served {
     int ctl;           /* the control connection (owned: teardown closes it) */
     struct sockaddr_storage peer;
     char who[80];               /* peer as text */
+    bool handshaking;           /* counted by admit_handshake_enter (until admitted) */
     bool admitted, exclusive;   /* counted by admit_enter; holds the exclusive turn */
+    struct admit_usage charged; /* memory and descriptors charged to the test */
     bool registered;            /* key is in the routing registry */
     enum admit_key kind;        /* ... under this kind */
     uint8_t key[ADMIT_KEY_MAX]; /* the test id or iperf3 cookie */
@@ -59,18 +63,29 @@ struct served {
     bool ran;                   /* its run started (served_ran): counted when it ends */
 };
 
+/* The caller (the acceptor) entered a handshake for peer (admit_handshake_enter): the test
+ * holds it until it is admitted or ends. */
 void served_init(struct served *t, const struct served_conf *c, struct admit *a, const char *label,
                  bool iperf3, int ctl, const struct sockaddr_storage *peer);
 /* Starts main(arg) on a detached thread counted by admit (served_teardown ends the count).
  * 0, or -errno when no thread could be started: then ctl is closed and the caller frees. */
 int served_spawn(struct served *t, void *(*main)(void *), void *arg);
 
-/* admit_enter for this test: 0, -EBUSY or -EUSERS with *running as there. */
+/* admit_enter for this test (its handshake ends): 0, -EBUSY or -EUSERS with *running as
+ * there. */
 int served_admit(struct served *t, uint32_t *running);
+/* Charges what the server's side of test p takes (engine_plan for kind, the result on its way
+ * back) before any of it is allocated: 0, or -ENOMEM (over --max-memory) / -EMFILE (over the
+ * descriptors left) with msg naming the need, the budget and what other tests hold. */
+int served_charge(struct served *t, const struct flow_kind *kind, const struct params *p, char *msg,
+                  size_t len);
 /* admit_exclusive_acquire for this test (gives up when the daemon stops): 0 or -ETIMEDOUT. */
 int served_exclusive(struct served *t, int wait_ms, void (*queued)(void *ctx, uint32_t ahead),
                      void *ctx);
-/* Gives back the admission and the exclusive turn, if held (refusal and teardown do). */
+/* Gives back the handshake, the admission and the exclusive turn, if held; the memory stays
+ * charged (a test that ran: its results are still to be sent). */
+void served_release_slot(struct served *t);
+/* The same and the charge (refusal and teardown do it). */
 void served_release(struct served *t);
 /* The test's run starts (its workers, or a third-party client run): teardown then counts it
  * as a test that ran (admit_test_ran; serve -1 exits after the first). */

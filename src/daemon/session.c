@@ -29,7 +29,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#define SESSION_WATCHDOG_NS       (30ULL * 1000000000ULL) /* past duration + omit */
+#define SESSION_GRACE_NS          CTL_END_GRACE_NS /* past duration + omit: the hard end */
 #define SESSION_EXCLUSIVE_WAIT_MS (10 * 60 * 1000)
 
 struct session {
@@ -41,11 +41,12 @@ struct session {
     int *side_fds; /* UDP sockets / crr listeners not yet handed to the engine */
     uint32_t n_side_fds;
     struct engine *e;
-    char user[AUTH_NAME_MAX]; /* from the hello, checked when the server has --auth-file */
-    uint64_t flow_rate_bps;   /* --max-rate: each flow's share, 0 = unlimited */
-    char cpu_note[300];       /* --server-cpus auto that pinned nothing: the client is told */
-    bool stream_intervals;    /* the client asked for our intervals during the run */
-    struct hostsnap *snap;    /* this host's settings, sent with the results (NULL: none) */
+    char user[AUTH_NAME_MAX];  /* from the hello, checked when the server has --auth-file */
+    uint64_t flow_rate_bps;    /* --max-rate: each flow's share, 0 = unlimited */
+    struct policy_meter meter; /* --max-rate, on the wire */
+    char cpu_note[300];        /* --server-cpus auto that pinned nothing: the client is told */
+    bool stream_intervals;     /* the client asked for our intervals during the run */
+    struct hostsnap *snap;     /* this host's settings, sent with the results (NULL: none) */
 };
 
 /* --metrics: where events are counted (NULL: not counted) */
@@ -167,12 +168,35 @@ static int take_slot(struct session *ss)
                       running, al->max_tests);
     if (rc)
         return -EBUSY;
-    if (!ss->t.conf->exclusive || ss->p.test != PARAMS_TEST_STREAM) /* throughput tests queue */
+    if (!ss->t.conf->exclusive) /* every kind of test queues for the host */
         return 0;
     if (served_exclusive(&ss->t, SESSION_EXCLUSIVE_WAIT_MS, tell_queued, ss)) {
         served_refuse(&ss->t, how(METRICS_REFUSED_BUSY, "busy"),
                       "waited too long for an exclusive slot");
         return -EBUSY;
+    }
+    return 0;
+}
+
+/* The server's side shaped to this machine, charged, then built. */
+static int build_engine(struct session *ss, const struct cpulist *cpus)
+{
+    const struct flow_kind *kind = flow_kind_for(&ss->p, false);
+    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+    uint32_t asked = policy_server_threads(&ss->p, ncpu > 0 ? (uint32_t)ncpu : 0);
+    char err[512];
+
+    if (asked)
+        LOG_INFO("client %s: %u server threads asked, %u used (at most the flows and the CPUs)",
+                 ss->t.who, asked, ss->p.server_threads);
+    if (served_charge(&ss->t, kind, &ss->p, err, sizeof(err))) {
+        served_refuse(&ss->t, how(METRICS_REFUSED_LIMIT, "limit"), "%s", err);
+        return -ENOMEM;
+    }
+    ss->e = engine_create(kind, &ss->p, false, cpus, err, sizeof(err));
+    if (!ss->e) {
+        served_refuse(&ss->t, how(SERVED_UNCOUNTED, "server_error"), "%s", err);
+        return -ENOMEM;
     }
     return 0;
 }
@@ -205,13 +229,8 @@ static int admission(struct session *ss)
         snprintf(ss->cpu_note, sizeof(ss->cpu_note),
                  "--server-cpus %s: the server's workers were not pinned", note);
     if (note[0])
-        LOG_INFO("test %.8s: %s", ss->idhex, note);
-    ss->e = engine_create(flow_kind_for(&ss->p, false), &ss->p, false, &cpus, err, sizeof(err));
-    if (!ss->e) {
-        served_refuse(&ss->t, how(SERVED_UNCOUNTED, "server_error"), "%s", err);
-        return -ENOMEM;
-    }
-    return 0;
+        LOG_INFO("client %s: %s", ss->t.who, note);
+    return build_engine(ss, &cpus);
 }
 
 /* UDP tests get one socket per flow, crr tests one listener per worker; their ports go in
@@ -294,8 +313,9 @@ static int gather_flows(struct session *ss)
     char err[256];
 
     if (ss->p.udp) {
-        int rc = dataconn_udp_gather(ss->t.ctl, ss->side_fds, ss->n_side_fds, ss->id, ss->e,
-                                     timeout_ms(ss), err, sizeof(err));
+        int rc =
+            dataconn_udp_gather(ss->t.ctl, (const struct sockaddr *)&ss->t.peer, ss->side_fds,
+                                ss->n_side_fds, ss->id, ss->e, timeout_ms(ss), err, sizeof(err));
         if (rc)
             served_refuse(&ss->t, how(SERVED_SETUP_ERROR, "timeout"), "%s", err);
         served_unregister(&ss->t);
@@ -351,16 +371,25 @@ static void start_at(const cJSON *at)
     }
 }
 
-/* After "ready" the client may probe our clock ("time") before it says "start". */
+/* After "ready" the client may probe our clock ("time") before it says "start": each message
+ * within --timeout, the whole stage within two (a client cannot hold its admission by probing
+ * slowly). */
 static int expect_start(struct session *ss)
 {
+    uint64_t end = clock_mono_ns() + 2ULL * (uint64_t)timeout_ms(ss) * 1000000ULL;
     cJSON *m = ctl_msg_new("ready");
-    char err[256];
+    char err[256] = "";
     int rc = ctl_send(ss->t.ctl, m, timeout_ms(ss));
 
     cJSON_Delete(m);
     for (int probes = 0; !rc; probes++) {
-        rc = ctl_recv(ss->t.ctl, CTL_MAX_REQUEST, timeout_ms(ss), &m, err, sizeof(err));
+        uint64_t now = clock_mono_ns();
+        int wait = now >= end ? 0 : (int)((end - now) / 1000000) + 1;
+
+        rc = wait > 0
+                 ? ctl_recv(ss->t.ctl, CTL_MAX_REQUEST,
+                            wait < timeout_ms(ss) ? wait : timeout_ms(ss), &m, err, sizeof(err))
+                 : -ETIMEDOUT;
         if (rc)
             break;
         if (!strcmp(ctl_type(m), "start")) {
@@ -378,6 +407,11 @@ static int expect_start(struct session *ss)
         rc = ctl_send(ss->t.ctl, m, timeout_ms(ss));
         cJSON_Delete(m);
     }
+    if (rc == -ETIMEDOUT)
+        LOG_WARN("client %s: no start in time after ready (%d ms for each message, %d in all)",
+                 ss->t.who, timeout_ms(ss), 2 * timeout_ms(ss));
+    else
+        LOG_WARN("client %s: %s", ss->t.who, err[0] ? err : strerror(-rc));
     metrics_control_error(mx(ss), METRICS_STAGE_SETUP); /* the client never said start */
     return rc;
 }
@@ -421,22 +455,23 @@ static void send_interval(struct session *ss, const struct side_result *s,
     }
 }
 
-/* Our intervals to the client (when asked); --max-rate: a client that ignores its pacing is
+/* Our intervals to the client (when asked); --max-rate: the bytes the kernel moved, once a
+ * second; a client that ignores its pacing (or a flood the gate cannot hold back, UDP) is
  * stopped. */
 static int on_interval(void *arg, const struct side_result *s, const struct interval *iv)
 {
     struct session *ss = arg;
-    uint64_t limit = ss->t.conf->limits.max_rate_bps;
+    char lim[32], got[32];
+    double bps;
 
     if (ss->stream_intervals)
         send_interval(ss, s, iv);
-    if (!limit || iv->omitted || !policy_rate_exceeded(limit, iv))
+    if (!policy_meter_add(&ss->meter, iv, &bps))
         return 0;
-    char lim[32];
-
-    units_format_rate((double)limit, lim, sizeof(lim));
+    units_format_rate((double)ss->meter.limit_bps, lim, sizeof(lim));
+    units_format_rate(bps, got, sizeof(got));
     served_stop(&ss->t, how(SERVED_UNCOUNTED, "limit"),
-                "test exceeded this server's --max-rate of %s", lim);
+                "test moved %s, above this server's --max-rate of %s", got, lim);
     return 1;
 }
 
@@ -478,15 +513,36 @@ static void on_sent(void *arg)
     cJSON_Delete(m);
 }
 
-/* How long the test may run on our clock: its time plus the watchdog's grace; a test that
- * only -n/-k ends runs at most --max-duration (or the longest test there is). */
+/* How long the test may run on our clock: its time plus the grace; a test that only -n/-k
+ * ends runs at most --max-duration (or the longest test there is). */
 static uint64_t run_limit_ns(const struct session *ss)
 {
     uint64_t max = ss->t.conf->limits.max_duration_ns;
 
     if (ss->p.duration_ns)
-        return ss->p.duration_ns + ss->p.omit_ns + SESSION_WATCHDOG_NS;
-    return max ? max : PARAMS_MAX_DURATION_NS + ss->p.omit_ns + SESSION_WATCHDOG_NS;
+        return ss->p.duration_ns + ss->p.omit_ns + SESSION_GRACE_NS;
+    return max ? max : PARAMS_MAX_DURATION_NS + ss->p.omit_ns;
+}
+
+/* The engine's hard deadline: every data socket shut down both ways then, whatever the client
+ * sends. A timed test's run ends there already; a -n/-k one is told it is over at its limit,
+ * and its flows get the grace to drain. */
+static uint64_t hard_limit_ns(const struct session *ss)
+{
+    return run_limit_ns(ss) + (ss->p.duration_ns ? 0 : SESSION_GRACE_NS);
+}
+
+/* Every flow ended before the client said stop: a client that finished sends its "stop"
+ * right after closing its flows, so wait for it (bounded) before calling the client gone. */
+static enum engine_end wait_client_stop(struct session *ss)
+{
+    struct pollfd pf = {.fd = ss->t.ctl, .events = POLLIN};
+    int r;
+
+    if (poll(&pf, 1, (int)(SESSION_GRACE_NS / 1000000)) <= 0)
+        return ENGINE_END_FLOWS;
+    r = on_watch(ss);
+    return r > 0 ? ENGINE_END_WATCH : r < 0 ? ENGINE_END_ERROR : ENGINE_END_FLOWS;
 }
 
 /* The test ends early on our side: the client is told why, stops, and gets our results. */
@@ -512,51 +568,83 @@ static void tell_ending(struct session *ss, enum engine_end why)
     cJSON_Delete(m);
 }
 
-static void run_and_report(struct session *ss)
+/* The run, whatever the client does: it ends at the latest at the engine's hard deadline,
+ * every data socket then shut down both ways (set at start); a broken limit or a vanished
+ * client ends it at once, without draining. */
+static enum engine_end run(struct session *ss)
 {
     struct engine_hooks h = {
         .run_ns = run_limit_ns(ss),
         .watch_fd = ss->t.ctl,
         .on_watch = on_watch,
-        .on_interval = ss->t.conf->limits.max_rate_bps || ss->stream_intervals ? on_interval : NULL,
+        .on_interval = ss->meter.limit_bps || ss->stream_intervals ? on_interval : NULL,
         .stop_flag = ss->t.conf->stop,
         .ctx = ss,
         .on_sent = on_sent,
         .await_stop = true,
     };
     enum engine_end why = engine_run(ss->e, &h);
-    struct side_result side;
-    cJSON *m;
+
+    if (why == ENGINE_END_LIMIT || why == ENGINE_END_ERROR)
+        engine_kill(ss->e);
+    else if (why == ENGINE_END_FLOWS)
+        why = wait_client_stop(ss);
+    tell_ending(ss, why);
+    return why;
+}
+
+static const char *end_text(const struct session *ss, enum engine_end why)
+{
+    switch (why) {
+    case ENGINE_END_WATCH: return "complete";
+    case ENGINE_END_LIMIT: return "stopped: over --max-rate";
+    case ENGINE_END_SIGNAL: return "server shutting down";
+    case ENGINE_END_TIME:
+        return ss->p.duration_ns ? "ended by the server: the client never said stop"
+                                 : "stopped: over --max-duration";
+    case ENGINE_END_FLOWS: return "every flow ended, and the client never said stop";
+    default: return "client gone";
+    }
+}
+
+static void log_done(const struct session *ss, const struct side_result *side, enum engine_end why)
+{
     char rate[32];
     double bytes = 0, secs = 0;
+    uint64_t txns = 0;
 
-    tell_ending(ss, why);
+    for (uint32_t i = 0; i < side->nflows; i++) {
+        bytes += (double)side->flows[i].bytes;
+        txns += side->flows[i].txns;
+        if (side->flows[i].seconds > secs)
+            secs = side->flows[i].seconds;
+    }
+    if (params_is_transactional(&ss->p))
+        snprintf(rate, sizeof(rate), "%llu transactions", (unsigned long long)txns);
+    else
+        units_format_rate(secs > 0 ? bytes * 8 / secs : 0, rate, sizeof(rate));
+    LOG_INFO("test %.8s from %s done: %s (%s)", ss->idhex, ss->t.who, rate, end_text(ss, why));
+}
+
+/* Once the run is over its sockets are closed and its admission given back at once (the
+ * client may start its next test as soon as it has these results); the memory stays charged
+ * until the results are sent; the history is written last. */
+static void run_and_report(struct session *ss)
+{
+    enum engine_end why = run(ss);
+    struct side_result side;
+    cJSON *m;
+
     engine_finish(ss->e, &side);
+    engine_destroy(ss->e);
+    ss->e = NULL;
+    served_release_slot(&ss->t);
     if (ss->cpu_note[0]) /* the side has one note: an earlier one (buffers capped) comes first */
         snprintf(side.warning + strlen(side.warning), sizeof(side.warning) - strlen(side.warning),
                  "%s%s", side.warning[0] ? "; " : "", ss->cpu_note);
     metrics_test_done(mx(ss), &ss->p, (struct sockaddr *)&ss->t.peer, &side,
                       why == ENGINE_END_WATCH);
-    for (uint32_t i = 0; i < side.nflows; i++) {
-        bytes += (double)side.flows[i].bytes;
-        if (side.flows[i].seconds > secs)
-            secs = side.flows[i].seconds;
-    }
-    if (params_is_transactional(&ss->p)) {
-        uint64_t txns = 0;
-        for (uint32_t i = 0; i < side.nflows; i++)
-            txns += side.flows[i].txns;
-        snprintf(rate, sizeof(rate), "%llu transactions", (unsigned long long)txns);
-    } else {
-        units_format_rate(secs > 0 ? bytes * 8 / secs : 0, rate, sizeof(rate));
-    }
-    LOG_INFO("test %.8s from %s done: %s (%s)", ss->idhex, ss->t.who, rate,
-             why == ENGINE_END_WATCH    ? "complete"
-             : why == ENGINE_END_LIMIT  ? "stopped: over --max-rate"
-             : why == ENGINE_END_SIGNAL ? "server shutting down"
-             : why == ENGINE_END_TIME   ? (ss->p.duration_ns ? "watchdog: client never said stop"
-                                                             : "stopped: over --max-duration")
-                                        : "client gone");
+    log_done(ss, &side, why);
     side.host = ss->snap; /* the side owns it now */
     ss->snap = NULL;
     side.host_declined = ss->t.conf->host_snapshot == SERVED_HOSTSNAP_DECLINE;
@@ -565,6 +653,9 @@ static void run_and_report(struct session *ss)
         cJSON_AddItemToObject(m, "side", result_json_side(&side));
         ctl_send(ss->t.ctl, m, timeout_ms(ss));
         cJSON_Delete(m);
+    }
+    served_release(&ss->t);
+    if (why != ENGINE_END_ERROR && why != ENGINE_END_LIMIT) {
         /* wait (bounded) for the client to read and hang up */
         struct pollfd pf = {.fd = ss->t.ctl, .events = POLLIN};
         poll(&pf, 1, timeout_ms(ss));
@@ -598,6 +689,11 @@ static void *session_main(void *arg)
     LOG_INFO("test %.8s from %s: %s%s, %u flow(s) %s, %s", ss->idhex, ss->t.who,
              params_test_name(ss->p.test), ss->p.udp ? " udp" : "", ss->p.flows,
              params_dir_name(ss->p.dir), span);
+    ss->meter.limit_bps = ss->t.conf->limits.max_rate_bps;
+    engine_set_limits(ss->e, &(struct engine_limits){
+                                 .hard_ns = hard_limit_ns(ss),
+                                 .rate_bps = ss->meter.limit_bps,
+                             });
     if (engine_start(ss->e, err, sizeof(err))) {
         served_refuse(&ss->t, how(SERVED_UNCOUNTED, "server_error"), "%s", err);
         goto done;

@@ -1,9 +1,11 @@
 /* thirdparty_serve: running a test toward another daemon for a controller. */
 #include "thirdparty_serve.h"
+#include "clock.h"
 
 #include "acl.h"
 #include "client.h"
 #include "ctl.h"
+#include "dataconn.h"
 #include "hostsnap.h"
 #include "log.h"
 #include "multi.h"
@@ -14,6 +16,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 /* The target queued the run behind exclusive ones: the daemon's log says so. */
 static void on_queued(void *ctx, int ahead)
@@ -22,26 +25,53 @@ static void on_queued(void *ctx, int ahead)
     LOG_INFO("server is busy with %d exclusive test(s); waiting our turn", ahead);
 }
 
-/* Reads the request into client options; refuses what this daemon does not allow. */
-static int parse_request(const struct served_conf *so, const cJSON *msg,
-                         const struct sockaddr *peer, struct client_opts *o, const char **code,
-                         char *err, size_t errlen)
+/* The target, resolved once (the test goes to this address, not to a second lookup's), must be
+ * the controller itself or inside --allow-third-party-target. */
+static int check_target(const struct served *t, const struct multi_target *mt,
+                        struct client_opts *o, char *err, size_t errlen)
 {
+    const struct acl *targets = t->conf->third_party_targets;
+    const struct sockaddr *peer = (const struct sockaddr *)&t->peer;
+    struct sock_addr to;
+    char addr[64];
+
+    if (sock_resolve(mt->host, mt->port, 0, &to, err, errlen))
+        return -EINVAL;
+    sock_addr_host((struct sockaddr *)&to.ss, addr, sizeof(addr));
+    if (!dataconn_same_host((struct sockaddr *)&to.ss, peer) &&
+        !(targets && acl_permits(targets, (struct sockaddr *)&to.ss))) {
+        snprintf(err, errlen,
+                 "this daemon runs tests only toward the controller's own address or those in "
+                 "its --allow-third-party-target lists, and %s is in neither",
+                 addr);
+        return -EPERM;
+    }
+    snprintf(o->host, sizeof(o->host), "%s", addr);
+    o->port = mt->port;
+    return 0;
+}
+
+/* Reads the request into client options; refuses what this daemon does not allow. */
+static int parse_request(const struct served *t, const cJSON *msg, struct client_opts *o,
+                         const char **code, char *err, size_t errlen)
+{
+    const struct served_conf *so = t->conf;
     const cJSON *target = cJSON_GetObjectItemCaseSensitive(msg, "target");
     const cJSON *test = cJSON_GetObjectItemCaseSensitive(msg, "test");
-    struct multi_target t;
+    struct multi_target mt;
     uint64_t flow_rate;
     int kind;
 
     *code = "bad_request";
-    if (!so->third_party || !acl_permits(so->third_party, peer)) {
+    if (!so->third_party || !acl_permits(so->third_party, (const struct sockaddr *)&t->peer)) {
         *code = "third_party_refused";
         snprintf(err, errlen,
                  "this daemon runs no tests for other hosts' controllers: start it "
                  "with --allow-third-party CIDR covering the controller");
         return -EPERM;
     }
-    if (!cJSON_IsString(target) || multi_parse_target(target->valuestring, SOCK_DEFAULT_PORT, &t)) {
+    if (!cJSON_IsString(target) ||
+        multi_parse_target(target->valuestring, SOCK_DEFAULT_PORT, &mt)) {
         snprintf(err, errlen, "a run request needs \"target\": \"HOST[:PORT]\"");
         return -EINVAL;
     }
@@ -62,8 +92,10 @@ static int parse_request(const struct served_conf *so, const cJSON *msg,
         *code = "limit";
         return -EPERM;
     }
-    snprintf(o->host, sizeof(o->host), "%s", t.host);
-    o->port = t.port;
+    if (check_target(t, &mt, o, err, errlen)) {
+        *code = "third_party_refused";
+        return -EPERM;
+    }
     o->timeout_ms = so->timeout_ms;
     o->observer.on_queued = on_queued;
     return 0;
@@ -78,6 +110,25 @@ static int authenticate(const struct served_conf *so, int ctl, const cJSON *msg,
         return 0;
     return policy_authenticate(ctl, so->auth, cJSON_IsString(user) ? user->valuestring : "",
                                so->timeout_ms, err, errlen);
+}
+
+/* A run that did not reach a netrig daemon: one text for every way that happens (refused,
+ * unreachable, silent, not netrig), told no sooner than the connect timeout after the start,
+ * so that neither the text nor the time tells an open port from a closed one. A refusal from a
+ * netrig daemon that was reached keeps its own text. */
+static void unreached(const struct served *t, const struct client_opts *o, uint64_t t0, char *err,
+                      size_t errlen)
+{
+    uint64_t until = t0 + (uint64_t)o->timeout_ms * 1000000ULL, now;
+
+    LOG_INFO("controller %s: run toward %s:%u failed: %s", t->who, o->host, o->port, err);
+    snprintf(err, errlen, "could not run the test: no netrig daemon answered at %s:%u", o->host,
+             o->port);
+    while ((now = clock_mono_ns()) < until && !(t->conf->stop && *t->conf->stop)) {
+        uint64_t left = until - now > 100000000ULL ? 100000000ULL : until - now;
+        struct timespec ts = {.tv_sec = 0, .tv_nsec = (long)left};
+        nanosleep(&ts, NULL);
+    }
 }
 
 /* Both ends' settings for the controller: ours (taken now, after the test: off its path)
@@ -97,18 +148,18 @@ static void add_hosts(const struct served_conf *so, cJSON *reply, const struct r
 
 void thirdparty_serve(struct served *t, const cJSON *msg)
 {
-    const struct sockaddr *peer = (const struct sockaddr *)&t->peer;
     struct served_refusal how = {.count = SERVED_UNCOUNTED, .code = "auth_failed"};
     struct client_opts o;
     struct run_result r;
     char err[512] = "";
     uint32_t running;
+    uint64_t t0;
     cJSON *reply;
     int rc;
 
     t->label = "controller";
     if (authenticate(t->conf, t->ctl, msg, err, sizeof(err)) ||
-        parse_request(t->conf, msg, peer, &o, &how.code, err, sizeof(err))) {
+        parse_request(t, msg, &o, &how.code, err, sizeof(err))) {
         served_refuse(t, how, "%s", err);
         return;
     }
@@ -120,8 +171,11 @@ void thirdparty_serve(struct served *t, const cJSON *msg)
     LOG_INFO("controller %s: running %s toward %s:%u", t->who, params_test_name(o.p.test), o.host,
              o.port);
     served_ran(t);
+    t0 = clock_mono_ns();
     rc = client_run(&o, t->conf->stop, &r, err, sizeof(err));
     served_release(t);
+    if (rc < 0 && rc != -EREMOTEIO)
+        unreached(t, &o, t0, err, sizeof(err));
     reply = ctl_msg_new("run_result");
     cJSON_AddStringToObject(reply, "status", rc == 0 ? "complete" : rc > 0 ? "partial" : "failed");
     if (rc)

@@ -1,8 +1,7 @@
 /* engine: timing and sampling around the worker threads of one side. */
 #define _GNU_SOURCE
-#include "engine.h"
+#include "engine_int.h"
 #include "engine_series.h"
-#include "engine_priv.h"
 #include "clock.h"
 
 #include "hostctr.h"
@@ -29,6 +28,97 @@
 
 static uint32_t min_u32(uint32_t a, uint32_t b) { return a < b ? a : b; }
 
+/* What the engine keeps per flow besides struct flow: its result, the interval and omit
+ * baselines (engine_create's per-flow arrays) and the TCP_INFO of the omit's end. */
+#define ENGINE_PER_FLOW                                                                            \
+    (sizeof(struct side_flow) + sizeof(struct tcpinfo) + 10 * sizeof(uint64_t) +                   \
+     sizeof(uint32_t) + sizeof(struct flow_trace))
+/* What a thread costs beyond its buffer: the stack it touches, the kernel's share. */
+#define ENGINE_PER_THREAD (128 * 1024)
+
+/* --sample: what samples_new takes for this run's ticks (SAMPLES_MAX_ROWS at most). */
+static uint64_t series_bytes(const struct params *p, uint32_t nflows, uint64_t total_ns)
+{
+    uint64_t want, room;
+
+    if (!p->sample_ns || !nflows || SAMPLES_MAX_ROWS / nflows < 4)
+        return 0;
+    want = total_ns / p->sample_ns + 4;
+    room = SAMPLES_MAX_ROWS / nflows;
+    if (want > room)
+        want = room;
+    return sizeof(struct samples) + nflows +
+           want * (sizeof(double) + nflows * sizeof(struct sample));
+}
+
+void engine_plan(const struct flow_kind *kind, const struct params *p, bool is_client,
+                 struct engine_plan *out)
+{
+    uint32_t want = is_client ? p->threads : (p->server_threads ? p->server_threads : p->threads);
+    uint64_t total_ns = params_time_cap_ns(p) + p->omit_ns, cells;
+    struct flow_needs fn = {0};
+    uint64_t per_worker;
+
+    memset(out, 0, sizeof(*out));
+    /* a flow per worker (e.g. a listener each), or -P (x2 bidir) flows on at most as many
+     * threads */
+    out->nworkers = kind->flow_per_worker ? want : min_u32(want, params_total_flows(p));
+    out->nflows = kind->flow_per_worker ? out->nworkers : params_total_flows(p);
+    out->cap_intervals =
+        p->interval_ns ? (uint32_t)fmin((double)(total_ns / p->interval_ns) + 4, 1e7) : 1;
+    if (kind->needs) {
+        kind->needs(p, is_client, &fn);
+        out->buflen = fn.buf > WORKER_RECV_CHUNK ? fn.buf : WORKER_RECV_CHUNK;
+    } else {
+        out->buflen = worker_default_buflen(p);
+    }
+    cells = (uint64_t)out->nflows * out->cap_intervals;
+    per_worker = sizeof(struct worker) + out->buflen + ENGINE_PER_THREAD +
+                 (kind->transactional ? sizeof(struct histo) : 0) +
+                 (p->zerocopy ? out->buflen : 0) + /* the memory file sendfile() reads */
+                 sizeof(struct flow *) * (out->nflows / out->nworkers + 1);
+    out->bytes =
+        sizeof(struct engine) + 2 * sizeof(struct hostctr_snap) +
+        (uint64_t)out->nworkers * (per_worker + sizeof(pid_t) + sizeof(struct thread_mark)) +
+        (uint64_t)out->nflows * (sizeof(struct flow) + fn.state + ENGINE_PER_FLOW) +
+        (uint64_t)out->cap_intervals * sizeof(struct interval) +
+        (cells <= RESULT_MAX_INTERVAL_CELLS ? cells * sizeof(struct interval_flow) : 0) +
+        (kind->transactional && is_client ? sizeof(struct histo) : 0) +
+        series_bytes(p, out->nflows, total_ns);
+    out->fds = 1 /* notify_fd */ + out->nflows * (1 + fn.fds) +
+               out->nworkers * (2 + (p->zerocopy ? 1 : 0));
+}
+
+static int alloc_per_flow(struct engine *e, uint32_t cap_iv)
+{
+    uint32_t n = e->nflows;
+
+    e->flows = calloc(n, sizeof(*e->flows));
+    e->workers = calloc(e->nworkers, sizeof(*e->workers));
+    e->tids = calloc(e->nworkers, sizeof(*e->tids));
+    e->base = calloc(n, sizeof(*e->base));
+    e->base_mapped = calloc(n, sizeof(*e->base_mapped));
+    e->prev = calloc(n, sizeof(*e->prev));
+    e->prev_retrans = calloc(n, sizeof(*e->prev_retrans));
+    e->prev_txns = calloc(n, sizeof(*e->prev_txns));
+    e->prev_lat = calloc(n, sizeof(*e->prev_lat));
+    e->base_txns = calloc(n, sizeof(*e->base_txns));
+    e->base_ti = calloc(n, sizeof(*e->base_ti));
+    e->base_timeouts = calloc(n, sizeof(*e->base_timeouts));
+    e->prev_wire = calloc(n, sizeof(*e->prev_wire));
+    e->base_wait = calloc(n, sizeof(*e->base_wait));
+    e->end_wait = calloc(n, sizeof(*e->end_wait));
+    e->trace = calloc(n, sizeof(*e->trace));
+    e->mark = calloc(e->nworkers, sizeof(*e->mark));
+    e->hosts = calloc(2, sizeof(*e->hosts));
+    if (!e->flows || !e->workers || !e->tids || !e->base || !e->base_mapped || !e->prev ||
+        !e->prev_retrans || !e->prev_txns || !e->prev_lat || !e->base_txns || !e->base_ti ||
+        !e->base_timeouts || !e->prev_wire || !e->base_wait || !e->end_wait || !e->trace ||
+        !e->mark || !e->hosts || result_side_init(&e->res, n, cap_iv))
+        return -ENOMEM;
+    return 0;
+}
+
 /* --sample: room for the series; TCP_INFO for the flows this side sends over TCP. */
 static int create_samples(struct engine *e, uint64_t total_ns)
 {
@@ -54,51 +144,24 @@ static void setup_budget(struct engine *e)
     atomic_store(&e->budget.armed, e->p.omit_ns == 0);
 }
 
-/* The engine's per-flow and per-worker arrays; false when one could not be had. */
-static bool alloc_arrays(struct engine *e)
-{
-    e->flows = calloc(e->nflows, sizeof(*e->flows));
-    e->workers = calloc(e->nworkers, sizeof(*e->workers));
-    e->tids = calloc(e->nworkers, sizeof(*e->tids));
-    e->base = calloc(e->nflows, sizeof(*e->base));
-    e->base_mapped = calloc(e->nflows, sizeof(*e->base_mapped));
-    e->prev = calloc(e->nflows, sizeof(*e->prev));
-    e->prev_retrans = calloc(e->nflows, sizeof(*e->prev_retrans));
-    e->prev_txns = calloc(e->nflows, sizeof(*e->prev_txns));
-    e->prev_lat = calloc(e->nflows, sizeof(*e->prev_lat));
-    e->base_txns = calloc(e->nflows, sizeof(*e->base_txns));
-    e->base_ti = calloc(e->nflows, sizeof(*e->base_ti));
-    e->base_timeouts = calloc(e->nflows, sizeof(*e->base_timeouts));
-    e->base_wait = calloc(e->nflows, sizeof(*e->base_wait));
-    e->end_wait = calloc(e->nflows, sizeof(*e->end_wait));
-    e->trace = calloc(e->nflows, sizeof(*e->trace));
-    e->mark = calloc(e->nworkers, sizeof(*e->mark));
-    e->hosts = calloc(2, sizeof(*e->hosts));
-    return e->flows && e->workers && e->tids && e->base && e->base_mapped && e->prev &&
-           e->prev_retrans && e->prev_txns && e->prev_lat && e->base_txns && e->base_ti &&
-           e->base_timeouts && e->base_wait && e->end_wait && e->trace && e->mark && e->hosts;
-}
-
 struct engine *engine_create(const struct flow_kind *kind, const struct params *p, bool is_client,
                              const struct cpulist *cpus, char *err, size_t errlen)
 {
     struct engine *e = calloc(1, sizeof(*e));
-    uint32_t want = is_client ? p->threads : (p->server_threads ? p->server_threads : p->threads);
+    struct engine_plan plan;
     uint64_t total_ns = params_time_cap_ns(p) + p->omit_ns;
-    uint32_t cap_iv = p->interval_ns ? (uint32_t)fmin(total_ns / p->interval_ns + 4, 1e7) : 1;
 
     if (!e)
         goto nomem;
+    engine_plan(kind, p, is_client, &plan);
     e->kind = kind;
     e->notify_fd = -1;
     e->p = *p;
     e->is_client = is_client;
-    /* a flow per worker (e.g. a listener each), or -P (x2 bidir) flows on at most as many
-     * threads */
-    e->nworkers = kind->flow_per_worker ? want : min_u32(want, params_total_flows(p));
-    e->nflows = kind->flow_per_worker ? e->nworkers : params_total_flows(p);
+    e->nworkers = plan.nworkers;
+    e->nflows = plan.nflows;
     e->clk_tck = sysconf(_SC_CLK_TCK);
-    if (!alloc_arrays(e) || result_side_init(&e->res, e->nflows, cap_iv))
+    if (alloc_per_flow(e, plan.cap_intervals))
         goto nomem;
     for (uint32_t w = 0; w < e->nworkers; w++)
         e->workers[w].epfd = e->workers[w].stopfd = e->workers[w].memfd = -1;
@@ -115,7 +178,8 @@ struct engine *engine_create(const struct flow_kind *kind, const struct params *
         int cpu = cpus && cpus->n ? cpus->cpu[w % (uint32_t)cpus->n] : -1;
         /* flows go round-robin, so a worker owns ceil(nflows / nworkers) at most */
         uint32_t cap = (e->nflows + e->nworkers - 1) / e->nworkers;
-        if (worker_init(&e->workers[w], w, cpu, &e->p, cap, ENGINE_DRAIN_NS, kind->transactional)) {
+        if (worker_init(&e->workers[w], w, cpu, &e->p, cap, plan.buflen, ENGINE_DRAIN_NS,
+                        kind->transactional)) {
             snprintf(err, errlen,
                      "cannot set up worker thread %u: out of memory or file descriptors", w);
             engine_destroy(e);
@@ -223,49 +287,17 @@ int engine_attach(struct engine *e, uint32_t id, int fd, char *err, size_t errle
 
 bool engine_complete(const struct engine *e) { return e->attached == e->nflows; }
 
-/* A worker thread's scheduler figures now (a thread not started yet has none: zero). */
-static void mark_thread(struct engine *e, uint32_t w, int at)
-{
-    struct thread_mark *m = &e->mark[w];
-    struct cpu_thread_snap ts = {0};
+void engine_set_limits(struct engine *e, const struct engine_limits *l) { e->lim = *l; }
 
-    memset(&m->at[at], 0, sizeof(m->at[at]));
-    m->sched[at] = !e->tids[w]; /* a thread not started yet: zero is exact */
-    if (!e->tids[w])
-        return;
-    if (!cpu_thread_sched(e->tids[w], &m->at[at])) {
-        m->sched[at] = true;
-    } else {
-        cpu_sample_threads(&e->tids[w], 1, &ts);
-        m->at[at].run_ns = (ts.user_us + ts.sys_us) * 1000;
-    }
-    if (at == 1)
-        m->cpu = cpu_thread_last_cpu(e->tids[w]);
-}
-
-static void mark_measure_start(struct engine *e, uint64_t now)
+/* Each worker its share of the rate, by the flows it runs, and the hard deadline. */
+static void apply_limits(struct engine *e)
 {
-    e->t_meas = now;
-    e->omit_done = true;
-    for (uint32_t w = 0; w < e->nworkers; w++)
-        atomic_store_explicit(&e->workers[w].measuring, true, memory_order_relaxed);
-    for (uint32_t i = 0; i < e->nflows; i++) {
-        e->base[i] = atomic_load_explicit(&e->flows[i].bytes, memory_order_relaxed);
-        e->base_mapped[i] = atomic_load_explicit(&e->flows[i].rx_mapped, memory_order_relaxed);
-        e->base_txns[i] = atomic_load_explicit(&e->flows[i].txns, memory_order_relaxed);
-        e->base_timeouts[i] = atomic_load_explicit(&e->flows[i].timeouts, memory_order_relaxed);
-        e->base_wait[i] = atomic_load_explicit(&e->flows[i].wait_ns, memory_order_relaxed);
-        /* counters of TCP_INFO that grow over the connection's life start here too */
-        if (e->omit_done && e->p.omit_ns && e->flows[i].fd >= 0 && e->kind->has_tcpinfo)
-            tcpinfo_read(e->flows[i].fd, &e->base_ti[i]);
+    for (uint32_t w = 0; w < e->nworkers; w++) {
+        struct worker *wk = &e->workers[w];
+        atomic_store(&wk->hard_at, e->lim.hard_ns ? e->t0 + e->lim.hard_ns : 0);
+        worker_set_rate(
+            wk, e->lim.rate_bps ? (uint64_t)((double)e->lim.rate_bps * wk->nflows / e->nflows) : 0);
     }
-    cpu_sample_system(NULL, &e->cpu_meas);
-    cpu_sample_threads(e->tids, (int)e->nworkers, &e->thr_meas);
-    /* the transfer counts from here: each sender notes its own byte count when it sees this */
-    atomic_store_explicit(&e->budget.armed, true, memory_order_release);
-    for (uint32_t w = 0; w < e->nworkers; w++)
-        mark_thread(e, w, 0);
-    hostctr_sample(NULL, &e->hosts[0]);
 }
 
 int engine_start(struct engine *e, char *err, size_t errlen)
@@ -281,7 +313,8 @@ int engine_start(struct engine *e, char *err, size_t errlen)
     hostctr_sample(NULL, &e->hosts[0]); /* replaced at the end of a warm-up */
     /* without warm-up, measuring starts before the first byte moves (all counters are 0) */
     if (e->p.omit_ns == 0)
-        mark_measure_start(e, e->t0);
+        engine_sample_measure_start(e, e->t0);
+    apply_limits(e);
     for (uint32_t w = 0; w < e->nworkers; w++) {
         int rc = worker_start(&e->workers[w]);
         if (rc) {
@@ -306,72 +339,6 @@ int engine_start(struct engine *e, char *err, size_t errlen)
     return 0;
 }
 
-static void trace_add(struct flow_trace *t, const struct tcpinfo *ti)
-{
-    t->n++;
-    t->rtt_us += ti->rtt_us;
-    t->snd_wnd += ti->snd_wnd;
-    t->inflight += (double)ti->unacked * ti->snd_mss;
-}
-
-/* Returns the interval hook's verdict: non-zero ends the run. */
-static int sample_interval(struct engine *e, uint64_t now, bool omitted,
-                           const struct engine_hooks *h)
-{
-    struct interval *iv = result_side_next_interval(&e->res);
-    struct cpu_sys_snap cs;
-    struct cpu_thread_snap ts;
-
-    if (!iv)
-        return 0;
-    iv->start_s = (double)(e->prev_t - e->t0) / 1e9;
-    iv->end_s = (double)(now - e->t0) / 1e9;
-    iv->omitted = omitted;
-    for (uint32_t i = 0; i < e->nflows; i++) {
-        struct flow *f = &e->flows[i];
-        uint64_t b = atomic_load_explicit(&f->bytes, memory_order_relaxed);
-        struct tcpinfo ti = {0};
-        uint32_t dre = 0;
-
-        uint64_t tx = atomic_load_explicit(&f->txns, memory_order_relaxed);
-        uint64_t ls = atomic_load_explicit(&f->lat_sum_ns, memory_order_relaxed);
-
-        if (f->fd >= 0 && e->kind->has_tcpinfo)
-            tcpinfo_read(f->fd, &ti);
-        iv->txns += tx - e->prev_txns[i];
-        iv->lat_sum_ns += ls - e->prev_lat[i];
-        e->prev_txns[i] = tx;
-        e->prev_lat[i] = ls;
-        if (f->sender && ti.valid) {
-            dre =
-                ti.total_retrans >= e->prev_retrans[i] ? ti.total_retrans - e->prev_retrans[i] : 0;
-            e->prev_retrans[i] = ti.total_retrans;
-            if (!omitted)
-                trace_add(&e->trace[i], &ti);
-        }
-        if (f->sender)
-            iv->sent_bytes += b - e->prev[i];
-        else
-            iv->recv_bytes += b - e->prev[i];
-        iv->retrans += dre;
-        if (iv->flows) {
-            iv->flows[i].bytes = b - e->prev[i];
-            iv->flows[i].retrans = dre;
-            iv->flows[i].rtt_us = ti.rtt_us;
-            iv->flows[i].cwnd = ti.snd_cwnd;
-        }
-        e->prev[i] = b;
-    }
-    if (!cpu_sample_system(NULL, &cs)) {
-        cpu_sample_threads(e->tids, (int)e->nworkers, &ts);
-        cpu_usage_between(&e->cpu_prev, &cs, &e->thr_prev, &ts, iv->end_s - iv->start_s, &iv->cpu);
-        e->cpu_prev = cs;
-        e->thr_prev = ts;
-    }
-    e->prev_t = now;
-    return h->on_interval ? h->on_interval(h->ctx, &e->res, iv) : 0;
-}
-
 /* --sample: every flow's byte counter and, for the flows this side sends over TCP, TCP_INFO
  * (on the engine's thread: the workers never wait for it). */
 static void take_sample(struct engine *e, uint64_t now)
@@ -384,27 +351,6 @@ static void take_sample(struct engine *e, uint64_t now)
     if (e->next_sample <= now)
         e->next_sample = now + smp->period_ns;
 }
-
-/* Where the workers run now: recorded because placement changes results up to 5x. */
-static void note_worker_cpus(struct engine *e)
-{
-    for (uint32_t w = 0; w < e->nworkers; w++) {
-        int cpu = e->tids[w] ? cpu_thread_last_cpu(e->tids[w]) : -1;
-        if (cpu >= 0 && cpu < CPULIST_MAX)
-            e->cpus_seen[cpu / 64] |= 1ULL << (cpu % 64);
-    }
-}
-
-static void format_cpus_seen(struct engine *e)
-{
-    struct cpulist cl = {0};
-
-    for (int c = 0; c < CPULIST_MAX; c++)
-        if (e->cpus_seen[c / 64] & (1ULL << (c % 64)))
-            cl.cpu[cl.n++] = c;
-    cpulist_format(&cl, e->res.cpus_seen, sizeof(e->res.cpus_seen));
-}
-
 static bool all_flows_done(const struct engine *e)
 {
     for (uint32_t i = 0; i < e->nflows; i++)
@@ -520,21 +466,23 @@ enum engine_end engine_run(struct engine *e, const struct engine_hooks *h)
     uint64_t iv_ns = e->p.interval_ns;
     uint64_t omit_end = e->t0 + e->p.omit_ns;
     uint64_t end = h->run_ns ? e->t0 + h->run_ns : 0;
+    uint64_t hard = e->lim.hard_ns ? e->t0 + e->lim.hard_ns : 0;
     uint64_t next_iv = iv_ns ? e->t0 + iv_ns : 0;
     enum engine_end why;
 
+    end = min_deadline(end, hard);
     for (;;) {
         uint64_t now = clock_mono_ns(), wake;
         int rc;
 
         if (!e->omit_done && now >= omit_end) {
             if (iv_ns && now > e->prev_t)
-                sample_interval(e, now, true, h);
-            mark_measure_start(e, now);
+                engine_sample_interval(e, now, true, h);
+            engine_sample_measure_start(e, now);
             next_iv = iv_ns ? now + iv_ns : 0;
         }
         if (next_iv && now >= next_iv) {
-            if (sample_interval(e, now, !e->omit_done, h)) {
+            if (engine_sample_interval(e, now, !e->omit_done, h)) {
                 why = ENGINE_END_LIMIT;
                 break;
             }
@@ -544,7 +492,7 @@ enum engine_end engine_run(struct engine *e, const struct engine_hooks *h)
         }
         if (e->next_sample && now >= e->next_sample)
             take_sample(e, now);
-        note_worker_cpus(e);
+        engine_sample_cpus(e);
         if (run_ended(e, h, now, end, &why))
             break;
         wake = min_deadline(min_deadline(end, next_iv), e->omit_done ? 0 : omit_end);
@@ -558,7 +506,7 @@ enum engine_end engine_run(struct engine *e, const struct engine_hooks *h)
     /* a last, partial interval when it is long enough to mean something */
     e->t_end = clock_mono_ns();
     if (iv_ns && e->t_end - e->prev_t >= iv_ns / 20)
-        sample_interval(e, e->t_end, !e->omit_done, h);
+        engine_sample_interval(e, e->t_end, !e->omit_done, h);
     return why;
 }
 
@@ -580,6 +528,17 @@ void engine_wait_acked(struct engine *e, int timeout_ms)
     }
 }
 
+/* The measured period's end, before the threads change what they do. */
+static void mark_stop(struct engine *e)
+{
+    e->t_stop = clock_mono_ns();
+    for (uint32_t w = 0; w < e->nworkers; w++)
+        engine_sample_thread(e, w, 1);
+    for (uint32_t i = 0; i < e->nflows; i++)
+        e->end_wait[i] = atomic_load_explicit(&e->flows[i].wait_ns, memory_order_relaxed);
+    hostctr_sample(NULL, &e->hosts[1]);
+}
+
 /* The workers' transaction logs as one, in time order from this side's start. */
 static void merge_logs(struct engine *e)
 {
@@ -594,15 +553,19 @@ void engine_stop(struct engine *e)
 {
     if (!e->started || e->t_stop)
         return;
-    e->t_stop = clock_mono_ns();
-    /* the measured period's end, before the threads change what they do */
-    for (uint32_t w = 0; w < e->nworkers; w++)
-        mark_thread(e, w, 1);
-    for (uint32_t i = 0; i < e->nflows; i++)
-        e->end_wait[i] = atomic_load_explicit(&e->flows[i].wait_ns, memory_order_relaxed);
-    hostctr_sample(NULL, &e->hosts[1]);
+    mark_stop(e);
     for (uint32_t w = 0; w < e->nworkers; w++)
         worker_stop(&e->workers[w]);
+}
+
+void engine_kill(struct engine *e)
+{
+    if (!e->started)
+        return;
+    if (!e->t_stop)
+        mark_stop(e);
+    for (uint32_t w = 0; w < e->nworkers; w++)
+        worker_kill(&e->workers[w]);
 }
 
 /* Stopped during the warm-up: the whole run is reported (it is partial), every baseline from
@@ -643,8 +606,8 @@ void engine_finish(struct engine *e, struct side_result *out)
     bool copied = false;
 
     if (!e->finished && e->started) {
-        note_worker_cpus(e);
-        format_cpus_seen(e);
+        engine_sample_cpus(e);
+        engine_sample_cpus_format(e);
         engine_stop(e);
         for (uint32_t w = 0; w < e->nworkers; w++) {
             worker_join(&e->workers[w]);
@@ -674,16 +637,16 @@ void engine_finish(struct engine *e, struct side_result *out)
             else
                 sf->seconds = last > e->t_meas ? (double)(last - e->t_meas) / 1e9 : 0;
             if (f->budget)
-                engine_budget_figures(e, f, sf);
+                engine_sample_budget(e, f, sf);
             if (f->fd >= 0 && e->kind->has_tcpinfo) {
                 tcpinfo_read(f->fd, &sf->ti);
                 tcpinfo_since(&sf->ti, &e->base_ti[i]);
             }
             copied |= atomic_load(&f->zc_copied);
-            engine_collect_counts(e, f, sf);
-            engine_collect_app(e, f, sf);
+            engine_sample_counts(e, f, sf);
+            engine_sample_app(e, f, sf);
         }
-        engine_collect_load(e);
+        engine_sample_load(e);
         for (uint32_t w = 0; e->res.lat && w < e->nworkers; w++)
             if (e->workers[w].lat)
                 histo_merge(e->res.lat, e->workers[w].lat);
@@ -695,8 +658,8 @@ void engine_finish(struct engine *e, struct side_result *out)
             snprintf(e->res.warning, sizeof(e->res.warning),
                      "-Z: MSG_ZEROCOPY to a local receiver is copied by the kernel; "
                      "switched to sendfile()");
-        engine_set_send_method(e);
-        engine_set_recv_method(e);
+        engine_sample_send_method(e);
+        engine_sample_recv_method(e);
         e->res.valid = true;
         e->finished = true;
     }
@@ -750,6 +713,7 @@ void engine_destroy(struct engine *e)
     free(e->base_txns);
     free(e->base_ti);
     free(e->base_timeouts);
+    free(e->prev_wire);
     free(e->base_wait);
     free(e->end_wait);
     free(e->trace);

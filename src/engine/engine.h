@@ -19,6 +19,27 @@ struct engine;
 /* How long receivers wait for the sender's FIN after stop. */
 #define ENGINE_DRAIN_NS (5ULL * 1000000000ULL)
 
+/* What one side of a test will take, worked out from its parameters before anything is
+ * allocated (engine_create follows the same plan), so that a daemon can charge it first. */
+struct engine_plan {
+    uint32_t nworkers, nflows;
+    uint32_t cap_intervals;
+    size_t buflen;  /* each worker's I/O buffer */
+    uint64_t bytes; /* memory the engine may take, all told (buffers, flows, intervals,
+                       the kinds' state, a share for each thread's stack) */
+    uint32_t fds;   /* descriptors its flows and workers may hold */
+};
+
+/* Limits a daemon puts on its side, whatever the peer does (engine_set_limits). */
+struct engine_limits {
+    /* from engine_start: past it every data socket is shut down both ways and the workers
+     * end, draining or not (0: none). engine_run returns ENGINE_END_TIME by then. */
+    uint64_t hard_ns;
+    /* bits/s this side's sockets may move, both ways together: the workers pause over it
+     * (each its share by flows), so TCP's flow control slows the peer (0: none) */
+    uint64_t rate_bps;
+};
+
 enum engine_end {
     ENGINE_END_TIME,   /* the duration elapsed */
     ENGINE_END_WATCH,  /* the watch hook asked to stop (control message) */
@@ -51,6 +72,10 @@ struct engine_hooks {
     bool await_stop;
 };
 
+/* The plan for this side of test p (see struct engine_plan). */
+void engine_plan(const struct flow_kind *kind, const struct params *p, bool is_client,
+                 struct engine_plan *out);
+
 /* kind: what this side's flows are (a const table the caller keeps, flows/flow_kinds.h);
  * is_client selects which flows this side sends. cpus: worker pinning, NULL or empty = none. */
 struct engine *engine_create(const struct flow_kind *kind, const struct params *p, bool is_client,
@@ -66,10 +91,15 @@ uint64_t engine_bytes_received(const struct engine *e);
  * the others. */
 int engine_set_target(struct engine *e, const struct sockaddr *to, socklen_t len,
                       const struct sock_local *local);
+/* Before engine_start. */
+void engine_set_limits(struct engine *e, const struct engine_limits *l);
 int engine_start(struct engine *e, char *err, size_t errlen);
 enum engine_end engine_run(struct engine *e, const struct engine_hooks *h);
 /* Tells the workers to stop (senders half-close now); does not wait. */
 void engine_stop(struct engine *e);
+/* Ends the test now, without draining: every data socket is shut down both ways (a limit was
+ * broken); engine_finish then returns at once. */
+void engine_kill(struct engine *e);
 /* Stops the workers if not yet done, waits for receivers to drain, writes the final figures. */
 void engine_finish(struct engine *e, struct side_result *out);
 /* After a complete transfer: waits (at most timeout_ms) until the peer has acknowledged every

@@ -69,6 +69,15 @@ struct flow_ops {
     void (*run_alone)(struct worker *w, struct flow *f);
 };
 
+/* What one flow of a kind needs besides the engine's own bookkeeping, so that a test's memory
+ * and descriptors are known before anything is allocated (engine_plan). */
+struct flow_needs {
+    size_t buf;   /* bytes one call of its worker moves at most (the worker's buffer); 0: the
+                     default receive chunk will do (its sends and receives are chunked) */
+    size_t state; /* the kind's own memory for this flow (f->priv and what hangs off it) */
+    uint32_t fds; /* descriptors it may hold besides its own socket (e.g. accepted ones) */
+};
+
 /* A kind of flow, as one side of a test runs it: a const table owned by the caller of
  * engine_create (flows/flow_kinds.h has them and picks one from the test parameters). */
 struct flow_kind {
@@ -90,6 +99,9 @@ struct flow_kind {
                       const struct sock_local *local);
     /* Adds the kind's own figures to a flow's result after the workers joined; may be NULL. */
     void (*collect)(const struct flow *f, struct side_flow *out);
+    /* What each flow of this side of test p needs (engine_plan); NULL: a buffer of the largest
+     * of -l and the message sizes, nothing else worth counting. */
+    void (*needs)(const struct params *p, bool is_client, struct flow_needs *out);
 };
 
 struct flow {
@@ -103,6 +115,8 @@ struct flow {
     _Atomic int tx;              /* enum flow_tx; the worker may switch MSG_ZEROCOPY to sendfile */
     _Atomic int rx;              /* enum flow_rx; zero-copy may fall back to copy at attach */
     _Atomic uint64_t bytes;      /* payload bytes moved */
+    _Atomic uint64_t sent;       /* bytes written back by a flow whose `bytes` counts what it
+                                    reads (rr and crr answers): the wire meter counts both */
     _Atomic uint64_t rx_mapped;  /* receiver: bytes of them taken by mapping pages (no copy) */
     _Atomic uint64_t last_ns;    /* receiver: CLOCK_MONOTONIC time of the last byte */
     _Atomic uint64_t txns;       /* transactions completed (transactional kinds) */

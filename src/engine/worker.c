@@ -5,6 +5,7 @@
 #include "sock.h"
 
 #include <errno.h>
+#include <poll.h>
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,13 +37,19 @@ static int make_memfd(const char *buf, size_t len)
 
 static size_t max_sz(size_t a, size_t b) { return a > b ? a : b; }
 
+size_t worker_default_buflen(const struct params *p)
+{
+    /* receives read in chunks of at least 128 KiB whatever -l is: fewer syscalls */
+    return max_sz(max_sz(p->write_size, WORKER_RECV_CHUNK), max_sz(p->req_size, p->resp_size));
+}
+
 int worker_init(struct worker *w, uint32_t id, int cpu, const struct params *p, uint32_t cap_flows,
-                uint64_t drain_ns, bool lat)
+                size_t buflen, uint64_t drain_ns, bool lat)
 {
     struct epoll_event ev = {.events = EPOLLIN, .data.ptr = NULL};
-    /* receives read in chunks of at least 128 KiB whatever -l is: fewer syscalls */
-    size_t buflen = max_sz(max_sz(p->write_size, 128 * 1024), max_sz(p->req_size, p->resp_size));
 
+    if (!buflen)
+        buflen = worker_default_buflen(p);
     memset(w, 0, sizeof(*w));
     w->memfd = -1;
     w->notify_fd = -1;
@@ -50,7 +57,7 @@ int worker_init(struct worker *w, uint32_t id, int cpu, const struct params *p, 
     w->cpu = cpu;
     w->p = p;
     w->buflen = buflen;
-    w->send_len = p->write_size;
+    w->send_len = p->write_size < buflen ? p->write_size : buflen;
     w->drain_ns = drain_ns;
     w->epfd = epoll_create1(EPOLL_CLOEXEC);
     w->stopfd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
@@ -125,17 +132,116 @@ static bool is_active(const struct flow *f)
     return atomic_load_explicit(&f->state, memory_order_relaxed) == FLOW_ACTIVE;
 }
 
+/* ---- the rate gate */
+
+void worker_set_rate(struct worker *w, uint64_t rate_bps)
+{
+    struct worker_gate *g = &w->gate;
+
+    memset(g, 0, sizeof(*g));
+    if (!rate_bps)
+        return;
+    g->rate_Bps = rate_bps / 8 ? rate_bps / 8 : 1;
+    /* 50 ms of the rate: well within the 10 % a once-a-second meter allows */
+    g->burst = (int64_t)(g->rate_Bps / 20);
+    g->tokens = g->burst;
+}
+
+static void gate_refill(struct worker_gate *g, uint64_t now)
+{
+    if (g->last_ns && now > g->last_ns) {
+        /* whole bytes only; the remainder's time is kept for the next refill */
+        uint64_t add = (uint64_t)((double)(now - g->last_ns) * (double)g->rate_Bps / 1e9);
+        if (!add)
+            return;
+        g->tokens = g->tokens + (int64_t)add > g->burst ? g->burst : g->tokens + (int64_t)add;
+        g->last_ns += (uint64_t)((double)add * 1e9 / (double)g->rate_Bps);
+        if (g->tokens == g->burst)
+            g->last_ns = now;
+        return;
+    }
+    if (!g->last_ns)
+        g->last_ns = now;
+}
+
+bool worker_gate_take(struct worker *w, uint64_t n)
+{
+    struct worker_gate *g = &w->gate;
+
+    if (!g->rate_Bps)
+        return false;
+    gate_refill(g, worker_now(w));
+    g->tokens -= (int64_t)n;
+    return g->tokens < 0;
+}
+
+/* Is the worker over its budget now? Then *wait_ns is how long until it is not. */
+static bool gate_over(struct worker *w, uint64_t now, uint64_t *wait_ns)
+{
+    struct worker_gate *g = &w->gate;
+
+    if (!g->rate_Bps)
+        return false;
+    gate_refill(g, now);
+    if (g->tokens >= 0)
+        return false;
+    *wait_ns = (uint64_t)((double)-g->tokens * 1e9 / (double)g->rate_Bps) + 1000;
+    return true;
+}
+
+/* Sleeps up to ns, but no later than the hard deadline; wakes early on stopfd when watch. */
+static void nap(struct worker *w, uint64_t ns, bool watch)
+{
+    uint64_t hard = atomic_load_explicit(&w->hard_at, memory_order_relaxed), now = worker_now(w);
+    struct pollfd pf = {.fd = w->stopfd, .events = POLLIN};
+
+    if (hard && now + ns > hard)
+        ns = hard > now ? hard - now : 0;
+    poll(&pf, watch ? 1 : 0, (int)((ns + 999999) / 1000000));
+}
+
+void worker_gate_wait(struct worker *w)
+{
+    uint64_t ns;
+
+    /* in slices, so that the caller looks at its stop and deadline at least every 100 ms */
+    if (gate_over(w, worker_now(w), &ns))
+        nap(w, ns < 100000000ULL ? ns : 100000000ULL, false);
+}
+
+/* ---- the hard deadline */
+
+bool worker_past_deadline(struct worker *w)
+{
+    uint64_t hard = atomic_load_explicit(&w->hard_at, memory_order_relaxed);
+
+    return hard && worker_now(w) >= hard;
+}
+
+void worker_flow_kill(struct worker *w, struct flow *f)
+{
+    if (f->fd >= 0)
+        shutdown(f->fd, SHUT_RDWR);
+    if (is_active(f))
+        worker_flow_finish(w, f, ETIMEDOUT);
+}
+
+/* Past the hard deadline: every socket shut down both ways, whatever the peer sends. */
+static void kill_flows(struct worker *w)
+{
+    for (uint32_t i = 0; i < w->nflows; i++)
+        worker_flow_kill(w, w->flows[i]);
+}
+
+/* ---- the event loop */
+
 /* Stop: each flow's kind decides; returns how many flows ended now. */
 static uint32_t stop_flows(struct worker *w)
 {
     uint32_t ended = 0;
-    uint64_t v;
 
     if (w->stopping)
         return 0;
-    if (read(w->stopfd, &v, sizeof(v)) < 0) {
-        /* the eventfd may not be readable yet when the flag was seen first */
-    }
     w->stopping = true;
     for (uint32_t i = 0; i < w->nflows; i++) {
         struct flow *f = w->flows[i];
@@ -143,6 +249,16 @@ static uint32_t stop_flows(struct worker *w)
             ended++;
     }
     return ended;
+}
+
+/* The stop event: read, so that a level-triggered eventfd does not wake the loop again. */
+static void stop_event_read(struct worker *w)
+{
+    uint64_t v;
+
+    if (read(w->stopfd, &v, sizeof(v)) < 0) {
+        /* not readable yet when the flag was seen first: the event comes later */
+    }
 }
 
 /* Fires due timers; returns how many flows ended, and the next due time in *next. */
@@ -178,15 +294,16 @@ static uint32_t start_flows(struct worker *w)
     return ended;
 }
 
-/* How long epoll may sleep: until the next timer or the drain deadline; 0 with --busy-poll. */
-static void wait_time(const struct worker *w, uint64_t next_timer, uint64_t deadline,
-                      struct timespec *ts, struct timespec **tsp)
+static uint64_t earliest(uint64_t a, uint64_t b) { return !a ? b : !b ? a : a < b ? a : b; }
+
+/* How long epoll may sleep: until the next timer, the drain or the hard deadline; 0 with
+ * --busy-poll. */
+static void wait_time(const struct worker *w, uint64_t until, struct timespec *ts,
+                      struct timespec **tsp)
 {
-    uint64_t now, until = next_timer;
+    uint64_t now;
 
     *tsp = NULL;
-    if (deadline && (!until || deadline < until))
-        until = deadline;
     if (w->p->busy_poll) {
         ts->tv_sec = ts->tv_nsec = 0;
         *tsp = ts;
@@ -217,43 +334,69 @@ static int wait_events(struct worker *w, struct epoll_event *ev, int max, const 
     return epoll_wait(w->epfd, ev, max, ms);
 }
 
-/* The event loop: every flow's events, timers and the stop request. */
+/* One batch of events. Over the rate gate the batch stops: the rest come back next time. */
+static uint32_t handle_events(struct worker *w, struct epoll_event *ev, int n)
+{
+    uint32_t ended = 0;
+
+    for (int i = 0; i < n; i++) {
+        struct flow *f = ev[i].data.ptr;
+        if (!f) {
+            stop_event_read(w);
+            continue; /* the loop looks at the stop request itself */
+        }
+        if (is_active(f))
+            ended += (uint32_t)f->ops->on_event(w, f, ev[i].events);
+        if (w->gate.rate_Bps && w->gate.tokens < 0)
+            break;
+    }
+    return ended;
+}
+
+/* The event loop: every flow's events, timers, the stop request and the deadlines. */
 static void run_evented(struct worker *w)
 {
     struct epoll_event ev[64];
     uint32_t active = w->nflows;
-    uint64_t deadline = 0, next_timer = 0;
+    uint64_t deadline = 0, next_timer = 0, gate_ns;
 
     active -= start_flows(w);
     while (active > 0) {
         struct timespec ts, *tsp;
+        uint64_t now = worker_now(w),
+                 hard = atomic_load_explicit(&w->hard_at, memory_order_relaxed);
         int n;
 
+        if (hard && now >= hard) {
+            kill_flows(w);
+            break;
+        }
+        /* with hundreds of ready flows the stop event may sit far down a batch: the flag */
+        if (!w->stopping && atomic_load_explicit(&w->stop_requested, memory_order_relaxed)) {
+            active -= stop_flows(w);
+            deadline = now + w->drain_ns;
+            if (!active)
+                break;
+        }
         if (w->has_timers) {
-            uint64_t now = worker_now(w);
             active -= run_timers(w, now, &next_timer);
             if (!active)
                 break;
         }
-        if (deadline && worker_now(w) >= deadline)
+        if (deadline && now >= deadline)
             break;
-        wait_time(w, next_timer, deadline, &ts, &tsp);
+        if (gate_over(w, now, &gate_ns)) {
+            nap(w, earliest(gate_ns, next_timer ? (next_timer > now ? next_timer - now : 1) : 0),
+                !w->stopping);
+            continue;
+        }
+        wait_time(w, earliest(earliest(next_timer, deadline), hard), &ts, &tsp);
         n = wait_events(w, ev, 64, tsp);
         if (n < 0 && errno != EINTR) {
             w->err = errno;
             break;
         }
-        for (int i = 0; i < n; i++) {
-            struct flow *f = ev[i].data.ptr;
-            /* with hundreds of ready flows the stop event may sit far down the list */
-            if (!w->stopping &&
-                (!f || atomic_load_explicit(&w->stop_requested, memory_order_relaxed))) {
-                active -= stop_flows(w);
-                deadline = worker_now(w) + w->drain_ns;
-            }
-            if (f && is_active(f))
-                active -= (uint32_t)f->ops->on_event(w, f, ev[i].events);
-        }
+        active -= handle_events(w, ev, n);
     }
 }
 
@@ -266,6 +409,8 @@ static void *worker_main(void *arg)
         w->flows[0]->ops->run_alone(w, w->flows[0]);
     else
         run_evented(w);
+    if (worker_past_deadline(w))
+        kill_flows(w);
     /* flows whose peer never closed within the drain time */
     for (uint32_t i = 0; i < w->nflows; i++)
         if (is_active(w->flows[i]))
@@ -324,6 +469,19 @@ void worker_stop(struct worker *w)
     if (write(w->stopfd, &one, sizeof(one)) < 0) {
         /* eventfd writes fail only on overflow, which one stop cannot reach */
     }
+}
+
+void worker_kill(struct worker *w)
+{
+    uint64_t now = clock_mono_ns(), hard = atomic_load(&w->hard_at);
+
+    if (!hard || hard > now)
+        atomic_store(&w->hard_at, now);
+    worker_stop(w);
+    /* a lone flow may sit in a blocking call: this wakes it at once (its socket stays open
+     * until the engine is destroyed, so no other thread can have its number) */
+    if (w->alone && w->flows[0]->fd >= 0)
+        shutdown(w->flows[0]->fd, SHUT_RDWR);
 }
 
 void worker_join(struct worker *w)

@@ -1,7 +1,10 @@
 /* worker: one thread, one epoll loop, the flows it owns and one I/O buffer shared by them.
  * The hot path allocates nothing, prints nothing and takes no lock: flows bump their own
  * counters, which the engine reads with relaxed atomic loads; latencies go into the worker's
- * own histogram, merged after join. */
+ * own histogram, merged after join. Two limits hold whatever the peer does: a hard deadline
+ * (past it every socket of the worker is shut down both ways and the thread ends), and a rate
+ * gate (a token bucket of bytes moved both ways: over it, the worker reads and writes nothing
+ * until the bucket refills, so TCP's flow control slows the peer down). */
 #ifndef NETRIG_WORKER_H
 #define NETRIG_WORKER_H
 
@@ -18,6 +21,16 @@
 #include "histo.h"
 #include "params.h"
 #include "txnlog.h"
+
+#define WORKER_RECV_CHUNK (128 * 1024) /* the least buffer: what one receive takes at most */
+
+/* The rate gate: bytes this worker may move, refilled at rate_Bps up to burst. */
+struct worker_gate {
+    uint64_t rate_Bps; /* 0: no gate */
+    int64_t tokens;    /* may go below 0 by one call's worth: then the worker waits */
+    int64_t burst;
+    uint64_t last_ns;
+};
 
 /* What one round over a worker's ready flows moves at most, and the least a flow's turn
  * moves (a few segments, or the syscalls would cost more than the bytes). */
@@ -43,6 +56,10 @@ struct worker {
      * stays near WORKER_ROUND_BYTES whatever their number (fairness at thousands of flows) */
     size_t quantum;
     uint64_t drain_ns; /* how long receivers wait for EOF after stop */
+    /* CLOCK_MONOTONIC ns after which every socket is shut down and the thread ends (0: none);
+     * the engine may bring it forward (engine_kill) while the thread runs */
+    _Atomic uint64_t hard_at;
+    struct worker_gate gate; /* set before the thread starts; the thread's own afterwards */
     bool stopping;
     _Atomic bool stop_requested; /* checked between events: a busy loop sees stop at once */
     bool has_timers;             /* some flow uses due_ns */
@@ -61,9 +78,16 @@ struct worker {
     void *fake_ctx;
 };
 
-/* lat: the flows complete transactions, whose latencies go into the worker's histogram. */
+/* buflen: the I/O buffer (0: the default for p). lat: the flows complete transactions, whose
+ * latencies go into the worker's histogram. */
 int worker_init(struct worker *w, uint32_t id, int cpu, const struct params *p, uint32_t cap_flows,
-                uint64_t drain_ns, bool lat);
+                size_t buflen, uint64_t drain_ns, bool lat);
+/* The buffer a worker of test p gets without a plan: the largest of -l, the message sizes and
+ * the 128 KiB receive chunk. */
+size_t worker_default_buflen(const struct params *p);
+/* The rate gate: at most rate_bps bits/s through this worker's sockets (0: none). Before
+ * worker_start. */
+void worker_set_rate(struct worker *w, uint64_t rate_bps);
 int worker_add_flow(struct worker *w, struct flow *f);
 int worker_start(struct worker *w);
 /* The per-flow quantum for a worker owning nflows flows (see struct worker). */
@@ -71,6 +95,9 @@ size_t worker_quantum(uint32_t nflows);
 /* Asks the thread to stop: each flow's on_stop decides (senders half-close, receivers drain
  * until EOF or drain_ns). */
 void worker_stop(struct worker *w);
+/* Moves the hard deadline to now: the thread shuts its sockets down both ways and ends (a
+ * blocking lone flow within its 100 ms call slice). */
+void worker_kill(struct worker *w);
 void worker_join(struct worker *w);
 void worker_fini(struct worker *w);
 
@@ -92,6 +119,21 @@ static inline void worker_log_txn(struct worker *w, uint64_t t_ns, uint64_t lat_
 }
 /* Has the engine asked this worker to stop? (relaxed load, for blocking loops) */
 bool worker_stop_requested(struct worker *w);
+/* Has the hard deadline passed? Then the caller ends the flow (worker_flow_finish). */
+bool worker_past_deadline(struct worker *w);
+/* Counts n bytes moved through the rate gate: true when the worker is over its budget (an
+ * event loop stops its batch; the worker waits before the next event). */
+bool worker_gate_take(struct worker *w, uint64_t n);
+/* Is the worker over its rate budget now (without counting anything)? */
+static inline bool worker_gate_closed(const struct worker *w)
+{
+    return w->gate.rate_Bps && w->gate.tokens < 0;
+}
+/* A blocking lone flow over budget: sleeps until the gate refills, the stop request or the
+ * hard deadline, whichever comes first. */
+void worker_gate_wait(struct worker *w);
+/* Shuts f's socket down both ways (the hard deadline) and ends it. */
+void worker_flow_kill(struct worker *w, struct flow *f);
 void worker_flow_finish(struct worker *w, struct flow *f, int err);
 /* A sender whose part of the -n/-k transfer is sent: it ends cleanly, noting when. */
 void worker_flow_complete(struct worker *w, struct flow *f);

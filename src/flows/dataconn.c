@@ -1,6 +1,7 @@
 /* dataconn: UDP flow sockets and crr listeners. */
 #define _GNU_SOURCE
 #include "dataconn.h"
+#include "clock.h"
 
 #include "engine.h"
 #include "flow.h"
@@ -9,6 +10,7 @@
 #include <netinet/in.h>
 #include <poll.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -57,57 +59,95 @@ int dataconn_udp_open(const struct sockaddr_storage *local, uint32_t n, int *fds
     return 0;
 }
 
-/* Reads one hello datagram on fd; connects fd to its sender. 1 = got it, 0 = not (yet). */
-static int take_hello(int fd, uint32_t flow, const uint8_t id[CTL_TEST_ID_LEN])
+/* An address as 16 bytes, IPv4 as IPv4-mapped IPv6. */
+static bool addr16(const struct sockaddr *sa, uint8_t out[16])
 {
-    uint8_t buf[64], got_id[CTL_TEST_ID_LEN];
-    struct sockaddr_storage from;
-    socklen_t flen = sizeof(from);
-    uint32_t got_flow;
-    ssize_t n = recvfrom(fd, buf, sizeof(buf), MSG_DONTWAIT, (struct sockaddr *)&from, &flen);
-
-    if (n != CTL_DATA_HELLO_LEN || ctl_data_hello_decode(buf, got_id, &got_flow) ||
-        memcmp(got_id, id, CTL_TEST_ID_LEN) || got_flow != flow)
-        return 0; /* stray datagram: ignore it */
-    return connect(fd, (struct sockaddr *)&from, flen) == 0;
+    memset(out, 0, 16);
+    if (sa->sa_family == AF_INET) {
+        out[10] = out[11] = 0xff;
+        memcpy(out + 12, &((const struct sockaddr_in *)sa)->sin_addr, 4);
+        return true;
+    }
+    if (sa->sa_family == AF_INET6) {
+        memcpy(out, &((const struct sockaddr_in6 *)sa)->sin6_addr, 16);
+        return true;
+    }
+    return false;
 }
 
-int dataconn_udp_gather(int ctl, int *fds, uint32_t n, const uint8_t id[CTL_TEST_ID_LEN],
-                        struct engine *e, int timeout_ms, char *err, size_t errlen)
+bool dataconn_same_host(const struct sockaddr *from, const struct sockaddr *peer)
 {
-    struct pollfd pf[2];
-    uint32_t have = 0;
-    int left = timeout_ms;
+    uint8_t a[16], b[16];
 
-    while (have < n) {
-        int rc;
-        for (uint32_t i = 0; i < n; i++) {
-            if (fds[i] < 0 || !take_hello(fds[i], i, id))
-                continue;
-            rc = engine_attach(e, i, fds[i], err, errlen);
-            if (rc)
-                return rc;
-            fds[i] = -1; /* the engine owns it now */
-            have++;
-        }
-        if (have == n)
-            break;
-        pf[0].fd = ctl;
-        pf[0].events = POLLIN;
-        pf[1].fd = -1;
-        rc = poll(pf, 1, 50); /* a hello may also be waiting: poll the sockets often */
-        if (rc > 0) {
-            snprintf(err, errlen, "client left while opening UDP flows");
-            return -ECONNRESET;
-        }
-        left -= 50;
-        if (left <= 0) {
-            snprintf(err, errlen, "only %u of %u UDP flows said hello within %d ms", have, n,
-                     timeout_ms);
-            return -ETIMEDOUT;
-        }
+    return addr16(from, a) && addr16(peer, b) && !memcmp(a, b, 16);
+}
+
+/* Reads the datagrams waiting on fd (a bounded number): a hello of this test and flow from
+ * the client's address connects fd to its sender. 1 = got it, 0 = not (yet). */
+static int take_hello(int fd, uint32_t flow, const uint8_t id[CTL_TEST_ID_LEN],
+                      const struct sockaddr *peer)
+{
+    for (int i = 0; i < 64; i++) {
+        uint8_t buf[64], got_id[CTL_TEST_ID_LEN];
+        struct sockaddr_storage from;
+        socklen_t flen = sizeof(from);
+        uint32_t got_flow;
+        ssize_t n = recvfrom(fd, buf, sizeof(buf), MSG_DONTWAIT | MSG_TRUNC,
+                             (struct sockaddr *)&from, &flen);
+
+        if (n < 0)
+            return 0;
+        if (n != CTL_DATA_HELLO_LEN || ctl_data_hello_decode(buf, got_id, &got_flow) ||
+            memcmp(got_id, id, CTL_TEST_ID_LEN) || got_flow != flow ||
+            !dataconn_same_host((struct sockaddr *)&from, peer))
+            continue; /* stray, or from elsewhere (a forged source): ignore it */
+        return connect(fd, (struct sockaddr *)&from, flen) == 0;
     }
     return 0;
+}
+
+int dataconn_udp_gather(int ctl, const struct sockaddr *peer, int *fds, uint32_t n,
+                        const uint8_t id[CTL_TEST_ID_LEN], struct engine *e, int timeout_ms,
+                        char *err, size_t errlen)
+{
+    struct pollfd *pf = calloc((size_t)n + 1, sizeof(*pf));
+    uint64_t end = clock_mono_ns() + (uint64_t)timeout_ms * 1000000ULL;
+    uint32_t have = 0;
+    int rc = 0;
+
+    if (!pf) {
+        snprintf(err, errlen, "out of memory for %u UDP flows", n);
+        return -ENOMEM;
+    }
+    while (have < n && !rc) {
+        uint64_t now = clock_mono_ns();
+        pf[0] = (struct pollfd){.fd = ctl, .events = POLLIN};
+        for (uint32_t i = 0; i < n; i++) /* a negative fd is skipped: attached already */
+            pf[i + 1] = (struct pollfd){.fd = fds[i], .events = POLLIN};
+        if (now >= end) {
+            snprintf(err, errlen, "only %u of %u UDP flows said hello within %d ms", have, n,
+                     timeout_ms);
+            rc = -ETIMEDOUT;
+        } else if (poll(pf, (nfds_t)n + 1, (int)((end - now) / 1000000) + 1) < 0 &&
+                   errno != EINTR) {
+            rc = -errno;
+            snprintf(err, errlen, "waiting for UDP hellos: %s", strerror(-rc));
+        } else if (pf[0].revents) {
+            snprintf(err, errlen, "client left while opening UDP flows");
+            rc = -ECONNRESET;
+        }
+        for (uint32_t i = 0; i < n && !rc; i++) {
+            if (!(pf[i + 1].revents & POLLIN) || !take_hello(fds[i], i, id, peer))
+                continue;
+            rc = engine_attach(e, i, fds[i], err, errlen);
+            if (!rc) {
+                fds[i] = -1; /* the engine owns it now */
+                have++;
+            }
+        }
+    }
+    free(pf);
+    return rc;
 }
 
 int dataconn_udp_connect(const struct sock_addr *server, uint16_t port,

@@ -4,6 +4,7 @@
 #ifndef NETRIG_DATACONN_H
 #define NETRIG_DATACONN_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/socket.h>
@@ -23,10 +24,16 @@ int dataconn_tcp_connect(const struct sock_addr *to, const struct sock_local *lo
 /* Server: n UDP sockets on the control connection's local address, ephemeral ports. */
 int dataconn_udp_open(const struct sockaddr_storage *local, uint32_t n, int *fds, uint16_t *ports,
                       char *err, size_t errlen);
-/* Server: waits for each socket's hello (test id and flow number must match), connects the
- * socket to the sender and attaches it to the engine. Watches ctl for the client leaving. */
-int dataconn_udp_gather(int ctl, int *fds, uint32_t n, const uint8_t id[CTL_TEST_ID_LEN],
-                        struct engine *e, int timeout_ms, char *err, size_t errlen);
+/* Server: waits for each socket's hello (test id and flow number must match, sent from the
+ * address of peer, the control connection's client: a datagram's source address can be
+ * forged, the control connection's cannot), connects the socket to the sender and attaches it
+ * to the engine. Every socket is read as soon as a datagram arrives; the whole wait is
+ * timeout_ms. Watches ctl for the client leaving. */
+int dataconn_udp_gather(int ctl, const struct sockaddr *peer, int *fds, uint32_t n,
+                        const uint8_t id[CTL_TEST_ID_LEN], struct engine *e, int timeout_ms,
+                        char *err, size_t errlen);
+/* Is from the same address as peer (IPv4-mapped IPv6 counted as IPv4, ports ignored)? */
+bool dataconn_same_host(const struct sockaddr *from, const struct sockaddr *peer);
 /* Client: a UDP socket from `local` (may be NULL) connected to the server's port for one
  * flow, with test p's TOS. */
 int dataconn_udp_connect(const struct sock_addr *server, uint16_t port,

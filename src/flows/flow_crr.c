@@ -44,8 +44,38 @@ struct crr_server {
 
 struct crr_conn {
     struct flow *listener;
-    uint32_t got;
+    uint32_t got;  /* request bytes read */
+    uint32_t left; /* response bytes still to write (the request is complete) */
 };
+
+/* What a crr connection costs on the wire besides its payload (SYN, SYN-ACK, ACK, FIN both
+ * ways and their ACKs: about 7 segments of 60 bytes): the rate gate counts it. */
+#define CRR_CONN_WIRE 420
+
+/* Connection slots of one listener: its share of the client's flows (SO_REUSEPORT spreads
+ * them unevenly: a quarter more) and a margin. */
+static uint32_t crr_slots(const struct params *p)
+{
+    uint32_t listeners = p->server_threads ? p->server_threads : p->threads;
+    uint32_t share = (p->flows + listeners - 1) / (listeners ? listeners : 1);
+
+    return share + share / 4 + 16;
+}
+
+void flow_crr_needs(const struct params *p, bool is_client, struct flow_needs *out)
+{
+    uint32_t slots = crr_slots(p);
+
+    if (is_client) { /* a request goes out in one call */
+        *out = (struct flow_needs){.buf = p->req_size > p->resp_size ? p->req_size : p->resp_size,
+                                   .state = sizeof(struct crr_client)};
+        return;
+    }
+    /* the server reads and answers in chunks of any size */
+    *out = (struct flow_needs){.state = sizeof(struct crr_server) +
+                                        slots * (sizeof(struct flow) + sizeof(struct crr_conn)),
+                               .fds = slots};
+}
 
 static const struct flow_ops crr_conn_ops, crr_client_ops, crr_server_ops;
 
@@ -73,7 +103,7 @@ int flow_crr_init(struct flow *f, const struct params *p, bool is_client)
     s->resp = p->resp_size;
     s->connect_only = p->connect_only;
     /* each client flow has one connection open at a time */
-    s->nslots = p->flows + 16;
+    s->nslots = crr_slots(p);
     s->slots = calloc(s->nslots, sizeof(*s->slots));
     f->priv = s;
     f->ops = &crr_server_ops;
@@ -239,28 +269,56 @@ static void conn_close(struct flow *slot)
     slot->fd = -1;
 }
 
+/* Writes what is left of the response, in chunks, as far as the socket and the rate allow.
+ * 1: all written; 0: wait for EPOLLOUT (or the gate); -1: the connection failed. */
+static int conn_answer(struct worker *w, struct flow *slot, struct crr_conn *cc)
+{
+    while (cc->left) {
+        size_t len = cc->left < w->buflen ? cc->left : w->buflen;
+        ssize_t n = send(slot->fd, w->buf, len, MSG_NOSIGNAL | MSG_DONTWAIT);
+        if (n < 0)
+            return errno == EAGAIN || errno == EINTR ? 0 : -1;
+        cc->left -= (uint32_t)n;
+        flow_add(&cc->listener->sent, (uint64_t)n);
+        if (worker_gate_take(w, (uint64_t)n) && cc->left)
+            return 0;
+    }
+    return 1;
+}
+
 static int crr_conn_event(struct worker *w, struct flow *slot, uint32_t events)
 {
     struct crr_conn *cc = slot->priv;
     struct crr_server *s = cc->listener->priv;
+    int rc;
 
     (void)events;
-    for (;;) {
+    while (!cc->left && cc->got < s->req) {
         ssize_t n = recv(slot->fd, w->buf, w->buflen, MSG_DONTWAIT);
         if (n < 0 && (errno == EAGAIN || errno == EINTR))
             return 0;
-        if (n <= 0)
-            break;
+        if (n <= 0) { /* gone before a whole request */
+            conn_close(slot);
+            return 0;
+        }
         cc->got += (uint32_t)n;
+        flow_add(&cc->listener->bytes, (uint64_t)n);
+        worker_gate_take(w, (uint64_t)n);
         if (cc->got >= s->req) {
-            send(slot->fd, w->buf, s->resp, MSG_NOSIGNAL | MSG_DONTWAIT);
-            flow_add(&cc->listener->bytes, cc->got);
+            cc->left = s->resp ? s->resp : 0;
             flow_add(&cc->listener->txns, 1);
             break;
         }
+        if (worker_gate_closed(w))
+            return 0; /* the rest of the request after the worker's wait */
     }
-    conn_close(slot);
-    return 0; /* slots are not counted among the worker's flows */
+    rc = conn_answer(w, slot, cc);
+    if (rc == 0) {
+        worker_watch(w, slot, slot->fd, EPOLL_CTL_MOD, EPOLLOUT);
+        return 0;
+    }
+    conn_close(slot); /* answered (or failed): we close first */
+    return 0;         /* slots are not counted among the worker's flows */
 }
 
 static int crr_server_event(struct worker *w, struct flow *f, uint32_t events)
@@ -268,12 +326,15 @@ static int crr_server_event(struct worker *w, struct flow *f, uint32_t events)
     struct crr_server *s = f->priv;
 
     (void)events;
-    for (int i = 0; i < 64; i++) {
+    for (int i = 0; i < 64 && !worker_gate_closed(w); i++) {
         int fd = accept4(f->fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
         struct flow *slot = NULL;
 
         if (fd < 0)
             return 0;
+        /* the connection's own segments, whatever it carries */
+        worker_gate_take(w, CRR_CONN_WIRE);
+        flow_add(&f->sent, CRR_CONN_WIRE);
         if (s->connect_only) {
             close(fd);
             flow_add(&f->txns, 1);
@@ -289,7 +350,10 @@ static int crr_server_event(struct worker *w, struct flow *f, uint32_t events)
         }
         slot->fd = fd;
         ((struct crr_conn *)slot->priv)->got = 0;
-        if (worker_watch(w, slot, fd, EPOLL_CTL_ADD, EPOLLIN | EPOLLRDHUP))
+        ((struct crr_conn *)slot->priv)->left = s->req ? 0 : s->resp; /* no request to wait for */
+        if (!s->req)
+            flow_add(&f->txns, 1);
+        if (worker_watch(w, slot, fd, EPOLL_CTL_ADD, s->req ? EPOLLIN | EPOLLRDHUP : EPOLLOUT))
             conn_close(slot);
     }
     return 0;

@@ -13,18 +13,21 @@ const struct flow_kind flow_kind_stream = {
     .tcp = true,
     .has_tcpinfo = true,
     .may_run_alone = flow_stream_may_run_alone,
+    .needs = flow_stream_needs,
 };
 
 const struct flow_kind flow_kind_udp = {
     .name = "udp",
     .init = flow_udp_init,
     .collect = flow_udp_collect,
+    .needs = flow_udp_needs,
 };
 
 const struct flow_kind flow_kind_iperf3_udp = {
     .name = "iperf3-udp",
     .init = flow_iperf3_udp_init,
     .collect = flow_udp_collect,
+    .needs = flow_udp_needs,
 };
 
 const struct flow_kind flow_kind_rr = {
@@ -34,6 +37,7 @@ const struct flow_kind flow_kind_rr = {
     .has_tcpinfo = true,
     .transactional = true,
     .may_run_alone = flow_rr_may_run_alone,
+    .needs = flow_rr_needs,
     .collect = flow_rr_collect,
 };
 
@@ -42,6 +46,7 @@ const struct flow_kind flow_kind_rr_udp = {
     .init = flow_rr_init,
     .transactional = true,
     .may_run_alone = flow_rr_may_run_alone,
+    .needs = flow_rr_needs,
     .collect = flow_rr_collect,
 };
 
@@ -52,6 +57,7 @@ const struct flow_kind flow_kind_crr_client = {
     .tcp = true,
     .transactional = true,
     .set_target = flow_crr_set_target,
+    .needs = flow_crr_needs,
 };
 
 const struct flow_kind flow_kind_crr_server = {
@@ -60,6 +66,7 @@ const struct flow_kind flow_kind_crr_server = {
     .flow_per_worker = true,
     .tcp = true,
     .transactional = true,
+    .needs = flow_crr_needs,
 };
 
 const struct flow_kind *flow_kind_for(const struct params *p, bool is_client)

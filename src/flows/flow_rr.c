@@ -71,6 +71,17 @@ int flow_rr_init(struct flow *f, const struct params *p, bool is_client)
     return s->sent_at ? 0 : -ENOMEM;
 }
 
+void flow_rr_needs(const struct params *p, bool is_client, struct flow_needs *out)
+{
+    size_t msg = p->req_size > p->resp_size ? p->req_size : p->resp_size;
+    size_t ring = !is_client ? 0 : p->rate_tps ? RR_OPEN_LOOP_INFLIGHT : p->depth;
+
+    /* a datagram goes out and comes in whole; a client writes a request in one call; a TCP
+     * server reads and answers in chunks of any size */
+    *out = (struct flow_needs){.buf = is_client || p->udp ? msg : 0,
+                               .state = sizeof(struct rr_state) + ring * sizeof(uint64_t)};
+}
+
 void flow_rr_collect(const struct flow *f, struct side_flow *out)
 {
     const struct rr_state *s = f->priv;
@@ -155,9 +166,11 @@ static int complete_numbered(struct worker *w, struct flow *f, struct rr_state *
     return 1;
 }
 
-/* Writes what is pending (TCP). flags MSG_DONTWAIT: until the socket buffer is full; 0:
- * blocking calls, going on through their timeout slices until all is written. Returns 0, or
- * -errno when the connection failed. */
+/* Writes what is pending (TCP). flags MSG_DONTWAIT: until the socket buffer is full or the
+ * worker is over its rate; 0: blocking calls, going on through their timeout slices (and the
+ * rate gate's waits) until all is written, or until the test's end: a peer that stops reading
+ * cannot hold us past the stop request or the hard deadline. Returns 0, or -errno when the
+ * connection failed (-ETIMEDOUT: given up at the end). */
 static int write_pending(struct worker *w, struct flow *f, struct rr_state *s, int flags)
 {
     while (s->pending_write) {
@@ -168,9 +181,17 @@ static int write_pending(struct worker *w, struct flow *f, struct rr_state *s, i
                 return -errno;
             if (flags & MSG_DONTWAIT)
                 break;
+            if (worker_stop_requested(w) || worker_past_deadline(w))
+                return -ETIMEDOUT;
             continue;
         }
         s->pending_write -= (uint64_t)n;
+        flow_add(&f->sent, (uint64_t)n);
+        if (!worker_gate_take(w, (uint64_t)n))
+            continue;
+        if (flags & MSG_DONTWAIT)
+            break; /* over the rate: the worker waits, EPOLLOUT brings us back */
+        worker_gate_wait(w);
     }
     return 0;
 }
@@ -410,8 +431,11 @@ static int rr_answer(struct worker *w, struct flow *f, struct rr_state *s, size_
         }
         flow_add(&f->bytes, n);
         flow_add(&f->txns, 1);
+        flow_add(&f->sent, s->resp);
+        worker_gate_take(w, n + s->resp);
         return send_udp(w, f, seq, s->resp);
     }
+    worker_gate_take(w, n);
     flow_add(&f->bytes, n);
     s->partial += n;
     flow_add(&f->txns, s->partial / s->req);
@@ -440,6 +464,8 @@ static int rr_server_event(struct worker *w, struct flow *f, uint32_t events)
         }
         if ((err = -rr_answer(w, f, s, (size_t)n)))
             goto fail;
+        if (worker_gate_closed(w))
+            break; /* over the rate: the worker waits before its next event */
     }
     if (!s->udp && (err = -flush_tcp(w, f, s)))
         goto fail;
@@ -549,7 +575,9 @@ static const struct flow_ops rr_client_ops = {
     .run_alone = rr_client_alone,
 };
 
-/* A lone server flow: blocking reads, a response for every complete request. */
+/* A lone server flow: blocking reads, a response for every complete request. The stop
+ * request, the drain time and the hard deadline are looked at after every call, so a peer
+ * trickling bytes cannot keep the flow going. */
 static void rr_server_alone(struct worker *w, struct flow *f)
 {
     struct rr_state *s = f->priv;
@@ -559,26 +587,31 @@ static void rr_server_alone(struct worker *w, struct flow *f)
     set_timeouts(f->fd, 100000000ULL);
     for (;;) {
         ssize_t n = recv(f->fd, w->buf, w->buflen, 0);
-        if (n < 0 && (errno == EAGAIN || errno == EINTR)) {
-            if (worker_stop_requested(w) && s->udp)
-                break; /* UDP has no end of stream: stop means stop */
-            if (!deadline && worker_stop_requested(w))
-                deadline = worker_now(w) + w->drain_ns;
-            if (deadline && worker_now(w) >= deadline) {
-                err = ETIMEDOUT;
-                break;
-            }
-            continue;
+        uint64_t now = worker_now(w);
+
+        if (worker_past_deadline(w)) {
+            worker_flow_kill(w, f);
+            return;
         }
-        if (n < 0 && s->udp && errno == ECONNREFUSED)
-            continue;
-        if (n <= 0) {
+        if (n < 0 && (errno == EAGAIN || errno == EINTR || (s->udp && errno == ECONNREFUSED))) {
+            /* a timeout slice, or ICMP noise from the client's port */
+        } else if (n <= 0) {
             err = n < 0 ? errno : 0; /* EOF: the client finished */
             break;
-        }
-        if ((err = -rr_answer(w, f, s, (size_t)n)) ||
-            (!s->udp && (err = -write_pending(w, f, s, 0))))
+        } else if ((err = -rr_answer(w, f, s, (size_t)n)) ||
+                   (!s->udp && (err = -write_pending(w, f, s, 0)))) {
             break;
+        }
+        if (worker_stop_requested(w) && s->udp)
+            break; /* UDP has no end of stream: stop means stop */
+        if (!deadline && worker_stop_requested(w))
+            deadline = now + w->drain_ns;
+        if (deadline && now >= deadline) {
+            err = ETIMEDOUT;
+            break;
+        }
+        if (worker_gate_closed(w))
+            worker_gate_wait(w);
     }
     worker_flow_finish(w, f, err);
 }

@@ -13,5 +13,6 @@ int flow_rr_init(struct flow *f, const struct params *p, bool is_client);
 void flow_rr_collect(const struct flow *f, struct side_flow *out);
 /* The server always; a client only closed-loop at depth 1 (a blocking ping-pong). */
 bool flow_rr_may_run_alone(const struct params *p, bool is_client);
+void flow_rr_needs(const struct params *p, bool is_client, struct flow_needs *out);
 
 #endif

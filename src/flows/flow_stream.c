@@ -145,6 +145,15 @@ int flow_stream_init(struct flow *f, const struct params *p, bool is_client)
     return 0;
 }
 
+void flow_stream_needs(const struct params *p, bool is_client, struct flow_needs *out)
+{
+    bool sends = is_client ? p->dir != PARAMS_DIR_REVERSE : p->dir != PARAMS_DIR_FORWARD;
+
+    /* a sender writes -l bytes at a time; receivers read the default chunk */
+    *out =
+        (struct flow_needs){.buf = sends ? p->write_size : 0, .state = sizeof(struct stream_state)};
+}
+
 /* --zerocopy-rx: maps a window of the socket; without it the flow receives by copy. */
 static void stream_recv_attach(struct flow *f, char *note, size_t notelen)
 {
@@ -280,6 +289,8 @@ static int stream_send(struct worker *w, struct flow *f, uint32_t events)
             moved += (uint64_t)n;
             turn += (uint64_t)n;
             flow_budget_spend(f, (uint64_t)n);
+            if (worker_gate_take(w, (uint64_t)n))
+                break; /* over the rate: the worker waits before its next event */
             continue;
         }
         if (n < 0 && errno == EAGAIN)
@@ -422,6 +433,8 @@ static int stream_paced_send(struct worker *w, struct flow *f, uint32_t events)
         s->pace.tokens -= (double)n;
         flow_add(&f->bytes, (uint64_t)n);
         flow_budget_spend(f, (uint64_t)n);
+        if (worker_gate_take(w, (uint64_t)n))
+            break; /* over the rate (the daemon's meter): the worker waits */
     }
     return 0;
 }
@@ -444,6 +457,8 @@ static int stream_recv(struct worker *w, struct flow *f, uint32_t events)
         ssize_t n = rx_one(w, f, rx, MSG_DONTWAIT, min_sz(w->buflen, w->quantum - moved), &mapped);
         if (n > 0) {
             moved += (uint64_t)n;
+            if (worker_gate_take(w, (uint64_t)n))
+                break;
             continue;
         }
         if (n < 0 && errno == EAGAIN)
@@ -486,6 +501,8 @@ static int stream_paced_recv(struct worker *w, struct flow *f, uint32_t events)
         if (n > 0) {
             moved += (uint64_t)n;
             s->pace.tokens -= (double)n;
+            if (worker_gate_take(w, (uint64_t)n))
+                break; /* over the rate (the daemon's meter): the worker waits */
             continue;
         }
         if (n < 0 && (errno == EAGAIN || errno == EINTR))
@@ -554,10 +571,18 @@ static void stream_send_alone(struct worker *w, struct flow *f)
         }
         n = tx == FLOW_TX_SENDFILE ? sendfile(f->fd, w->memfd, &(off_t){0}, len)
                                    : send(f->fd, w->buf, len, MSG_NOSIGNAL | MSG_DONTWAIT);
+        if (worker_past_deadline(w)) {
+            if (n > 0)
+                flow_add(&f->bytes, (uint64_t)n);
+            worker_flow_kill(w, f);
+            return;
+        }
         if (n > 0) {
             flow_add(&f->bytes, (uint64_t)n);
             flow_budget_spend(f, (uint64_t)n);
-            if ((size_t)n < len)
+            if (worker_gate_take(w, (uint64_t)n))
+                worker_gate_wait(w); /* over the rate: no write until the gate refills */
+            else if ((size_t)n < len)
                 wait_poll(w, f, POLLOUT); /* the buffer filled mid-write */
             continue;
         }
@@ -575,8 +600,8 @@ static void stream_send_alone(struct worker *w, struct flow *f)
     stream_send_stop(w, f);
 }
 
-/* One receiver on its own thread: reads until EOF (or the drain time after stop); an empty
- * socket is waited for in poll, counted. */
+/* One receiver on its own thread: reads until EOF, the drain time after stop, or the hard
+ * deadline; an empty socket is waited for in poll, counted. */
 static void stream_recv_alone(struct worker *w, struct flow *f)
 {
     int rx = atomic_load_explicit(&f->rx, memory_order_relaxed);
@@ -586,26 +611,32 @@ static void stream_recv_alone(struct worker *w, struct flow *f)
     for (;;) {
         uint64_t mapped = 0;
         ssize_t n = rx_one(w, f, rx, MSG_DONTWAIT, w->buflen, &mapped);
+        int e = n < 0 ? errno : 0;
+        uint64_t now = worker_now(w);
+
         if (n > 0) {
             flow_add(&f->bytes, (uint64_t)n);
             if (mapped)
                 flow_add(&f->rx_mapped, mapped);
-            atomic_store_explicit(&f->last_ns, worker_now(w), memory_order_relaxed);
-            continue;
+            atomic_store_explicit(&f->last_ns, now, memory_order_relaxed);
+        } else if (n == 0 || (e != EAGAIN && e != EINTR)) {
+            worker_flow_finish(w, f, e);
+            return;
         }
-        if (n < 0 && (errno == EAGAIN || errno == EINTR)) {
-            if (!deadline && worker_stop_requested(w))
-                deadline = worker_now(w) + w->drain_ns;
-            if (deadline && worker_now(w) >= deadline) {
-                worker_flow_finish(w, f, ETIMEDOUT);
-                return;
-            }
-            if (errno == EAGAIN)
-                wait_poll(w, f, POLLIN);
-            continue;
+        if (worker_past_deadline(w)) {
+            worker_flow_kill(w, f);
+            return;
         }
-        worker_flow_finish(w, f, n < 0 ? errno : 0);
-        return;
+        if (!deadline && worker_stop_requested(w))
+            deadline = now + w->drain_ns;
+        if (deadline && now >= deadline) {
+            worker_flow_finish(w, f, ETIMEDOUT);
+            return;
+        }
+        if (n > 0 && worker_gate_take(w, (uint64_t)n))
+            worker_gate_wait(w); /* over the rate: nothing read until the gate refills */
+        else if (e == EAGAIN)
+            wait_poll(w, f, POLLIN);
     }
 }
 

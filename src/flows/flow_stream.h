@@ -9,5 +9,6 @@
 /* Flow f->id sends when the test says this side sends it (-R, --bidir). */
 int flow_stream_init(struct flow *f, const struct params *p, bool is_client);
 bool flow_stream_may_run_alone(const struct params *p, bool is_client);
+void flow_stream_needs(const struct params *p, bool is_client, struct flow_needs *out);
 
 #endif

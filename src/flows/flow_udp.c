@@ -127,6 +127,16 @@ int flow_udp_init(struct flow *f, const struct params *p, bool is_client)
     return flow_udp_setup(f, p, is_client, &flow_udp_codec);
 }
 
+void flow_udp_needs(const struct params *p, bool is_client, struct flow_needs *out)
+{
+    (void)is_client;
+    /* a batch of datagrams back to back: the default chunk holds several */
+    *out = (struct flow_needs){.buf = p->write_size,
+                               .state = sizeof(struct udp_tx) > sizeof(struct udp_rx)
+                                            ? sizeof(struct udp_tx)
+                                            : sizeof(struct udp_rx)};
+}
+
 struct flow_udp_rx *flow_udp_rx(struct flow *f)
 {
     return f->sender ? NULL : &((struct udp_rx *)f->priv)->acc;

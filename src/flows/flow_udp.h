@@ -44,6 +44,8 @@ extern const struct flow_udp_codec flow_udp_codec;
 int flow_udp_init(struct flow *f, const struct params *p, bool is_client);
 int flow_udp_setup(struct flow *f, const struct params *p, bool is_client,
                    const struct flow_udp_codec *codec);
+/* What a UDP stream flow needs (engine_plan): its datagram size, its accounting. */
+void flow_udp_needs(const struct params *p, bool is_client, struct flow_needs *out);
 /* The sender's datagram counts, or the receiver's accounting, into the flow's result. */
 void flow_udp_collect(const struct flow *f, struct side_flow *out);
 /* A receiver flow's accounting (NULL for a sender). */

@@ -87,6 +87,9 @@ struct interval {
     double start_s, end_s; /* since the test started, omit included */
     bool omitted;
     uint64_t sent_bytes, recv_bytes;
+    uint64_t wire_bytes; /* both ways as the kernel moved them (TCP_INFO bytes acked and
+                            received; other kinds: what they wrote and read), omit included.
+                            The daemon's --max-rate meter; not in the JSON */
     uint32_t retrans;    /* the senders' retransmits known (see peer) */
     uint8_t peer;        /* enum interval_peer */
     uint64_t txns;       /* rr/crr transactions completed in the interval */

@@ -16,6 +16,9 @@
 #define CTL_TYPE_MAX       32
 #define CTL_TEST_ID_LEN    16
 #define CTL_DATA_HELLO_LEN 28
+/* A server ends a test this long past its duration and warm-up at the latest, whatever the
+ * client does: every data socket is then shut down, and the results follow. */
+#define CTL_END_GRACE_NS (1500ULL * 1000000ULL)
 
 extern const unsigned char ctl_magic[4];      /* "NRG\1" */
 extern const unsigned char ctl_data_magic[4]; /* "NRDT" */

@@ -6,6 +6,8 @@
 #include <errno.h>
 #include <math.h>
 #include <microhttpd.h>
+#include <pthread.h>
+#include <time.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,8 +15,12 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#define PROM_MAX_CONNECTIONS 32 /* scrapers at once; more wait in the backlog */
-#define PROM_CONN_TIMEOUT_S  10 /* an idle or slow scraper is dropped after this */
+#define PROM_MAX_CONNECTIONS 32    /* scrapers at once; more are closed at once */
+#define PROM_PER_IP          4     /* ... from one address */
+#define PROM_CONN_TIMEOUT_S  10    /* an idle scraper is dropped after this */
+#define PROM_HEADERS_MS      2000  /* a request's headers must be in this soon after connecting */
+#define PROM_LIFETIME_MS     10000 /* and a connection is closed this long after, whatever */
+#define PROM_REAP_MS         200   /* how often those two are looked at */
 #define PROM_CONTENT_TYPE    "text/plain; version=0.0.4; charset=utf-8"
 
 void prom_buf_free(struct prom_buf *b)
@@ -135,12 +141,98 @@ int prom_parse_listen(const char *spec, char *host, size_t hostlen, uint16_t *po
     return 0;
 }
 
+/* A connection libmicrohttpd serves, as the reaper sees it: libmicrohttpd's own timeout is
+ * for idleness, so a client trickling a byte a second would hold its slot for ever. */
+struct prom_conn {
+    int fd; /* -1: a free entry */
+    uint64_t since;
+    bool headers; /* a request's headers came in whole */
+};
+
 struct prom_http {
     struct MHD_Daemon *d;
     prom_render_fn fn;
     void *ctx;
     char where[300];
+    pthread_mutex_t lock; /* conns, stop: libmicrohttpd's thread and the reaper */
+    pthread_cond_t wake;
+    bool stop, reaping;
+    pthread_t reaper;
+    struct prom_conn conns[PROM_MAX_CONNECTIONS + 8];
 };
+
+static uint64_t mono_ms(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+/* libmicrohttpd opened or closed a connection (on its thread). */
+static void on_connection(void *cls, struct MHD_Connection *c, void **socket_context,
+                          enum MHD_ConnectionNotificationCode code)
+{
+    struct prom_http *h = cls;
+    struct prom_conn *pc = *socket_context;
+    const union MHD_ConnectionInfo *ci;
+
+    pthread_mutex_lock(&h->lock);
+    if (code == MHD_CONNECTION_NOTIFY_CLOSED && pc) {
+        pc->fd = -1; /* before libmicrohttpd closes it: the reaper never sees its number again */
+        *socket_context = NULL;
+    } else if (code == MHD_CONNECTION_NOTIFY_STARTED &&
+               (ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD))) {
+        for (size_t i = 0; i < sizeof(h->conns) / sizeof(h->conns[0]); i++) {
+            if (h->conns[i].fd >= 0)
+                continue;
+            h->conns[i] = (struct prom_conn){.fd = ci->connect_fd, .since = mono_ms()};
+            *socket_context = &h->conns[i];
+            break;
+        }
+    }
+    pthread_mutex_unlock(&h->lock);
+}
+
+/* A request's headers are in (the first call for it). */
+static void headers_in(struct prom_http *h, struct MHD_Connection *c)
+{
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+    struct prom_conn *pc = ci ? ci->socket_context : NULL;
+
+    pthread_mutex_lock(&h->lock);
+    if (pc)
+        pc->headers = true;
+    pthread_mutex_unlock(&h->lock);
+}
+
+/* Shuts down connections whose headers are late, or that lived too long: libmicrohttpd then
+ * sees them end and closes them. */
+static void *reaper_main(void *arg)
+{
+    struct prom_http *h = arg;
+
+    pthread_mutex_lock(&h->lock);
+    while (!h->stop) {
+        struct timespec ts;
+        uint64_t now = mono_ms();
+
+        for (size_t i = 0; i < sizeof(h->conns) / sizeof(h->conns[0]); i++) {
+            struct prom_conn *pc = &h->conns[i];
+            if (pc->fd >= 0 && (now - pc->since >= PROM_LIFETIME_MS ||
+                                (!pc->headers && now - pc->since >= PROM_HEADERS_MS)))
+                shutdown(pc->fd, SHUT_RDWR);
+        }
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        ts.tv_nsec += PROM_REAP_MS * 1000000L;
+        ts.tv_sec += ts.tv_nsec / 1000000000L;
+        ts.tv_nsec %= 1000000000L;
+        pthread_cond_timedwait(&h->wake, &h->lock, &ts);
+    }
+    pthread_mutex_unlock(&h->lock);
+    return NULL;
+}
 
 static enum MHD_Result reply(struct MHD_Connection *c, unsigned status, const char *type,
                              char *body, size_t len, bool owned)
@@ -179,6 +271,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
     }
     if (!*con_cls) { /* first call for this request: headers only, answer on the next */
         *con_cls = h;
+        headers_in(h, c);
         return MHD_YES;
     }
     if (!strcmp(url, "/"))
@@ -192,6 +285,33 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
         return reply(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "text/plain", oom, sizeof(oom) - 1, false);
     }
     return reply(c, MHD_HTTP_OK, PROM_CONTENT_TYPE, b.data ? b.data : strdup(""), b.len, true);
+}
+
+static int reaper_start(struct prom_http *h)
+{
+    pthread_condattr_t ca;
+
+    for (size_t i = 0; i < sizeof(h->conns) / sizeof(h->conns[0]); i++)
+        h->conns[i].fd = -1;
+    pthread_mutex_init(&h->lock, NULL);
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&h->wake, &ca);
+    pthread_condattr_destroy(&ca);
+    h->reaping = pthread_create(&h->reaper, NULL, reaper_main, h) == 0;
+    return h->reaping ? 0 : -1;
+}
+
+static void reaper_stop(struct prom_http *h)
+{
+    pthread_mutex_lock(&h->lock);
+    h->stop = true;
+    pthread_cond_signal(&h->wake);
+    pthread_mutex_unlock(&h->lock);
+    if (h->reaping)
+        pthread_join(h->reaper, NULL);
+    pthread_cond_destroy(&h->wake);
+    pthread_mutex_destroy(&h->lock);
 }
 
 struct prom_http *prom_http_start(const char *spec, prom_render_fn fn, void *ctx, char *err,
@@ -231,13 +351,22 @@ struct prom_http *prom_http_start(const char *spec, prom_render_fn fn, void *ctx
         if (getsockname(fd, (struct sockaddr *)&ss, &len) == 0)
             sock_addr_str((struct sockaddr *)&ss, h->where, sizeof(h->where));
     }
-    h->d = MHD_start_daemon(
-        MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL, 0, NULL, NULL, on_request, h,
-        MHD_OPTION_LISTEN_SOCKET, fd, MHD_OPTION_CONNECTION_LIMIT, (unsigned)PROM_MAX_CONNECTIONS,
-        MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)PROM_CONN_TIMEOUT_S, MHD_OPTION_END);
+    if (reaper_start(h)) {
+        snprintf(err, errlen, "cannot start a thread for the HTTP endpoint");
+        close(fd);
+        free(h);
+        return NULL;
+    }
+    h->d = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL, 0, NULL, NULL,
+                            on_request, h, MHD_OPTION_LISTEN_SOCKET, fd,
+                            MHD_OPTION_CONNECTION_LIMIT, (unsigned)PROM_MAX_CONNECTIONS,
+                            MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned)PROM_PER_IP,
+                            MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)PROM_CONN_TIMEOUT_S,
+                            MHD_OPTION_NOTIFY_CONNECTION, on_connection, h, MHD_OPTION_END);
     if (!h->d) {
         snprintf(err, errlen, "cannot start the HTTP endpoint on %s", spec);
         close(fd);
+        reaper_stop(h);
         free(h);
         return NULL;
     }
@@ -254,5 +383,6 @@ void prom_http_stop(struct prom_http *h)
     if (!h)
         return;
     MHD_stop_daemon(h->d); /* closes the listening socket too */
+    reaper_stop(h);
     free(h);
 }

@@ -21,7 +21,8 @@ start_server -B 127.0.0.2
 A=127.0.0.2:$SRV_PORT
 start_server -B 127.0.0.3 --no-host-snapshot
 B=127.0.0.3:$SRV_PORT
-start_server -B 127.0.0.4 --allow-third-party 127.0.0.0/8
+start_server -B 127.0.0.4 --allow-third-party 127.0.0.0/8 --allow-third-party-target 127.0.0.2/32 \
+    --allow-third-party-target 127.0.0.3/32
 C=127.0.0.4:$SRV_PORT
 DB=$T/h.db
 nr() { "$NETRIG" "$@" --db "$DB"; }

@@ -56,6 +56,7 @@ declare -A PID
 start_host() {
     local h=$1
     ip netns exec "$(ns_of "$h")" "$NETRIG" serve -p 5301 --allow-third-party 10.233.0.100/32 \
+        --allow-third-party-target 10.233.0.0/24 \
         2>"$T/h$h.log" &
     PID[$h]=$!
     track_pid "${PID[$h]}"

@@ -60,7 +60,7 @@ static void rig_up(struct rig *r, bool is_client, int sndbuf)
 
     assert_string_equal(k->name, r->p.udp ? "rr-udp" : "rr");
     assert_int_equal(flow_init(&r->f, 0, k, &r->p, is_client), 0);
-    assert_int_equal(worker_init(&r->w, 0, -1, &r->p, 1, ENGINE_DRAIN_NS, k->transactional), 0);
+    assert_int_equal(worker_init(&r->w, 0, -1, &r->p, 1, 0, ENGINE_DRAIN_NS, k->transactional), 0);
     assert_int_equal(
         socketpair(AF_UNIX, (r->p.udp ? SOCK_DGRAM : SOCK_STREAM) | SOCK_NONBLOCK, 0, sv), 0);
     if (sndbuf > 0)

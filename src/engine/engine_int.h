@@ -1,15 +1,13 @@
-/* engine_priv: the engine's state, shared by engine.c (timing, sampling) and engine_collect.c
- * (what a side's flows and threads did over the measured period). Private to the engine. */
-#ifndef NETRIG_ENGINE_PRIV_H
-#define NETRIG_ENGINE_PRIV_H
+/* engine_int: the engine's own state, shared by its modules (engine.c runs a side,
+ * engine_sample.c samples and collects its figures). Only src/engine/ includes this. */
+#ifndef NETRIG_ENGINE_INT_H
+#define NETRIG_ENGINE_INT_H
 
 #include "engine.h"
-#include "cpu.h"
+#include "flow.h"
 #include "hostctr.h"
 #include "tcpinfo.h"
 #include "worker.h"
-
-#include <sys/types.h>
 
 struct engine {
     const struct flow_kind *kind;
@@ -27,8 +25,10 @@ struct engine {
     uint64_t *prev;        /* per-flow bytes at the previous interval */
     uint32_t *prev_retrans;
     uint64_t *prev_txns, *prev_lat, *base_txns, *base_timeouts;
+    uint64_t *prev_wire; /* per-flow bytes on the wire, both ways, at the previous interval */
     uint64_t prev_t;
     uint64_t next_sample; /* --sample: when the next tick is due (0 = off) */
+    struct engine_limits lim;
     struct cpu_sys_snap cpu_start, cpu_meas, cpu_prev;
     struct tcpinfo *base_ti; /* per-flow TCP_INFO at the end of omit (retransmits etc.) */
     struct cpu_thread_snap thr_meas, thr_prev;
@@ -57,12 +57,25 @@ struct thread_mark {
     int cpu;       /* where it last ran, at stop */
 };
 
-/* engine_collect.c: at the end of the run, into e->res and the side's flows. */
-void engine_set_send_method(struct engine *e);
-void engine_set_recv_method(struct engine *e);
-void engine_collect_app(const struct engine *e, struct flow *f, struct side_flow *sf);
-void engine_collect_load(struct engine *e);
-void engine_budget_figures(const struct engine *e, struct flow *f, struct side_flow *sf);
-void engine_collect_counts(const struct engine *e, struct flow *f, struct side_flow *sf);
+/* ---- engine_sample.c: counters, TCP_INFO, CPU and scheduler figures, off the hot path */
+
+/* A worker thread's scheduler figures at measure start (at 0) or stop (at 1). */
+void engine_sample_thread(struct engine *e, uint32_t w, int at);
+/* The warm-up is over: every baseline is taken now. */
+void engine_sample_measure_start(struct engine *e, uint64_t now);
+/* One interval of every flow and the CPU; returns the interval hook's verdict (non-zero ends
+ * the run). */
+int engine_sample_interval(struct engine *e, uint64_t now, bool omitted,
+                           const struct engine_hooks *h);
+/* Where the workers run now, and the set of CPUs seen as text in the result. */
+void engine_sample_cpus(struct engine *e);
+void engine_sample_cpus_format(struct engine *e);
+/* The figures engine_finish collects into the result. */
+void engine_sample_send_method(struct engine *e);
+void engine_sample_app(const struct engine *e, struct flow *f, struct side_flow *sf);
+void engine_sample_load(struct engine *e);
+void engine_sample_recv_method(struct engine *e);
+void engine_sample_budget(const struct engine *e, struct flow *f, struct side_flow *sf);
+void engine_sample_counts(const struct engine *e, struct flow *f, struct side_flow *sf);
 
 #endif

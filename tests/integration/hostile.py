@@ -1,0 +1,444 @@
+#!/usr/bin/env python3
+"""Hostile clients for netrig serve (tests/integration/hostile_*.sh): each subcommand plays a
+client that lies or misbehaves in one way, measures what the daemon did about it by its own
+clock, and prints one JSON object. Every loop and every socket is bounded in time.
+
+  trickle PORT DUR [--reverse]      a stream test that never says stop; forward: one byte
+                                    every 50 ms on its data connection; reverse: reads
+                                    everything. Prints when the daemon ended the data path.
+  flood PORT DUR                    a forward stream test that ignores the pacing named in
+                                    accept and writes as fast as it can: bytes the daemon took,
+                                    and when it stopped taking them.
+  hello PORT JSON_PARAMS            sends a hello, prints the daemon's answer (accept or error)
+                                    and, when accepted, keeps the control connection SECS
+                                    (--hold) without opening data connections.
+  probes PORT GAP                   a test that answers ready with time probes GAP seconds
+                                    apart, never start: when the daemon gave up.
+  spoof PORT VICTIM KIND            a UDP test (KIND: stream-reverse, rr) whose hellos carry
+                                    VICTIM as their source (a raw socket: root, in a namespace),
+                                    then the same test's requests spoofed: bytes the daemon
+                                    sent toward VICTIM (counted on lo with a packet socket).
+  i3spoof PORT VICTIM SECS          iperf3 UDP connect datagrams from VICTIM's address (raw),
+                                    every 5 ms: bytes the daemon sent toward VICTIM.
+  idle PORT N SECS FIRST_ADDR       N idle connections from N/25 source addresses from
+                                    FIRST_ADDR on (127.x.y.z), held SECS seconds.
+  i3slow PORT STREAMS GAP           an iperf3 UDP client opening STREAMS streams GAP seconds
+                                    apart: when the daemon refused the set-up.
+  run PORT TARGET                   a controller's run request toward TARGET: the answer.
+  forge PORT                        a hello whose test name holds a newline and an escape.
+"""
+import json
+import os
+import select
+import socket
+import struct
+import sys
+import threading
+import time
+
+HOST = "127.0.0.1"
+
+
+def frame(obj):
+    payload = json.dumps(obj).encode()
+    return b"NRG\x01" + struct.pack(">I", len(payload)) + payload
+
+
+def recv_exact(s, n, deadline):
+    buf = b""
+    while len(buf) < n:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            raise TimeoutError("timed out")
+        s.settimeout(left)
+        chunk = s.recv(n - len(buf))
+        if not chunk:
+            raise ConnectionError("closed")
+        buf += chunk
+    return buf
+
+
+def recv_msg(s, timeout=10.0):
+    deadline = time.monotonic() + timeout
+    hdr = recv_exact(s, 8, deadline)
+    if hdr[:4] != b"NRG\x01":
+        raise ValueError("bad frame %r" % hdr)
+    (n,) = struct.unpack(">I", hdr[4:])
+    return json.loads(recv_exact(s, n, deadline))
+
+
+def control(port, src=None, timeout=5.0):
+    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    if src:
+        s.bind((src, 0))
+    s.settimeout(timeout)
+    s.connect((HOST, port))
+    return s
+
+
+def params(**kw):
+    p = {"flows": 1, "threads": 1, "duration_s": 1.0, "interval_s": 1.0, "test": "stream",
+         "direction": "forward", "write_size": 131072}
+    p.update(kw)
+    return p
+
+
+def hello(s, p):
+    s.sendall(frame({"type": "hello", "proto": 1, "netrig_version": "hostile", "test": p["test"],
+                     "params": p}))
+    return recv_msg(s)
+
+
+def data_conn(port, test_id, flow):
+    d = socket.create_connection((HOST, port), timeout=5)
+    d.sendall(b"NRDT" + bytes.fromhex(test_id) + struct.pack(">II", flow, 0))
+    return d
+
+
+def start_test(port, p, src=None):
+    """hello, data connections, ready, start: (control, [data sockets], accept)."""
+    c = control(port, src)
+    acc = hello(c, p)
+    if acc.get("type") != "accept":
+        raise RuntimeError("refused: %s" % acc)
+    n = p["flows"] * (2 if p.get("direction") == "bidir" else 1)
+    ds = [data_conn(port, acc["test_id"], i) for i in range(n)]
+    m = recv_msg(c)
+    if m.get("type") != "ready":
+        raise RuntimeError("no ready: %s" % m)
+    c.sendall(frame({"type": "start"}))
+    return c, ds, acc
+
+
+def out(obj):
+    print(json.dumps(obj), flush=True)
+
+
+# ---------------------------------------------------------------- the subcommands
+
+
+def cmd_trickle(port, dur, reverse=False):
+    """The daemon must end the data path by duration + 2 s, whatever we send."""
+    p = params(duration_s=dur, direction="reverse" if reverse else "forward")
+    c, ds, _ = start_test(port, p)
+    d = ds[0]
+    t0 = time.monotonic()
+    end_at = None
+    got = sent = 0
+    d.setblocking(False)
+    while time.monotonic() - t0 < dur + 30:
+        try:
+            if reverse:
+                r, _, _ = select.select([d], [], [], 0.05)
+                if r:
+                    b = d.recv(1 << 20)
+                    if not b:
+                        end_at = time.monotonic() - t0
+                        break
+                    got += len(b)
+            else:
+                d.send(b"x")
+                sent += 1
+                r, _, _ = select.select([d], [], [], 0.05)
+                if r and not d.recv(4096):  # the daemon's FIN: it shut the path down
+                    end_at = time.monotonic() - t0
+                    break
+        except (BlockingIOError, InterruptedError):
+            time.sleep(0.01)
+        except OSError:
+            end_at = time.monotonic() - t0
+            break
+    # what the control connection says (result or nothing)
+    kind = None
+    try:
+        kind = recv_msg(c, 5).get("type")
+    except Exception as e:  # noqa: BLE001 - any end will do, we report it
+        kind = "none (%s)" % type(e).__name__
+    out({"ended_after_s": end_at, "duration_s": dur, "bytes_sent": sent, "bytes_got": got,
+         "control": kind})
+
+
+def cmd_flood(port, dur):
+    """A forward stream that ignores the pacing: how much the daemon takes, and when it ends."""
+    p = params(duration_s=dur, write_size=1 << 20)
+    c, ds, acc = start_test(port, p)
+    d = ds[0]
+    buf = b"y" * (1 << 20)
+    t0 = time.monotonic()
+    total = 0
+    samples = []
+    end_at = None
+    d.settimeout(0.2)
+    while time.monotonic() - t0 < dur + 30:
+        try:
+            total += d.send(buf)
+        except socket.timeout:
+            pass
+        except OSError:
+            end_at = time.monotonic() - t0
+            break
+        samples.append((time.monotonic() - t0, total))
+    msg = None
+    try:
+        msg = recv_msg(c, 3)
+    except Exception:  # noqa: BLE001
+        pass
+    first = next((b for t, b in samples if t >= 1.0), total)
+    out({"ended_after_s": end_at, "bytes": total, "bytes_first_s": first,
+         "flow_rate_limit_bps": acc.get("flow_rate_limit_bps"),
+         "control": msg.get("type") if msg else None,
+         "error": msg.get("message") if msg and msg.get("type") == "error" else None})
+
+
+def cmd_hello(port, pjson, hold=0.0):
+    c = control(port)
+    m = hello(c, json.loads(pjson))
+    out({"type": m.get("type"), "code": m.get("code"), "message": m.get("message")})
+    if m.get("type") == "accept" and hold > 0:
+        time.sleep(hold)
+    c.close()
+
+
+def cmd_probes(port, gap):
+    c = control(port)
+    acc = hello(c, params(duration_s=1))
+    ds = [data_conn(port, acc["test_id"], 0)]
+    assert recv_msg(c).get("type") == "ready"
+    t0 = time.monotonic()
+    n = 0
+    ended = None
+    while time.monotonic() - t0 < 60:
+        time.sleep(gap)
+        try:
+            c.sendall(frame({"type": "time"}))
+            m = recv_msg(c, 5)
+            if m.get("type") != "time":
+                ended = time.monotonic() - t0
+                break
+            n += 1
+        except Exception:  # noqa: BLE001
+            ended = time.monotonic() - t0
+            break
+    out({"probes": n, "ended_after_s": ended})
+    for d in ds:
+        d.close()
+
+
+SPOOF_PORT = 40000  # the source port of every spoofed datagram: replies go there
+
+
+def count_udp_to(addr, dport, stop, result):
+    """Packets and bytes on lo toward addr:dport (IPv4, UDP) until stop is set."""
+    s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.ntohs(0x0003))
+    s.bind(("lo", 0))
+    s.settimeout(0.1)
+    want = socket.inet_aton(addr)
+    while not stop.is_set():
+        try:
+            pkt, meta = s.recvfrom(65600)
+        except socket.timeout:
+            continue
+        if meta[2] == socket.PACKET_OUTGOING:
+            continue  # lo shows each packet twice: count it once
+        ip = pkt[14:]
+        if len(ip) < 28 or ip[0] >> 4 != 4 or ip[9] != 17 or ip[16:20] != want:
+            continue
+        ihl = (ip[0] & 15) * 4
+        if struct.unpack(">H", ip[ihl + 2:ihl + 4])[0] != dport:
+            continue
+        result["packets"] += 1
+        result["bytes"] += len(ip)
+
+
+def raw_udp(src, sport, dst, dport, payload):
+    """A UDP datagram with a source address of our choosing (IP_HDRINCL)."""
+    s = socket.socket(socket.AF_INET, socket.SOCK_RAW, socket.IPPROTO_RAW)
+    udp = struct.pack(">HHHH", sport, dport, 8 + len(payload), 0) + payload
+    ip = struct.pack(">BBHHHBBH4s4s", 0x45, 0, 20 + len(udp), 0, 0, 64, 17, 0,
+                     socket.inet_aton(src), socket.inet_aton(dst))
+    s.sendto(ip + udp, (dst, 0))
+    s.close()
+
+
+def cmd_spoof(port, victim, kind):
+    res = {"packets": 0, "bytes": 0}
+    stop = threading.Event()
+    th = threading.Thread(target=count_udp_to, args=(victim, SPOOF_PORT, stop, res))
+    th.start()
+    time.sleep(0.2)
+    if kind == "rr":
+        p = params(test="rr", udp=True, req_size=1, resp_size=60000, duration_s=2.0)
+    else:
+        p = params(udp=True, direction="reverse", udp_rate_bps=50_000_000, write_size=1400,
+                   duration_s=2.0)
+    c = control(port)
+    acc = hello(c, p)
+    answer = None
+    if acc.get("type") == "accept":
+        tid = bytes.fromhex(acc["test_id"])
+        uport = acc["udp_ports"][0]
+        hello_dg = b"NRDT" + tid + struct.pack(">II", 0, 0)
+        for i in range(20):  # hellos from the victim's address
+            raw_udp(victim, SPOOF_PORT, HOST, uport, hello_dg)
+            time.sleep(0.05)
+        try:
+            answer = recv_msg(c, 8)
+        except Exception as e:  # noqa: BLE001
+            answer = {"type": "none", "message": type(e).__name__}
+        if answer.get("type") == "ready":  # taken: start, and requests from that address too
+            c.sendall(frame({"type": "start"}))
+            for i in range(200):
+                raw_udp(victim, SPOOF_PORT, HOST, uport, struct.pack(">Q", i))
+            time.sleep(0.5)
+            c.sendall(frame({"type": "stop"}))
+            try:
+                recv_msg(c, 5)
+            except Exception:  # noqa: BLE001 - the result or not, the count is what matters
+                pass
+    time.sleep(0.5)
+    stop.set()
+    th.join()
+    out({"accept": acc.get("type"), "then": answer.get("type") if answer else None,
+         "code": answer.get("code") if answer else None,
+         "victim_packets": res["packets"], "victim_bytes": res["bytes"]})
+
+
+def cmd_i3spoof(port, victim, secs):
+    """iperf3's UDP connect datagram ("9876") from victim's address, every 5 ms for secs, at
+    the daemon's port: what the daemon sent toward victim meanwhile."""
+    res = {"packets": 0, "bytes": 0}
+    stop = threading.Event()
+    th = threading.Thread(target=count_udp_to, args=(victim, SPOOF_PORT, stop, res))
+    th.start()
+    t0 = time.monotonic()
+    sent = 0
+    while time.monotonic() - t0 < secs:
+        raw_udp(victim, SPOOF_PORT, HOST, port, b"9876")
+        sent += 1
+        time.sleep(0.005)
+    time.sleep(0.3)
+    stop.set()
+    th.join()
+    out({"spoofed": sent, "victim_packets": res["packets"], "victim_bytes": res["bytes"]})
+
+
+def cmd_idle(port, n, secs, first):
+    base = [int(x) for x in first.split(".")]
+    socks = []
+    failed = 0
+    for i in range(n):
+        a = base[:]
+        a[3] += i // 25
+        a[2] += a[3] // 250
+        a[3] = a[3] % 250 + 1 if a[3] >= 250 else a[3]
+        s = socket.socket()
+        try:
+            s.bind(("%d.%d.%d.%d" % tuple(a), 0))
+            s.setblocking(False)
+            s.connect_ex((HOST, port))
+            socks.append(s)
+        except OSError:
+            failed += 1
+            s.close()
+    print(json.dumps({"opened": len(socks), "failed": failed}), flush=True)
+    time.sleep(secs)
+    for s in socks:
+        s.close()
+
+
+def cmd_i3slow(port, streams, gap):
+    """iperf3's exchange by hand: cookie, parameters, then UDP streams too slowly."""
+    cookie = b"hostile" + b"a" * 29 + b"\0"
+    c = socket.create_connection((HOST, port), timeout=5)
+    c.sendall(cookie)
+    t0 = time.monotonic()
+    st = c.recv(1)
+    if st != b"\x09":
+        out({"error": "expected PARAM_EXCHANGE, got %r" % st})
+        return
+    pj = json.dumps({"udp": True, "time": 2, "parallel": streams, "len": 1400,
+                     "bandwidth": 1000000}).encode()
+    c.sendall(struct.pack(">I", len(pj)) + pj)
+    st = c.recv(1)
+    if st != b"\x0a":
+        out({"error": "expected CREATE_STREAMS, got %r" % st})
+        return
+    opened = 0
+    c.setblocking(False)
+    ended = None
+    state = None
+    us = []
+    while time.monotonic() - t0 < 120 and opened < streams:
+        u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        u.connect((HOST, port))
+        u.send(b"9876")
+        us.append(u)
+        opened += 1
+        r, _, _ = select.select([c], [], [], gap)
+        if r:
+            try:
+                state = c.recv(1)
+            except OSError:
+                state = b""
+            ended = time.monotonic() - t0
+            break
+    out({"opened": opened, "ended_after_s": ended,
+         "state": state[0] - 256 if state and state[0] > 127 else (state[0] if state else None)})
+    for u in us:
+        u.close()
+
+
+def cmd_run(port, target):
+    c = control(port)
+    c.sendall(frame({"type": "run", "proto": 1, "target": target, "test": "stream",
+                     "params": params(duration_s=0.5)}))
+    t0 = time.monotonic()
+    try:
+        m = recv_msg(c, 60)
+    except Exception as e:  # noqa: BLE001
+        m = {"type": "none", "message": type(e).__name__}
+    out({"type": m.get("type"), "code": m.get("code"), "status": m.get("status"),
+         "message": m.get("message"), "after_s": round(time.monotonic() - t0, 2)})
+
+
+def cmd_forge(port):
+    c = control(port)
+    c.sendall(frame({"type": "hello", "proto": 1, "test": "x\nFORGED netrig: admin logged in\x1b[2J",
+                     "params": params()}))
+    try:
+        m = recv_msg(c)
+    except Exception:  # noqa: BLE001
+        m = {}
+    out({"type": m.get("type"), "code": m.get("code")})
+
+
+def main():
+    a = sys.argv[1:]
+    cmd, port = a[0], int(a[1])
+    if cmd == "trickle":
+        cmd_trickle(port, float(a[2]), "--reverse" in a)
+    elif cmd == "flood":
+        cmd_flood(port, float(a[2]))
+    elif cmd == "hello":
+        cmd_hello(port, a[2], float(a[4]) if len(a) > 4 and a[3] == "--hold" else 0.0)
+    elif cmd == "probes":
+        cmd_probes(port, float(a[2]))
+    elif cmd == "spoof":
+        cmd_spoof(port, a[2], a[3])
+    elif cmd == "i3spoof":
+        cmd_i3spoof(port, a[2], float(a[3]))
+    elif cmd == "idle":
+        cmd_idle(port, int(a[2]), float(a[3]), a[4])
+    elif cmd == "i3slow":
+        cmd_i3slow(port, int(a[2]), float(a[3]))
+    elif cmd == "run":
+        cmd_run(port, a[2])
+    elif cmd == "forge":
+        cmd_forge(port)
+    else:
+        sys.exit("unknown command %s" % cmd)
+
+
+if __name__ == "__main__":
+    os.environ.setdefault("PYTHONUNBUFFERED", "1")
+    main()
