@@ -180,12 +180,22 @@ struct client_auth {
     const char *secret;
 };
 
-/* Waits for a message of the wanted type; "error", "queued" and (with auth) "challenge" are
- * handled here. */
+/* What a wait may meet on the way besides the message it wants (NULL: none of it). */
+struct expect_extra {
+    const struct client_auth *auth; /* "challenge": answered */
+    struct ivjoin *join;            /* "interval": the server's last ones come before result */
+    char *ending;                   /* "ending": the server ended the test; its reason, kept */
+    size_t ending_len;
+};
+
+/* Waits for a message of the wanted type; "error", "queued" and what x allows are handled
+ * here. */
 static int expect_auth(int ctl, const char *want, int timeout_ms, const struct run_observer *obs,
-                       const struct client_auth *auth, struct ivjoin *join, cJSON **msg, char *err,
-                       size_t errlen)
+                       const struct expect_extra *x, cJSON **msg, char *err, size_t errlen)
 {
+    const struct client_auth *auth = x ? x->auth : NULL;
+    struct ivjoin *join = x ? x->join : NULL;
+
     for (;;) {
         cJSON *m = NULL;
         int rc = ctl_recv(ctl, CTL_MAX_RESPONSE, timeout_ms, &m, err, errlen);
@@ -202,6 +212,11 @@ static int expect_auth(int ctl, const char *want, int timeout_ms, const struct r
         }
         if (!strcmp(ctl_type(m), "interval") && join) { /* the last ones come before result */
             ivjoin_remote(join, m, clock_mono_ns());
+            cJSON_Delete(m);
+            continue;
+        }
+        if (!strcmp(ctl_type(m), "ending") && x && x->ending) { /* it crossed our own end */
+            snprintf(x->ending, x->ending_len, "server ended the test early: %s", msg_text(m));
             cJSON_Delete(m);
             continue;
         }
@@ -237,7 +252,7 @@ static int expect_auth(int ctl, const char *want, int timeout_ms, const struct r
 static int expect(int ctl, const char *want, int timeout_ms, const struct run_observer *obs,
                   cJSON **msg, char *err, size_t errlen)
 {
-    return expect_auth(ctl, want, timeout_ms, obs, NULL, NULL, msg, err, errlen);
+    return expect_auth(ctl, want, timeout_ms, obs, NULL, msg, err, errlen);
 }
 
 /* Does the client ask the server to stream its intervals? When it sends TCP flows whose
@@ -254,6 +269,7 @@ static int hello(const struct client_opts *o, int ctl, uint8_t id[CTL_TEST_ID_LE
     const cJSON *hex, *ver;
     char secret[AUTH_SECRET_MAX] = "";
     struct client_auth ca;
+    struct expect_extra x = {.auth = &ca};
     int rc;
 
     cJSON_AddNumberToObject(m, "proto", CTL_PROTO_VERSION);
@@ -280,7 +296,7 @@ static int hello(const struct client_opts *o, int ctl, uint8_t id[CTL_TEST_ID_LE
     }
     ca.user = o->user;
     ca.secret = o->user[0] ? secret : NULL;
-    rc = expect_auth(ctl, "accept", o->timeout_ms, &o->observer, &ca, NULL, &reply, err, errlen);
+    rc = expect_auth(ctl, "accept", o->timeout_ms, &o->observer, &x, &reply, err, errlen);
     OPENSSL_cleanse(secret, sizeof(secret));
     if (rc)
         return rc;
@@ -345,7 +361,8 @@ static uint32_t max_ticks(const struct params *p)
 static void conclude(struct client_ctx *c, struct engine *e, bool ctl_ok)
 {
     cJSON *m;
-    char err[256] = "";
+    char err[256] = "", ending[sizeof(c->r->error)] = "";
+    struct expect_extra x = {.join = c->view.join, .ending = ending, .ending_len = sizeof(ending)};
 
     engine_stop(e); /* our senders stop now; telling the server takes a moment */
     if (ctl_ok) {
@@ -366,13 +383,18 @@ static void conclude(struct client_ctx *c, struct engine *e, bool ctl_ok)
         }
         return;
     }
-    if ((!m && expect_auth(c->ctl, "result", result_wait_ms(c), &c->o->observer, NULL, c->view.join,
-                           &m, err, sizeof(err))) ||
+    if ((!m && expect_auth(c->ctl, "result", result_wait_ms(c), &c->o->observer, &x, &m, err,
+                           sizeof(err))) ||
         result_json_side_parse(cJSON_GetObjectItemCaseSensitive(m, "side"),
                                server_flow_count(&c->o->p), max_intervals(&c->o->p),
                                max_ticks(&c->o->p), &c->r->remote, err, sizeof(err))) {
         c->r->partial = true;
         snprintf(c->r->error, sizeof(c->r->error), "no results from the server: %s", err);
+    } else if (ending[0]) { /* our flows ended first (its senders stopped): its reason */
+        c->r->partial = true;
+        snprintf(c->r->error, sizeof(c->r->error), "%s", ending);
+        snprintf(c->r->ended_by, sizeof(c->r->ended_by), "%s",
+                 client_end_name(&c->o->p, ENGINE_END_WATCH));
     }
     cJSON_Delete(m);
 }
