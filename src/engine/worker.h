@@ -32,10 +32,12 @@ struct worker_gate {
     uint64_t last_ns;
 };
 
-/* What one round over a worker's ready flows moves at most, and the least a flow's turn
- * moves (a few segments, or the syscalls would cost more than the bytes). */
+/* What one round over a worker's ready flows aims at, and the least a flow's turn moves: at
+ * 4,000 flows a turn of 64 KiB cost 2.5x the CPU per bit of one of 512 KiB (small
+ * syscalls and a wake-up per few segments); 256 KiB and 1 MiB measured within noise of 512 KiB
+ * there, and a round over 2,000 flows a worker stays near 1 GiB (docs/performance.md). */
 #define WORKER_ROUND_BYTES (32u << 20)
-#define WORKER_QUANTUM_MIN (64u << 10)
+#define WORKER_QUANTUM_MIN (512u << 10)
 
 struct worker {
     uint32_t id;
