@@ -111,10 +111,22 @@ long long cli_history_save_third_party(const char *db, const char *from, const c
                                        const cJSON *msg, FILE *note);
 int cli_group_show(struct store *st, long long id, bool json, FILE *out);
 
-/* cli_history.c: saves a measurement's run to the history at db (NULL: the default path); a
+/* cli_save.c: saves a measurement's run to the history at db (NULL: the default path); a
  * failure is a one-line warning. With note, says where it went. Returns the run id, or 0. */
 struct run_result;
 long long cli_history_save(const char *db, const struct run_result *r, FILE *note);
+/* The pieces of every save: the history to write (db, else the default path) or NULL with err;
+ * a save's end (commit, or roll back and warn in one line naming WHAT, "the run was"), which
+ * closes st and returns rc or the commit's error; one record saved in a transaction with this
+ * host's settings, ADD writing it (returns its id, or 0 after the warning). */
+struct store;
+struct hostsnap;
+struct store *cli_history_open_save(const char *db, char *err, size_t errlen);
+int cli_history_finish_save(struct store *st, int rc, const char *db, const char *what, char *err,
+                            size_t errlen);
+typedef int (*cli_history_add_fn)(struct store *st, const void *item, const struct hostsnap *hs,
+                                  int64_t *id, char *err, size_t errlen);
+int64_t cli_history_save_one(const char *db, cli_history_add_fn add, const void *item);
 /* Opens the history at db (NULL: the default), printing a one-line error on failure. */
 struct store *cli_history_open(const char *db, bool create);
 /* Opens it read-only (history, show, export, compare, plot, report); prints a one-line error,

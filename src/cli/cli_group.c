@@ -17,34 +17,6 @@
 #include <string.h>
 #include <time.h>
 
-/* The history to save into (db, else the default path), or NULL with err. */
-static struct store *open_save(const char *db, char *err, size_t errlen)
-{
-    char path[4096];
-
-    if (!db) {
-        if (store_default_path(path, sizeof(path), true, err, errlen))
-            return NULL;
-        db = path;
-    }
-    return store_open(db, true, err, errlen);
-}
-
-/* Ends a save: commits, or rolls back and warns in one line. */
-static int finish_save(struct store *st, int rc, const char *db, char *err, size_t errlen)
-{
-    if (!rc)
-        rc = store_commit(st, err, errlen);
-    if (rc) {
-        if (st)
-            store_rollback(st);
-        cli_error("warning: the runs were not saved to the history: %s%s", err,
-                  db ? "" : " (--no-save skips saving)");
-    }
-    store_close(st);
-    return rc;
-}
-
 static void say_saved(FILE *note, int64_t group, int64_t first, int64_t last)
 {
     if (!note)
@@ -116,7 +88,7 @@ long long cli_history_save_multi(const char *db, const struct multi_result *m, F
     }
     if (!rc) {
         hostsnap_take(NULL, hs); /* this host's, for every target's run */
-        st = open_save(db, err, sizeof(err));
+        st = cli_history_open_save(db, err, sizeof(err));
         rc = st ? store_begin(st, err, sizeof(err)) : -1;
     }
     if (!rc)
@@ -130,7 +102,7 @@ long long cli_history_save_multi(const char *db, const struct multi_result *m, F
         if (!first)
             first = id;
     }
-    rc = finish_save(st, rc, db, err, sizeof(err));
+    rc = cli_history_finish_save(st, rc, db, "the runs were", err, sizeof(err));
     if (!rc)
         say_saved(note, gid, first, id);
     store_group_free(&g);
@@ -179,7 +151,7 @@ long long cli_history_save_third_party(const char *db, const char *from, const c
     targets = cJSON_CreateArray();
     cJSON_AddItemToArray(targets, t);
     g.targets = json_text(targets);
-    st = g.targets ? open_save(db, err, sizeof(err)) : NULL;
+    st = g.targets ? cli_history_open_save(db, err, sizeof(err)) : NULL;
     rc = st ? store_begin(st, err, sizeof(err)) : -1;
     if (!rc)
         rc = store_doc_add_hosts(st, doc, NULL, &h, &id, err, sizeof(err));
@@ -193,7 +165,7 @@ long long cli_history_save_third_party(const char *db, const char *from, const c
         rc = store_group_create(st, &g, &gid, err, sizeof(err));
     if (!rc)
         rc = store_group_add_run(st, gid, 0, id, err, sizeof(err));
-    rc = finish_save(st, rc, db, err, sizeof(err));
+    rc = cli_history_finish_save(st, rc, db, "the runs were", err, sizeof(err));
     if (!rc)
         say_saved(note, gid, id, id);
     store_group_free(&g);

@@ -113,34 +113,6 @@ struct store *cli_history_read(const char *db)
     return st;
 }
 
-long long cli_history_save(const char *db, const struct run_result *r, FILE *note)
-{
-    char path[4096], err[512];
-    struct hostsnap *hs = hostsnap_new();
-    struct store *st = NULL;
-    int64_t id = 0;
-
-    if (!db && !store_default_path(path, sizeof(path), true, err, sizeof(err)))
-        db = path;
-    if (db)
-        st = store_open(db, true, err, sizeof(err));
-    if (hs)
-        hostsnap_take(NULL, hs);
-    if (!st || !hs || store_begin(st, err, sizeof(err)) ||
-        store_add_run(st, r, hs, 0, &id, err, sizeof(err)) || store_commit(st, err, sizeof(err))) {
-        if (st)
-            store_rollback(st);
-        cli_error("warning: the run was not saved to the history: %s%s", hs ? err : "out of memory",
-                  db ? "" : " (--no-save skips saving)");
-        id = 0;
-    } else if (note) {
-        fprintf(note, "saved as run %lld (netrig show %lld)\n", (long long)id, (long long)id);
-    }
-    store_close(st);
-    hostsnap_free(hs);
-    return id;
-}
-
 /* ---- shared option parsing ---- */
 
 static int field(const char *s, int at, int n)

@@ -262,33 +262,19 @@ static int parse_load(int argc, char **argv, struct load_cli *lc)
     return check_parts(&lc->o.lp);
 }
 
+static int add_load(struct store *st, const void *item, const struct hostsnap *hs, int64_t *id,
+                    char *err, size_t errlen)
+{
+    return store_add_load(st, item, hs, id, err, errlen);
+}
+
 static long long save(const struct load_cli *lc, const struct load_result *lr, FILE *note)
 {
-    char path[4096], err[512];
-    const char *db = lc->db;
-    struct hostsnap *hs = hostsnap_new();
-    struct store *st = NULL;
-    int64_t id = 0;
+    int64_t id = cli_history_save_one(lc->db, add_load, lr);
 
-    if (!db && !store_default_path(path, sizeof(path), true, err, sizeof(err)))
-        db = path;
-    if (db)
-        st = store_open(db, true, err, sizeof(err));
-    if (hs)
-        hostsnap_take(NULL, hs);
-    if (!st || !hs || store_begin(st, err, sizeof(err)) ||
-        store_add_load(st, lr, hs, &id, err, sizeof(err)) || store_commit(st, err, sizeof(err))) {
-        if (st)
-            store_rollback(st);
-        cli_error("warning: the run was not saved to the history: %s%s", hs ? err : "out of memory",
-                  db ? "" : " (--no-save skips saving)");
-        id = 0;
-    } else if (note) {
+    if (id && note)
         fprintf(note, "saved as run %lld (netrig show %lld; netrig plot %lld -o load.svg)\n",
                 (long long)id, (long long)id, (long long)id);
-    }
-    store_close(st);
-    hostsnap_free(hs);
     return id;
 }
 
