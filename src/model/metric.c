@@ -2,6 +2,7 @@
 #include "metric.h"
 
 #include "load_result.h"
+#include "result_json.h"
 
 #include "units.h"
 
@@ -227,23 +228,9 @@ size_t metric_from_load(const struct load_result *lr, struct metric_value *out, 
 
 /* ---- from a -J document ---- */
 
-/* The item at a dotted path ("cpu.local.busy_pct") under o, or NULL. */
-static const cJSON *doc_at(const cJSON *o, const char *path)
-{
-    char key[40];
-
-    while (o && *path) {
-        size_t n = strcspn(path, ".");
-        snprintf(key, sizeof(key), "%.*s", (int)n, path);
-        o = cJSON_GetObjectItemCaseSensitive(o, key);
-        path += n + (path[n] == '.');
-    }
-    return o;
-}
-
 static bool doc_num(const cJSON *o, const char *path, double *v)
 {
-    const cJSON *x = doc_at(o, path);
+    const cJSON *x = result_json_at(o, path);
 
     if (!cJSON_IsNumber(x) || !isfinite(x->valuedouble))
         return false;
@@ -261,7 +248,7 @@ static void put_doc(struct mlist *l, const char *name, const cJSON *o, const cha
 
 static void doc_stream(struct mlist *l, const struct params *p, const cJSON *doc)
 {
-    const cJSON *s = doc_at(doc, "summary"), *f;
+    const cJSON *s = result_json_at(doc, "summary"), *f;
     double rtt = 0, v;
     uint32_t nrtt = 0;
 
@@ -274,7 +261,7 @@ static void doc_stream(struct mlist *l, const struct params *p, const cJSON *doc
     if (!p->udp) {
         put_doc(l, "retransmits", s, "retransmits");
         /* flows without the sender's TCP_INFO say retransmits -1 */
-        cJSON_ArrayForEach(f, doc_at(doc, "flows"))
+        cJSON_ArrayForEach(f, result_json_at(doc, "flows"))
         {
             if (doc_num(f, "retransmits", &v) && v >= 0 && doc_num(f, "rtt_us", &v)) {
                 rtt += v;
@@ -290,7 +277,7 @@ static void doc_stream(struct mlist *l, const struct params *p, const cJSON *doc
         put_doc(l, "datagrams_lost", s, "udp.datagrams_lost");
         put_doc(l, "jitter_us", s, "udp.jitter_us");
         put_doc(l, "received_pps", s, "udp.received_pps");
-        if (cJSON_IsTrue(doc_at(s, "udp.shared_clock")))
+        if (cJSON_IsTrue(result_json_at(s, "udp.shared_clock")))
             put_doc(l, "one_way_delay_us", s, "udp.one_way_delay_us.mean");
     }
 }
@@ -302,7 +289,7 @@ static void doc_txn(struct mlist *l, const cJSON *s)
         {"latency_p90_us", "p90"},     {"latency_p99_us", "p99"},   {"latency_p999_us", "p999"},
         {"latency_p9999_us", "p9999"}, {"latency_max_us", "max"},
     };
-    const cJSON *l_us = doc_at(s, "latency_us");
+    const cJSON *l_us = result_json_at(s, "latency_us");
     double n;
 
     put_doc(l, "transactions_per_s", s, "transactions_per_s");
@@ -316,10 +303,10 @@ size_t metric_from_doc(const struct params *p, const cJSON *doc, struct metric_v
                        size_t max)
 {
     struct mlist l = {out, 0, max};
-    const cJSON *s = doc_at(doc, "summary");
+    const cJSON *s = result_json_at(doc, "summary");
     bool txn = params_is_transactional(p);
-    bool lcpu = cJSON_IsTrue(doc_at(s, "cpu.local.valid"));
-    bool rcpu = cJSON_IsTrue(doc_at(s, "cpu.remote.valid"));
+    bool lcpu = cJSON_IsTrue(result_json_at(s, "cpu.local.valid"));
+    bool rcpu = cJSON_IsTrue(result_json_at(s, "cpu.remote.valid"));
     double main = 0;
 
     if (txn)

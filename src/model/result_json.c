@@ -488,6 +488,19 @@ int result_json_host_parse(const cJSON *o, const char *key, const char *who, str
     return rc;
 }
 
+const cJSON *result_json_at(const cJSON *o, const char *path)
+{
+    char key[40];
+
+    while (o && *path) {
+        size_t n = strcspn(path, ".");
+        snprintf(key, sizeof(key), "%.*s", (int)n, path);
+        o = cJSON_GetObjectItemCaseSensitive(o, key);
+        path += n + (path[n] == '.');
+    }
+    return o;
+}
+
 int result_json_num(const cJSON *o, const char *key, double lo, double hi, double def, double *out)
 {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);

@@ -21,6 +21,10 @@ void result_json_add_interval(cJSON *o, const struct run_result *r, const struct
 /* Both sides' time series (--sample), {"client": ..., "server": ...} (null for a side without). */
 cJSON *result_json_samples(const struct run_result *r);
 
+/* The item at a dotted path ("cpu.local.busy_pct") under o, or NULL: for readers of a -J
+ * document (metrics, the load report). */
+const cJSON *result_json_at(const cJSON *o, const char *path);
+
 /* The decoders' number reader: o[key] when it is a finite number in [lo, hi] (0), def when
  * absent (0), anything else -EINVAL. Shared by result_json*.c. */
 int result_json_num(const cJSON *o, const char *key, double lo, double hi, double def, double *out);

@@ -3,6 +3,7 @@
 #include "report_html_priv.h"
 
 #include "load_result.h"
+#include "result_json.h"
 #include "units.h"
 
 #include <cjson/cJSON.h>
@@ -11,14 +12,7 @@
 
 static double num(const cJSON *o, const char *path)
 {
-    char key[40];
-
-    while (o && *path) {
-        size_t n = strcspn(path, ".");
-        snprintf(key, sizeof(key), "%.*s", (int)n, path);
-        o = cJSON_GetObjectItemCaseSensitive(o, key);
-        path += n + (path[n] == '.');
-    }
+    o = result_json_at(o, path);
     return cJSON_IsNumber(o) ? o->valuedouble : 0;
 }
 
