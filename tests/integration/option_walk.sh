@@ -103,7 +103,7 @@ bytes|-n 1M|st su sr sb i3 dg|.params.bytes_limit == 1048576
 blocks|-k 10|st su sr sb i3 dg|.params.blocks_limit == 10
 tos|-S 0x20|ALL dg|.params.tos == 32
 dscp|--dscp AF11|ALL dg|.params.tos == 40
-cport|--cport 41234|st su sr sb rt ru i3 dg|.params.test != null
+cport|--cport @CPORT@|st su sr sb rt ru i3 dg|.params.test != null
 bind-dev|--bind-dev lo|ALL dg|.params.test != null
 dont-fragment|--dont-fragment|su ru|.params.dont_fragment == true
 user|elsewhere serve_access.sh (--auth-file)
@@ -156,6 +156,8 @@ opt_re() {
 walk() { # NAME KIND
     local name=$1 kind=$2 args check mode=json rc=0 cmd host
     args=${S_ARGS[$name]//@T@/$T}
+    # a --cport below the ephemeral range (32768-): no earlier connection's port or TIME_WAIT
+    args=${args//@CPORT@/$((20000 + RANDOM % 11998))}
     check=${S_CHECK[$name]}
     read -ra cmd <<<"${KIND[$kind]}"
     read -ra base <<<"$(base_args "$kind")"
