@@ -144,6 +144,23 @@ start_server() {
     SRV_PID[$name]=$pid
 }
 
+# stop_server NAME: stops a server start_server started (for a server that must not run
+# while other tools are measured, e.g. one that spins while idle)
+stop_server() {
+    local pid=${SRV_PID[$1]:-} i keep=()
+    [[ -n $pid ]] || return 0
+    kill -TERM "$pid" 2>/dev/null || true
+    for ((i = 0; i < 30; i++)); do
+        kill -0 "$pid" 2>/dev/null || break
+        sleep 0.1
+    done
+    kill -KILL "$pid" 2>/dev/null || true
+    wait "$pid" 2>/dev/null || true
+    for i in "${SERVER_PIDS[@]}"; do [[ $i == "$pid" ]] || keep+=("$i"); done
+    SERVER_PIDS=("${keep[@]}")
+    unset "SRV_PID[$1]"
+}
+
 # ---------------------------------------------------------------- running a client
 
 # prints "busy total" jiffies of all CPUs from /proc/stat

@@ -67,6 +67,9 @@ struct flow_ops {
     /* a worker that owns only this flow may run it with blocking calls instead of epoll
      * (one wake-up less per write); returns when the flow ended. May be NULL. */
     void (*run_alone)(struct worker *w, struct flow *f);
+    /* run_alone spins on non-blocking calls under --busy-poll (instead of leaving the flow
+     * to the spinning event loop: one syscall a turn instead of two) */
+    bool alone_spins;
 };
 
 /* What one flow of a kind needs besides the engine's own bookkeeping, so that a test's memory

@@ -428,14 +428,22 @@ size_t worker_quantum(uint32_t nflows)
     return q < WORKER_QUANTUM_MIN ? WORKER_QUANTUM_MIN : q;
 }
 
+bool worker_runs_alone(const struct worker *w)
+{
+    const struct flow *f = w->nflows == 1 ? w->flows[0] : NULL;
+
+    /* one flow and nothing to multiplex: blocking calls (or, with --busy-poll, its own
+     * spinning calls), no epoll round trips */
+    return f && f->ops->run_alone && f->can_run_alone &&
+           (!w->p->busy_poll || f->ops->alone_spins) && atomic_load(&f->tx) != FLOW_TX_MSG_ZEROCOPY;
+}
+
 int worker_start(struct worker *w)
 {
     pthread_attr_t attr;
     int rc;
 
-    /* one flow and nothing to multiplex: blocking calls, no epoll round trips */
-    w->alone = w->nflows == 1 && w->flows[0]->ops->run_alone && w->flows[0]->can_run_alone &&
-               !w->p->busy_poll && atomic_load(&w->flows[0]->tx) != FLOW_TX_MSG_ZEROCOPY;
+    w->alone = worker_runs_alone(w);
     w->quantum = worker_quantum(w->nflows);
     pthread_attr_init(&attr);
     if (w->cpu >= 0) {

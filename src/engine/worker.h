@@ -94,6 +94,9 @@ int worker_add_flow(struct worker *w, struct flow *f);
 int worker_start(struct worker *w);
 /* The per-flow quantum for a worker owning nflows flows (see struct worker). */
 size_t worker_quantum(uint32_t nflows);
+/* Does the worker run its one flow on its own calls instead of the event loop (a lone flow
+ * whose kind can; under --busy-poll only a kind whose lone loop spins)? */
+bool worker_runs_alone(const struct worker *w);
 /* Asks the thread to stop: each flow's on_stop decides (senders half-close, receivers drain
  * until EOF or drain_ns). */
 void worker_stop(struct worker *w);

@@ -495,12 +495,13 @@ static void set_timeouts(int fd, uint64_t ns)
     setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
 }
 
-/* Reads one whole response (TCP) or one datagram (UDP). 1 = got it, 0 = not yet (timeout
- * slice), <0 = the connection failed. */
-static int read_response(struct worker *w, struct flow *f, struct rr_state *s)
+/* Reads one whole response (TCP) or one datagram (UDP); flags MSG_DONTWAIT spins (the
+ * caller calls again). 1 = got it, 0 = not yet (timeout slice, or nothing there yet), <0 = the
+ * connection failed. */
+static int read_response(struct worker *w, struct flow *f, struct rr_state *s, int flags)
 {
     for (;;) {
-        ssize_t n = recv(f->fd, w->buf, s->udp ? w->buflen : s->resp - s->partial, 0);
+        ssize_t n = recv(f->fd, w->buf, s->udp ? w->buflen : s->resp - s->partial, flags);
         if (n < 0 && (errno == EAGAIN || errno == EINTR))
             return 0;
         if (n <= 0)
@@ -520,12 +521,12 @@ static int read_response(struct worker *w, struct flow *f, struct rr_state *s)
 }
 
 /* One closed-loop flow at depth 1 on its own thread, like a ping-pong tool: write the
- * request, read the response, no epoll in between. */
+ * request, read the response, no epoll in between. --busy-poll reads without sleeping. */
 static void rr_client_alone(struct worker *w, struct flow *f)
 {
     struct rr_state *s = f->priv;
     uint64_t slice = s->timeout_ns < 100000000ULL ? s->timeout_ns : 100000000ULL;
-    int err = 0;
+    int err = 0, rflags = w->p->busy_poll ? MSG_DONTWAIT : 0;
 
     set_timeouts(f->fd, slice);
     while (!worker_stop_requested(w)) {
@@ -542,7 +543,7 @@ static void rr_client_alone(struct worker *w, struct flow *f)
             break;
         }
         while (!got && !worker_stop_requested(w) && worker_now(w) - t0 < s->timeout_ns)
-            got = read_response(w, f, s);
+            got = read_response(w, f, s, rflags);
         if (got < 0) {
             err = -got;
             break;
@@ -573,20 +574,21 @@ static const struct flow_ops rr_client_ops = {
     .on_start = rr_client_start,
     .fini = rr_fini,
     .run_alone = rr_client_alone,
+    .alone_spins = true,
 };
 
-/* A lone server flow: blocking reads, a response for every complete request. The stop
- * request, the drain time and the hard deadline are looked at after every call, so a peer
- * trickling bytes cannot keep the flow going. */
+/* A lone server flow: blocking reads (--busy-poll: spinning ones), a response for every
+ * complete request. The stop request, the drain time and the hard deadline are looked at
+ * after every call, so a peer trickling bytes cannot keep the flow going. */
 static void rr_server_alone(struct worker *w, struct flow *f)
 {
     struct rr_state *s = f->priv;
     uint64_t deadline = 0;
-    int err = 0;
+    int err = 0, rflags = w->p->busy_poll ? MSG_DONTWAIT : 0;
 
     set_timeouts(f->fd, 100000000ULL);
     for (;;) {
-        ssize_t n = recv(f->fd, w->buf, w->buflen, 0);
+        ssize_t n = recv(f->fd, w->buf, w->buflen, rflags);
         uint64_t now = worker_now(w);
 
         if (worker_past_deadline(w)) {
@@ -623,4 +625,5 @@ static const struct flow_ops rr_server_ops = {
     .on_stop = rr_server_stop,
     .fini = rr_fini,
     .run_alone = rr_server_alone,
+    .alone_spins = true,
 };

@@ -329,15 +329,17 @@ static void get(struct rig *r, size_t len)
     }
 }
 
-static void test_server_alone(void **state)
+/* busy: --busy-poll, whose lone loop spins on non-blocking reads: the same answers */
+static void server_alone(bool busy)
 {
     struct rig r;
     pthread_t th;
 
-    (void)state;
     rig_params(&r, false, 100, 300, 1);
+    r.p.busy_poll = busy;
     rig_up(&r, false, 0);
     assert_true(r.f.can_run_alone);
+    assert_true(worker_runs_alone(&r.w));
     assert_int_equal(sock_set_nonblock(r.f.fd, false), 0);
     assert_int_equal(pthread_create(&th, NULL, run_alone, &r), 0);
     put(&r, 60);
@@ -353,6 +355,65 @@ static void test_server_alone(void **state)
     assert_int_equal(atomic_load(&r.f.err), 0);
     assert_int_equal(drain(&r), 0); /* no response for the half request */
     rig_down(&r);
+}
+
+static void test_server_alone(void **state)
+{
+    (void)state;
+    server_alone(false);
+}
+
+static void test_server_alone_spinning(void **state)
+{
+    (void)state;
+    server_alone(true);
+}
+
+/* The lone client under --busy-poll: requests answered in turn are counted, the stop ends it
+ * with a half-close; and a stream flow, whose lone loop blocks, is left to the event loop. */
+static void test_client_alone_spinning(void **state)
+{
+    struct rig r, st;
+    pthread_t th;
+
+    (void)state;
+    rig_params(&r, false, 10, 20, 1);
+    r.p.busy_poll = true;
+    rig_up(&r, true, 0);
+    assert_true(worker_runs_alone(&r.w));
+    assert_int_equal(sock_set_nonblock(r.f.fd, false), 0);
+    assert_int_equal(pthread_create(&th, NULL, run_alone, &r), 0);
+    for (int i = 0; i < 3; i++) {
+        get(&r, 10);
+        put(&r, 5); /* a response in two pieces */
+        put(&r, 15);
+    }
+    get(&r, 10); /* the fourth request, left unanswered */
+    atomic_store(&r.w.stop_requested, true);
+    assert_int_equal(pthread_join(th, NULL), 0);
+    assert_int_equal(txns(&r), 3);
+    assert_int_equal(atomic_load(&r.f.bytes), 60);
+    assert_int_equal(atomic_load(&r.f.state), FLOW_DONE);
+    assert_int_equal(recv(r.peer, (char[4]){0}, 4, MSG_DONTWAIT), 0); /* the half-close */
+    rig_down(&r);
+
+    memset(&st, 0, sizeof(st));
+    params_defaults(&st.p);
+    st.p.test = PARAMS_TEST_STREAM;
+    st.p.busy_poll = true;
+    {
+        const struct flow_kind *k = flow_kind_for(&st.p, true);
+        assert_int_equal(flow_init(&st.f, 0, k, &st.p, true), 0);
+        assert_int_equal(worker_init(&st.w, 0, -1, &st.p, 1, 0, ENGINE_DRAIN_NS, k->transactional),
+                         0);
+        st.f.fd = -1;
+        assert_int_equal(worker_add_flow(&st.w, &st.f), 0);
+        assert_false(worker_runs_alone(&st.w));
+        st.p.busy_poll = false;
+        assert_true(worker_runs_alone(&st.w) == st.f.can_run_alone);
+        worker_fini(&st.w);
+        flow_fini(&st.f);
+    }
 }
 
 /* ---------------------------------------------------------------- UDP */
@@ -577,6 +638,8 @@ int main(void)
         cmocka_unit_test(test_server_partial_requests),
         cmocka_unit_test(test_server_partial_write),
         cmocka_unit_test(test_server_alone),
+        cmocka_unit_test(test_server_alone_spinning),
+        cmocka_unit_test(test_client_alone_spinning),
         cmocka_unit_test(test_udp_client),
         cmocka_unit_test(test_udp_server),
         cmocka_unit_test(test_udp_open_loop_log),
