@@ -428,6 +428,13 @@ size_t worker_quantum(uint32_t nflows)
     return q < WORKER_QUANTUM_MIN ? WORKER_QUANTUM_MIN : q;
 }
 
+size_t worker_tx_turn(size_t quantum, size_t send_len)
+{
+    size_t cap = send_len > WORKER_TX_TURN_MAX ? send_len : WORKER_TX_TURN_MAX;
+
+    return quantum < cap ? quantum : cap;
+}
+
 bool worker_runs_alone(const struct worker *w)
 {
     const struct flow *f = w->nflows == 1 ? w->flows[0] : NULL;
@@ -445,6 +452,7 @@ int worker_start(struct worker *w)
 
     w->alone = worker_runs_alone(w);
     w->quantum = worker_quantum(w->nflows);
+    w->tx_turn = worker_tx_turn(w->quantum, w->send_len);
     pthread_attr_init(&attr);
     if (w->cpu >= 0) {
         cpu_set_t set;

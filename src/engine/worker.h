@@ -38,6 +38,11 @@ struct worker_gate {
  * there, and a round over 2,000 flows a worker stays near 1 GiB (docs/performance.md). */
 #define WORKER_ROUND_BYTES (32u << 20)
 #define WORKER_QUANTUM_MIN (512u << 10)
+/* A sending turn moves at most this (or one write, when -l is larger): with a few flows a
+ * worker, turns of several MiB filled each socket buffer before the receiver read it, and the
+ * receiver copied data that had left the cache (-P 10 -T 2: 22-25 Gbit/s; with 1 MiB turns
+ * 31-45, docs/performance.md). Receiving turns keep the whole quantum. */
+#define WORKER_TX_TURN_MAX (1u << 20)
 
 struct worker {
     uint32_t id;
@@ -57,6 +62,7 @@ struct worker {
     /* bytes one flow may move per wake-up, so that a round over all of this worker's flows
      * stays near WORKER_ROUND_BYTES whatever their number (fairness at thousands of flows) */
     size_t quantum;
+    size_t tx_turn;    /* a sending flow's turn: the quantum, at most worker_tx_turn's cap */
     uint64_t drain_ns; /* how long receivers wait for EOF after stop */
     /* CLOCK_MONOTONIC ns after which every socket is shut down and the thread ends (0: none);
      * the engine may bring it forward (engine_kill) while the thread runs */
@@ -94,6 +100,8 @@ int worker_add_flow(struct worker *w, struct flow *f);
 int worker_start(struct worker *w);
 /* The per-flow quantum for a worker owning nflows flows (see struct worker). */
 size_t worker_quantum(uint32_t nflows);
+/* A sending flow's turn for that quantum and write length (see WORKER_TX_TURN_MAX). */
+size_t worker_tx_turn(size_t quantum, size_t send_len);
 /* Does the worker run its one flow on its own calls instead of the event loop (a lone flow
  * whose kind can; under --busy-poll only a kind whose lone loop spins)? */
 bool worker_runs_alone(const struct worker *w);

@@ -36,8 +36,9 @@
 #define SO_EE_CODE_ZEROCOPY_COPIED 1
 #endif
 
-/* Per flow per wake-up: at most this many syscalls, and at most the worker's quantum of bytes,
- * so a round over thousands of ready flows is short and each gets its turn (fairness). */
+/* Per flow per wake-up: at most this many syscalls, and at most the worker's quantum of bytes
+ * (a sender: its tx_turn), so a round over thousands of ready flows is short and each gets its
+ * turn (fairness). */
 #define STREAM_BATCH  16
 #define PACE_MIN_READ 4096 /* a paced receiver waits for at least this much credit */
 
@@ -273,8 +274,8 @@ static int stream_send(struct worker *w, struct flow *f, uint32_t events)
     wait_end(w, f);
     if (events & EPOLLERR)
         tx = stream_errqueue(w, f, tx);
-    for (int i = 0; i < STREAM_BATCH && turn < w->quantum; i++) {
-        size_t len = min_sz(w->send_len, w->quantum - turn);
+    for (int i = 0; i < STREAM_BATCH && turn < w->tx_turn; i++) {
+        size_t len = min_sz(w->send_len, w->tx_turn - turn);
         ssize_t n;
 
         if (f->budget) { /* -n/-k: the byte count must be current before each reservation */

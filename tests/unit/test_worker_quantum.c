@@ -1,5 +1,6 @@
 /* Unit tests for a stream flow's turn (worker_quantum): its share of the worker's round, but
- * never less than WORKER_QUANTUM_MIN, whatever the number of flows. */
+ * never less than WORKER_QUANTUM_MIN, whatever the number of flows; a sender's turn
+ * (worker_tx_turn) at most WORKER_TX_TURN_MAX or one write. */
 #define _GNU_SOURCE
 #include "test_util.h"
 
@@ -31,11 +32,27 @@ static void test_least_turn(void **state)
     assert_int_equal(worker_quantum(63), WORKER_ROUND_BYTES / 63);
 }
 
+static void test_sending_turn(void **state)
+{
+    (void)state;
+    assert_int_equal(WORKER_TX_TURN_MAX, 1 * MiB);
+    /* -P 10 -T 2: 5 flows a worker, a quantum of 6.4 MiB; a sender moves 1 MiB a turn */
+    assert_int_equal(worker_tx_turn(worker_quantum(5), 1 * MiB), 1 * MiB);
+    assert_int_equal(worker_tx_turn(worker_quantum(5), 128 * KiB), 1 * MiB); /* 8 writes */
+    /* a write larger than the cap is never cut short */
+    assert_int_equal(worker_tx_turn(worker_quantum(5), 4 * MiB), 4 * MiB);
+    assert_int_equal(worker_tx_turn(worker_quantum(2), 32 * MiB), WORKER_ROUND_BYTES / 2);
+    /* many flows: the quantum is already smaller */
+    assert_int_equal(worker_tx_turn(worker_quantum(2000), 1 * MiB), WORKER_QUANTUM_MIN);
+    assert_int_equal(worker_tx_turn(worker_quantum(50), 1 * MiB), WORKER_ROUND_BYTES / 50);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_share_of_the_round),
         cmocka_unit_test(test_least_turn),
+        cmocka_unit_test(test_sending_turn),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
