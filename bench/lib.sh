@@ -93,8 +93,18 @@ bench_outdir() {
 SERVER_PIDS=()
 declare -A SRV_PID=()
 CLIENT_PID=
+# reap PID: waits up to 3 s for a server told to stop, then kills it
+reap() {
+    local i
+    for ((i = 0; i < 30; i++)); do
+        kill -0 "$1" 2>/dev/null || break
+        sleep 0.1
+    done
+    kill -KILL "$1" 2>/dev/null || true
+    wait "$1" 2>/dev/null || true
+}
 cleanup() {
-    local pid i
+    local pid
     if [[ -n $CLIENT_PID ]]; then
         kill -TERM "$CLIENT_PID" 2>/dev/null || true
     fi
@@ -102,12 +112,7 @@ cleanup() {
         kill -TERM "$pid" 2>/dev/null || true
     done
     for pid in "${SERVER_PIDS[@]}"; do
-        for ((i = 0; i < 30; i++)); do
-            kill -0 "$pid" 2>/dev/null || break
-            sleep 0.1
-        done
-        kill -KILL "$pid" 2>/dev/null || true
-        wait "$pid" 2>/dev/null || true
+        reap "$pid"
     done
     SERVER_PIDS=()
 }
@@ -150,12 +155,7 @@ stop_server() {
     local pid=${SRV_PID[$1]:-} i keep=()
     [[ -n $pid ]] || return 0
     kill -TERM "$pid" 2>/dev/null || true
-    for ((i = 0; i < 30; i++)); do
-        kill -0 "$pid" 2>/dev/null || break
-        sleep 0.1
-    done
-    kill -KILL "$pid" 2>/dev/null || true
-    wait "$pid" 2>/dev/null || true
+    reap "$pid"
     for i in "${SERVER_PIDS[@]}"; do [[ $i == "$pid" ]] || keep+=("$i"); done
     SERVER_PIDS=("${keep[@]}")
     unset "SRV_PID[$1]"
