@@ -170,6 +170,22 @@ start_server() {
     SRV_PORT=$(wait_for_port "$SRV_LOG" "$SRV_PID")
 }
 
+# low_port [COUNT]: prints a port in 20000-31999, below the ephemeral range (32768-) where no
+# client connection takes a port, such that it and the COUNT-1 after it (default 1) have no TCP
+# or UDP socket here in any state: for tool servers and --cport. Returns 1 after 100 draws.
+low_port() {
+    local n=${1:-1} p i
+    for _ in $(seq 100); do
+        p=$((RANDOM % (12000 - n) + 20000))
+        for ((i = 0; i < n; i++)); do
+            [[ -z $(ss -Hatun "sport = :$((p + i))" 2>/dev/null) ]] || continue 2
+        done
+        echo "$p"
+        return 0
+    done
+    return 1
+}
+
 # start_tool_server LOG CMD...: a third-party server (iperf3 -s, iperf -s) in the background on a
 # free port below the ephemeral range (32768-), where no client connection takes a port; the word
 # PORT in CMD is replaced by it. Sets TOOL_PORT and TOOL_PID once it listens; if the tool exits
@@ -178,10 +194,7 @@ start_tool_server() {
     local logf=$1 p a try
     shift
     for try in 1 2 3 4 5; do
-        for _ in $(seq 50); do
-            p=$((RANDOM % 12000 + 20000))
-            (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null || break
-        done
+        p=$(low_port) || return 1
         local argv=()
         for a in "$@"; do [[ $a == PORT ]] && argv+=("$p") || argv+=("$a"); done
         "${argv[@]}" >"$logf.$try" 2>&1 &

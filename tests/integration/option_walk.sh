@@ -154,10 +154,13 @@ opt_re() {
 }
 
 walk() { # NAME KIND
-    local name=$1 kind=$2 args check mode=json rc=0 cmd host
+    local name=$1 kind=$2 args check mode=json rc=0 cmd host cport
     args=${S_ARGS[$name]//@T@/$T}
-    # a --cport below the ephemeral range (32768-): no earlier connection's port or TIME_WAIT
-    args=${args//@CPORT@/$((20000 + RANDOM % 11998))}
+    # a --cport no socket holds (not the iperf3 server's, no TIME_WAIT of an earlier walk)
+    if [[ $args == *@CPORT@* ]]; then
+        cport=$(low_port 8) || fail "no free ports for --cport below 32768"
+        args=${args//@CPORT@/$cport}
+    fi
     check=${S_CHECK[$name]}
     read -ra cmd <<<"${KIND[$kind]}"
     read -ra base <<<"$(base_args "$kind")"

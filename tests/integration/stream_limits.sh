@@ -89,7 +89,7 @@ check_jq "-b 100M/4 -R -P 2: the server paced each flow, 200 Mbit/s in all (5%)"
 log "-b 100M/4 -R -P 2: $(jq -c '[.summary.throughput_bps, .summary.sender_throughput_bps, [.intervals[].throughput_bps]]' "$T/bburst.json")"
 
 # ---------------------------------------------------------------- --cport, seen by the daemon
-CP=$((20000 + RANDOM % 11000)) # below the ephemeral range: no other connection holds it
+CP=$(low_port 2) || fail "no free pair of ports for --cport" # below the ephemeral range
 "$NETRIG" stream -c 127.0.0.1 -p "$SRV_PORT" --no-save -J -t 3 -b 10M -P 2 --cport "$CP" \
     >"$T/cport.json" 2>"$T/cport.err" &
 cpid=$!
