@@ -115,13 +115,14 @@ int cli_group_show(struct store *st, long long id, bool json, FILE *out);
  * failure is a one-line warning. With note, says where it went. Returns the run id, or 0. */
 struct run_result;
 long long cli_history_save(const char *db, const struct run_result *r, FILE *note);
-/* The pieces of every save: the history to write (db, else the default path) or NULL with err;
- * a save's end (commit, or roll back and warn in one line naming WHAT, "the run was"), which
- * closes st and returns rc or the commit's error; one record saved in a transaction with this
- * host's settings, ADD writing it (returns its id, or 0 after the warning). */
+/* The pieces of every save: the history to write (db, else the default path) with its
+ * transaction begun, or NULL with err; a save's end (commit, or roll back and warn in one line
+ * naming WHAT, "the run was"), which closes st and returns rc or the commit's error; one record
+ * saved in a transaction with this host's settings, ADD writing it (returns its id, or 0 after
+ * the warning). */
 struct store;
 struct hostsnap;
-struct store *cli_history_open_save(const char *db, char *err, size_t errlen);
+struct store *cli_history_begin_save(const char *db, char *err, size_t errlen);
 int cli_history_finish_save(struct store *st, int rc, const char *db, const char *what, char *err,
                             size_t errlen);
 typedef int (*cli_history_add_fn)(struct store *st, const void *item, const struct hostsnap *hs,

@@ -88,8 +88,8 @@ long long cli_history_save_multi(const char *db, const struct multi_result *m, F
     }
     if (!rc) {
         hostsnap_take(NULL, hs); /* this host's, for every target's run */
-        st = cli_history_open_save(db, err, sizeof(err));
-        rc = st ? store_begin(st, err, sizeof(err)) : -1;
+        st = cli_history_begin_save(db, err, sizeof(err));
+        rc = st ? 0 : -1;
     }
     if (!rc)
         rc = store_group_create(st, &g, &gid, err, sizeof(err));
@@ -151,8 +151,8 @@ long long cli_history_save_third_party(const char *db, const char *from, const c
     targets = cJSON_CreateArray();
     cJSON_AddItemToArray(targets, t);
     g.targets = json_text(targets);
-    st = g.targets ? cli_history_open_save(db, err, sizeof(err)) : NULL;
-    rc = st ? store_begin(st, err, sizeof(err)) : -1;
+    st = g.targets ? cli_history_begin_save(db, err, sizeof(err)) : NULL;
+    rc = st ? 0 : -1;
     if (!rc)
         rc = store_doc_add_hosts(st, doc, NULL, &h, &id, err, sizeof(err));
     if (!rc) { /* the group's test and start are the run's, as its document gives them */

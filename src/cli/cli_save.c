@@ -8,16 +8,22 @@
 
 #include <stdio.h>
 
-struct store *cli_history_open_save(const char *db, char *err, size_t errlen)
+struct store *cli_history_begin_save(const char *db, char *err, size_t errlen)
 {
     char path[4096];
+    struct store *st;
 
     if (!db) {
         if (store_default_path(path, sizeof(path), true, err, errlen))
             return NULL;
         db = path;
     }
-    return store_open(db, true, err, errlen);
+    st = store_open(db, true, err, errlen);
+    if (st && store_begin(st, err, errlen)) {
+        store_close(st);
+        return NULL;
+    }
+    return st;
 }
 
 int cli_history_finish_save(struct store *st, int rc, const char *db, const char *what, char *err,
@@ -45,8 +51,8 @@ int64_t cli_history_save_one(const char *db, cli_history_add_fn add, const void 
 
     if (!rc) {
         hostsnap_take(NULL, hs);
-        st = cli_history_open_save(db, err, sizeof(err));
-        rc = st ? store_begin(st, err, sizeof(err)) : -1;
+        st = cli_history_begin_save(db, err, sizeof(err));
+        rc = st ? 0 : -1;
     }
     if (!rc)
         rc = add(st, item, hs, &id, err, sizeof(err));
