@@ -15,6 +15,7 @@
 #     finish             exit 1 if any check failed, else 0
 #     skip MSG           exit 77 (ctest SKIP_RETURN_CODE) with MSG on stderr
 #     now_ms             monotonic-enough wall clock in milliseconds
+#     wait_until SECS DESC CMD...   poll CMD until it succeeds or SECS pass (the one readiness wait)
 #     listener_pids PORT / kill_listeners PORT...   find / kill detached daemons by port
 #     need_netns         skip (77) unless root with `ip`, `tc` and network namespaces
 #     new_netns TAG      a namespace nrlib-TAG-$$ (loopback up), deleted on exit; sets NETNS
@@ -139,6 +140,23 @@ skip() {
 }
 
 now_ms() { echo $(($(date +%s%N) / 1000000)); }
+
+# wait_until SECONDS DESC CMD...: the one way a test waits for readiness (a port listening, a link
+# up, a file written, a process gone). Runs CMD every 50 ms until it succeeds (returns 0) or
+# SECONDS of wall time have passed (prints "timed out after SECONDS s waiting for DESC" on
+# standard error and returns 1). SECONDS may be fractional. Never a fixed sleep instead.
+wait_until() {
+    local secs=$1 desc=$2 deadline
+    shift 2
+    deadline=$(($(date +%s%N) / 1000000 + $(awk -v s="$secs" 'BEGIN { printf "%d", s * 1000 }')))
+    while :; do
+        "$@" && return 0
+        (($(date +%s%N) / 1000000 >= deadline)) && break
+        sleep 0.05
+    done
+    echo "timed out after $secs s waiting for $desc" >&2
+    return 1
+}
 
 # wait_for_port LOGFILE PID: prints the port a `netrig serve -p 0` logged (bounded wait).
 wait_for_port() {
