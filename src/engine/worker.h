@@ -130,6 +130,12 @@ static inline void worker_log_txn(struct worker *w, uint64_t t_ns, uint64_t lat_
     if (w->log)
         txnlog_add(w->log, t_ns, lat_ns);
 }
+static inline void worker_log_txn_owd(struct worker *w, uint64_t t_ns, uint64_t lat_ns,
+                                      int64_t up_ns)
+{
+    if (w->log)
+        txnlog_add_owd(w->log, t_ns, lat_ns, up_ns);
+}
 /* Has the engine asked this worker to stop? (relaxed load, for blocking loops) */
 bool worker_stop_requested(struct worker *w);
 /* Has the hard deadline passed? Then the caller ends the flow (worker_flow_finish). */

@@ -20,6 +20,9 @@
 
 #define RR_OPEN_LOOP_INFLIGHT 4096       /* open loop: requests outstanding at most per flow */
 #define RR_DONE               UINT64_MAX /* numbered UDP: a slot answered ahead of the oldest */
+/* UDP: a request and response this long carry, after the number, the server's receive time
+ * (CLOCK_REALTIME ns, big-endian; the client sends 0 there, which an older server echoes) */
+#define RR_STAMPED 16
 
 struct rr_state {
     uint32_t req, resp;
@@ -109,13 +112,13 @@ static void rr_fini(struct flow *f)
 static uint64_t oldest(const struct rr_state *s) { return s->sent_at[s->head]; }
 
 /* Counts a transaction sent (or due) at t and answered at now. */
-static void record(struct worker *w, struct flow *f, uint64_t t, uint64_t now)
+static void record(struct worker *w, struct flow *f, uint64_t t, uint64_t now, int64_t up)
 {
     uint64_t lat = now > t ? now - t : 0;
 
     if (atomic_load_explicit(&w->measuring, memory_order_relaxed))
         histo_record(w->lat, lat);
-    worker_log_txn(w, t, lat);
+    worker_log_txn_owd(w, t, lat, up);
     flow_add(&f->txns, 1);
     flow_add(&f->lat_sum_ns, lat);
 }
@@ -137,7 +140,7 @@ static void pop_answered(struct rr_state *s)
 /* Completes the oldest request in flight. */
 static void complete_one(struct worker *w, struct flow *f, struct rr_state *s, uint64_t now)
 {
-    record(w, f, oldest(s), now);
+    record(w, f, oldest(s), now, TXNLOG_NO_OWD);
     pop(s);
 }
 
@@ -146,9 +149,10 @@ static void complete_one(struct worker *w, struct flow *f, struct rr_state *s, u
  * transaction (a timeout) and never lends its age to the next answer. Returns 1 when it
  * completed one; 0 for an answer to a request given up on, a repeat or a number never sent. */
 static int complete_numbered(struct worker *w, struct flow *f, struct rr_state *s, size_t n,
-                             uint64_t at)
+                             uint64_t at, int64_t real_off)
 {
-    uint64_t seq, first = s->seq - s->inflight;
+    uint64_t seq, first = s->seq - s->inflight, stamp = 0;
+    int64_t up = TXNLOG_NO_OWD;
     uint32_t slot;
 
     if (n < sizeof(seq))
@@ -160,7 +164,13 @@ static int complete_numbered(struct worker *w, struct flow *f, struct rr_state *
     slot = (uint32_t)((s->head + (seq - first)) % s->ring_cap);
     if (s->sent_at[slot] == RR_DONE)
         return 0;
-    record(w, f, s->sent_at[slot], at);
+    if (s->probe && n >= RR_STAMPED) { /* the server's receive stamp: the way out */
+        memcpy(&stamp, (const uint8_t *)w->buf + sizeof(seq), sizeof(stamp));
+        stamp = be64toh(stamp);
+    }
+    if (stamp)
+        up = (int64_t)stamp - real_off - (int64_t)s->sent_at[slot];
+    record(w, f, s->sent_at[slot], at, up);
     s->sent_at[slot] = RR_DONE;
     pop_answered(s);
     return 1;
@@ -213,16 +223,29 @@ static int flush_tcp(struct worker *w, struct flow *f, struct rr_state *s)
 }
 
 /* UDP: one datagram, carrying the request number in its first 8 bytes when it fits. */
-static int send_udp(struct worker *w, struct flow *f, uint64_t seq, uint32_t len)
+static int send_udp(struct worker *w, struct flow *f, uint64_t seq, uint32_t len, uint64_t stamp)
 {
     uint64_t be = htobe64(seq); /* network order, like the rest of the protocol */
 
     if (len >= sizeof(be))
         memcpy(w->buf, &be, sizeof(be));
+    if (len >= RR_STAMPED) {
+        be = htobe64(stamp);
+        memcpy((uint8_t *)w->buf + sizeof(be), &be, sizeof(be));
+    }
     if (send(f->fd, w->buf, len, MSG_DONTWAIT) < 0 && errno != EAGAIN && errno != ENOBUFS &&
         errno != ECONNREFUSED)
         return -errno;
     return 0;
+}
+
+/* CLOCK_REALTIME in ns: the server's receive stamp */
+static uint64_t real_now(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }
 
 /* Puts one request in flight, stamped with t (now, or its intended time). */
@@ -232,7 +255,7 @@ static int issue(struct worker *w, struct flow *f, struct rr_state *s, uint64_t 
     s->inflight++;
     s->issued++;
     if (s->udp)
-        return send_udp(w, f, s->seq++, s->req);
+        return send_udp(w, f, s->seq++, s->req, 0); /* 0: not stamped by the server */
     s->pending_write += s->req;
     return flush_tcp(w, f, s);
 }
@@ -340,7 +363,7 @@ static int rr_client_event(struct worker *w, struct flow *f, uint32_t events)
         }
         flow_add(&f->bytes, (uint64_t)n);
         if (s->numbered) {
-            answered += (uint64_t)complete_numbered(w, f, s, (size_t)n, at);
+            answered += (uint64_t)complete_numbered(w, f, s, (size_t)n, at, real_off);
         } else if (s->udp) {
             if (!stale(w, s, (size_t)n))
                 done++;
@@ -433,7 +456,7 @@ static int rr_answer(struct worker *w, struct flow *f, struct rr_state *s, size_
         flow_add(&f->txns, 1);
         flow_add(&f->sent, s->resp);
         worker_gate_take(w, n + s->resp);
-        return send_udp(w, f, seq, s->resp);
+        return send_udp(w, f, seq, s->resp, s->req >= RR_STAMPED ? real_now() : 0);
     }
     worker_gate_take(w, n);
     flow_add(&f->bytes, n);
@@ -536,7 +559,7 @@ static void rr_client_alone(struct worker *w, struct flow *f)
         s->head = 0, s->inflight = 1, s->sent_at[0] = t0;
         s->issued++;
         if (s->udp) {
-            if ((err = -send_udp(w, f, s->seq++, s->req)))
+            if ((err = -send_udp(w, f, s->seq++, s->req, 0)))
                 break;
         } else if (send(f->fd, w->buf, s->req, MSG_NOSIGNAL) != (ssize_t)s->req) {
             err = errno ? errno : EIO;

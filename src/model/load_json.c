@@ -22,6 +22,12 @@ static cJSON *probe_json(const struct load_probe_stats *ps)
     cJSON_AddNumberToObject(l, "p90", ps->p90_us);
     cJSON_AddNumberToObject(l, "p99", ps->p99_us);
     cJSON_AddNumberToObject(l, "max", ps->max_us);
+    if (ps->owd_n) { /* the UDP probe's answers with the server's stamp */
+        l = cJSON_AddObjectToObject(o, "one_way_us");
+        cJSON_AddNumberToObject(l, "answers", (double)ps->owd_n);
+        cJSON_AddNumberToObject(l, "up_p50", ps->up_p50_us);
+        cJSON_AddNumberToObject(l, "down_p50", ps->down_p50_us);
+    }
     return o;
 }
 
@@ -66,6 +72,14 @@ static cJSON *increase_json(const struct load_result *lr)
                               ? cJSON_CreateNumber(load_band_limit_ms(lr->band))
                               : cJSON_CreateNull());
     cJSON_AddStringToObject(o, "verdict", load_band_words(lr->band));
+    cJSON_AddItemToObject(o, "up_p50_us",
+                          lr->owd_judged ? cJSON_CreateNumber(lr->increase_up_p50_us)
+                                         : cJSON_CreateNull());
+    cJSON_AddItemToObject(o, "down_p50_us",
+                          lr->owd_judged ? cJSON_CreateNumber(lr->increase_down_p50_us)
+                                         : cJSON_CreateNull());
+    cJSON_AddNumberToObject(o, "drain_s", lr->drain_s);
+    cJSON_AddBoolToObject(o, "drained", lr->drained);
     return o;
 }
 

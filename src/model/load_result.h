@@ -41,6 +41,11 @@ struct load_probe_stats {
     uint64_t sent, answered, lost; /* lost: given up on after the timeout */
     double loss_pct;
     double min_us, mean_us, p50_us, p90_us, p99_us, max_us; /* 0 when none was answered */
+    /* UDP probe against a server that stamps its answers: the answers with one-way delays and
+     * the medians of each way, clock offset included (only differences between phases are
+     * delays); 0 when owd_n is 0 */
+    uint64_t owd_n;
+    double up_p50_us, down_p50_us;
 };
 
 struct load_phase_stats {
@@ -78,6 +83,15 @@ struct load_result {
     struct load_probe_rate rate[2];
     int judged_by; /* the probe the increase comes from, -1: none could judge */
     double increase_p50_us, increase_p99_us;
+    /* the median increase of each way, from the UDP probe's one-way delays (the clocks' offset
+     * cancels); owd_judged false: the server did not stamp its answers, or no UDP probe */
+    bool owd_judged;
+    double increase_up_p50_us, increase_down_p50_us;
+    /* the queue's drain after the load stopped: from the load's stop to the first probe sent
+     * that came back within the baseline's p99 (the recovery phase's figures count from
+     * there); drained false: none did before the end (drain_s is then the whole recovery) */
+    bool drained;
+    double drain_s;
     int band; /* 0 (<= 5 ms) .. 5 (> 400 ms); -1 when not judged */
     char cc_up[PARAMS_CC_LEN], cc_down[PARAMS_CC_LEN]; /* what the load's senders ran */
     struct load_kernel kernel;

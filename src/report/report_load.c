@@ -88,6 +88,17 @@ static void verdict(FILE *out, const struct load_result *lr)
             "phase from %.1f s)\n",
             load_ms_shown(lr->increase_p50_us), load_ms_shown(lr->increase_p99_us),
             lr->judged_by == LOAD_UDP_PROBE ? "UDP" : "TCP", busy->from_s);
+    if (lr->owd_judged)
+        fprintf(out, "  of which the way up %+.1f ms, the way down %+.1f ms (one-way delays)\n",
+                load_ms_shown(lr->increase_up_p50_us), load_ms_shown(lr->increase_down_p50_us));
+    if (lr->drained)
+        fprintf(out,
+                "  the queue drained %.2f s after the load stopped (recovery counts from "
+                "there)\n",
+                lr->drain_s);
+    else
+        fprintf(out, "  the queue had not drained by the end, %.2f s after the load stopped\n",
+                lr->drain_s);
     if (isfinite(load_band_limit_ms(lr->band)))
         fprintf(out, "verdict: %s (at most %g ms): %s\n", load_band_grade(lr->band),
                 load_band_limit_ms(lr->band), load_band_words(lr->band));
