@@ -37,6 +37,7 @@ cJSON *load_params_json(const struct load_params *lp)
     cJSON_AddNumberToObject(o, "window", lp->window);
     cJSON_AddStringToObject(o, "congestion", lp->congestion);
     cJSON_AddStringToObject(o, "title", lp->title);
+    cJSON_AddBoolToObject(o, "icmp", lp->icmp);
     return o;
 }
 
@@ -57,6 +58,7 @@ int load_params_from_json(const cJSON *o, struct load_params *lp)
     if (!cJSON_IsObject(o))
         return -1;
     lp->flows = (uint32_t)fmin(num(o, "flows", lp->flows), PARAMS_MAX_FLOWS);
+    lp->icmp = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "icmp"));
     lp->threads = (uint32_t)fmin(num(o, "threads", lp->threads), PARAMS_MAX_THREADS);
     lp->up = !cJSON_IsFalse(cJSON_GetObjectItemCaseSensitive(o, "up"));
     lp->down = !cJSON_IsFalse(cJSON_GetObjectItemCaseSensitive(o, "down"));
@@ -291,10 +293,11 @@ static void judge(struct load_result *lr)
     }
 }
 
-/* The queue drained when, after the load's stop (le), the probes came back within the
- * baseline's p99 and stayed there: the first of a run of answered probes covering 100 ms (at
- * least 3) none of which was over it. A single quick probe is not enough: a loss-based sender's
- * queue empties for a moment after each loss. From the UDP probe, else the TCP one. */
+/* The queue drained when, after the load's stop (le), the probes came back near the baseline
+ * (below; at most its p99) and stayed there:
+ * the first of a run of answered probes covering 100 ms (at least 3) none of which was over it. A
+ * single quick probe is not enough: a loss-based sender's queue empties for a moment after each
+ * loss. From the UDP probe, else the TCP one. */
 static void drain(struct load_result *lr, double le, double end)
 {
     uint64_t need = lr->lp.probe_rate / 10 < 3 ? 3 : lr->lp.probe_rate / 10;
@@ -303,7 +306,12 @@ static void drain(struct load_result *lr, double le, double end)
     lr->drain_s = end - le;
     for (int p = LOAD_UDP_PROBE; p <= LOAD_TCP_PROBE; p++) {
         const struct txnlog *log = lr->part[p].local.log;
-        double idle_p99 = lr->phase[LOAD_BASELINE].probe[p].p99_us, first = 0;
+        const struct load_probe_stats *idle = &lr->phase[LOAD_BASELINE].probe[p],
+                                      *busy = &lr->phase[LOAD_LOADED].probe[p];
+        /* a tenth of the increase over the baseline's median, at least 0.5 ms; never over its
+         * p99. Not the baseline's spread: a busy host's stalls can put its p90 far out */
+        double spread = fmax(500, 0.1 * (busy->p50_us - idle->p50_us));
+        double idle_p99 = fmin(idle->p99_us, idle->p50_us + spread), first = 0;
         uint64_t run = 0;
         if (!lr->ran[p] || !log || !lr->phase[LOAD_BASELINE].probe[p].answered)
             continue;
@@ -348,6 +356,17 @@ void load_analyze(struct load_result *lr)
                 probe_stats(lr->part[p].local.log, off_s(lr, p), lr->phase[ph].from_s,
                             lr->phase[ph].end_s, &lr->phase[ph].probe[p]);
     }
+    if (lr->icmp_ran) {
+        for (int ph = 0; ph < LOAD_NPHASES; ph++)
+            probe_stats(&lr->icmp_log, (double)lr->icmp_off_ns / 1e9, lr->phase[ph].from_s,
+                        lr->phase[ph].end_s, &lr->phase[ph].icmp);
+        lr->icmp_judged = (lr->ran[LOAD_UP] || lr->ran[LOAD_DOWN]) &&
+                          lr->phase[LOAD_BASELINE].icmp.answered &&
+                          lr->phase[LOAD_LOADED].icmp.answered;
+        if (lr->icmp_judged)
+            lr->icmp_increase_p50_us =
+                lr->phase[LOAD_LOADED].icmp.p50_us - lr->phase[LOAD_BASELINE].icmp.p50_us;
+    }
     if (lr->ran[LOAD_UP])
         lr->phase[LOAD_LOADED].up_bps = lr->part[LOAD_UP].summary.up_bps;
     if (lr->ran[LOAD_DOWN])
@@ -366,4 +385,5 @@ void load_result_fini(struct load_result *lr)
 {
     for (int p = 0; p < LOAD_NPARTS; p++)
         result_fini(&lr->part[p]);
+    txnlog_fini(&lr->icmp_log);
 }

@@ -91,6 +91,13 @@ static void verdict(FILE *out, const struct load_result *lr)
     if (lr->owd_judged)
         fprintf(out, "  of which the way up %+.1f ms, the way down %+.1f ms (one-way delays)\n",
                 load_ms_shown(lr->increase_up_p50_us), load_ms_shown(lr->increase_down_p50_us));
+    if (lr->icmp_judged)
+        fprintf(out, "  ICMP echo (%s): %+.1f ms at the median (idle p50 %.2f ms)\n", lr->icmp_kind,
+                load_ms_shown(lr->icmp_increase_p50_us),
+                lr->phase[LOAD_BASELINE].icmp.p50_us / 1e3);
+    else if (lr->lp.icmp)
+        fprintf(out, "  ICMP echo: no figure (%s)\n",
+                lr->icmp_error[0] ? lr->icmp_error : "no reply both idle and under load");
     if (lr->drained)
         fprintf(out,
                 "  the queue drained %.2f s after the load stopped (recovery counts from "
