@@ -132,13 +132,27 @@ static void merge_flow(struct flow_summary *f, const struct side_flow *snd,
 
 static double cores_per_10g(const struct cpu_usage *c, double bps)
 {
-    return c->valid && bps > 0 ? c->busy_cores / (bps / 1e10) : 0.0;
+    return (c->valid || c->own_valid) && bps > 0 ? cpu_usage_cost_cores(c) / (bps / 1e10) : 0.0;
 }
 
-/* busy cores x 1e9 ns/s over bytes/s: CPU nanoseconds per byte moved */
+/* cores x 1e9 ns/s over bytes/s: CPU nanoseconds per byte moved */
 static double ns_per_byte(const struct cpu_usage *c, double bps)
 {
-    return c->valid && bps > 0 ? c->busy_cores * 1e9 / (bps / 8.0) : 0.0;
+    return (c->valid || c->own_valid) && bps > 0 ? cpu_usage_cost_cores(c) * 1e9 / (bps / 8.0)
+                                                 : 0.0;
+}
+
+/* The process's own cores over the period, whatever the basis; -1 when not measured. */
+static double own_cores(const struct cpu_usage *c)
+{
+    return c->own_valid && c->seconds > 0 ? (c->own_user_s + c->own_system_s) / c->seconds : -1;
+}
+
+static double own_per(const struct cpu_usage *c, double per, double scale)
+{
+    double o = own_cores(c);
+
+    return o >= 0 && per > 0 ? o * scale / per : -1;
 }
 
 static double us(uint64_t ns) { return (double)ns / 1e3; }
@@ -191,9 +205,12 @@ static void merge_transactions(struct run_result *r)
     }
     s->transactions_per_s = r->local.seconds > 0 ? (double)s->transactions / r->local.seconds : 0;
     if (s->transactions_per_s > 0) {
-        s->local_cpu_us_per_txn = r->local.cpu.busy_cores * 1e6 / s->transactions_per_s;
-        s->remote_cpu_us_per_txn = r->remote.cpu.busy_cores * 1e6 / s->transactions_per_s;
+        s->local_cpu_us_per_txn = cpu_usage_cost_cores(&r->local.cpu) * 1e6 / s->transactions_per_s;
+        s->remote_cpu_us_per_txn =
+            cpu_usage_cost_cores(&r->remote.cpu) * 1e6 / s->transactions_per_s;
     }
+    s->local_own_cpu_us_per_txn = own_per(&r->local.cpu, s->transactions_per_s, 1e6);
+    s->remote_own_cpu_us_per_txn = own_per(&r->remote.cpu, s->transactions_per_s, 1e6);
     if (h && h->count) {
         s->latency.min_us = us(h->min_ns);
         s->latency.mean_us = histo_mean(h) / 1e3;
@@ -326,6 +343,8 @@ int result_merge(struct run_result *r)
     r->summary.remote_cores_per_10g = cores_per_10g(&r->remote.cpu, r->summary.throughput_bps);
     r->summary.local_cpu_ns_per_byte = ns_per_byte(&r->local.cpu, r->summary.throughput_bps);
     r->summary.remote_cpu_ns_per_byte = ns_per_byte(&r->remote.cpu, r->summary.throughput_bps);
+    r->summary.local_own_cores_per_10g = own_per(&r->local.cpu, r->summary.throughput_bps, 1e10);
+    r->summary.remote_own_cores_per_10g = own_per(&r->remote.cpu, r->summary.throughput_bps, 1e10);
     if (params_is_transactional(&r->params))
         merge_transactions(r);
     if (r->params.udp && r->params.test == PARAMS_TEST_STREAM) {

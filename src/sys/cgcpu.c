@@ -194,9 +194,8 @@ static void sample_v1(const char *sysroot, const struct cgcpu_where *w, struct c
     const char *acct = w->v1_acct_ctl[0] ? v1_mount(sysroot, w->v1_acct_ctl, w->v1_acct,
                                                     "cpuacct.usage", "cpuacct")
                                          : NULL;
-    const char *cpu = w->v1_cpu_ctl[0]
-                          ? v1_mount(sysroot, w->v1_cpu_ctl, w->v1_cpu, "cpu.stat", "cpu")
-                          : NULL;
+    const char *cpu =
+        w->v1_cpu_ctl[0] ? v1_mount(sysroot, w->v1_cpu_ctl, w->v1_cpu, "cpu.stat", "cpu") : NULL;
     uint64_t u, s;
 
     if (acct) {

@@ -12,13 +12,13 @@
 #include <stdint.h>
 
 struct cgcpu_snap {
-    int version;        /* 1 or 2; 0 = no cgroup CPU accounting found */
-    char path[256];     /* the cgroup, as /proc/self/cgroup names it */
-    bool has_usage;     /* usage_ns read */
-    uint64_t usage_ns;  /* CPU time used by every task of the cgroup, since it was made */
-    bool has_user_sys;  /* user_ns and system_ns read */
+    int version;       /* 1 or 2; 0 = no cgroup CPU accounting found */
+    char path[256];    /* the cgroup, as /proc/self/cgroup names it */
+    bool has_usage;    /* usage_ns read */
+    uint64_t usage_ns; /* CPU time used by every task of the cgroup, since it was made */
+    bool has_user_sys; /* user_ns and system_ns read */
     uint64_t user_ns, system_ns;
-    bool has_throttle;  /* cpu.stat's throttling counters read */
+    bool has_throttle; /* cpu.stat's throttling counters read */
     uint64_t nr_periods, nr_throttled, throttled_ns;
     double quota_cores; /* the tightest quota/period on the path to the root; 0 = no limit */
 };
