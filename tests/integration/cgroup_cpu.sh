@@ -32,7 +32,7 @@ timeout 25 bash -c 'while :; do :; done' &
 track_pid $!
 
 SRV_LOG=$T/serve.log
-bash -c "echo \$\$ >$CPU/$CG/cgroup.procs && echo \$\$ >$ACCT/$CG/cgroup.procs && exec \"$NETRIG\" serve -p 0 -B 127.0.0.1" 2>"$SRV_LOG" &
+bash -c "echo \$\$ >$CPU/$CG/cgroup.procs && echo \$\$ >$ACCT/$CG/cgroup.procs && exec \"$NETRIG\" serve -p 0 -B 127.0.0.1 --metrics 127.0.0.1:0" 2>"$SRV_LOG" &
 SRV_PID=$!
 track_pid "$SRV_PID"
 SRV_PORT=$(wait_for_port "$SRV_LOG" "$SRV_PID") || { fail "server did not start"; finish; }
@@ -72,6 +72,17 @@ log "diagnose: $(jq -r '.verdict.id + ": " + .verdict.title' "$T/d.json" 2>/dev/
 check_jq "diagnose does not call the throttled server ok" "$T/d.json" '.verdict.id == "tx_cpu_limited"'
 check_jq "the verdict names the cgroup's quota" "$T/d.json" '.verdict.title | test("quota of 0.30 CPU on the server")'
 check_jq "the throttled periods are the evidence" "$T/d.json" '[.verdict.evidence[] | test("throttled in [0-9]+ of [0-9]+ scheduler periods")] | any'
+
+# the daemon's Prometheus metrics: its own CPU and its cgroup's quota and throttling
+MPORT=$(sed -n 's/.*metrics at http:\/\/[^ ]*:\([0-9][0-9]*\)\/metrics.*/\1/p' "$SRV_LOG" | head -n1)
+if [[ -n $MPORT ]] && command -v curl >/dev/null; then
+    curl -sS --max-time 5 "http://127.0.0.1:$MPORT/metrics" >"$T/m.txt" || fail "scrape failed"
+    check "metrics: the cgroup's quota" grep -qx 'netrig_cgroup_cpu_quota_cores 0.3' "$T/m.txt"
+    check "metrics: throttled periods" awk '$1 == "netrig_cgroup_cpu_throttled_periods_total" && $2 > 0 { ok = 1 } END { exit !ok }' "$T/m.txt"
+    check "metrics: the daemon's own CPU" grep -q '^netrig_process_cpu_seconds_total{mode="system"} ' "$T/m.txt"
+else
+    fail "no metrics port in the server's log (or no curl)"
+fi
 
 # (b) a paced test beside the busy loop: netrig's own CPU per 10 Gbit/s
 "$NETRIG" stream -c 127.0.0.1 -p "$SRV_PORT" -t 2 -b 10M -J --no-save >"$T/b.json" 2>"$T/b.err" ||
