@@ -243,6 +243,9 @@ void cpu_usage_own(const struct cpu_proc_snap *pa, const struct cpu_proc_snap *p
 {
     double own, irq;
 
+    out->cg_version = 0;
+    out->cg_has_usage = out->cg_has_throttle = false;
+    out->cg_quota_cores = 0;
     if (seconds <= 0)
         return;
     out->seconds = seconds;
