@@ -96,6 +96,7 @@ def throughput(doc, diags):
     extras = {
         "what": "netrig's own figures; see netrig docs/json.md",
         "netrig-version": doc["netrig_version"],
+        "started-at": doc["started_at"],
         "server-version": doc["server_version"],
         "direction": doc["params"]["direction"],
         "client-to-server-bps": total["client_to_server_bps"],
