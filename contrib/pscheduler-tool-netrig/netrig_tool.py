@@ -23,7 +23,8 @@ MAX_SPEC_SCHEMA = {"throughput": 7, "rtt": 4}
 
 CONFIG_FILE = os.environ.get("NETRIG_PSCHEDULER_CONF", "/etc/pscheduler/tool/netrig.conf")
 DEFAULT_NETRIG = "/usr/bin/netrig"
-DEFAULT_PORT = 5301  # netrig serve's default port; the one-off servers of throughput use it too
+DEFAULT_PORT = 5301  # netrig serve's default port: the resident daemon (single-ended, rtt)
+DEFAULT_SERVER_PORT = 5302  # participant 1's one-off server (throughput), beside the daemon
 DEFAULT_DURATION_S = 10  # as netrig stream -t and pScheduler's other throughput tools
 DEFAULT_LINK_RTT_S = 0.2  # longest terrestrial path
 SERVER_WAIT_S = 3  # how long the client waits for participant 1's server to listen
@@ -98,7 +99,7 @@ def now():
 
 def config():
     """netrig_cmd and server_port from the [netrig] section of CONFIG_FILE, else defaults."""
-    conf = {"netrig_cmd": DEFAULT_NETRIG, "server_port": DEFAULT_PORT}
+    conf = {"netrig_cmd": DEFAULT_NETRIG, "server_port": DEFAULT_SERVER_PORT}
     parser = configparser.ConfigParser()
     try:
         parser.read(CONFIG_FILE)
