@@ -265,6 +265,12 @@ fill unreachable 0 "$(start_in 0.5)"
 ip netns exec "$NS_C" timeout 40 "$TOOL/run" <"$T/unreachable-0.in" \
     >"$T/unreach.json" 2>"$T/unreach.err" &
 UPID=$!
+# and participant 1 whose client never comes (its own port, so the client above finds nothing)
+printf '[netrig]\nnetrig_cmd = %s\nserver_port = 5713\n' "$NETRIG" >"$T/lonely.conf"
+fill unreachable 1 "$(start_in 0.5)"
+ip netns exec "$NS_S" env NETRIG_PSCHEDULER_CONF="$T/lonely.conf" timeout 40 "$TOOL/run" \
+    <"$T/unreachable-1.in" >"$T/lonely.json" 2>"$T/lonely.err" &
+LPID=$!
 fill rtt 0 "$(start_in 0.5)"
 tool run "$T/rtt-0.in" "$T/rtt-run.json" "$NS_C"
 check "rtt: run exit 0 ($(head -c 300 "$T/rtt-run.json.err"))" test "$RC" -eq 0
@@ -286,6 +292,12 @@ valid "unreachable: the failure shape" "$SCHEMA#/definitions/run-failure" "$T/un
 check_jq "unreachable: no server at the peer, named with its address" "$T/unreach.json" '.succeeded == false and (.error | contains("no netrig server") and
     contains($ip))' \
     --arg ip "$VETH_B"
+
+wait "$LPID" || true
+valid "lonely server: the failure shape" "$SCHEMA#/definitions/run-failure" "$T/lonely.json"
+check_jq "lonely server: no client came, its one-off netrig serve ended by itself" \
+    "$T/lonely.json" '.succeeded == false and (.error | test("no client came .* within [0-9]+ s")) and
+    (.diags | contains("serve -1 -p 5713"))'
 
 # ================================================================ a start in the past
 fill tcp 0 "$(date -u -d '-60 sec' +%Y-%m-%dT%H:%M:%S+00:00)"
