@@ -161,7 +161,7 @@ RTT_KEYS = {
     "source": "-B ADDR",
     "source-node": "pScheduler's address of participant 0 (not a netrig option)",
     "count": "transactions: -t COUNT x INTERVAL at --rate 1/INTERVAL",
-    "interval": "--rate 1/INTERVAL (default 1 s)",
+    "interval": "--rate 1/INTERVAL (default 1 s; 1/INTERVAL a whole number)",
     "ip-version": "-4 or -6",
     "ip-tos": "-S",
     "length": "-r LENGTH (request and response bytes)",
@@ -234,6 +234,11 @@ def spec_reasons(test, spec):
             reasons.append("mss, congestion, no-delay and fq-rate apply to TCP only")
         if spec.get("single-ended") and spec.get("loopback"):
             reasons.append("single-ended and loopback cannot be combined")
+    if test == "rtt" and "interval" in spec and not reasons:
+        if rtt_rate(spec) is None:
+            reasons.append("interval %s: netrig rr paces whole transactions per second "
+                           "(--rate 1/INTERVAL), so 1/INTERVAL must be a whole number from 1 "
+                           "(PT1S, PT0.5S, PT0.1S ...)" % spec["interval"])
     if test == "rtt" and spec.get("protocol", "tcp") not in ("tcp", "udp"):
         reasons.append("protocol %r: netrig rr speaks 'tcp' or 'udp'" % (spec["protocol"],))
     return reasons
@@ -262,6 +267,17 @@ def rtt_plan(spec):
     if "deadline" in spec:
         run = min(run, iso_seconds(spec["deadline"], "deadline"))
     return count, interval, max(run, 0.1)
+
+
+def rtt_rate(spec):
+    """netrig rr's --rate for an rtt spec: 1/interval when a whole number >= 1, else None."""
+    _, interval, _ = rtt_plan(spec)
+    if interval <= 0:
+        return None
+    rate = 1.0 / interval
+    if rate < 1 or abs(rate - round(rate)) > 1e-6 * rate:
+        return None
+    return int(round(rate))
 
 
 def full_duration_s(test, spec):

@@ -124,6 +124,10 @@ tool can-run "$FIX/can-run-rtt-refused.json" "$T/can-rtt-refused.json"
 check_jq "can-run rtt refused: ttl, hostnames, protocol icmp named" "$T/can-rtt-refused.json" \
     '. as $d | .["can-run"] == false and all(["ttl", "hostnames", "icmp"][];
      . as $k | any($d.reasons[]; contains($k)))'
+echo '{"type": "rtt", "spec": {"schema": 4, "dest": "10.0.0.2", "interval": "PT2S"}}' >"$T/slow.in"
+tool can-run "$T/slow.in" "$T/can-slow.json"
+check_jq "can-run rtt: an interval netrig rr cannot pace (PT2S) refused by its value" \
+    "$T/can-slow.json" '.["can-run"] == false and (.reasons[0] | contains("interval PT2S"))'
 tool can-run "$FIX/can-run-newer-schema.json" "$T/can-schema.json"
 check_jq "can-run: spec schema 8 refused, the number named" "$T/can-schema.json" \
     '.["can-run"] == false and any(.reasons[]; contains("schema 8"))'
