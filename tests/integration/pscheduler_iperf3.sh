@@ -21,8 +21,8 @@ track_pid $!
 wait_until 10 "netrig serve listening on 5201" \
     ip netns exec "$VETH_NS_A" bash -c "exec 3<>/dev/tcp/$VETH_B/5201" 2>/dev/null
 
-# ps NAME ARGS...: the tool's command line from the client's namespace; RC its exit status
-ps() {
+# i3 NAME ARGS...: the tool's command line from the client's namespace; RC its exit status
+i3() {
     local name=$1
     shift
     RC=0
@@ -38,20 +38,20 @@ ps() {
 GOOD=191.3e6
 
 # {"dest": B, "duration": "PT2S", "single-ended": true}
-ps single -p 5201 -c "$VETH_B" -t 2 --json
+i3 single -p 5201 -c "$VETH_B" -t 2 --json
 check_jq "single: the receiver (netrig) got 191.3 Mbit/s (-8%/+2%), sent >= received" \
     "$T/single.json" '.end.sum_received.bits_per_second as $r | $r > 0.92 * $g and
     $r < 1.02 * $g and .end.sum_sent.bytes >= .end.sum_received.bytes and
     .end.sum_sent.retransmits >= 0' --argjson g "$GOOD"
 
 # ... "reverse": true
-ps reverse -p 5201 -c "$VETH_B" -t 2 --json -R
+i3 reverse -p 5201 -c "$VETH_B" -t 2 --json -R
 check_jq "reverse: netrig sent, iperf3 received 191.3 Mbit/s (-8%/+2%)" "$T/reverse.json" \
     '.start.test_start.reverse == 1 and .end.sum_received.bits_per_second as $r |
     $r > 0.92 * $g and $r < 1.02 * $g' --argjson g "$GOOD"
 
 # ... "udp": true, "bandwidth": 50000000, "buffer-length": 1400
-ps udp -p 5201 -c "$VETH_B" -t 2 --json -b 50000000 -u -l 1400
+i3 udp -p 5201 -c "$VETH_B" -t 2 --json -b 50000000 -u -l 1400
 # 50 Mbit/s of 1400-byte datagrams for 2 s: 8929 datagrams. The shaped path loses none (0 of
 # 8925 measured on a quiet machine); a receiver starved of CPU on this loaded 2-core machine
 # drops some from its socket buffer (6.8 % seen once), so arrival is checked loosely
@@ -61,7 +61,7 @@ check_jq "udp: 8929 datagrams (+-3%) at 50 Mbit/s, netrig's loss count under 15%
     $s.lost_packets < 0.15 * $s.packets and $s.jitter_ms >= 0'
 
 # ... "omit": "PT1S"
-ps omit -p 5201 -c "$VETH_B" -t 2 --json -O 1
+i3 omit -p 5201 -c "$VETH_B" -t 2 --json -O 1
 check_jq "omit: the first second marked omitted, the 2 s after it summed at 191.3 Mbit/s" \
     "$T/omit.json" '.start.test_start.omit == 1 and .intervals[0].sum.omitted == true and
     ([.intervals[] | select(.sum.omitted | not)] | length) == 2 and
@@ -69,7 +69,7 @@ check_jq "omit: the first second marked omitted, the 2 s after it summed at 191.
     --argjson g "$GOOD"
 
 # ... "ip-version": 4, "interval": "PT1S", "parallel": 4, "window-size": 1048576
-ps parallel -p 5201 -4 -c "$VETH_B" -t 2 --json -i 1 -P 4 -w 1048576
+i3 parallel -p 5201 -4 -c "$VETH_B" -t 2 --json -i 1 -P 4 -w 1048576
 check_jq "parallel: 4 streams in every interval and at the end, sharing 191.3 Mbit/s" \
     "$T/parallel.json" '.start.test_start.num_streams == 4 and all(.intervals[]; (.streams | length) == 4)
     and (.end.streams | length) == 4 and .end.sum_received.bits_per_second > 0.92 * $g and
