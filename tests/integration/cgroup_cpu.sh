@@ -29,7 +29,8 @@ in_client() { bash -c "echo \$\$ >$CPU/$CL/cgroup.procs && exec \"\$@\"" in_clie
 
 # a core kept busy outside the cgroup, bounded
 timeout 25 bash -c 'while :; do :; done' &
-track_pid $!
+HOG=$!
+track_pid $HOG
 
 SRV_LOG=$T/serve.log
 bash -c "echo \$\$ >$CPU/$CG/cgroup.procs && echo \$\$ >$ACCT/$CG/cgroup.procs && exec \"$NETRIG\" serve -p 0 -B 127.0.0.1 --metrics 127.0.0.1:0" 2>"$SRV_LOG" &
@@ -85,7 +86,7 @@ else
 fi
 
 # (b) a paced test beside the busy loop: netrig's own CPU per 10 Gbit/s
-"$NETRIG" stream -c 127.0.0.1 -p "$SRV_PORT" -t 2 -b 10M -J --no-save >"$T/b.json" 2>"$T/b.err" ||
+"$NETRIG" stream -c 127.0.0.1 -p "$SRV_PORT" -t 2 -b 10M -J --db "$T/h.db" >"$T/b.json" 2>"$T/b.err" ||
     fail "the -b 10M test failed: $(head -c 300 "$T/b.err")"
 "$NETRIG" stream -c 127.0.0.1 -p "$SRV_PORT" -t 1 -b 10M --no-save >"$T/b.txt" 2>&1 ||
     fail "the -b 10M text test failed"
@@ -100,4 +101,18 @@ check_jq "the client's cost is a sane figure (0 < x < 100 cores/10G)" "$T/b.json
     '.summary.cores_per_10gbps.local > 0 and .summary.cores_per_10gbps.local < 100'
 check "the text says what the cost counts" grep -q "cores/10Gbit/s counting netrig's own CPU (the host is shared" "$T/b.txt"
 check "the text shows the server's cgroup" grep -q "cgroup v1 (every task in it): used .* quota 0.30 CPU, throttled" "$T/b.txt"
+
+# compare (issue 26): the same test without the busy loop; the cost rows set netrig's own CPU
+# against its own, never the busy loop's core against an idler machine
+kill "$HOG" 2>/dev/null
+wait "$HOG" 2>/dev/null
+"$NETRIG" stream -c 127.0.0.1 -p "$SRV_PORT" -t 1 -b 10M -J --db "$T/h.db" >"$T/q.json" 2>"$T/q.err" ||
+    fail "the -b 10M test without the busy loop failed: $(head -c 300 "$T/q.err")"
+"$NETRIG" compare 1 2 --db "$T/h.db" -J >"$T/c.json" 2>"$T/c.err" || fail "compare failed: $(head -c 300 "$T/c.err")"
+log "compare: client cores/10G $(jq -r '.metrics[] | select(.name == "local_cores_per_10g") | "\(.a.mean) -> \(.b.mean) (\(.cpu_basis // "machine"))"' "$T/c.json"); the whole machine's: $(jq -r '.summary.cpu.local.busy_cores / (.summary.throughput_bps / 1e10)' "$T/b.json") -> $(jq -r '.summary.cpu.local.busy_cores / (.summary.throughput_bps / 1e10)' "$T/q.json")"
+check_jq "compare's client cost row counts netrig's own CPU on both sides" "$T/c.json" \
+    '[.metrics[] | select(.name == "local_cores_per_10g") | .cpu_basis == "own"] == [true]'
+check_jq "its figures are the runs' own cores/10G" "$T/c.json" \
+    '.metrics[] | select(.name == "local_cores_per_10g") | (.a.mean - $b[0].summary.own_cores_per_10gbps.local | fabs) < 1e-6' \
+    --slurpfile b "$T/b.json"
 finish
