@@ -6,8 +6,9 @@
 #    the cgroup's own counter, cpuacct.usage, read around the test: within 5 %;
 #  - the throttled periods it reports match the cgroup's cpu.stat, and diagnose names the quota
 #    as the limit (a throttled end is never "ok");
-#  - a -b 10M test beside the busy loop costs netrig's own CPU per 10 Gbit/s (a few cores), not
-#    the whole machine's busy time (the busy loop's core alone is 1000 cores/10G at 10 Mbit/s).
+#  - a -b 10M test beside the busy loop costs netrig's own CPU per 10 Gbit/s (about 10 cores), not
+#    the whole machine's busy time (the busy loop's core alone is 1000 cores/10G at 10 Mbit/s);
+#  - compare of that run and one without the busy loop sets own CPU against own CPU.
 # The cgroup is removed at exit.
 source "$(dirname "$0")/lib.sh"
 
@@ -92,13 +93,15 @@ fi
     fail "the -b 10M text test failed"
 log "-b 10M: client cost $(jq -r '.summary.cores_per_10gbps.local' "$T/b.json") cores/10G ($(jq -r '.summary.cpu.local.cost_basis' "$T/b.json")); machine busy $(jq -r '.summary.cpu.local.busy_cores' "$T/b.json") cores, other work $(jq -r '.summary.cpu.local.other_cores' "$T/b.json")"
 check_jq "the busy loop is other work on the client's host (over 0.2 cores)" "$T/b.json" '.summary.cpu.local.other_cores > 0.2'
-check_jq "the whole machine's cost would be over 1000 cores/10G" "$T/b.json" \
-    '.summary.cpu.local.busy_cores / (.summary.throughput_bps / 1e10) > 1000'
+check_jq "the busy loop's work is left out: the whole machine's figure exceeds the cost by 200+" "$T/b.json" \
+    '.summary.cpu.local.busy_cores / (.summary.throughput_bps / 1e10) > .summary.cores_per_10gbps.local + 200'
 check_jq "the client's cost counts netrig's own CPU" "$T/b.json" \
     '.summary.cpu.local.cost_basis == "own" and
      (.summary.cores_per_10gbps.local - .summary.own_cores_per_10gbps.local | fabs) < 1e-9'
-check_jq "the client's cost is a sane figure (0 < x < 100 cores/10G)" "$T/b.json" \
-    '.summary.cores_per_10gbps.local > 0 and .summary.cores_per_10gbps.local < 100'
+# (about 10 here; a sanitizer's slower code may cost several times that, never the thousands
+# the busy loop's core makes at 10 Mbit/s)
+check_jq "the client's cost is a sane figure (0 < x < 500 cores/10G)" "$T/b.json" \
+    '.summary.cores_per_10gbps.local > 0 and .summary.cores_per_10gbps.local < 500'
 check "the text says what the cost counts" grep -q "cores/10Gbit/s counting netrig's own CPU (the host is shared" "$T/b.txt"
 check "the text shows the server's cgroup" grep -q "cgroup v1 (every task in it): used .* quota 0.30 CPU, throttled" "$T/b.txt"
 
