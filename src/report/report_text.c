@@ -28,7 +28,7 @@ static void header_txn(FILE *out, const struct run_result *r)
         fprintf(out, "  (first %.4gs omitted as warm-up)\n", p->omit_ns / 1e9);
     if (p->interval_ns)
         fprintf(out, "%-17s %14s %14s %9s\n", "interval", "transactions/s", "mean latency",
-                "cpu busy");
+                "host cpu");
     fflush(out);
 }
 
@@ -52,7 +52,7 @@ void report_text_header(FILE *out, const struct run_result *r)
         fprintf(out, "  title: %s\n", p->title);
     if (p->interval_ns)
         fprintf(out, "%-17s %12s %16s %7s %9s\n", "interval", "transfer", "rate", "retr",
-                "cpu busy");
+                "host cpu");
     fflush(out);
 }
 
