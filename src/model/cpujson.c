@@ -17,6 +17,8 @@ void cpujson_add(cJSON *o, const struct cpu_usage *c)
     cJSON_AddNumberToObject(own, "seconds", c->seconds);
     cJSON_AddNumberToObject(own, "cores",
                             c->seconds > 0 ? (c->own_user_s + c->own_system_s) / c->seconds : 0);
+    cJSON_AddNumberToObject(own, "pid", c->own_pid);
+    cJSON_AddStringToObject(own, "counts", c->own_threads ? "worker_threads" : "process");
     cJSON_AddStringToObject(o, "cost_basis", c->own_basis ? "own" : "machine");
     cJSON_AddNumberToObject(o, "other_cores", c->other_cores);
     if (!c->cg_version)
@@ -84,8 +86,10 @@ int cpujson_parse(const cJSON *o, struct cpu_usage *c)
 {
     const cJSON *own = cJSON_GetObjectItemCaseSensitive(o, "own");
     const cJSON *basis = cJSON_GetObjectItemCaseSensitive(o, "cost_basis");
+    const cJSON *counts;
     int bad = 0;
     bool seen = false;
+    double pid = 0;
 
     c->own_valid = false;
     c->cg_version = 0;
@@ -94,6 +98,10 @@ int cpujson_parse(const cJSON *o, struct cpu_usage *c)
     bad |= get(own, "user_s", 0, BIGS, &c->own_user_s, NULL);
     bad |= get(own, "system_s", 0, BIGS, &c->own_system_s, NULL);
     bad |= get(own, "seconds", 0, BIGS, &c->seconds, &seen);
+    bad |= get(own, "pid", 0, 4194304, &pid, NULL);
+    c->own_pid = (int)pid;
+    counts = cJSON_GetObjectItemCaseSensitive(own, "counts");
+    c->own_threads = cJSON_IsString(counts) && !strcmp(counts->valuestring, "worker_threads");
     bad |= get(o, "other_cores", 0, 1e6, &c->other_cores, NULL);
     c->own_valid = !bad && seen && c->seconds > 0;
     c->own_basis = cJSON_IsString(basis) && !strcmp(basis->valuestring, "own");

@@ -297,6 +297,25 @@ static void dir_add(struct dir_total *d, const struct flow_summary *f)
         d->send_s = f->send_seconds;
 }
 
+/* Both ends in one process (a built-in loopback server): the process's CPU is both ends',
+ * so each end's own CPU becomes its worker threads' (their user and system time). */
+static void split_one_process(struct run_result *r)
+{
+    struct cpu_usage *l = &r->local.cpu, *m = &r->remote.cpu;
+
+    if (!l->own_valid || !m->own_valid || l->own_pid <= 0 || l->own_pid != m->own_pid ||
+        !r->local.boot_id[0] || strcmp(r->local.boot_id, r->remote.boot_id))
+        return;
+    for (int i = 0; i < 2; i++) {
+        struct cpu_usage *c = i ? m : l;
+        if (c->own_threads)
+            continue;
+        c->own_threads = true;
+        c->own_user_s = c->threads_user_pct * c->ncpu / 100.0 * c->seconds;
+        c->own_system_s = c->threads_system_pct * c->ncpu / 100.0 * c->seconds;
+    }
+}
+
 int result_merge(struct run_result *r)
 {
     uint32_t n = params_total_flows(&r->params);
@@ -339,6 +358,7 @@ int result_merge(struct run_result *r)
         r->summary.bytes ? (double)r->summary.rx_zc_bytes / (double)r->summary.bytes : 0;
     r->summary.rx_copy_skipped =
         !strcmp(r->local.recv_method, "skip_copy") || !strcmp(r->remote.recv_method, "skip_copy");
+    split_one_process(r);
     r->summary.local_cores_per_10g = cores_per_10g(&r->local.cpu, r->summary.throughput_bps);
     r->summary.remote_cores_per_10g = cores_per_10g(&r->remote.cpu, r->summary.throughput_bps);
     r->summary.local_cpu_ns_per_byte = ns_per_byte(&r->local.cpu, r->summary.throughput_bps);

@@ -144,7 +144,13 @@ static void cpu_line(FILE *out, const char *who, const struct cpu_usage *c, doub
                 c->steal_pct);
     else
         fprintf(out, "CPU %-7s machine not reported\n", who);
-    if (c->own_valid && c->seconds > 0)
+    if (c->own_valid && c->own_threads && c->seconds > 0)
+        fprintf(out,
+                "            netrig's worker threads %.3f cores (user %.3f s, sys %.3f s in %.2f "
+                "s; both ends ran in this one process); %.0f intr/s\n",
+                (c->own_user_s + c->own_system_s) / c->seconds, c->own_user_s, c->own_system_s,
+                c->seconds, c->intr_per_s);
+    else if (c->own_valid && c->seconds > 0)
         fprintf(out,
                 "            netrig process %.3f cores (user %.3f s, sys %.3f s in %.2f s); "
                 "worker threads %.1f%% of the machine (usr %.1f, sys %.1f); %.0f intr/s\n",

@@ -202,6 +202,7 @@ void cpu_sample_process(struct cpu_proc_snap *out)
     struct rusage ru;
 
     memset(out, 0, sizeof(*out));
+    out->pid = (int)getpid();
     if (getrusage(RUSAGE_SELF, &ru))
         return;
     out->user_us = (uint64_t)ru.ru_utime.tv_sec * 1000000ULL + (uint64_t)ru.ru_utime.tv_usec;
@@ -252,6 +253,8 @@ void cpu_usage_own(const struct cpu_proc_snap *pa, const struct cpu_proc_snap *p
     out->own_valid = true;
     out->own_user_s = dsec(pa->user_us, pb->user_us, 1e6);
     out->own_system_s = dsec(pa->sys_us, pb->sys_us, 1e6);
+    out->own_pid = pb->pid;
+    out->own_threads = false;
     if (ga && gb)
         own_cgroup(ga, gb, out);
     own = (out->own_user_s + out->own_system_s) / seconds;

@@ -34,6 +34,9 @@ struct cpu_usage {
     bool own_valid;
     double seconds; /* the period */
     double own_user_s, own_system_s;
+    int own_pid;      /* the process's id, to tell when both ends ran in one process */
+    bool own_threads; /* both ends ran in one process (a built-in loopback server): own_*
+                       * count this end's worker threads instead, to split the process */
     /* The process's cgroup over the period (cgcpu.h); cg_version 0 = none found. */
     int cg_version;
     bool cg_has_usage, cg_has_throttle;
@@ -53,6 +56,7 @@ struct cpu_usage {
 /* The process's own CPU time since it started (getrusage RUSAGE_SELF). */
 struct cpu_proc_snap {
     uint64_t user_us, sys_us;
+    int pid;
 };
 void cpu_sample_process(struct cpu_proc_snap *out);
 
