@@ -224,6 +224,9 @@ def shell_commands(text):
                        "elif", "{", "!"):
                 expect = True
             i += 1
+    # programs run through a variable with a default (SOCKPERF=${SOCKPERF:-sockperf})
+    for m in re.finditer(r"\b([A-Z0-9_]+)=\$\{\1:-([a-z][a-z0-9._+-]*)\}", text):
+        cmds.setdefault(m.group(2), m.group(0))
     # programs looked up (command -v A B, type -P A) though run through a variable
     for m in re.finditer(r"(?:command\s+-v|type\s+-P)((?:\s+[A-Za-z/][A-Za-z0-9._+/-]*)+)", body):
         for w in m.group(1).split():
