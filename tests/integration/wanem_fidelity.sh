@@ -151,7 +151,7 @@ read -r min mean _ trim mdev <<<"${out:-0 0 0 0 0}"
 read -r _ bmean _ _ bmdev <<<"$(cat "$T/bare.rtt")"
 bmean=${bmean:-0} bmdev=${bmdev:-0}
 err=$(awk -v m="$mean" -v b="$bmean" 'BEGIN { printf "%.3f", m - b - 20 }')
-sd=$(awk -v s="$mdev" -v b="$bmdev" 'BEGIN { v = s * s - b * b; printf "%.3f", v > 0 ? sqrt(v) : 0 }')
+sd=$(awk -v s="$mdev" -v b="$bmdev" 'BEGIN { v = s * s - b * b; printf "%.3f", (v > 0 ? sqrt(v) : 0) }')
 path_stats
 read -r late500 released <<<"$(jq -r '[.directions[].late.histogram] |
     "\(map(.lt_1ms + .ge_1ms) | add) \(map([.[]] | add) | add)"' "$PATH_STATS")"
