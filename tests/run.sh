@@ -8,8 +8,10 @@
 #   integration  the real binary end to end; "threads" marks those that exercise threads
 #              (concurrent clients, daemon sessions, exporter, -T > 1, several targets)
 # Stages:
-#   1. main: a warnings-as-errors build running every test, two at a time (tests that measure
-#      rates carry RUN_SERIAL and run alone);
+#   0. source: the "source" tests (configure only, no build): seconds, and the first thing a
+#      fresh machine proves (.ci/packages complete);
+#   1. main: a warnings-as-errors build running every other test, two at a time (tests that
+#      measure rates carry RUN_SERIAL and run alone);
 #   2. asan: an ASan+UBSan build running the unit tests and the "threads" integration tests;
 #   3. tsan: a ThreadSanitizer build running the same; any report fails the stage;
 #   4. valgrind: the daemon-and-client integration tests of the label "valgrind" under memcheck;
@@ -18,7 +20,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 jobs=${JOBS:-2}
-stages=" ${STAGES:-main asan tsan valgrind fuzz} "
+stages=" ${STAGES:-source main asan tsan valgrind fuzz} "
 want() { [[ $stages == *" $1 "* ]]; }
 stamp() { echo "== [$(date -u +%H:%M:%S)] $*"; }
 
@@ -34,11 +36,17 @@ ctest_stage() {
     return "$rc"
 }
 
+if want source; then
+    stamp "source: format, banned functions, sizes, layers, include graph, packages"
+    cmake -S . -B build-ci -DCMAKE_BUILD_TYPE=RelWithDebInfo -DNETRIG_WERROR=ON >/dev/null
+    ctest_stage build-ci -L '^source$'
+fi
+
 if want main; then
-    stamp "main: build (warnings as errors) and every test"
+    stamp "main: build (warnings as errors) and every other test"
     cmake -S . -B build-ci -DCMAKE_BUILD_TYPE=RelWithDebInfo -DNETRIG_WERROR=ON >/dev/null
     cmake --build build-ci -j"$jobs"
-    ctest_stage build-ci
+    ctest_stage build-ci -LE '^source$'
 fi
 
 if want asan; then
