@@ -89,7 +89,7 @@ if want valgrind; then
             cmake -S . -B build-ci -DCMAKE_BUILD_TYPE=RelWithDebInfo -DNETRIG_WERROR=ON >/dev/null
             cmake --build build-ci -j"$jobs"
         }
-        NETRIG_VALGRIND=1 ctest --test-dir build-ci -j"$jobs" --output-on-failure -L '^valgrind$'
+        NETRIG_VALGRIND=1 ctest --test-dir build-ci --output-on-failure -L '^valgrind$'
     else
         echo "valgrind not installed: skipped"
     fi
