@@ -16,6 +16,8 @@
 #     skip MSG           exit 77 (ctest SKIP_RETURN_CODE) with MSG on stderr
 #     now_ms             monotonic-enough wall clock in milliseconds
 #     wait_until SECS DESC CMD...   poll CMD until it succeeds or SECS pass (the one readiness wait)
+#     judge_rates        true unless a sanitizer build runs (NETRIG_SANITIZER, set by run.sh):
+#                        wrap rate/timing checks of a "threads" test in `if judge_rates; then`
 #     listener_pids PORT / kill_listeners PORT...   find / kill detached daemons by port
 #     conns_at PORT MIN  at least MIN established connections at local port PORT (wait_until)
 #     need_netns         skip (77) unless root with `ip`, `tc` and network namespaces
@@ -273,6 +275,16 @@ kill_listeners() {
 # conns_at PORT MIN: at least MIN established TCP connections whose local port is PORT (the
 # daemon's side of its clients' connections), for wait_until
 conns_at() { (($(ss -Htn state established "sport = :$1" 2>/dev/null | wc -l) >= $2)); }
+
+# judge_rates: rates and timings mean something in this build (not under a sanitizer, whose
+# slowdown is not the code's speed); logs once that they are not judged otherwise
+_RATES_LOGGED=
+judge_rates() {
+    [[ -z ${NETRIG_SANITIZER:-} ]] && return 0
+    [[ -n $_RATES_LOGGED ]] || log "rates and timings not judged under $NETRIG_SANITIZER (its slowdown is not netrig's speed)"
+    _RATES_LOGGED=1
+    return 1
+}
 
 # one_line FILE: the file holds exactly one line
 one_line() { [[ $(wc -l <"$1") -eq 1 ]]; }
