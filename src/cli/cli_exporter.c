@@ -104,7 +104,7 @@ static void print_schedule(const struct exporter_config *c, const char *listen)
     }
 }
 
-int cli_exporter(int argc, char **argv, volatile sig_atomic_t *stop)
+int cli_exporter(int argc, char **argv, _Atomic int *stop)
 {
     struct exporter_cli ec;
     struct exporter_config *c;

@@ -488,7 +488,7 @@ static int start_log(const struct serve_cli *sc)
     return 0;
 }
 
-int cli_serve(int argc, char **argv, volatile sig_atomic_t *stop)
+int cli_serve(int argc, char **argv, _Atomic int *stop)
 {
     struct prom_http *http = NULL;
     struct serve_cli sc; /* about 90 KiB (secrets, address lists): fine on the main stack */

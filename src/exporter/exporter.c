@@ -122,7 +122,7 @@ static void log_run(const struct exporter_target *t, int rc, const char *err,
     }
 }
 
-static void probe(struct exporter *x, uint32_t i, volatile sig_atomic_t *stop)
+static void probe(struct exporter *x, uint32_t i, _Atomic int *stop)
 {
     const struct exporter_target *t = &x->c->t[i];
     struct client_opts o = t->o;
@@ -158,7 +158,7 @@ static void probe(struct exporter *x, uint32_t i, volatile sig_atomic_t *stop)
     result_fini(&r);
 }
 
-void exporter_run(struct exporter *x, volatile sig_atomic_t *stop)
+void exporter_run(struct exporter *x, _Atomic int *stop)
 {
     uint64_t start = clock_mono_ns();
 
