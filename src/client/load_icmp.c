@@ -63,7 +63,7 @@ static int run(struct load_icmp *li)
     sent_real = calloc(n, sizeof(*sent_real));
     if (!sent_real)
         return -ENOMEM;
-    while (!*li->stop && clock_real_ns() < li->start_at) {
+    while (!atomic_load(li->stop) && clock_real_ns() < li->start_at) {
         struct pollfd pf = {.fd = li->ps.fd, .events = 0};
         uint64_t left = li->start_at - clock_real_ns();
         poll(&pf, 0, (int)(left / 1000000ULL > 50 ? 50 : left / 1000000ULL));
@@ -72,7 +72,7 @@ static int run(struct load_icmp *li)
     li->start_mono_ns = clock_mono_ns();
     next = li->start_mono_ns;
     end = li->start_mono_ns + li->duration_ns;
-    while (!*li->stop) {
+    while (!atomic_load(li->stop)) {
         uint64_t now = clock_mono_ns();
         if (atomic_load(&li->finish) && end > now)
             end = now;

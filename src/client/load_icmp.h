@@ -15,10 +15,10 @@
 
 struct load_icmp {
     struct pingsock ps;
-    uint64_t rate;               /* requests a second */
-    uint64_t start_at;           /* CLOCK_REALTIME: the first request then */
-    uint64_t duration_ns;        /* requests go out this long at most (or until finish) */
-    volatile sig_atomic_t *stop; /* stop at once */
+    uint64_t rate;        /* requests a second */
+    uint64_t start_at;    /* CLOCK_REALTIME: the first request then */
+    uint64_t duration_ns; /* requests go out this long at most (or until finish) */
+    _Atomic int *stop;    /* stop at once */
     /* raised when the daemon's probes have ended: send no more, wait for the replies due */
     atomic_bool finish;
     /* results */
