@@ -137,7 +137,8 @@ int cli_exporter(int argc, char **argv, volatile sig_atomic_t *stop)
     struct exporter *x = NULL;
     struct prom_http *http = NULL;
     struct exporter_probes *probes = NULL;
-    struct prom_route route = {.path = "/probe", .fn = exporter_probe_serve,
+    struct prom_route route = {.path = "/probe",
+                               .fn = exporter_probe_serve,
                                .max_s = (unsigned)EXPORTER_PROBE_MAX_TIMEOUT_S};
     const char *listen;
     char err[700], where[300];

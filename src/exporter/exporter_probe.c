@@ -12,15 +12,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define PROBE_ARGS_MAX 16
-#define PROBE_TEXT_MAX 4096
-#define PROBE_HEADER   "X-Prometheus-Scrape-Timeout-Seconds"
+#define PROBE_ARGS_MAX   16
+#define PROBE_TEXT_MAX   4096
+#define PROBE_HEADER     "X-Prometheus-Scrape-Timeout-Seconds"
 #define PROBE_HEAD_LINES 5 /* the fixed lines before the query's keys in the parsed text */
 
 /* The query's parameters beside target: each is the configuration file's key of that name. */
 static const char *const probe_keys[] = {
-    "test",   "module", "protocol", "duration", "omit",       "parallel", "threads",
-    "direction", "bitrate", "size", "window", "congestion", "user",
+    "test",      "module",  "protocol", "duration", "omit",       "parallel", "threads",
+    "direction", "bitrate", "size",     "window",   "congestion", "user",
 };
 #define PROBE_NKEYS (sizeof(probe_keys) / sizeof(probe_keys[0]))
 
@@ -100,7 +100,7 @@ static int split_target(const char *v, char *host, size_t hlen, char *port, size
 static const char *param_of(const char *err, const char *const *lines, unsigned nlines)
 {
     const char *c = strchr(err, ':');
-    int line = c ? atoi(c + 1) : 0;
+    long line = c ? strtol(c + 1, NULL, 10) : 0;
 
     if (line > PROBE_HEAD_LINES && (unsigned)(line - PROBE_HEAD_LINES - 1) < nlines)
         return lines[line - PROBE_HEAD_LINES - 1];
@@ -402,8 +402,8 @@ unsigned exporter_probe_serve(void *ctx, const struct prom_request *rq, struct p
     release(p, slot);
     reason = rc ? (int)exporter_classify(rc, err) : -1;
     if (rc)
-        LOG_WARN("probe %s port %u: %s failed (%s): %s", o.host, o.port,
-                 params_test_name(o.p.test), reason_name(reason), rc > 0 ? r.error : err);
+        LOG_WARN("probe %s port %u: %s failed (%s): %s", o.host, o.port, params_test_name(o.p.test),
+                 reason_name(reason), rc > 0 ? r.error : err);
     render(b, &o, reason, &r, (double)clock_mono_ns() / 1e9 - t0);
     result_fini(&r);
     return 200;

@@ -156,7 +156,7 @@ struct prom_http {
     char where[300];
     struct prom_route route; /* route.fn NULL: none */
     uint64_t lifetime_ms;    /* a connection is closed this long after it opened */
-    pthread_mutex_t lock; /* conns, stop: libmicrohttpd's thread and the reaper */
+    pthread_mutex_t lock;    /* conns, stop: libmicrohttpd's thread and the reaper */
     pthread_cond_t wake;
     bool stop, reaping;
     pthread_t reaper;
@@ -429,8 +429,7 @@ struct prom_http *prom_http_start_route(const char *spec, prom_render_fn fn, voi
     }
     h->d = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL |
                                 (route ? MHD_USE_THREAD_PER_CONNECTION : 0),
-                            0, NULL, NULL,
-                            on_request, h, MHD_OPTION_LISTEN_SOCKET, fd,
+                            0, NULL, NULL, on_request, h, MHD_OPTION_LISTEN_SOCKET, fd,
                             MHD_OPTION_CONNECTION_LIMIT, (unsigned)PROM_MAX_CONNECTIONS,
                             MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned)PROM_PER_IP,
                             MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)PROM_CONN_TIMEOUT_S,

@@ -35,7 +35,8 @@ typedef void (*prom_render_fn)(void *ctx, struct prom_buf *b);
 struct prom_request;
 /* The header's value, NULL when absent. */
 const char *prom_request_header(const struct prom_request *r, const char *name);
-/* The i-th query argument (from 0): 0 with name and value (value "" when bare), -1 past the last. */
+/* The i-th query argument (from 0): 0 with name and value (value "" when bare), -1 past the last.
+ */
 int prom_request_arg(const struct prom_request *r, unsigned i, const char **name,
                      const char **value);
 /* Answers a route's request into b (text format when 200, a one-line message otherwise) and
