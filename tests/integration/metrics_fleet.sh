@@ -2,7 +2,7 @@
 # metrics_fleet: netrig as Prometheus' probe engine, with the shipped rules and dashboard.
 #  1. two daemons (serve --metrics), each in a namespace of its own, joined by veth pairs to a
 #     hub namespace where `netrig exporter` runs a scheduled rr target and a refused one and
-#     answers /probe;
+#     answers /probe; daemon A follows a tune journal on a fixture tree (--tune-state);
 #  2. /probe by hand: a stream to daemon A answers probe_success 1 and its throughput; a second
 #     probe of A while the first runs answers in_progress; a refused port answers reason
 #     "refused"; bad queries are 400 naming the parameter;
@@ -12,6 +12,8 @@
 #     rule evaluates healthy and every panel query of deploy/grafana/netrig-fleet.json returns
 #     data; /probe's duration stays under the scrape timeout; the failing probe shows as a
 #     pending NetrigProbeFailing alert;
+#  2b. tuning drift: A's netrig_tune_drifted is 1 for the value the fixture no longer holds and
+#     0 for the one it does, and 0 once the file holds the applied value again;
 #  4. promtool check rules and promtool test rules pass on the shipped files.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh" "$@"
@@ -47,10 +49,24 @@ join "$NSB" 2
 A=10.233.1.2
 B=10.233.2.2
 in_hub() { ip netns exec "$HUB" "$@"; }
-for ns in "$NSA" "$NSB"; do
-    ip netns exec "$ns" "$NETRIG" serve -p 5301 --metrics :9464 2>"$T/serve.$ns.log" &
-    track_pid $!
-done
+# a tune journal (docs/tune.md's format) of two sysctls applied to a fixture tree
+mkdir -p "$T/root/proc/sys/net/ipv4" "$T/root/proc/sys/net/core" "$T/tune"
+chmod 700 "$T/tune"
+printf '4096\t131072\t6291456\n' >"$T/root/proc/sys/net/ipv4/tcp_rmem"   # not what was applied
+printf '4096\n' >"$T/root/proc/sys/net/core/somaxconn"                     # what was applied
+cat >"$T/tune/tune-20261207T010000Z-1.jsonl" <<EOF
+{"netrig_tune_journal":1,"created":"2026-12-07T01:00:00Z","created_unix":1796518800,"pid":1,"target":"lab","profile":"throughput","sysroot":"$T/root","netns":"host","planned":2}
+{"seq":1,"kind":"sysctl","name":"net.ipv4.tcp_rmem","path":"/proc/sys/net/ipv4/tcp_rmem","old":"4096\t131072\t6291456","new":"4096 131072 33554432"}
+{"seq":1,"result":"applied","now":"4096\t131072\t33554432"}
+{"seq":2,"kind":"sysctl","name":"net.core.somaxconn","path":"/proc/sys/net/core/somaxconn","old":"1024","new":"4096"}
+{"seq":2,"result":"applied","now":"4096"}
+{"done":true,"applied":2,"refused":0,"unverified":0,"at":"2026-12-07T01:00:01Z","at_unix":1796518801}
+EOF
+chmod 600 "$T/tune/tune-20261207T010000Z-1.jsonl"
+ip netns exec "$NSA" "$NETRIG" serve -p 5301 --metrics :9464 --tune-state "$T/tune" 2>"$T/serve.a.log" &
+track_pid $!
+ip netns exec "$NSB" "$NETRIG" serve -p 5301 --metrics :9464 2>"$T/serve.b.log" &
+track_pid $!
 listening() { ip netns exec "$1" ss -Htln "sport = :$2" | grep -q .; }
 wait_until 10 "daemon A listening" listening "$NSA" 5301
 wait_until 10 "daemon B listening" listening "$NSB" 5301
@@ -107,6 +123,18 @@ check "a duration past the timeout: 400 naming duration ($code: $(cat "$T/p6"))"
     bash -c "[[ $code == 400 ]] && grep -q \"bad parameter 'duration'\" '$T/p6'"
 code=$(probe p7 "target=$A&color=red")
 check "an unknown parameter: 400 naming it ($code)" bash -c "[[ $code == 400 ]] && grep -q \"unknown parameter 'color'\" '$T/p7'"
+
+# ---- 2b. tuning drift on A
+in_hub curl -sS --max-time 3 "http://$A:9464/metrics" >"$T/ma"
+check "A follows one journal of two values ($(grep '^netrig_tune' "$T/ma" | tr '\n' ' '))" \
+    bash -c "grep -q '^netrig_tune_values 2$' '$T/ma' && grep -q '^netrig_tune_journals 1$' '$T/ma'"
+check "tcp_rmem drifted" grep -q '^netrig_tune_drifted{kind="sysctl",name="net.ipv4.tcp_rmem"} 1$' "$T/ma"
+check "somaxconn holds" grep -q '^netrig_tune_drifted{kind="sysctl",name="net.core.somaxconn"} 0$' "$T/ma"
+check "B has no tune metrics (no --tune-state)" bash -c "! ip netns exec '$HUB' curl -sS --max-time 3 'http://$B:9464/metrics' | grep -q '^netrig_tune'"
+printf '4096\t131072\t33554432\n' >"$T/root/proc/sys/net/ipv4/tcp_rmem"
+in_hub curl -sS --max-time 3 "http://$A:9464/metrics" >"$T/ma2"
+check "mended: nothing drifted" bash -c "grep -q '^netrig_tune_drifted_values 0$' '$T/ma2' && grep -q 'tcp_rmem\"} 0$' '$T/ma2'"
+printf '4096\t131072\t6291456\n' >"$T/root/proc/sys/net/ipv4/tcp_rmem"   # drifted again for Prometheus
 
 # ---- 3. Prometheus
 sed 's/^\(    interval: \)1m$/\11s/' "$RULES" >"$T/rules.yml"
@@ -165,7 +193,8 @@ while IFS= read -r e; do
     check "dashboard query returns data: $e ($(query "$e" | head -c 200))" has_data "$e"
 done <"$T/exprs"
 in_hub curl -sS --max-time 3 http://127.0.0.1:9090/api/v1/rules >"$T/rules.json"
-check_jq "all 13 rules loaded" "$T/rules.json" '[.data.groups[].rules[]] | length == 13'
+nrules=$(grep -cE '^ *- (record|alert):' "$RULES")
+check_jq "all $nrules rules loaded" "$T/rules.json" "[.data.groups[].rules[]] | length == $nrules"
 check_jq "every rule evaluated healthy" "$T/rules.json" '[.data.groups[].rules[] | select(.health != "ok")] | length == 0'
 query 'probe_success' >"$T/q1.json"
 check_jq "Prometheus' /probe of A (stream) and B (rr) succeeded" "$T/q1.json" \
