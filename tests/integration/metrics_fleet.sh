@@ -4,7 +4,7 @@
 #     hub namespace where `netrig exporter` runs a scheduled rr target and a refused one and
 #     answers /probe; daemon A follows a tune journal on a fixture tree (--tune-state);
 #  2. /probe by hand: a stream to daemon A answers probe_success 1 and its throughput; a second
-#     probe of A while the first runs answers in_progress; a refused port answers reason
+#     probe of A while the first runs answers in_progress; past --probes 1, probe_limit; a refused port answers reason
 #     "refused"; bad queries are 400 naming the parameter;
 #  3. Debian's prometheus in the hub scrapes /probe with the blackbox-style relabeling of
 #     docs/exporter.md (stream to A, rr to B, a refused port), the exporter's /metrics and both
@@ -91,6 +91,10 @@ ip netns exec "$HUB" "$NETRIG" exporter --config "$T/exporter.conf" --probes 3 2
 EXP_PID=$!
 track_pid $EXP_PID
 wait_until 10 "the exporter listening" listening "$HUB" 9465
+# a second exporter allowed one probe at a time
+ip netns exec "$HUB" "$NETRIG" exporter --listen 127.0.0.1:9466 --probes 1 2>"$T/exporter1.log" &
+track_pid $!
+wait_until 10 "the one-probe exporter listening" listening "$HUB" 9466
 check "the exporter announces /probe" grep -q 'probes at http://127.0.0.1:9465/probe, at most 3' "$T/exporter.log"
 
 # ---- 2. /probe by hand
@@ -104,16 +108,30 @@ check "no failure reason is set on success" bash -c "! grep -q '^netrig_probe_fa
 d=$(value p1 'probe_duration_seconds ')
 check "probe_duration_seconds covers the 300 ms test, under the 3 s timeout ($d)" \
     awk -v d="$d" 'BEGIN { exit !(d >= 0.3 && d < 3) }'
-# one per target: a second probe of A while a 2 s one runs
+# one per target: a second probe of A while a 2 s one runs (A idle first: the probe before
+# may still be counted as running there)
+running_on_a() { in_hub curl -sS --max-time 2 "http://$A:9464/metrics" | grep -q '^netrig_tests_running{[^}]*} [1-9]\|^netrig_tests_running [1-9]'; }
+idle_a() { ! running_on_a; }
+wait_until 10 "A idle" idle_a
 TMO=5 probe p2 "target=$A&test=stream&duration=2s" >/dev/null &
 P2=$!
-running_on_a() { in_hub curl -sS --max-time 2 "http://$A:9464/metrics" | grep -q '^netrig_tests_running{[^}]*} [1-9]\|^netrig_tests_running [1-9]'; }
 wait_until 10 "the first probe running on A" running_on_a
 code=$(probe p3 "target=$A:5301&module=rr&duration=200ms")
 check "a second probe of A while one runs: in_progress ($code: $(grep -v '^#' "$T/p3" | grep ' 1$' | tr '\n' ' '))" \
     bash -c "[[ $code == 200 ]] && grep -q '^netrig_probe_failed{reason=\"in_progress\"} 1$' '$T/p3' && grep -q '^probe_success 0$' '$T/p3'"
 wait "$P2" || true
 check "the 2 s probe of A succeeded" grep -q '^probe_success 1$' "$T/p2"
+# --probes 1: a probe of B while one of A runs answers probe_limit
+wait_until 10 "A idle after the first probes" idle_a
+in_hub curl -sS --max-time 10 -H "X-Prometheus-Scrape-Timeout-Seconds: 5" -o "$T/p8" \
+    "http://127.0.0.1:9466/probe?target=$A&test=rr&duration=2s" &
+P8=$!
+wait_until 10 "the one-probe exporter's probe running on A" running_on_a
+code=$(in_hub curl -sS --max-time 10 -o "$T/p9" -w '%{http_code}' "http://127.0.0.1:9466/probe?target=$B&test=rr&duration=200ms")
+check "past --probes 1: probe_limit ($code: $(grep -v '^#' "$T/p9" | grep ' 1$' | tr '\n' ' '))" \
+    bash -c "[[ $code == 200 ]] && grep -q '^netrig_probe_failed{reason=\"probe_limit\"} 1$' '$T/p9' && grep -q '^probe_success 0$' '$T/p9'"
+wait "$P8" || true
+check "the one probe it ran succeeded" grep -q '^probe_success 1$' "$T/p8"
 code=$(probe p4 "target=$A:5999&test=rr")
 check "a refused port: reason refused ($code)" grep -q '^netrig_probe_failed{reason="refused"} 1$' "$T/p4"
 code=$(probe p5 "target=$A&test=load")
