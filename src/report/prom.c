@@ -23,6 +23,10 @@
 #define PROM_REAP_MS         200   /* how often those two are looked at */
 #define PROM_CONTENT_TYPE    "text/plain; version=0.0.4; charset=utf-8"
 
+/* With a route: its requests last seconds and one Prometheus sends them all (the route bounds
+ * its own work, e.g. the exporter's --probes), so more at once, from one address too. */
+enum { PROM_ROUTE_CONNECTIONS = 96 };
+
 void prom_buf_free(struct prom_buf *b)
 {
     free(b->data);
@@ -160,7 +164,7 @@ struct prom_http {
     pthread_cond_t wake;
     bool stop, reaping;
     pthread_t reaper;
-    struct prom_conn conns[PROM_MAX_CONNECTIONS + 8];
+    struct prom_conn conns[PROM_ROUTE_CONNECTIONS + 8];
 };
 
 static uint64_t mono_ms(void)
@@ -430,8 +434,10 @@ struct prom_http *prom_http_start_route(const char *spec, prom_render_fn fn, voi
     h->d = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL |
                                 (route ? MHD_USE_THREAD_PER_CONNECTION : 0),
                             0, NULL, NULL, on_request, h, MHD_OPTION_LISTEN_SOCKET, fd,
-                            MHD_OPTION_CONNECTION_LIMIT, (unsigned)PROM_MAX_CONNECTIONS,
-                            MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned)PROM_PER_IP,
+                            MHD_OPTION_CONNECTION_LIMIT,
+                            (unsigned)(route ? PROM_ROUTE_CONNECTIONS : PROM_MAX_CONNECTIONS),
+                            MHD_OPTION_PER_IP_CONNECTION_LIMIT,
+                            (unsigned)(route ? PROM_ROUTE_CONNECTIONS : PROM_PER_IP),
                             MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)PROM_CONN_TIMEOUT_S,
                             MHD_OPTION_NOTIFY_CONNECTION, on_connection, h, MHD_OPTION_END);
     if (!h->d) {
