@@ -24,7 +24,7 @@ void cli_help_exporter(FILE *out)
           "Prometheus at http://ADDR:PORT/metrics. A target that cannot be reached shows as\n"
           "netrig_probe_success 0 with the reason in netrig_probe_failed{reason=...}; a scrape\n"
           "never waits for a running test. FILE is described in docs/exporter.md.\n"
-          "Also answers blackbox-style probes: GET /probe?target=HOST[:PORT]&test=stream|rr|crr\n"
+          "Also answers blackbox-style probes: GET /probe?target=HOST[:PORT]&test=stream|rr|crr|load\n"
           "runs that test when scraped, within Prometheus' scrape timeout, and answers\n"
           "probe_success, probe_duration_seconds and the test's figures (docs/exporter.md).\n"
           "\n"

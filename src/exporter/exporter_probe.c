@@ -69,7 +69,7 @@ void exporter_probes_destroy(struct exporter_probes *p)
 }
 
 /* HOST, HOST:PORT, [V6] or [V6]:PORT (a bare V6 address has more than one ':'). */
-static int split_target(const char *v, char *host, size_t hlen, char *port, size_t plen)
+int exporter_probe_split_target(const char *v, char *host, size_t hlen, char *port, size_t plen)
 {
     const char *colon = strrchr(v, ':');
     size_t n;
@@ -150,7 +150,7 @@ static int parse_text(const char *const *names, const char *const *values, unsig
     char text[PROBE_TEXT_MAX], host[256], port[32], perr[512];
     size_t len;
 
-    if (split_target(target, host, sizeof(host), port, sizeof(port))) {
+    if (exporter_probe_split_target(target, host, sizeof(host), port, sizeof(port))) {
         snprintf(err, errlen,
                  "bad parameter 'target': '%.80s' is not HOST, HOST:PORT or [IPV6]:PORT", target);
         return -1;
@@ -344,7 +344,7 @@ static void render_figures(struct prom_buf *b, const struct client_opts *o,
 }
 
 static void render(struct prom_buf *b, const struct client_opts *o, int reason,
-                   const struct run_result *r, double wall_s)
+                   const struct run_result *r, const struct load_result *lr, double wall_s)
 {
     char lab[64];
 
@@ -358,7 +358,9 @@ static void render(struct prom_buf *b, const struct client_opts *o, int reason,
         snprintf(lab, sizeof(lab), "reason=\"%s\"", reason_name(i));
         prom_sample(b, "netrig_probe_failed", lab, reason == i);
     }
-    if (reason < 0)
+    if (reason < 0 && lr)
+        exporter_probe_render_load(b, lr);
+    else if (reason < 0)
         render_figures(b, o, r);
 }
 
@@ -367,11 +369,14 @@ unsigned exporter_probe_serve(void *ctx, const struct prom_request *rq, struct p
     struct exporter_probes *p = ctx;
     const char *names[PROBE_ARGS_MAX], *values[PROBE_ARGS_MAX], *hdr;
     struct client_opts o;
+    struct load_opts lo;
+    struct load_result *lr = NULL;
     struct run_result r;
     char err[512] = "", key[280], *end;
     double timeout_s = 0, t0 = (double)clock_mono_ns() / 1e9;
     unsigned n = 0, slot = 0;
     int reason = -1, rc;
+    bool load;
 
     while (prom_request_arg(rq, n, &names[n], &values[n]) == 0)
         if (++n == PROBE_ARGS_MAX) {
@@ -387,24 +392,43 @@ unsigned exporter_probe_serve(void *ctx, const struct prom_request *rq, struct p
             return 400;
         }
     }
-    if (exporter_probe_parse(names, values, n, timeout_s, &o, err, sizeof(err))) {
+    load = exporter_probe_is_load(names, values, n);
+    if (load ? exporter_probe_parse_load(names, values, n, timeout_s, &lo, err, sizeof(err))
+             : exporter_probe_parse(names, values, n, timeout_s, &o, err, sizeof(err))) {
         prom_printf(b, "%s\n", err);
         return 400;
     }
+    if (load)
+        o = lo.base;
     snprintf(key, sizeof(key), "%s %u", o.host, o.port);
     reason = claim(p, key, &slot);
     if (reason) {
-        render(b, &o, reason, NULL, (double)clock_mono_ns() / 1e9 - t0);
+        render(b, &o, reason, NULL, NULL, (double)clock_mono_ns() / 1e9 - t0);
         LOG_INFO("probe %s port %u: not run (%s)", o.host, o.port, reason_name(reason));
         return 200;
     }
-    rc = client_run(&o, p->stop, &r, err, sizeof(err));
+    if (load) {
+        if (!(lr = calloc(1, sizeof(*lr)))) {
+            release(p, slot);
+            b->oom = true;
+            return 500;
+        }
+        rc = load_run(&lo, p->stop, lr, err, sizeof(err));
+    } else {
+        rc = client_run(&o, p->stop, &r, err, sizeof(err));
+    }
     release(p, slot);
     reason = rc ? (int)exporter_classify(rc, err) : -1;
     if (rc)
-        LOG_WARN("probe %s port %u: %s failed (%s): %s", o.host, o.port, params_test_name(o.p.test),
-                 reason_name(reason), rc > 0 ? r.error : err);
-    render(b, &o, reason, &r, (double)clock_mono_ns() / 1e9 - t0);
-    result_fini(&r);
+        LOG_WARN("probe %s port %u: %s failed (%s): %s", o.host, o.port,
+                 load ? "load" : params_test_name(o.p.test), reason_name(reason),
+                 rc > 0 ? (load ? lr->error : r.error) : err);
+    render(b, &o, reason, &r, lr, (double)clock_mono_ns() / 1e9 - t0);
+    if (load) {
+        load_result_fini(lr);
+        free(lr);
+    } else {
+        result_fini(&r);
+    }
     return 200;
 }

@@ -12,7 +12,10 @@
 #include <stdint.h>
 
 #include "client.h"
+#include "load.h"
 #include "prom.h"
+
+#include <stdbool.h>
 
 #define EXPORTER_PROBE_DEFAULT_TIMEOUT_S 10.0 /* without the header: blackbox's default */
 #define EXPORTER_PROBE_MAX_TIMEOUT_S     300.0
@@ -30,6 +33,15 @@ unsigned exporter_probe_serve(void *ctx, const struct prom_request *r, struct pr
  * <= 0: absent) into o and the test length budget. 0, or -1 with err naming the parameter. */
 int exporter_probe_parse(const char *const *names, const char *const *values, unsigned n,
                          double timeout_s, struct client_opts *o, char *err, size_t errlen);
+/* test=load (or module=load) among the arguments: latency under load, its own parameters. */
+bool exporter_probe_is_load(const char *const *names, const char *const *values, unsigned n);
+/* target, duration and parallel into lo: a fifth of the length baseline, three fifths loaded,
+ * a fifth recovery. 0, or -1 with err naming the parameter. */
+int exporter_probe_parse_load(const char *const *names, const char *const *values, unsigned n,
+                              double timeout_s, struct load_opts *lo, char *err, size_t errlen);
+void exporter_probe_render_load(struct prom_buf *b, const struct load_result *lr);
+/* HOST, HOST:PORT, [V6] or [V6]:PORT into host and port ("" when not given). 0 or -1. */
+int exporter_probe_split_target(const char *v, char *host, size_t hlen, char *port, size_t plen);
 /* The margin kept between the test's length and the scrape timeout t (seconds). */
 double exporter_probe_margin(double t);
 

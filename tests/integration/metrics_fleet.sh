@@ -67,9 +67,13 @@ ip netns exec "$NSA" "$NETRIG" serve -p 5301 --metrics :9464 --tune-state "$T/tu
 track_pid $!
 ip netns exec "$NSB" "$NETRIG" serve -p 5301 --metrics :9464 2>"$T/serve.b.log" &
 track_pid $!
+# a second daemon in A's namespace for the load probes (one test per target: its own port)
+ip netns exec "$NSA" "$NETRIG" serve -p 5302 2>"$T/serve.a2.log" &
+track_pid $!
 listening() { ip netns exec "$1" ss -Htln "sport = :$2" | grep -q .; }
 wait_until 10 "daemon A listening" listening "$NSA" 5301
 wait_until 10 "daemon B listening" listening "$NSB" 5301
+wait_until 10 "daemon A2 listening" listening "$NSA" 5302
 wait_until 10 "daemon A metrics" listening "$NSA" 9464
 wait_until 10 "daemon B metrics" listening "$NSB" 9464
 
@@ -134,8 +138,8 @@ wait "$P8" || true
 check "the one probe it ran succeeded" grep -q '^probe_success 1$' "$T/p8"
 code=$(probe p4 "target=$A:5999&test=rr")
 check "a refused port: reason refused ($code)" grep -q '^netrig_probe_failed{reason="refused"} 1$' "$T/p4"
-code=$(probe p5 "target=$A&test=load")
-check "test=load: 400 naming test ($code: $(cat "$T/p5"))" bash -c "[[ $code == 400 ]] && grep -q \"bad parameter 'test'\" '$T/p5'"
+code=$(probe p5 "target=$A&test=load&size=64")
+check "test=load with size: 400 naming size ($code: $(cat "$T/p5"))" bash -c "[[ $code == 400 ]] && grep -q \"bad parameter 'size'\" '$T/p5'"
 code=$(probe p6 "target=$A&test=stream&duration=5s")
 check "a duration past the timeout: 400 naming duration ($code: $(cat "$T/p6"))" \
     bash -c "[[ $code == 400 ]] && grep -q \"bad parameter 'duration'\" '$T/p6'"
@@ -182,6 +186,13 @@ $relabel
     params: {module: [rr]}
     static_configs: [{targets: ['$B:5301']}]
 $relabel
+  - job_name: netrig-probe-load
+    metrics_path: /probe
+    scrape_interval: 4s
+    scrape_timeout: 3s
+    params: {test: [load], parallel: [1]}
+    static_configs: [{targets: ['$A:5302']}]
+$relabel
   - job_name: netrig-probe-refused
     metrics_path: /probe
     params: {module: [stream]}
@@ -215,12 +226,15 @@ nrules=$(grep -cE '^ *- (record|alert):' "$RULES")
 check_jq "all $nrules rules loaded" "$T/rules.json" "[.data.groups[].rules[]] | length == $nrules"
 check_jq "every rule evaluated healthy" "$T/rules.json" '[.data.groups[].rules[] | select(.health != "ok")] | length == 0'
 query 'probe_success' >"$T/q1.json"
-check_jq "Prometheus' /probe of A (stream) and B (rr) succeeded" "$T/q1.json" \
-    '[.data.result[] | select(.metric.job != "netrig-probe-refused" and .value[1] == "1")] | length == 2'
+check_jq "Prometheus' /probe of A (stream), B (rr) and A2 (load) succeeded" "$T/q1.json" \
+    '[.data.result[] | select(.metric.job != "netrig-probe-refused" and .value[1] == "1")] | length == 3'
 query 'netrig_probe_failed{job="netrig-probe-refused",reason="refused"}' >"$T/q2.json"
 check_jq "the refused port: reason refused, instance is the target" "$T/q2.json" \
     ".data.result[0].value[1] == \"1\" and .data.result[0].metric.instance == \"$A:5999\""
-query 'max(max_over_time(probe_duration_seconds{job=~"netrig-probe.*"}[1m]))' >"$T/q3.json"
+query 'max(max_over_time(probe_duration_seconds{job=~"netrig-probe.*",job!="netrig-probe-load"}[1m]))' >"$T/q3.json"
+query 'max(max_over_time(probe_duration_seconds{job="netrig-probe-load"}[1m]))' >"$T/q3l.json"
+check_jq "the load probe stays within its 3 s scrape timeout" "$T/q3l.json" \
+    '(.data.result[0].value[1] | tonumber) < 3 and (.data.result[0].value[1] | tonumber) > 2'
 check_jq "/probe stays within the 1.5 s scrape timeout" "$T/q3.json" \
     '(.data.result[0].value[1] | tonumber) < 1.5 and (.data.result[0].value[1] | tonumber) > 0.3'
 query 'ALERTS{alertname="NetrigProbeFailing"}' >"$T/q4.json"

@@ -62,7 +62,6 @@ static void bad(void **state)
     } cases[] = {
         {{"test=rr"}, 1, 10, "missing parameter 'target'"},
         {{"target=h", "tst=rr"}, 2, 10, "unknown parameter 'tst'"},
-        {{"target=h", "test=load"}, 2, 10, "bad parameter 'test': invalid test 'load'"},
         {{"target=h", "test=rr", "module=crr"}, 3, 10, "bad parameter 'module': given twice"},
         {{"target=h:0"}, 1, 10, "bad parameter 'target': invalid port '0'"},
         {{"target=[::1"}, 1, 10, "bad parameter 'target'"},
@@ -86,11 +85,35 @@ static void bad(void **state)
     assert_true(exporter_probe_margin(10) > 1.49 && exporter_probe_margin(10) < 1.51);
 }
 
+/* test=load: the length split a fifth / three fifths / a fifth; its own parameters only. */
+static void load(void **state)
+{
+    const char *names[] = {"target", "module", "parallel"}, *values[] = {"[::1]:5400", "load", "2"};
+    const char *bad_n[] = {"target", "test", "size"}, *bad_v[] = {"h", "load", "64"};
+    struct load_opts lo;
+    char err[512];
+
+    (void)state;
+    assert_true(exporter_probe_is_load(names, values, 3));
+    assert_false(exporter_probe_is_load(bad_n, values, 1));
+    assert_int_equal(exporter_probe_parse_load(names, values, 3, 10, &lo, err, sizeof(err)), 0);
+    assert_string_equal(lo.base.host, "::1");
+    assert_int_equal(lo.base.port, 5400);
+    assert_int_equal(lo.lp.flows, 2);
+    assert_true(lo.lp.baseline_ns == 1700000000ULL && lo.lp.loaded_ns == 5100000000ULL &&
+                lo.lp.recovery_ns == 1700000000ULL);
+    assert_int_equal(exporter_probe_parse_load(bad_n, bad_v, 3, 10, &lo, err, sizeof(err)), -1);
+    assert_non_null(strstr(err, "bad parameter 'size'"));
+    assert_int_equal(exporter_probe_parse_load(names, values, 2, 1, &lo, err, sizeof(err)), -1);
+    assert_non_null(strstr(err, "bad parameter 'duration'"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(good),
         cmocka_unit_test(bad),
+        cmocka_unit_test(load),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
