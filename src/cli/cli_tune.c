@@ -1,7 +1,9 @@
 /* cli_tune: `netrig tune` options; runs the audit, builds the plan, then the dry run, --apply,
- * --revert or --list. Exit status: 0 done (every planned change applied, every value
- * restored), 1 some change refused, not changeable here or unverified (or a value not
- * restored), 2 nothing could be done (bad option, not root, journal or audit failure). */
+ * --revert or --list. Exit status: 0 done (every change that applies here applied, every
+ * value restored; a setting that cannot be set in this place, such as net.core.rmem_max in a
+ * network namespace, is not applicable and no failure), 1 some applicable change refused or
+ * unverified (or a value not restored), 2 nothing could be done (bad option, not root, journal
+ * or audit failure). */
 #include "cli.h"
 
 #include "audit.h"
@@ -73,9 +75,10 @@ void cli_help_tune(FILE *out)
                  "governor: --apply makes them), disruptive (may reset the link: only with\n"
                  "--allow-disruptive or --only) or manual (never run).\n"
                  "Inside a network namespace only per-namespace settings change; global ones\n"
-                 "(such as net.core.rmem_max) are reported as not changeable there.\n"
-                 "Exit status: 0 done, 1 some change refused or not possible here, 2 nothing\n"
-                 "done.\n"
+                 "(such as net.core.rmem_max) are reported as not applicable there.\n"
+                 "Exit status: 0 every change that applies here was made (not applicable\n"
+                 "and held-back changes are no failure), 1 an applicable change was refused\n"
+                 "or unverified, 2 nothing done.\n"
                  "\n"
                  "Examples:\n"
                  "  netrig tune --rate 10G --rtt 30ms            # the plan, nothing changed\n"
@@ -323,9 +326,9 @@ static int run_list(const struct tune_cli *tc)
         return 2;
     }
     if (tc->json)
-        print_doc(tune_report_list_json(tc->state_dir, names, n));
+        print_doc(tune_report_list_json(tc->state_dir, tc->ao.sysroot, names, n));
     else
-        tune_report_list_text(stdout, tc->state_dir, names, n);
+        tune_report_list_text(stdout, tc->state_dir, tc->ao.sysroot, names, n);
     tune_journal_names_free(names, n);
     return 0;
 }
@@ -338,7 +341,8 @@ static int run_revert(const struct tune_cli *tc)
 
     if (need_root(tc, "--revert"))
         return 2;
-    if (tune_apply_pick_journal(tc->state_dir, tc->journal, path, sizeof(path), err, sizeof(err))) {
+    if (tune_apply_pick_journal(tc->state_dir, tc->ao.sysroot, tc->journal, path, sizeof(path), err,
+                                sizeof(err))) {
         cli_error("%s", err);
         return 2;
     }
@@ -402,8 +406,8 @@ static int run_confirm(const struct tune_cli *tc)
 
     if (need_root(tc, "--confirm"))
         return 2;
-    n = tune_confirm_run(tc->state_dir, path, sizeof(path), why, sizeof(why), &too_late, err,
-                         sizeof(err));
+    n = tune_confirm_run(tc->state_dir, tc->ao.sysroot, path, sizeof(path), why, sizeof(why),
+                         &too_late, err, sizeof(err));
     if (n <= 0) {
         cli_error("%s", n < 0 ? err : why);
         return n < 0 || !too_late ? 2 : 1;
@@ -457,8 +461,8 @@ static int refuse_pending(void *arg, char *err, size_t errlen)
 {
     const struct apply_hooks *h = arg;
     char path[PATH_MAX], why[PATH_MAX + 256], confirm[PATH_MAX + 64];
-    int rc =
-        tune_confirm_pending(h->tc->state_dir, path, sizeof(path), why, sizeof(why), err, errlen);
+    int rc = tune_confirm_pending(h->tc->state_dir, h->tc->ao.sysroot, path, sizeof(path), why,
+                                  sizeof(why), err, errlen);
 
     if (rc <= 0)
         return rc;
@@ -541,7 +545,7 @@ static int run_apply(const struct tune_cli *tc, const struct tune_plan *plan,
                          "above)"
                   : plan->nchanges ? "no planned change can be made here (see 'NOT HERE' above)"
                                    : "no finding at warn or bad that netrig applies");
-        return plan->nchanges > held ? 1 : 0;
+        return 0; /* nothing applicable failed: it is all held back or not applicable here */
     }
     snprintf(hooks.job.state_dir, sizeof(hooks.job.state_dir), "%s", tc->state_dir);
     snprintf(hooks.job.sysroot, sizeof(hooks.job.sysroot), "%s",
@@ -574,7 +578,8 @@ static int run_apply(const struct tune_cli *tc, const struct tune_plan *plan,
     }
     if (rc)
         cli_error("%s", err);
-    rc = rc ? 2 : (res.refused || res.unverified || res.blocked ? 1 : 0);
+    /* not applicable here (blocked) and held back are no failure of the apply */
+    rc = rc ? 2 : (res.refused || res.unverified ? 1 : 0);
     for (size_t i = 0; i < res.nfiles; i++)
         if (res.file_done[i].outcome != TUNE_O_APPLIED && rc == 0)
             rc = 1;
