@@ -1,0 +1,102 @@
+#!/usr/bin/env bash
+# tune_journey: the loop a user walks (issue 26), on a WAN-emulated path whose two ends are
+# two network namespaces sharing one tune --state-dir (as every `ip netns exec` on a host
+# shares the default one).
+#  1. tune --apply in A and in B, each exits 0 although net.core.rmem_max/wmem_max are not
+#     applicable in a namespace (item 2); each journal names its namespace (inode, name) and
+#     host; --list in A shows A's journal and counts B's in one line; --revert in A restores
+#     A only (B stays tuned); a second --revert in A, and --revert of B's journal by name from
+#     A, are refused with one line and change nothing (item 1).
+#  2. The watchdog: A applies with --confirm-within 2s; B's --confirm does not confirm it
+#     and B's apply is not held up by it; A's watchdog reverts A, B keeps its values.
+# Needs root, ip netns and /dev/net/tun (tests/tools/wanem); exits 77 without them.
+set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh" "$@"
+
+need_netns
+path 20ms 100M
+NA=$PATH_NS_A
+NB=$PATH_NS_B
+STATE=$T/state
+mkdir -m 0700 "$STATE"
+# watchdogs this test started that still wait (each journal names its own)
+on_exit 'for j in '"$STATE"'/tune-*.jsonl; do
+    pid=$(sed -n "s/.*\"watchdog_pid\":\([0-9]*\).*/\1/p" "$j" | head -n1)
+    [[ -n $pid && $(cat /proc/$pid/comm 2>/dev/null) == netrig-confirm ]] && kill -KILL "$pid"
+done'
+
+# tune NS NAME ARGS...: netrig tune ARGS in NS; output in $T/NAME.out (both streams), RC
+tune() {
+    local ns=$1 name=$2
+    shift 2
+    RC=0
+    ip netns exec "$ns" "$NETRIG" tune --state-dir "$STATE" "$@" >"$T/$name.out" 2>&1 || RC=$?
+}
+export -f one_line
+wmem() { ip netns exec "$1" cat /proc/sys/net/ipv4/tcp_wmem | tr -s '\t ' ' '; }
+inode() { stat -L -c %i "/run/netns/$1"; }
+journal_of() { grep -l "\"netns_name\":\"$1\"" "$STATE"/tune-*.jsonl | tail -n1; }
+
+WMEM0=$(wmem "$NA")
+check "the two ends start alike" test "$WMEM0" == "$(wmem "$NB")"
+
+# ---- 1. two namespaces, one state directory --------------------------------------------------
+tune "$NA" applyA --rate 1G --rtt 36ms --apply
+check "apply in A exits 0 (got $RC): net.core.rmem_max is not applicable there, no failure" \
+    test "$RC" -eq 0
+check "... the apply says so ($(grep Applied "$T/applyA.out"))" grep -q "not applicable here 2" "$T/applyA.out"
+check "... and names rmem_max n/a" grep -q "^  n/a here    net.core.rmem_max" "$T/applyA.out"
+tune "$NB" applyB --rate 1G --rtt 36ms --apply
+check "apply in B exits 0 (got $RC)" test "$RC" -eq 0
+WMEM1=$(wmem "$NA")
+check "both ends tuned ($WMEM0 -> $WMEM1, B $(wmem "$NB"))" bash -c "[[ '$WMEM1' != '$WMEM0' && '$(wmem "$NB")' == '$WMEM1' ]]"
+JA=$(journal_of "$NA")
+JB=$(journal_of "$NB")
+check "A's journal names A's namespace by inode and name, and the host" \
+    bash -c "head -n1 '$JA' | jq -e '.place.netns_inode == $(inode "$NA") and .place.host == \"$(hostname)\" and .place.machine_id != null' >/dev/null"
+check "B's journal names B's namespace" test "$(head -n1 "$JB" | jq -r .place.netns_inode)" == "$(inode "$NB")"
+
+tune "$NA" listA --list
+check "--list in A shows A's journal" grep -q "$JA" "$T/listA.out"
+check "... not B's" bash -c "! grep -q '$JB' '$T/listA.out'"
+check "... and counts B's in one line" grep -q "^1 journal(s) applied in another network namespace or host not shown" "$T/listA.out"
+tune "$NA" listJ --list -J
+check_jq "--list -J: every journal with its place and whether it is here" "$T/listJ.out" \
+    '(.journals | length) == 2 and ([.journals[] | select(.here)] | length) == 1
+     and ([.journals[] | select(.here)][0].place.netns_name == $a)' --arg a "$NA"
+
+tune "$NA" revertA --revert
+check "--revert in A exits 0 (got $RC)" test "$RC" -eq 0
+check "... it reverted A's journal" grep -q "reverting $JA" "$T/revertA.out"
+check "... A is back" test "$(wmem "$NA")" == "$WMEM0"
+check "... B keeps its values" test "$(wmem "$NB")" == "$WMEM1"
+check "... and B's journal is untouched" bash -c "! grep -q '\"revert\"' '$JB'"
+tune "$NA" revertA2 --revert
+check "a second --revert in A: exit 2 (got $RC), one line naming B's journal as elsewhere" \
+    bash -c "[[ $RC -eq 2 ]] && one_line '$T/revertA2.out' && grep -q 'applied elsewhere and are left alone (the newest in network namespace $NB (inode $(inode "$NB"))' '$T/revertA2.out'"
+tune "$NA" revertAB --revert "$JB"
+check "--revert of B's journal by name from A: exit 2 (got $RC), one line" \
+    bash -c "[[ $RC -eq 2 ]] && one_line '$T/revertAB.out' && grep -q 'was applied in another network namespace.*run the revert there (ip netns exec $NB ' '$T/revertAB.out'"
+check "... nothing changed in A or B" bash -c "[[ '$(wmem "$NA")' == '$WMEM0' && '$(wmem "$NB")' == '$WMEM1' ]]"
+check "... and B's journal is still untouched" bash -c "! grep -q '\"revert\"' '$JB'"
+
+# ---- 2. the watchdog, beside another namespace ------------------------------------------------
+tune "$NB" revertB --revert
+check "--revert in B restores B (exit $RC)" bash -c "[[ $RC -eq 0 && '$(wmem "$NB")' == '$WMEM0' ]]"
+tune "$NA" confA --rate 1G --rtt 36ms --apply --confirm-within 2s
+check "A applies with --confirm-within 2s (exit $RC)" bash -c "[[ $RC -eq 0 && '$(wmem "$NA")' == '$WMEM1' ]]"
+JA2=$(journal_of "$NA")
+tune "$NB" confB --confirm
+check "B's --confirm does not confirm A's journal: exit 2 (got $RC), one line" \
+    bash -c "[[ $RC -eq 2 ]] && one_line '$T/confB.out' && grep -q 'in another network namespace or host and are left alone' '$T/confB.out'"
+check "... A's journal has no confirmation" bash -c "! grep -q '\"confirm\":\"done\"' '$JA2'"
+tune "$NB" applyB2 --rate 1G --rtt 36ms --apply
+check "B's apply is not held up by A's pending confirmation (exit $RC)" test "$RC" -eq 0
+restored_a() { [[ $(wmem "$NA") == "$WMEM0" ]]; }
+check "A's watchdog reverts A within 2 s + 5 s" wait_until 7 "A's watchdog" restored_a
+check "... by the watchdog ($(grep revert "$JA2"))" grep -q '"by":"watchdog"' "$JA2"
+check "... and B keeps its values" test "$(wmem "$NB")" == "$WMEM1"
+tune "$NB" revertB2 --revert
+check "B reverts its own (exit $RC)" bash -c "[[ $RC -eq 0 && '$(wmem "$NB")' == '$WMEM0' ]]"
+
+finish
