@@ -4,6 +4,7 @@
 
 #include "store_run.h"
 
+#include <cjson/cJSON.h>
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
@@ -83,6 +84,25 @@ static void compare_metrics(struct store *st, struct compare_result *c, double *
     }
 }
 
+/* The distinct verdicts of the diagnoses among ids (the document's diagnose.verdict.id). */
+static int collect_verdicts(struct store *st, const int64_t *ids, size_t n, char **out)
+{
+    int rc = 0;
+
+    for (size_t i = 0; i < n && rc >= 0; i++) {
+        char *text = store_run_document(st, ids[i]);
+        cJSON *doc = text ? cJSON_Parse(text) : NULL;
+        const cJSON *d = cJSON_GetObjectItemCaseSensitive(doc, "diagnose");
+        const cJSON *id =
+            cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(d, "verdict"), "id");
+        if (cJSON_IsString(id))
+            rc = compare_join(out, id->valuestring);
+        cJSON_Delete(doc);
+        free(text);
+    }
+    return rc < 0 ? rc : 0;
+}
+
 int compare_sets(struct store *st, const int64_t *a, size_t na, const int64_t *b, size_t nb,
                  unsigned flags, struct compare_result *out, char *err, size_t errlen)
 {
@@ -97,6 +117,10 @@ int compare_sets(struct store *st, const int64_t *a, size_t na, const int64_t *b
         compare_metrics(st, out, va, vb);
         rc = compare_host(st, out);
     }
+    if (!rc)
+        rc = collect_verdicts(st, a, na, &out->verdict[0]);
+    if (!rc)
+        rc = collect_verdicts(st, b, nb, &out->verdict[1]);
     if (rc == -ENOMEM)
         snprintf(err, errlen, "out of memory comparing runs");
     free(va), free(vb);
@@ -109,6 +133,10 @@ void compare_free(struct compare_result *c)
 {
     compare_params_free(c);
     compare_host_free(c);
+    for (int i = 0; i < 2; i++) {
+        free(c->verdict[i]);
+        c->verdict[i] = NULL;
+    }
     for (size_t i = 0; i < c->nwarnings; i++)
         free(c->warnings[i].message);
     free(c->warnings);
@@ -234,6 +262,12 @@ cJSON *compare_json(const struct compare_result *c, const char *name_a, const ch
     cJSON_AddItemToObject(x, "runs", ids_json(c->b, c->nb));
     cJSON_AddNumberToObject(o, "confidence", COMPARE_LEVEL);
     params_json(o, c);
+    x = cJSON_AddObjectToObject(o, "diagnose");
+    for (int i = 0; i < 2; i++)
+        if (c->verdict[i])
+            cJSON_AddStringToObject(x, i ? "b" : "a", c->verdict[i]);
+        else
+            cJSON_AddNullToObject(x, i ? "b" : "a");
     arr = cJSON_AddArrayToObject(o, "metrics");
     for (size_t i = 0; i < c->nrows; i++)
         cJSON_AddItemToArray(arr, row_json(&c->rows[i]));
@@ -338,6 +372,10 @@ void compare_text(const struct compare_result *c, const char *name_a, const char
 {
     side_line(out, "A", name_a, c->a, c->na);
     side_line(out, "B", name_b, c->b, c->nb);
+    if (c->verdict[0] || c->verdict[1])
+        fprintf(out, "diagnose verdict (A -> B): %s -> %s\n",
+                c->verdict[0] ? c->verdict[0] : "(not a diagnosis)",
+                c->verdict[1] ? c->verdict[1] : "(not a diagnosis)");
     params_text(c, out);
     metrics_text(c, out);
     host_text(&c->side[0], out);

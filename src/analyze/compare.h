@@ -76,6 +76,9 @@ struct compare_result {
     struct compare_row rows[METRIC_MAX];
     size_t nrows;
     struct compare_side side[2]; /* client, server */
+    /* netrig diagnose's verdicts of each set's runs ("rwnd_limited | ok"), NULL when none of
+     * its runs is a diagnosis */
+    char *verdict[2];
 };
 
 /* Compares set b against set a. A transactional test (rr, crr) against a stream is refused
