@@ -375,5 +375,7 @@ int cli_diagnose(int argc, char **argv, volatile sig_atomic_t *stop)
         cli_error("--rtt is out of range: use 1us to 10s");
         return CLI_EXIT_USAGE;
     }
+    if (!dc.no_save && cli_history_check_db(dc.db))
+        return CLI_EXIT_USAGE;
     return dc.during ? run_during(&dc, stop) : run_test(&dc, stop);
 }
