@@ -3,6 +3,7 @@
 #include "compare.h"
 
 #include "store_run.h"
+#include "store_tune.h"
 
 #include <cjson/cJSON.h>
 #include <errno.h>
@@ -103,6 +104,51 @@ static int collect_verdicts(struct store *st, const int64_t *ids, size_t n, char
     return rc < 0 ? rc : 0;
 }
 
+static int add_tune(const struct store_tune *t, void *arg)
+{
+    struct compare_result *c = arg;
+    struct compare_tune *n = realloc(c->tunes, (c->ntunes + 1) * sizeof(*n)), *x;
+    char ino[40] = "";
+
+    if (!n)
+        return -ENOMEM;
+    c->tunes = n;
+    x = &n[c->ntunes];
+    memset(x, 0, sizeof(*x));
+    snprintf(x->applied_at, sizeof(x->applied_at), "%s", t->applied_at);
+    snprintf(x->target, sizeof(x->target), "%s", t->target);
+    if (t->netns_inode)
+        snprintf(ino, sizeof(ino), "inode %llu", t->netns_inode);
+    snprintf(x->where, sizeof(x->where), "network namespace %s%s(%s) on host %s", t->netns_name,
+             t->netns_name[0] ? " " : "", ino[0] ? ino : "inode unknown",
+             t->host[0] ? t->host : "(unknown)");
+    x->changes = strdup(t->changes ? t->changes : "[]");
+    if (!x->changes)
+        return -ENOMEM;
+    c->ntunes++;
+    return 0;
+}
+
+/* The tune journals recorded between the sets: from A's last start to B's first (whole
+ * seconds: an apply in the second B started counts). */
+static int collect_tunes(struct store *st, struct compare_result *c)
+{
+    char from[32] = "", to[32] = "", err[256];
+    struct store_run r;
+
+    for (size_t i = 0; i < c->na; i++)
+        if (!store_run_get(st, c->a[i], &r, err, sizeof(err)) && strcmp(r.started_at, from) > 0)
+            snprintf(from, sizeof(from), "%s", r.started_at);
+    for (size_t i = 0; i < c->nb; i++)
+        if (!store_run_get(st, c->b[i], &r, err, sizeof(err)) &&
+            (!to[0] || strcmp(r.started_at, to) < 0))
+            snprintf(to, sizeof(to), "%s", r.started_at);
+    if (!from[0] || !to[0] || strcmp(from, to) > 0)
+        return 0;
+    /* a store from before schema v7 has no such table: nothing to name */
+    return store_tune_between(st, from, to, add_tune, c, err, sizeof(err)) == -ENOMEM ? -ENOMEM : 0;
+}
+
 int compare_sets(struct store *st, const int64_t *a, size_t na, const int64_t *b, size_t nb,
                  unsigned flags, struct compare_result *out, char *err, size_t errlen)
 {
@@ -121,6 +167,8 @@ int compare_sets(struct store *st, const int64_t *a, size_t na, const int64_t *b
         rc = collect_verdicts(st, a, na, &out->verdict[0]);
     if (!rc)
         rc = collect_verdicts(st, b, nb, &out->verdict[1]);
+    if (!rc)
+        rc = collect_tunes(st, out);
     if (rc == -ENOMEM)
         snprintf(err, errlen, "out of memory comparing runs");
     free(va), free(vb);
@@ -137,6 +185,11 @@ void compare_free(struct compare_result *c)
         free(c->verdict[i]);
         c->verdict[i] = NULL;
     }
+    for (size_t i = 0; i < c->ntunes; i++)
+        free(c->tunes[i].changes);
+    free(c->tunes);
+    c->tunes = NULL;
+    c->ntunes = 0;
     for (size_t i = 0; i < c->nwarnings; i++)
         free(c->warnings[i].message);
     free(c->warnings);
@@ -268,6 +321,15 @@ cJSON *compare_json(const struct compare_result *c, const char *name_a, const ch
             cJSON_AddStringToObject(x, i ? "b" : "a", c->verdict[i]);
         else
             cJSON_AddNullToObject(x, i ? "b" : "a");
+    arr = cJSON_AddArrayToObject(o, "tune_between");
+    for (size_t i = 0; i < c->ntunes; i++) {
+        cJSON *t = cJSON_CreateObject();
+        cJSON_AddStringToObject(t, "applied_at", c->tunes[i].applied_at);
+        cJSON_AddStringToObject(t, "where", c->tunes[i].where);
+        cJSON_AddStringToObject(t, "target", c->tunes[i].target);
+        cJSON_AddItemToObject(t, "changes", cJSON_Parse(c->tunes[i].changes));
+        cJSON_AddItemToArray(arr, t);
+    }
     arr = cJSON_AddArrayToObject(o, "metrics");
     for (size_t i = 0; i < c->nrows; i++)
         cJSON_AddItemToArray(arr, row_json(&c->rows[i]));
@@ -368,6 +430,29 @@ static void host_text(const struct compare_side *sd, FILE *out)
                 sd->unrecorded, sd->unrecorded == 1 ? "" : "s");
 }
 
+/* What netrig tune --apply changed between the sets, one line per applied change. */
+static void tunes_text(const struct compare_result *c, FILE *out)
+{
+    for (size_t i = 0; i < c->ntunes; i++) {
+        const struct compare_tune *t = &c->tunes[i];
+        cJSON *arr = cJSON_Parse(t->changes), *e;
+        fprintf(out, "tune applied between A and B: %s, in %s, for %s:\n", t->applied_at, t->where,
+                t->target);
+        cJSON_ArrayForEach(e, arr)
+        {
+            const cJSON *n = cJSON_GetObjectItemCaseSensitive(e, "name");
+            const cJSON *a = cJSON_GetObjectItemCaseSensitive(e, "old");
+            const cJSON *b = cJSON_GetObjectItemCaseSensitive(e, "new");
+            const cJSON *r = cJSON_GetObjectItemCaseSensitive(e, "result");
+            fprintf(out, "  %-40s %s -> %s (%s)\n", cJSON_IsString(n) ? n->valuestring : "?",
+                    cJSON_IsString(a) ? a->valuestring : "(none)",
+                    cJSON_IsString(b) ? b->valuestring : "?",
+                    cJSON_IsString(r) ? r->valuestring : "?");
+        }
+        cJSON_Delete(arr);
+    }
+}
+
 void compare_text(const struct compare_result *c, const char *name_a, const char *name_b, FILE *out)
 {
     side_line(out, "A", name_a, c->a, c->na);
@@ -377,6 +462,7 @@ void compare_text(const struct compare_result *c, const char *name_a, const char
                 c->verdict[0] ? c->verdict[0] : "(not a diagnosis)",
                 c->verdict[1] ? c->verdict[1] : "(not a diagnosis)");
     params_text(c, out);
+    tunes_text(c, out);
     metrics_text(c, out);
     host_text(&c->side[0], out);
     host_text(&c->side[1], out);

@@ -67,6 +67,9 @@ void cli_help_tune(FILE *out)
                  "                     reverted) in reverse order and verify it (root)\n"
                  "  --list             the journals: time, changes, applied or reverted\n"
                  "  --state-dir DIR    where journals live (default " TUNE_JOURNAL_DEFAULT_DIR ")\n"
+                 "  --db PATH          with --apply: the history that records the apply (its\n"
+                 "                     place, target, changes) for compare and report\n"
+                 "  --no-save          with --apply: do not record it in the history\n"
                  "  --sysroot DIR      read and write DIR/proc, DIR/sys and DIR/etc (a recorded\n"
                  "                     tree) instead of this host; the state directory too\n"
                  "  -J, --json         one JSON document\n"
@@ -103,6 +106,8 @@ enum {
     OPT_PEER,
     OPT_CONFIRM_WITHIN,
     OPT_CONFIRM,
+    OPT_DB,
+    OPT_NO_SAVE,
 };
 
 static const struct option tune_long[] = {
@@ -123,6 +128,8 @@ static const struct option tune_long[] = {
     {"peer", required_argument, NULL, OPT_PEER},
     {"confirm-within", required_argument, NULL, OPT_CONFIRM_WITHIN},
     {"confirm", no_argument, NULL, OPT_CONFIRM},
+    {"db", required_argument, NULL, OPT_DB},
+    {"no-save", no_argument, NULL, OPT_NO_SAVE},
     {NULL, 0, NULL, 0},
 };
 
@@ -130,8 +137,8 @@ struct tune_cli {
     struct audit_opts ao;
     char sysroot[PATH_MAX];   /* canonical */
     char state_dir[PATH_MAX]; /* joined with the sysroot */
-    const char *state_opt, *journal;
-    bool json, apply, persist, revert, list, confirm, target_set;
+    const char *state_opt, *journal, *db;
+    bool json, apply, persist, revert, list, confirm, target_set, no_save;
     uint64_t confirm_ns;    /* --confirm-within */
     struct tune_select sel; /* --allow-disruptive, --only, --peer */
     unsigned pause_ms;
@@ -194,6 +201,8 @@ static int tune_opt(int c, const char *arg, struct tune_cli *tc)
     case OPT_ONLY: tc->sel.only = arg; return 0;
     case OPT_PEER: tc->sel.peer = arg; return 0;
     case OPT_CONFIRM: tc->confirm = true; return 0;
+    case OPT_DB: tc->db = arg; return 0;
+    case OPT_NO_SAVE: tc->no_save = true; return 0;
     case OPT_CONFIRM_WITHIN:
         if (cli_parse_duration("--confirm-within", arg, &tc->confirm_ns))
             return -1;
@@ -237,6 +246,12 @@ static int tune_check(struct tune_cli *tc, int argc, char **argv)
     if ((tc->revert || tc->list || tc->confirm) && (tc->target_set || tc->ao.iface)) {
         cli_error("--revert, --list and --confirm take no target (--rate, --rtt, --profile, "
                   "-I): the journal holds what was changed");
+        return -1;
+    }
+    if ((tc->db || tc->no_save) && (!tc->apply || (tc->db && tc->no_save))) {
+        cli_error("%s", tc->apply ? "--no-save saves nothing: it does not go with --db"
+                                  : "--db and --no-save go with --apply: only an apply is "
+                                    "recorded in the history");
         return -1;
     }
     if ((tc->revert || tc->list) && tc->persist) {
@@ -576,6 +591,8 @@ static int run_apply(const struct tune_cli *tc, const struct tune_plan *plan,
         if (hooks.job.within_ms)
             confirm_note(tc, &hooks, NULL);
     }
+    if (!tc->no_save && !tc->ao.sysroot)
+        cli_tune_save(tc->db, res.journal, tc->json ? NULL : stdout);
     if (rc)
         cli_error("%s", err);
     /* not applicable here (blocked) and held back are no failure of the apply */
@@ -657,6 +674,8 @@ int cli_tune(int argc, char **argv, volatile sig_atomic_t *stop)
     if (tc.confirm)
         return run_confirm(&tc);
     if (tc.apply && need_root(&tc, "--apply"))
+        return 2;
+    if (tc.apply && !tc.no_save && cli_history_check_db(tc.db))
         return 2;
     ctx = audit_create(&tc.ao, err, sizeof(err));
     if (!ctx || audit_run(ctx, err, sizeof(err)) || tune_plan_build(ctx, &plan, err, sizeof(err))) {
