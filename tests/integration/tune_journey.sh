@@ -9,6 +9,11 @@
 #     A, are refused with one line and change nothing (item 1).
 #  2. The watchdog: A applies with --confirm-within 2s; B's --confirm does not confirm it
 #     and B's apply is not held up by it; A's watchdog reverts A, B keeps its values.
+#  3. diagnose -> tune -> diagnose -> compare (item 3): B (the receiver) with a 64 KiB
+#     tcp_rmem; diagnose from A names rwnd_limited and saves the run with its verdict (tag
+#     before); tune --apply in B records its journal in the same history; after it, diagnose
+#     (tag after) no longer names the window, and compare before after shows both verdicts,
+#     the journal (B's namespace, tcp_rmem old -> new) and a throughput at least 3x higher.
 # Needs root, ip netns and /dev/net/tun (tests/tools/wanem); exits 77 without them.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh" "$@"
@@ -98,5 +103,51 @@ check "... by the watchdog ($(grep revert "$JA2"))" grep -q '"by":"watchdog"' "$
 check "... and B keeps its values" test "$(wmem "$NB")" == "$WMEM1"
 tune "$NB" revertB2 --revert
 check "B reverts its own (exit $RC)" bash -c "[[ $RC -eq 0 && '$(wmem "$NB")' == '$WMEM0' ]]"
+
+# ---- 3. diagnose -> tune -> diagnose -> compare ------------------------------------------------
+DB=$T/history.db
+ip netns exec "$NB" sysctl -qw net.ipv4.tcp_rmem="4096 65536 65536"
+serve_b() {
+    SRV_LOG=$T/serve.$RANDOM.log
+    ip netns exec "$NB" "$NETRIG" serve -p 0 -B "$PATH_B" 2>"$SRV_LOG" &
+    SRV_PID=$!
+    track_pid "$SRV_PID"
+    SRV_PORT=$(wait_for_port "$SRV_LOG" "$SRV_PID")
+}
+# diag TAG: diagnose from A into B, saved with TAG; the verdict's id in $T/TAG.json
+diag() {
+    local rc=0
+    ip netns exec "$NA" timeout -s KILL 60 "$NETRIG" diagnose -c "$PATH_B" -p "$SRV_PORT" -t 2 \
+        --rate 100M --rtt 20ms --db "$DB" --tag "$1" -J >"$T/$1.json" 2>"$T/$1.err" || rc=$?
+    check "diagnose ($1) exits 0 (got $rc: $(head -c 200 "$T/$1.err"))" test "$rc" -eq 0
+}
+serve_b
+diag before
+check_jq "before: the receiver's window limits (rwnd_limited)" "$T/before.json" '.verdict.id == "rwnd_limited"'
+kill "$SRV_PID"
+wait_exit "$SRV_PID" 5 || true
+"$NETRIG" history --db "$DB" --tag before -J >"$T/hist_before.json"
+check_jq "the diagnosis is saved like any test, its verdict in the title, tagged before" \
+    "$T/hist_before.json" 'length == 1 and .[0].title == "diagnose: rwnd_limited"'
+tune "$NB" fix --rate 100M --rtt 20ms --apply --db "$DB"
+check "tune --apply in B exits 0 (got $RC)" test "$RC" -eq 0
+check "... and is recorded in the history" grep -q "Recorded in the history as tune journal" "$T/fix.out"
+serve_b # a listener keeps the buffer sizes of when it was made
+diag after
+check_jq "after: the window no longer limits" "$T/after.json" '.verdict.id != "rwnd_limited"'
+"$NETRIG" compare before after --db "$DB" -J >"$T/compare.json"
+"$NETRIG" compare before after --db "$DB" >"$T/compare.txt"
+check_jq "compare shows both verdicts" "$T/compare.json" \
+    '.diagnose.a == "rwnd_limited" and .diagnose.b != null and .diagnose.b != "rwnd_limited"'
+check_jq "compare names the tune between them: B's namespace, tcp_rmem raised" "$T/compare.json" \
+    '(.tune_between | length) == 1 and (.tune_between[0].where | contains($b))
+     and any(.tune_between[0].changes[]; .name == "net.ipv4.tcp_rmem" and .old == "4096 65536 65536"
+             and .result == "applied")' --arg b "$NB"
+log "throughput before -> after: $(jq -r '.metrics[] | select(.name == "throughput_bps") | "\(.a.mean / 1e6) -> \(.b.mean / 1e6) Mbit/s"' "$T/compare.json"), verdict $(jq -r .diagnose.b "$T/compare.json")"
+check_jq "compare: throughput at least 3x higher after" "$T/compare.json" \
+    'any(.metrics[]; .name == "throughput_bps" and .b.mean >= 3 * .a.mean)'
+check "compare's text says it in lines" bash -c "grep -q 'diagnose verdict (A -> B): rwnd_limited -> ' '$T/compare.txt' && grep -q 'tune applied between A and B: .* in network namespace $NB ' '$T/compare.txt'"
+tune "$NB" undo --revert
+check "B reverts the fix (exit $RC)" test "$RC" -eq 0
 
 finish
