@@ -8,6 +8,7 @@
 #include <cjson/cJSON.h>
 #include <errno.h>
 #include <math.h>
+#include <stdbool.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -127,6 +128,31 @@ static int add_tune(const struct store_tune *t, void *arg)
         return -ENOMEM;
     c->ntunes++;
     return 0;
+}
+
+void compare_tune_changes(const struct compare_tune *t, char *buf, size_t len)
+{
+    cJSON *arr = cJSON_Parse(t->changes), *e;
+    size_t at = 0;
+
+    buf[0] = '\0';
+    cJSON_ArrayForEach(e, arr)
+    {
+        const cJSON *n = cJSON_GetObjectItemCaseSensitive(e, "name");
+        const cJSON *a = cJSON_GetObjectItemCaseSensitive(e, "old");
+        const cJSON *b = cJSON_GetObjectItemCaseSensitive(e, "new");
+        const cJSON *r = cJSON_GetObjectItemCaseSensitive(e, "result");
+        bool applied = cJSON_IsString(r) && !strcmp(r->valuestring, "applied");
+        int k = snprintf(
+            buf + at, len - at, "%s%s %s -> %s%s%s%s", at ? "; " : "",
+            cJSON_IsString(n) ? n->valuestring : "?", cJSON_IsString(a) ? a->valuestring : "(none)",
+            cJSON_IsString(b) ? b->valuestring : "?", applied ? "" : " (",
+            applied ? "" : (cJSON_IsString(r) ? r->valuestring : "?"), applied ? "" : ")");
+        if (k < 0 || (size_t)k >= len - at)
+            break;
+        at += (size_t)k;
+    }
+    cJSON_Delete(arr);
 }
 
 /* The tune journals recorded between the sets: from A's last start to B's first (whole

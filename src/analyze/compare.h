@@ -91,6 +91,9 @@ struct compare_result {
     size_t ntunes;
 };
 
+/* t's changes as "NAME OLD -> NEW; ..." (with "(refused)" etc. after one not applied). */
+void compare_tune_changes(const struct compare_tune *t, char *buf, size_t len);
+
 /* Compares set b against set a. A transactional test (rr, crr) against a stream is refused
  * with -EDOM and a one-line err unless flags has COMPARE_FORCE. */
 int compare_sets(struct store *st, const int64_t *a, size_t na, const int64_t *b, size_t nb,

@@ -13,7 +13,9 @@
 #     tcp_rmem; diagnose from A names rwnd_limited and saves the run with its verdict (tag
 #     before); tune --apply in B records its journal in the same history; after it, diagnose
 #     (tag after) no longer names the window, and compare before after shows both verdicts,
-#     the journal (B's namespace, tcp_rmem old -> new) and a throughput at least 3x higher.
+#     the journal (B's namespace, tcp_rmem old -> new) and a throughput at least 3x higher;
+#     report compare before after tells it on one page (before, change, after, gain), its
+#     chart's axis naming the sides before and after.
 # Needs root, ip netns and /dev/net/tun (tests/tools/wanem); exits 77 without them.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh" "$@"
@@ -147,6 +149,17 @@ log "throughput before -> after: $(jq -r '.metrics[] | select(.name == "throughp
 check_jq "compare: throughput at least 3x higher after" "$T/compare.json" \
     'any(.metrics[]; .name == "throughput_bps" and .b.mean >= 3 * .a.mean)'
 check "compare's text says it in lines" bash -c "grep -q 'diagnose verdict (A -> B): rwnd_limited -> ' '$T/compare.txt' && grep -q 'tune applied between A and B: .* in network namespace $NB ' '$T/compare.txt'"
+rc=0
+"$NETRIG" report compare before after --db "$DB" -o "$T/story.html" 2>"$T/report.err" || rc=$?
+check "report compare before after exits 0 (got $rc: $(head -c 200 "$T/report.err"))" test "$rc" -eq 0
+check "report: before with its verdict" grep -q "<tr><th>before</th><td>before: diagnose verdict <b>rwnd_limited</b>" "$T/story.html"
+check "report: the change, B's namespace and tcp_rmem" grep -Eq "<tr><th>change</th><td>netrig tune --apply at .* in network namespace $NB .*net.ipv4.tcp_rmem 4096 65536 65536 -&gt; " "$T/story.html"
+check "report: after with its verdict" grep -q "<tr><th>after</th><td>after: diagnose verdict <b>" "$T/story.html"
+check "report: the gain and its significance" grep -Eq "<tr><th>gain</th><td>throughput .* -&gt; .* \(\+[0-9.]+%\), significance untested: one run each" "$T/story.html"
+if command -v gnuplot >/dev/null 2>&1; then
+    check "report: the chart's axis names the sides by their tags" \
+        bash -c "grep -q '>before<' '$T/story.html' && grep -q '>after<' '$T/story.html' && grep -q 'after against before' '$T/story.html'"
+fi
 tune "$NB" undo --revert
 check "B reverts the fix (exit $RC)" test "$RC" -eq 0
 
