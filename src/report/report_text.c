@@ -209,7 +209,9 @@ static void udp_summary(FILE *out, const struct run_result *r)
         fprintf(out, "            one-way delay mean %.1f us (min %.1f, max %.1f)\n",
                 u->owd_mean_us, u->owd_min_us, u->owd_max_us);
     if (u->send_drops)
-        fprintf(out, "            %llu datagrams refused by the sender's socket (counted lost)\n",
+        fprintf(out,
+                "            %llu datagrams refused by the sending host (ENOBUFS from its local "
+                "qdisc or device queue, or a full socket buffer; counted lost)\n",
                 (unsigned long long)u->send_drops);
 }
 
