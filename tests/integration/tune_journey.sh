@@ -102,6 +102,9 @@ check "B's apply is not held up by A's pending confirmation (exit $RC)" test "$R
 restored_a() { [[ $(wmem "$NA") == "$WMEM0" ]]; }
 check "A's watchdog reverts A within 2 s + 5 s" wait_until 7 "A's watchdog" restored_a
 check "... by the watchdog ($(grep revert "$JA2"))" grep -q '"by":"watchdog"' "$JA2"
+WD=$(sed -n 's/.*"watchdog_pid":\([0-9]*\).*/\1/p' "$JA2" | head -n1)
+wd_gone() { [[ $(cat "/proc/$WD/comm" 2>/dev/null) != netrig-confirm ]] || grep -q '^State:.*Z' "/proc/$WD/status"; }
+check "... and the watchdog is gone (its lock released)" wait_until 5 "the watchdog's exit" wd_gone
 check "... and B keeps its values" test "$(wmem "$NB")" == "$WMEM1"
 tune "$NB" revertB2 --revert
 check "B reverts its own (exit $RC)" bash -c "[[ $RC -eq 0 && '$(wmem "$NB")' == '$WMEM0' ]]"
@@ -126,6 +129,10 @@ diag() {
 serve_b
 diag before
 check_jq "before: the receiver's window limits (rwnd_limited)" "$T/before.json" '.verdict.id == "rwnd_limited"'
+ip netns exec "$NA" timeout -s KILL 60 "$NETRIG" diagnose -c "$PATH_B" -p "$SRV_PORT" -t 1 \
+    --rate 100M --rtt 20ms --no-save >"$T/before.txt" 2>&1 || true
+check "the Fix line names the receiver: the server and its address (item 14)" \
+    grep -q "^Fix: on the receiver (the server, $PATH_B:$SRV_PORT): netrig tune" "$T/before.txt"
 kill "$SRV_PID"
 wait_exit "$SRV_PID" 5 || true
 "$NETRIG" history --db "$DB" --tag before -J >"$T/hist_before.json"
