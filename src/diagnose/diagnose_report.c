@@ -57,8 +57,8 @@ static void end_text(const char *who, const char *buf_name, const struct diagnos
 /* The fix with the end it names made concrete: "on the sender (the server, 10.0.0.2:5301):
  * ..." when that end is the peer (also in another namespace of this kernel), "(this host)"
  * when it is this process's. what starts with the server's HOST:PORT. */
-static void fix_text(const char *what, const struct diagnose_sample *s, const char *tune,
-                     char *out, size_t len)
+static void fix_text(const char *what, const struct diagnose_sample *s, const char *tune, char *out,
+                     size_t len)
 {
     static const char *const ends[] = {"on the sender", "on the receiver"};
     int host_len = (int)strcspn(what, ", ");
