@@ -101,12 +101,14 @@ static void flow_table(FILE *out, const struct run_result *r)
 {
     bool zc = r->params.zerocopy_rx; /* a column for the share each receiver mapped */
 
-    fprintf(out, "%4s %-4s %10s %10s %14s %6s %8s %6s %4s %4s%s\n", "flow", "dir", "sent",
+    /* cwnd in segments (TCP_INFO's unit; iperf3 prints KBytes), "-" without the sender's
+     * TCP_INFO (UDP, or a peer that did not send it) */
+    fprintf(out, "%4s %-4s %10s %10s %14s %6s %8s %10s %4s %4s%s\n", "flow", "dir", "sent",
             "received", "throughput", "retr", "rtt", "cwnd", "ccpu", "scpu", zc ? "  mapped" : "");
     for (uint32_t i = 0; i < r->nflows; i++) {
         const struct flow_summary *f = &r->flows[i];
         char sb[32], rb[32], tp[32], rtt[16] = "-", retr[16] = "-", cc[8] = "-", sc[8] = "-";
-        char mapped[16] = "";
+        char mapped[16] = "", cwnd[24] = "-";
 
         units_format_bytes((double)f->sent_bytes, sb, sizeof(sb));
         units_format_bytes((double)f->bytes, rb, sizeof(rb));
@@ -114,6 +116,7 @@ static void flow_table(FILE *out, const struct run_result *r)
         if (f->has_sender_tcpinfo) {
             snprintf(rtt, sizeof(rtt), "%uus", f->rtt_us);
             snprintf(retr, sizeof(retr), "%u", f->retransmits);
+            snprintf(cwnd, sizeof(cwnd), "%u seg", f->cwnd);
         }
         if (f->client_cpu >= 0)
             snprintf(cc, sizeof(cc), "%d", f->client_cpu);
@@ -121,8 +124,8 @@ static void flow_table(FILE *out, const struct run_result *r)
             snprintf(sc, sizeof(sc), "%d", f->server_cpu);
         if (zc)
             snprintf(mapped, sizeof(mapped), " %6.2f%%", 100 * f->rx_zc_fraction);
-        fprintf(out, "%4u %-4s %10s %10s %14s %6s %8s %6u %4s %4s%s\n", f->id,
-                f->client_sends ? "up" : "down", sb, rb, tp, retr, rtt, f->cwnd, cc, sc, mapped);
+        fprintf(out, "%4u %-4s %10s %10s %14s %6s %8s %10s %4s %4s%s\n", f->id,
+                f->client_sends ? "up" : "down", sb, rb, tp, retr, rtt, cwnd, cc, sc, mapped);
     }
 }
 
