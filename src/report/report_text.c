@@ -129,13 +129,18 @@ static void flow_table(FILE *out, const struct run_result *r)
     }
 }
 
-/* "2 threads pinned to CPU 0-1", "1 thread ran on CPU 1", or "not reported" */
+/* "2 threads pinned to CPU 0-1", "1 thread ran on CPU 1", "1 thread (CPU -)" when no CPU was
+ * seen (an iperf3 peer), or "not reported" */
 static void placement(FILE *out, const struct side_result *s)
 {
-    const char *cpus = s->cpus[0] ? s->cpus : s->cpus_seen[0] ? s->cpus_seen : "?";
+    const char *cpus = s->cpus[0] ? s->cpus : s->cpus_seen[0] ? s->cpus_seen : NULL;
 
     if (!s->valid) {
         fprintf(out, "not reported");
+        return;
+    }
+    if (!cpus) {
+        fprintf(out, "%u thread%s (CPU -)", s->threads, s->threads == 1 ? "" : "s");
         return;
     }
     fprintf(out, "%u thread%s %s CPU %s", s->threads, s->threads == 1 ? "" : "s",
