@@ -26,6 +26,7 @@ struct compare_row {
     double change_pct; /* (b - a) / |a| x 100; NAN when a's mean is 0 */
     struct stats_welch w;
     bool significant; /* w.valid and p < 1 - COMPARE_LEVEL */
+    bool own_basis;   /* a CPU cost row counting netrig's own CPU on both sides */
 };
 
 /* A test parameter whose values differ between the sets, or within one. */
@@ -89,6 +90,7 @@ struct compare_result {
      * B's first one did */
     struct compare_tune *tunes;
     size_t ntunes;
+    bool cost_mixed; /* the runs' CPU cost figures are on different bases: rows left out */
 };
 
 /* t's changes as "NAME OLD -> NEW; ..." (with "(refused)" etc. after one not applied). */
