@@ -5,6 +5,7 @@
 
 #include "units.h"
 
+#include <math.h>
 #include <string.h>
 
 static double rate(uint64_t bytes, double s) { return s > 0 ? (double)bytes * 8.0 / s : 0.0; }
@@ -292,6 +293,25 @@ static void udp_summary(FILE *out, const struct run_result *r)
                 (unsigned long long)u->send_drops);
 }
 
+/* One rate a user can quote: what the receiver got (what crossed the path); the sender's
+ * figure beside it, and why it differs when it does by more than 1 %. */
+static void headline(FILE *out, const struct run_summary *s, const char *tp, const char *sp,
+                     const char *b, double seconds)
+{
+    double d = s->throughput_bps > 0 ? (s->sender_bps - s->throughput_bps) / s->throughput_bps : 0;
+
+    fprintf(out, "\nThroughput  %s received (what crossed the path); %s in %.2f s\n", tp, b,
+            seconds);
+    if (fabs(d) > 0.01)
+        fprintf(out, "            the sender wrote %s (%+.1f%%): %s\n", sp, 100 * d,
+                d > 0 ? "its socket buffer and the path still held that data when the "
+                        "measured period ended (or it was lost)"
+                      : "the receiver counted data sent before the measured period (warm-up, "
+                        "buffers draining)");
+    else
+        fprintf(out, "            the sender wrote %s (within 1%%)\n", sp);
+}
+
 void report_text_summary(FILE *out, const struct run_result *r)
 {
     const struct run_summary *s = &r->summary;
@@ -318,8 +338,7 @@ void report_text_summary(FILE *out, const struct run_result *r)
     units_format_rate(s->sender_bps, sp, sizeof(sp));
     units_format_bytes((double)s->bytes, b, sizeof(b));
     if (r->remote.valid || r->params.dir == PARAMS_DIR_REVERSE)
-        fprintf(out, "\nThroughput  %s received, %s sent; %s in %.2f s\n", tp, sp, b,
-                r->local.seconds);
+        headline(out, s, tp, sp, b, r->local.seconds);
     else
         fprintf(out,
                 "\nThroughput  %s sent (the server reported no receive figures); "
