@@ -263,7 +263,7 @@ static void save_diagnosis(const struct diag_cli *dc, const struct diag_save *ds
 }
 
 /* --probe-flows: the same test with 2x and 4x the flows; their sums go into the sample. */
-static void run_probes(struct diag_cli *dc, volatile sig_atomic_t *stop, struct diagnose_sample *s)
+static void run_probes(struct diag_cli *dc, _Atomic int *stop, struct diagnose_sample *s)
 {
     uint32_t base = dc->o.p.flows;
 
@@ -290,7 +290,7 @@ static void run_probes(struct diag_cli *dc, volatile sig_atomic_t *stop, struct 
 }
 
 /* Runs the test (both ends sample their threads and hosts around the measured period). */
-static int run_test(struct diag_cli *dc, volatile sig_atomic_t *stop)
+static int run_test(struct diag_cli *dc, _Atomic int *stop)
 {
     struct diagnose_sample s;
     struct loopsrv em = {0};
@@ -342,7 +342,7 @@ static int run_test(struct diag_cli *dc, volatile sig_atomic_t *stop)
 }
 
 /* --during: watch the sockets of a test that is already running. */
-static int run_during(struct diag_cli *dc, volatile sig_atomic_t *stop)
+static int run_during(struct diag_cli *dc, _Atomic int *stop)
 {
     struct diagnose_attach_opts ao = {
         .host = dc->o.host, .port = dc->o.port, .duration_ns = dc->during_ns};
@@ -359,7 +359,7 @@ static int run_during(struct diag_cli *dc, volatile sig_atomic_t *stop)
     return *stop ? CLI_EXIT_INTERRUPTED : CLI_EXIT_OK;
 }
 
-int cli_diagnose(int argc, char **argv, volatile sig_atomic_t *stop)
+int cli_diagnose(int argc, char **argv, _Atomic int *stop)
 {
     struct diag_cli dc;
     int rc = parse_diag(argc, argv, &dc);

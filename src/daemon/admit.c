@@ -207,7 +207,7 @@ void admit_uncharge(struct admit *a, const struct admit_usage *held)
 
 /* ---------------------------------------------------------------- the turns */
 
-int admit_exclusive_acquire(struct admit *a, int wait_ms, const volatile sig_atomic_t *stop,
+int admit_exclusive_acquire(struct admit *a, int wait_ms, const _Atomic int *stop,
                             void (*queued)(void *ctx, uint32_t ahead), void *ctx)
 {
     uint64_t deadline = clock_mono_ns() + (uint64_t)wait_ms * 1000000ULL;
