@@ -164,6 +164,10 @@ void exporter_run(struct exporter *x, _Atomic int *stop)
 
     for (uint32_t i = 0; i < x->c->ntargets; i++)
         x->next[i] = start;
+    while (!*stop && !x->c->ntargets) { /* /probe only: nothing scheduled */
+        struct timespec ts = {.tv_sec = 0, .tv_nsec = 100000000L};
+        nanosleep(&ts, NULL);
+    }
     while (!*stop) {
         uint32_t due = 0;
         uint64_t now = clock_mono_ns(), t0;

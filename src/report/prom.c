@@ -23,6 +23,10 @@
 #define PROM_REAP_MS         200   /* how often those two are looked at */
 #define PROM_CONTENT_TYPE    "text/plain; version=0.0.4; charset=utf-8"
 
+/* With a route: its requests last seconds and one Prometheus sends them all (the route bounds
+ * its own work, e.g. the exporter's --probes), so more at once, from one address too. */
+enum { PROM_ROUTE_CONNECTIONS = 96 };
+
 void prom_buf_free(struct prom_buf *b)
 {
     free(b->data);
@@ -154,11 +158,13 @@ struct prom_http {
     prom_render_fn fn;
     void *ctx;
     char where[300];
-    pthread_mutex_t lock; /* conns, stop: libmicrohttpd's thread and the reaper */
+    struct prom_route route; /* route.fn NULL: none */
+    uint64_t lifetime_ms;    /* a connection is closed this long after it opened */
+    pthread_mutex_t lock;    /* conns, stop: libmicrohttpd's thread and the reaper */
     pthread_cond_t wake;
     bool stop, reaping;
     pthread_t reaper;
-    struct prom_conn conns[PROM_MAX_CONNECTIONS + 8];
+    struct prom_conn conns[PROM_ROUTE_CONNECTIONS + 8];
 };
 
 static uint64_t mono_ms(void)
@@ -220,7 +226,7 @@ static void *reaper_main(void *arg)
 
         for (size_t i = 0; i < sizeof(h->conns) / sizeof(h->conns[0]); i++) {
             struct prom_conn *pc = &h->conns[i];
-            if (pc->fd >= 0 && (now - pc->since >= PROM_LIFETIME_MS ||
+            if (pc->fd >= 0 && (now - pc->since >= h->lifetime_ms ||
                                 (!pc->headers && now - pc->since >= PROM_HEADERS_MS)))
                 shutdown(pc->fd, SHUT_RDWR);
         }
@@ -252,6 +258,61 @@ static enum MHD_Result reply(struct MHD_Connection *c, unsigned status, const ch
     return rc;
 }
 
+struct prom_request {
+    struct MHD_Connection *c;
+};
+
+const char *prom_request_header(const struct prom_request *r, const char *name)
+{
+    return MHD_lookup_connection_value(r->c, MHD_HEADER_KIND, name);
+}
+
+struct arg_walk {
+    unsigned want, at;
+    const char *name, *value;
+};
+
+static enum MHD_Result arg_at(void *cls, enum MHD_ValueKind kind, const char *key,
+                              const char *value)
+{
+    struct arg_walk *w = cls;
+
+    (void)kind;
+    if (w->at++ != w->want)
+        return MHD_YES;
+    w->name = key;
+    w->value = value ? value : "";
+    return MHD_NO;
+}
+
+int prom_request_arg(const struct prom_request *r, unsigned i, const char **name,
+                     const char **value)
+{
+    struct arg_walk w = {.want = i};
+
+    MHD_get_connection_values(r->c, MHD_GET_ARGUMENT_KIND, arg_at, &w);
+    if (!w.name)
+        return -1;
+    *name = w.name;
+    *value = w.value;
+    return 0;
+}
+
+static enum MHD_Result on_route(struct prom_http *h, struct MHD_Connection *c)
+{
+    struct prom_request rq = {.c = c};
+    struct prom_buf b = {0};
+    unsigned status = h->route.fn(h->route.ctx, &rq, &b);
+
+    if (b.oom) {
+        static char oom[] = "out of memory\n";
+        prom_buf_free(&b);
+        return reply(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "text/plain", oom, sizeof(oom) - 1, false);
+    }
+    return reply(c, status, status == MHD_HTTP_OK ? PROM_CONTENT_TYPE : "text/plain",
+                 b.data ? b.data : strdup(""), b.len, true);
+}
+
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url,
                                   const char *method, const char *version, const char *upload_data,
                                   size_t *upload_data_size, void **con_cls)
@@ -276,6 +337,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
     }
     if (!strcmp(url, "/"))
         return reply(c, MHD_HTTP_OK, "text/html", home, sizeof(home) - 1, false);
+    if (h->route.fn && !strcmp(url, h->route.path))
+        return on_route(h, c);
     if (strcmp(url, "/metrics"))
         return reply(c, MHD_HTTP_NOT_FOUND, "text/plain", not_found, sizeof(not_found) - 1, false);
     h->fn(h->ctx, &b);
@@ -317,6 +380,12 @@ static void reaper_stop(struct prom_http *h)
 struct prom_http *prom_http_start(const char *spec, prom_render_fn fn, void *ctx, char *err,
                                   size_t errlen)
 {
+    return prom_http_start_route(spec, fn, ctx, NULL, err, errlen);
+}
+
+struct prom_http *prom_http_start_route(const char *spec, prom_render_fn fn, void *ctx,
+                                        const struct prom_route *route, char *err, size_t errlen)
+{
     struct prom_http *h;
     char host[256];
     uint16_t port;
@@ -344,6 +413,11 @@ struct prom_http *prom_http_start(const char *spec, prom_render_fn fn, void *ctx
     }
     h->fn = fn;
     h->ctx = ctx;
+    h->lifetime_ms = PROM_LIFETIME_MS;
+    if (route) {
+        h->route = *route;
+        h->lifetime_ms += (uint64_t)route->max_s * 1000;
+    }
     sock_set_nonblock(fd, true);
     {
         struct sockaddr_storage ss;
@@ -357,10 +431,13 @@ struct prom_http *prom_http_start(const char *spec, prom_render_fn fn, void *ctx
         free(h);
         return NULL;
     }
-    h->d = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL, 0, NULL, NULL,
-                            on_request, h, MHD_OPTION_LISTEN_SOCKET, fd,
-                            MHD_OPTION_CONNECTION_LIMIT, (unsigned)PROM_MAX_CONNECTIONS,
-                            MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned)PROM_PER_IP,
+    h->d = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL |
+                                (route ? MHD_USE_THREAD_PER_CONNECTION : 0),
+                            0, NULL, NULL, on_request, h, MHD_OPTION_LISTEN_SOCKET, fd,
+                            MHD_OPTION_CONNECTION_LIMIT,
+                            (unsigned)(route ? PROM_ROUTE_CONNECTIONS : PROM_MAX_CONNECTIONS),
+                            MHD_OPTION_PER_IP_CONNECTION_LIMIT,
+                            (unsigned)(route ? PROM_ROUTE_CONNECTIONS : PROM_PER_IP),
                             MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)PROM_CONN_TIMEOUT_S,
                             MHD_OPTION_NOTIFY_CONNECTION, on_connection, h, MHD_OPTION_END);
     if (!h->d) {
