@@ -46,7 +46,7 @@ ABS = re.compile(r"^/(?:usr/)?s?bin/([A-Za-z][A-Za-z0-9._+-]*)$")
 OPTIONAL = {
     "chromium-browser": "Ubuntu's name for chromium; the tests look for chromium first",
     "netperf": "Debian's non-free component, which .ci/packages cannot name: flent_side_by_side "
-    "skips (77) naming it, and bench/ scripts install it after enabling non-free",
+    "skips (77) naming it (bench/ quotes reference rows for it, not a run)",
     "netserver": "netperf's server, same package and reason as netperf",
 }
 
