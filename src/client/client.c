@@ -236,7 +236,8 @@ static int expect_auth(int ctl, const char *want, int timeout_ms, const struct r
         }
         rc = -EPROTO;
         if (!strcmp(ctl_type(m), "error")) {
-            snprintf(err, errlen, "server refused the test: %s", msg_text(m));
+            snprintf(err, errlen, "server %s the test: %s",
+                     strcmp(want, "result") ? "refused" : "stopped", msg_text(m));
             rc = -EREMOTEIO; /* a netrig server answered, and said no */
         } else if (!strcmp(ctl_type(m), "sent")) {
             cJSON_Delete(m);

@@ -568,6 +568,23 @@ static void tell_ending(struct session *ss, enum engine_end why)
     cJSON_Delete(m);
 }
 
+/* --max-rate held back part of a response (rr/crr, paced to the last byte) until the test
+ * ended: the limit stopped the test, and the client is told so instead of getting results. */
+static enum engine_end held_back(struct session *ss, enum engine_end why)
+{
+    uint64_t held = engine_gate_held(ss->e);
+    char lim[32];
+
+    if (!held)
+        return why;
+    units_format_rate((double)ss->meter.limit_bps, lim, sizeof(lim));
+    served_stop(&ss->t, how(SERVED_UNCOUNTED, "limit"),
+                "%llu bytes of a response were still held back by this server's --max-rate of "
+                "%s when the test ended",
+                (unsigned long long)held, lim);
+    return ENGINE_END_LIMIT;
+}
+
 /* The run, whatever the client does: it ends at the latest at the engine's hard deadline,
  * every data socket then shut down both ways (set at start); a broken limit or a vanished
  * client ends it at once, without draining. */
@@ -636,6 +653,8 @@ static void run_and_report(struct session *ss)
     cJSON *m;
 
     engine_finish(ss->e, &side);
+    if (why != ENGINE_END_LIMIT && why != ENGINE_END_ERROR && why != ENGINE_END_SIGNAL)
+        why = held_back(ss, why);
     engine_destroy(ss->e);
     ss->e = NULL;
     served_release_slot(&ss->t);

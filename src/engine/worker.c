@@ -209,6 +209,11 @@ void worker_gate_wait(struct worker *w)
         nap(w, ns < 100000000ULL ? ns : 100000000ULL, false);
 }
 
+void worker_gate_held(struct worker *w, uint64_t n)
+{
+    atomic_fetch_add_explicit(&w->gate_held, n, memory_order_relaxed);
+}
+
 /* ---- the hard deadline */
 
 bool worker_past_deadline(struct worker *w)
