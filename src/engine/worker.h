@@ -67,7 +67,7 @@ struct worker {
     /* CLOCK_MONOTONIC ns after which every socket is shut down and the thread ends (0: none);
      * the engine may bring it forward (engine_kill) while the thread runs */
     _Atomic uint64_t hard_at;
-    struct worker_gate gate; /* set before the thread starts; the thread's own afterwards */
+    struct worker_gate gate;    /* set before the thread starts; the thread's own afterwards */
     _Atomic uint64_t gate_held; /* bytes the gate held back at the end (worker_gate_held) */
     bool stopping;
     _Atomic bool stop_requested; /* checked between events: a busy loop sees stop at once */
