@@ -263,7 +263,8 @@ static int open_side_paths(struct session *ss, cJSON *accept)
                 cJSON_AddItemToArray(arr, cJSON_CreateNumber(ports[i]));
         }
     } else {
-        rc = dataconn_crr_listen(&local, n, ss->side_fds, &port, err, sizeof(err));
+        rc = dataconn_crr_listen(&local, (const struct sockaddr *)&ss->t.peer, n, ss->side_fds,
+                                 &port, err, sizeof(err));
         for (uint32_t i = 0; !rc && i < n; i++) {
             rc = engine_attach(ss->e, i, ss->side_fds[i], err, sizeof(err));
             if (!rc)
@@ -343,6 +344,11 @@ static int gather_flows(struct session *ss)
             return -ECONNRESET;
         }
         while (read(ss->t.pipe_rd, &dc, sizeof(dc)) == (ssize_t)sizeof(dc)) {
+            if (!dataconn_fd_from(dc.fd, (const struct sockaddr *)&ss->t.peer)) {
+                close(dc.fd); /* another host with this test's id: it gets nothing */
+                metrics_refused(mx(ss), METRICS_REFUSED_ACL);
+                continue;
+            }
             if (engine_attach(ss->e, dc.flow, dc.fd, err, sizeof(err))) {
                 close(dc.fd);
                 served_refuse(&ss->t, how(METRICS_REFUSED_BAD_REQUEST, "bad_request"), "%s", err);

@@ -26,6 +26,8 @@ clock, and prints one JSON object. Every loop and every socket is bounded in tim
                                     apart: when the daemon refused the set-up.
   run PORT TARGET                   a controller's run request toward TARGET: the answer.
   forge PORT                        a hello whose test name holds a newline and an escape.
+  crrsteal PORT SRC                 a crr test from 127.0.0.1, then a request to its crr port
+                                    from SRC and one from 127.0.0.1: bytes each got back.
 """
 import json
 import os
@@ -412,6 +414,40 @@ def cmd_forge(port):
     out({"type": m.get("type"), "code": m.get("code")})
 
 
+def crr_ask(addr, port, src, size):
+    """A request on a fresh connection to addr:port from src: the bytes answered within 2 s."""
+    got = 0
+    try:
+        d = socket.socket()
+        d.bind((src, 0))
+        d.settimeout(2)
+        d.connect((addr, port))
+        d.sendall(b"q" * size)
+        deadline = time.monotonic() + 2
+        while time.monotonic() < deadline:
+            chunk = d.recv(65536)
+            if not chunk:
+                break
+            got += len(chunk)
+    except OSError:
+        pass
+    return got
+
+
+def cmd_crrsteal(port, src):
+    c = control(port)
+    acc = hello(c, params(test="crr", duration_s=4.0, req_size=64, resp_size=65536))
+    if acc.get("type") != "accept":
+        out({"refused": acc})
+        return
+    m = recv_msg(c)
+    c.sendall(frame({"type": "start"}))
+    crr = acc["crr_port"]
+    out({"ready": m.get("type"), "crr_port": crr,
+         "stranger_bytes": crr_ask(HOST, crr, src, 64),
+         "client_bytes": crr_ask(HOST, crr, HOST, 64)})
+
+
 def main():
     a = sys.argv[1:]
     cmd, port = a[0], int(a[1])
@@ -435,6 +471,8 @@ def main():
         cmd_run(port, a[2])
     elif cmd == "forge":
         cmd_forge(port)
+    elif cmd == "crrsteal":
+        cmd_crrsteal(port, a[2])
     else:
         sys.exit("unknown command %s" % cmd)
 
