@@ -181,6 +181,8 @@ static int write_pending(struct worker *w, struct flow *f, struct rr_state *s, i
         size_t len = s->pending_write < w->buflen ? s->pending_write : w->buflen;
         ssize_t n;
 
+        if (block && w->gate.rate_Bps && len > (size_t)w->gate.burst)
+            len = w->gate.burst > 0 ? (size_t)w->gate.burst : 1; /* paced in the gate's steps */
         while (block && worker_gate_closed(w)) {
             if (worker_stop_requested(w) || worker_past_deadline(w)) {
                 worker_gate_held(w, s->pending_write);

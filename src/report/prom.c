@@ -1,5 +1,6 @@
 /* prom: Prometheus text format and the HTTP endpoint that serves it (libmicrohttpd). */
 #include "prom.h"
+#include "prom_guard.h"
 
 #include "sock.h"
 
@@ -21,6 +22,9 @@
 #define PROM_HEADERS_MS      2000  /* a request's headers must be in this soon after connecting */
 #define PROM_LIFETIME_MS     10000 /* and a connection is closed this long after, whatever */
 #define PROM_REAP_MS         200   /* how often those two are looked at */
+#define PROM_XSTR(x)         #x
+#define PROM_STR(x)          PROM_XSTR(x)
+#define PROM_CACHE_MS        100 /* a rendering serves every scrape this long after it */
 #define PROM_CONTENT_TYPE    "text/plain; version=0.0.4; charset=utf-8"
 
 void prom_buf_free(struct prom_buf *b)
@@ -146,7 +150,8 @@ int prom_parse_listen(const char *spec, char *host, size_t hostlen, uint16_t *po
 struct prom_conn {
     int fd; /* -1: a free entry */
     uint64_t since;
-    bool headers; /* a request's headers came in whole */
+    bool headers;      /* a request's headers came in whole */
+    uint32_t requests; /* requests it made (PROM_GUARD_PER_CONN at most are answered) */
 };
 
 struct prom_http {
@@ -159,6 +164,10 @@ struct prom_http {
     bool stop, reaping;
     pthread_t reaper;
     struct prom_conn conns[PROM_MAX_CONNECTIONS + 8];
+    /* libmicrohttpd's thread only: */
+    struct prom_guard guard;
+    struct MHD_Response *cached; /* the last rendering of /metrics (NULL: none yet) */
+    uint64_t cached_at;
 };
 
 static uint64_t mono_ms(void)
@@ -194,17 +203,22 @@ static void on_connection(void *cls, struct MHD_Connection *c, void **socket_con
     pthread_mutex_unlock(&h->lock);
 }
 
-/* A request's headers are in (the first call for it). */
-static void headers_in(struct prom_http *h, struct MHD_Connection *c)
+/* A request's headers are in (the first call for it): how many requests its connection has
+ * made, this one included. */
+static uint32_t headers_in(struct prom_http *h, struct MHD_Connection *c)
 {
     const union MHD_ConnectionInfo *ci =
         MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
     struct prom_conn *pc = ci ? ci->socket_context : NULL;
+    uint32_t n = 0;
 
     pthread_mutex_lock(&h->lock);
-    if (pc)
+    if (pc) {
         pc->headers = true;
+        n = ++pc->requests;
+    }
     pthread_mutex_unlock(&h->lock);
+    return n;
 }
 
 /* Shuts down connections whose headers are late, or that lived too long: libmicrohttpd then
@@ -252,6 +266,39 @@ static enum MHD_Result reply(struct MHD_Connection *c, unsigned status, const ch
     return rc;
 }
 
+/* Within the connection's request count and its address's rate? (prom_guard) */
+static bool admitted(struct prom_http *h, struct MHD_Connection *c, uint32_t nth)
+{
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+
+    if (nth > PROM_GUARD_PER_CONN) {
+        h->guard.refused++;
+        return false;
+    }
+    return prom_guard_admit(&h->guard, ci ? ci->client_addr : NULL, mono_ms());
+}
+
+/* 429, and the connection closed after it: a scraper over its share waits for its next turn. */
+static enum MHD_Result too_many(struct MHD_Connection *c)
+{
+    static char text[] =
+        "too many requests: at most " PROM_STR(PROM_GUARD_PER_CONN) " per connection and " PROM_STR(
+            PROM_GUARD_RATE) " a second per address\n";
+    struct MHD_Response *r =
+        MHD_create_response_from_buffer(sizeof(text) - 1, text, MHD_RESPMEM_PERSISTENT);
+    enum MHD_Result rc;
+
+    if (!r)
+        return MHD_NO;
+    MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, "text/plain");
+    MHD_add_response_header(r, MHD_HTTP_HEADER_CONNECTION, "close");
+    MHD_add_response_header(r, MHD_HTTP_HEADER_RETRY_AFTER, "1");
+    rc = MHD_queue_response(c, MHD_HTTP_TOO_MANY_REQUESTS, r);
+    MHD_destroy_response(r);
+    return rc;
+}
+
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url,
                                   const char *method, const char *version, const char *upload_data,
                                   size_t *upload_data_size, void **con_cls)
@@ -271,20 +318,36 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
     }
     if (!*con_cls) { /* first call for this request: headers only, answer on the next */
         *con_cls = h;
-        headers_in(h, c);
+        if (!admitted(h, c, headers_in(h, c)))
+            return too_many(c);
         return MHD_YES;
     }
     if (!strcmp(url, "/"))
         return reply(c, MHD_HTTP_OK, "text/html", home, sizeof(home) - 1, false);
     if (strcmp(url, "/metrics"))
         return reply(c, MHD_HTTP_NOT_FOUND, "text/plain", not_found, sizeof(not_found) - 1, false);
-    h->fn(h->ctx, &b);
-    if (b.oom) {
-        static char oom[] = "out of memory\n";
-        prom_buf_free(&b);
-        return reply(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "text/plain", oom, sizeof(oom) - 1, false);
+    if (!h->cached || mono_ms() - h->cached_at >= PROM_CACHE_MS) {
+        struct MHD_Response *r;
+        h->fn(h->ctx, &b);
+        if (b.oom) {
+            static char oom[] = "out of memory\n";
+            prom_buf_free(&b);
+            return reply(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "text/plain", oom, sizeof(oom) - 1,
+                         false);
+        }
+        r = MHD_create_response_from_buffer(b.len, b.data ? b.data : strdup(""),
+                                            MHD_RESPMEM_MUST_FREE);
+        if (!r) {
+            prom_buf_free(&b);
+            return MHD_NO;
+        }
+        MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, PROM_CONTENT_TYPE);
+        if (h->cached)
+            MHD_destroy_response(h->cached); /* connections still sending it keep their hold */
+        h->cached = r;
+        h->cached_at = mono_ms();
     }
-    return reply(c, MHD_HTTP_OK, PROM_CONTENT_TYPE, b.data ? b.data : strdup(""), b.len, true);
+    return MHD_queue_response(c, MHD_HTTP_OK, h->cached);
 }
 
 static int reaper_start(struct prom_http *h)
@@ -383,6 +446,8 @@ void prom_http_stop(struct prom_http *h)
     if (!h)
         return;
     MHD_stop_daemon(h->d); /* closes the listening socket too */
+    if (h->cached)
+        MHD_destroy_response(h->cached);
     reaper_stop(h);
     free(h);
 }

@@ -26,6 +26,9 @@ clock, and prints one JSON object. Every loop and every socket is bounded in tim
                                     apart: when the daemon refused the set-up.
   run PORT TARGET                   a controller's run request toward TARGET: the answer.
   forge PORT                        a hello whose test name holds a newline and an escape.
+  scrapeflood MPORT SECS ADDRS CONNS  CONNS connections from each of ADDRS addresses
+                                    (127.0.2.x) pipelining GET /metrics, reconnecting when
+                                    closed, for SECS: requests sent, 200s and 429s, bytes got.
   crrsteal PORT SRC                 a crr test from 127.0.0.1, then a request to its crr port
                                     from SRC and one from 127.0.0.1: bytes each got back.
 """
@@ -448,6 +451,46 @@ def cmd_crrsteal(port, src):
          "client_bytes": crr_ask(HOST, crr, HOST, 64)})
 
 
+def cmd_scrapeflood(mport, secs, addrs, conns):
+    req = b"GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n" * 2000
+    tot = {"connections": 0, "bytes": 0, "ok": 0, "too_many": 0}
+    lock = threading.Lock()
+    end = time.monotonic() + secs
+
+    def one(src):
+        while time.monotonic() < end:
+            got = b""
+            try:
+                s = socket.socket()
+                s.bind((src, 0))
+                s.settimeout(1)
+                s.connect((HOST, mport))
+                s.sendall(req)
+                while time.monotonic() < end:
+                    chunk = s.recv(1 << 20)
+                    if not chunk:
+                        break
+                    got += chunk
+            except OSError:
+                time.sleep(0.01)
+            finally:
+                s.close()
+            with lock:
+                tot["connections"] += 1
+                tot["bytes"] += len(got)
+                tot["ok"] += got.count(b"HTTP/1.1 200")
+                tot["too_many"] += got.count(b"HTTP/1.1 429")
+
+    ts = [threading.Thread(target=one, args=("127.0.2.%d" % (i // conns + 1),), daemon=True)
+          for i in range(addrs * conns)]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join(secs + 5)
+    tot["seconds"] = secs
+    out(tot)
+
+
 def main():
     a = sys.argv[1:]
     cmd, port = a[0], int(a[1])
@@ -471,6 +514,8 @@ def main():
         cmd_run(port, a[2])
     elif cmd == "forge":
         cmd_forge(port)
+    elif cmd == "scrapeflood":
+        cmd_scrapeflood(port, float(a[2]), int(a[3]), int(a[4]))
     elif cmd == "crrsteal":
         cmd_crrsteal(port, a[2])
     else:
