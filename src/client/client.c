@@ -131,11 +131,15 @@ int client_view_interval(void *ctx, const struct side_result *s, const struct in
     return 0;
 }
 
-static const char *msg_text(const cJSON *m)
+/* The peer's "message", escaped (log_escape) into buf: never printed raw. */
+static const char *msg_text_in(const cJSON *m, char *buf, size_t len)
 {
     const cJSON *t = cJSON_GetObjectItemCaseSensitive(m, "message");
-    return cJSON_IsString(t) ? t->valuestring : "(no message)";
+
+    log_escape(cJSON_IsString(t) ? t->valuestring : "(no message)", buf, len);
+    return buf;
 }
+#define msg_text(m) msg_text_in((m), (char[512]){0}, 512)
 
 /* During the run the server speaks only to report a failure. */
 static int on_watch(void *arg)

@@ -29,6 +29,12 @@ clock, and prints one JSON object. Every loop and every socket is bounded in tim
   scrapeflood MPORT SECS ADDRS CONNS  CONNS connections from each of ADDRS addresses
                                     (127.0.2.x) pipelining GET /metrics, reconnecting when
                                     closed, for SECS: requests sent, 200s and 429s, bytes got.
+  echo PORT                         a hello whose test name holds a newline, ESC and a byte that
+                                    is not UTF-8: whether the daemon's answer has them raw.
+  fakeserver SECS                   a fake netrig server on 127.0.0.1 (its port printed first)
+                                    answering every hello with an error text holding a
+                                    forged line, ESC[31m and invalid UTF-8; two clients, SECS
+                                    at most.
   crrsteal PORT SRC                 a crr test from 127.0.0.1, then a request to its crr port
                                     from SRC and one from 127.0.0.1: bytes each got back.
 """
@@ -491,6 +497,56 @@ def cmd_scrapeflood(mport, secs, addrs, conns):
     out(tot)
 
 
+EVIL = b"refused\nnetrig: FORGED line\x1b[31m red \xff\xfe\xc2\x9b end"
+
+
+def raw_frame(payload):
+    return b"NRG\x01" + struct.pack(">I", len(payload)) + payload
+
+
+def cmd_echo(port):
+    c = control(port)
+    c.sendall(raw_frame(b'{"type":"hello","proto":1,"netrig_version":"hostile","test":"' +
+                        EVIL.replace(b"\n", b"\\n").replace(b"\x1b", b"\\u001b") +
+                        b'","params":{}}'))
+    deadline = time.monotonic() + 10
+    try:
+        hdr = recv_exact(c, 8, deadline)
+        body = recv_exact(c, struct.unpack(">I", hdr[4:])[0], deadline)
+    except Exception as e:  # noqa: BLE001
+        out({"error": type(e).__name__})
+        return
+    try:
+        text = json.loads(body.decode("utf-8")).get("message", "")
+        utf8 = True
+    except ValueError:
+        text, utf8 = "", False
+    raw = [ch for ch in text if ord(ch) < 0x20 or 0x7f <= ord(ch) < 0xa0]
+    out({"utf8": utf8, "raw_controls": len(raw), "message": text})
+
+
+def cmd_fakeserver(secs):
+    ls = socket.socket()
+    ls.bind((HOST, 0))
+    ls.listen(8)
+    print(ls.getsockname()[1], flush=True)
+    end = time.monotonic() + secs
+    for _ in range(2):  # the two clients of hostile_peers.sh
+        ls.settimeout(max(0.1, end - time.monotonic()))
+        try:
+            c, _ = ls.accept()
+        except OSError:
+            break
+        try:
+            recv_msg(c, 5)
+            c.sendall(raw_frame(b'{"type":"error","code":"limit","message":"' +
+                                EVIL.replace(b"\n", b"\\n").replace(b"\x1b", b"\\u001b") +
+                                b'"}'))
+        except Exception:  # noqa: BLE001
+            pass
+        c.close()
+
+
 def main():
     a = sys.argv[1:]
     cmd, port = a[0], int(a[1])
@@ -516,6 +572,10 @@ def main():
         cmd_forge(port)
     elif cmd == "scrapeflood":
         cmd_scrapeflood(port, float(a[2]), int(a[3]), int(a[4]))
+    elif cmd == "echo":
+        cmd_echo(port)
+    elif cmd == "fakeserver":
+        cmd_fakeserver(float(a[1]))
     elif cmd == "crrsteal":
         cmd_crrsteal(port, a[2])
     else:

@@ -6,6 +6,8 @@
 #   2. a host in --deny (and any host not the test's client) gets nothing from a crr data port
 #   3. 20,000 GET /metrics pipelined on one connection get 16 answers; 32 connections from 8
 #      addresses flooding: a real Prometheus (when installed) scrapes on time throughout
+#   7. peer text: a fake server's error (a forged line, ESC[31m, bytes not UTF-8) reaches the
+#      client's terminal escaped; the daemon echoes a hello's such bytes escaped
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh" "$@"
 command -v python3 >/dev/null || skip "python3 is not installed"
@@ -95,5 +97,26 @@ else
     log "prometheus is not installed: the real scraper is not checked"
 fi
 stop_server
+
+# ---- 7. text from a peer, printed or echoed
+start_server
+hostile echo "$SRV_PORT" >"$T/echo.json"
+log "the daemon's answer to a hostile test name: $(cat "$T/echo.json")"
+check_jq "the daemon echoes no control byte and only valid UTF-8" "$T/echo.json" \
+    '.utf8 and .raw_controls == 0 and (.message | test("FORGED"))'
+client stream -t 0.2 >/dev/null 2>"$T/real7.err" || fail "a real client: $(head -c 300 "$T/real7.err")"
+stop_server
+hostile fakeserver 20 >"$T/fake.port" &
+track_pid $!
+wait_until 10 "the fake server's port" test -s "$T/fake.port"
+fport=$(head -n1 "$T/fake.port")
+"$NETRIG" stream -c 127.0.0.1 -p "$fport" -t 0.3 --no-save 2>"$T/fake.err" >/dev/null &&
+    fail "a client against the fake server succeeded"
+"$NETRIG" stream -c 127.0.0.1 -p "$fport" -t 0.3 --no-save -J 2>/dev/null >"$T/fake.json" || true
+log "the client's error: $(cat -v "$T/fake.err")"
+check "the fake server's text is one line on the client's terminal" one_line "$T/fake.err"
+check "no ESC and no byte that is not UTF-8 reaches the terminal" \
+    bash -c "! LC_ALL=C grep -q \$'\\x1b' '$T/fake.err' && iconv -f UTF-8 -t UTF-8 '$T/fake.err' >/dev/null && grep -qF 'FORGED line\\x1b[31m red \\xff' '$T/fake.err'"
+check_jq "-J: the error is escaped too" "$T/fake.json" '.error | test("FORGED line\\\\x1b")'
 
 finish
