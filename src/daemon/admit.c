@@ -22,6 +22,7 @@ struct client_count {
     uint8_t key[16];
     uint32_t running;     /* admitted tests */
     uint32_t handshaking; /* connections past their hello, not yet admitted */
+    uint32_t fds;         /* descriptors its admitted tests hold */
 };
 
 struct route {
@@ -179,31 +180,50 @@ void admit_handshake_leave(struct admit *a, const struct sockaddr *peer)
 
 /* ---------------------------------------------------------------- resources */
 
-int admit_charge(struct admit *a, const struct admit_usage *want, struct admit_usage *in_use)
+int admit_charge(struct admit *a, const struct sockaddr *peer, const struct admit_usage *want,
+                 struct admit_usage *in_use)
 {
+    struct client_count *cc;
+    uint8_t key[16];
     int rc = 0;
 
+    peer_key(peer, key);
     pthread_mutex_lock(&a->lock);
+    cc = client_slot(a, key, false);
     *in_use = a->used;
-    if (a->l.max_memory && want->bytes > a->l.max_memory - a->used.bytes)
+    if (a->l.max_memory && want->bytes > a->l.max_memory - a->used.bytes) {
         rc = -ENOMEM;
-    else if (a->l.max_fds && want->fds > a->l.max_fds - a->used.fds)
+    } else if (a->l.max_fds && want->fds > a->l.max_fds - a->used.fds) {
         rc = -EMFILE;
-    else {
+    } else if (a->l.max_fds && cc && want->fds > admit_fd_share(&a->l) - cc->fds) {
+        rc = -EDQUOT;
+        in_use->fds = cc->fds;
+    } else {
         a->used.bytes += want->bytes;
         a->used.fds += want->fds;
+        if (cc)
+            cc->fds += want->fds;
     }
     pthread_mutex_unlock(&a->lock);
     return rc;
 }
 
-void admit_uncharge(struct admit *a, const struct admit_usage *held)
+void admit_uncharge(struct admit *a, const struct sockaddr *peer, const struct admit_usage *held)
 {
+    struct client_count *cc;
+    uint8_t key[16];
+
+    peer_key(peer, key);
     pthread_mutex_lock(&a->lock);
     a->used.bytes -= held->bytes < a->used.bytes ? held->bytes : a->used.bytes;
     a->used.fds -= held->fds < a->used.fds ? held->fds : a->used.fds;
+    cc = client_slot(a, key, false);
+    if (cc)
+        cc->fds -= held->fds < cc->fds ? held->fds : cc->fds;
     pthread_mutex_unlock(&a->lock);
 }
+
+uint32_t admit_fd_share(const struct admit_limits *l) { return l->max_fds / ADMIT_FD_SHARE_DIV; }
 
 /* ---------------------------------------------------------------- the turns */
 

@@ -23,6 +23,7 @@
 #define ADMIT_KEY_MAX             40   /* bytes, at least the longest key below */
 #define ADMIT_HANDSHAKES_MAX      64   /* connections past their hello, not yet admitted */
 #define ADMIT_HANDSHAKES_PER_PEER 8    /* ... from one address */
+#define ADMIT_FD_SHARE_DIV        2    /* one address holds at most 1/this of the descriptors */
 
 struct admit_limits {
     uint32_t max_tests;        /* tests admitted at once */
@@ -62,10 +63,17 @@ struct admit_usage {
     uint32_t fds;
 };
 
-/* Charges a test's memory and descriptors: 0, or -ENOMEM (over max_memory) / -EMFILE (over
- * max_fds) with *in_use: what the other tests hold. */
-int admit_charge(struct admit *a, const struct admit_usage *want, struct admit_usage *in_use);
-void admit_uncharge(struct admit *a, const struct admit_usage *held);
+/* Charges a test of peer (admitted: admit_enter) its memory and descriptors: 0, or -ENOMEM
+ * (over max_memory) / -EMFILE (over max_fds) with *in_use: what the other tests hold, or
+ * -EDQUOT: over the address's share of max_fds (admit_fd_share), in_use->fds: what the
+ * address's other tests hold. A reservation lasts until admit_uncharge: the tests give it back
+ * when their data connections miss the set-up deadline. */
+int admit_charge(struct admit *a, const struct sockaddr *peer, const struct admit_usage *want,
+                 struct admit_usage *in_use);
+void admit_uncharge(struct admit *a, const struct sockaddr *peer, const struct admit_usage *held);
+/* The descriptors the tests of one client address may hold together: 1/ADMIT_FD_SHARE_DIV of
+ * max_fds, so that no one address can take the whole budget. */
+uint32_t admit_fd_share(const struct admit_limits *l);
 
 /* ---- the exclusive turn: one holder at a time, the others wait */
 

@@ -81,7 +81,7 @@ int served_charge(struct served *t, const struct flow_kind *kind, const struct p
     engine_plan(kind, p, false, &plan);
     want.bytes = plan.bytes + policy_result_bytes(plan.nflows, plan.cap_intervals);
     want.fds = plan.fds;
-    rc = admit_charge(t->admit, &want, &used);
+    rc = admit_charge(t->admit, (const struct sockaddr *)&t->peer, &want, &used);
     if (!rc) {
         t->charged = want;
         return 0;
@@ -96,6 +96,13 @@ int served_charge(struct served *t, const struct flow_kind *kind, const struct p
                  "flow(s), its intervals): over this server's --max-memory of %s, of which "
                  "other tests hold %s; use fewer flows or a smaller -l, or try later",
                  need, plan.nworkers, buf, plan.nflows, budget, held);
+    else if (rc == -EDQUOT)
+        snprintf(msg, len,
+                 "test needs %u file descriptors (%u flow(s)): over the %u one client address "
+                 "may hold (1/%d of the %u this server has for tests), of which its other tests "
+                 "hold %u; use fewer flows, or try later",
+                 want.fds, plan.nflows, admit_fd_share(l), ADMIT_FD_SHARE_DIV, l->max_fds,
+                 used.fds);
     else
         snprintf(msg, len,
                  "test needs %u file descriptors (%u flow(s)): over the %u this server has "
@@ -117,7 +124,7 @@ int served_exclusive(struct served *t, int wait_ms, void (*queued)(void *ctx, ui
 void served_release(struct served *t)
 {
     if (t->charged.bytes || t->charged.fds)
-        admit_uncharge(t->admit, &t->charged);
+        admit_uncharge(t->admit, (const struct sockaddr *)&t->peer, &t->charged);
     memset(&t->charged, 0, sizeof(t->charged));
     served_release_slot(t);
 }

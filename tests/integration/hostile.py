@@ -11,7 +11,8 @@ clock, and prints one JSON object. Every loop and every socket is bounded in tim
                                     and when it stopped taking them.
   hello PORT JSON_PARAMS            sends a hello, prints the daemon's answer (accept or error)
                                     and, when accepted, keeps the control connection SECS
-                                    (--hold) without opening data connections.
+                                    (--hold) without opening data connections; --src ADDR:
+                                    from that address.
   probes PORT GAP                   a test that answers ready with time probes GAP seconds
                                     apart, never start: when the daemon gave up.
   spoof PORT VICTIM KIND            a UDP test (KIND: stream-reverse, rr) whose hellos carry
@@ -201,8 +202,8 @@ def cmd_flood(port, dur):
          "error": msg.get("message") if msg and msg.get("type") == "error" else None})
 
 
-def cmd_hello(port, pjson, hold=0.0):
-    c = control(port)
+def cmd_hello(port, pjson, hold=0.0, src=None):
+    c = control(port, src)
     m = hello(c, json.loads(pjson))
     out({"type": m.get("type"), "code": m.get("code"), "message": m.get("message")})
     if m.get("type") == "accept" and hold > 0:
@@ -555,7 +556,8 @@ def main():
     elif cmd == "flood":
         cmd_flood(port, float(a[2]))
     elif cmd == "hello":
-        cmd_hello(port, a[2], float(a[4]) if len(a) > 4 and a[3] == "--hold" else 0.0)
+        opt = dict(zip(a[3::2], a[4::2]))
+        cmd_hello(port, a[2], float(opt.get("--hold", 0.0)), opt.get("--src"))
     elif cmd == "probes":
         cmd_probes(port, float(a[2]))
     elif cmd == "spoof":

@@ -6,6 +6,9 @@
 #   2. a host in --deny (and any host not the test's client) gets nothing from a crr data port
 #   3. 20,000 GET /metrics pipelined on one connection get 16 answers; 32 connections from 8
 #      addresses flooding: a real Prometheus (when installed) scrapes on time throughout
+#   5. idle hellos reserving descriptors (ulimit -n 1024: 704 for tests): one address holds at
+#      most half; a reservation is given back at the set-up deadline, not when the attacker
+#      lets go; a real client is served meanwhile
 #   7. peer text: a fake server's error (a forged line, ESC[31m, bytes not UTF-8) reaches the
 #      client's terminal escaped; the daemon echoes a hello's such bytes escaped
 set -euo pipefail
@@ -96,6 +99,35 @@ YML
 else
     log "prometheus is not installed: the real scraper is not checked"
 fi
+stop_server
+
+# ---- 5. the descriptor budget: one address's share, and the set-up deadline
+SRV_LOG=$T/serve.fds.log
+bash -c 'ulimit -n 1024 && exec "$@"' _ "$NETRIG" serve -p 0 --timeout 2s 2>"$SRV_LOG" &
+SRV_PID=$!
+track_pid "$SRV_PID"
+SRV_PORT=$(wait_for_port "$SRV_LOG" "$SRV_PID")
+big='{"flows":300,"threads":1,"duration_s":5,"interval_s":1,"test":"stream"}'
+hostile hello "$SRV_PORT" "$big" --hold 5 --src 127.0.0.66 >"$T/h1.json" &
+h1=$!
+wait_until 10 "the first hostile hello's answer" test -s "$T/h1.json"
+hostile hello "$SRV_PORT" "$big" --src 127.0.0.66 >"$T/h2.json"
+hostile hello "$SRV_PORT" "$big" --hold 1 --src 127.0.0.67 >"$T/h3.json"
+log "hellos of 300 flows: .66 $(cat "$T/h1.json"); .66 again $(cat "$T/h2.json"); .67 $(cat "$T/h3.json")"
+check_jq "a first idle hello of 300 flows is admitted" "$T/h1.json" '.type == "accept"'
+check_jq "a second one from the same address is over its share (half of 704)" "$T/h2.json" \
+    '.type == "error" and .code == "limit" and (.message | test("over the 352 one client address may hold"))'
+check_jq "another address has a share of its own" "$T/h3.json" '.type == "accept"'
+client stream -P 4 -t 0.3 >"$T/fds.real.json" 2>"$T/fds.real.err" ||
+    fail "a real client beside the reservations: $(head -c 300 "$T/fds.real.err")"
+# the first hello still holds its control connection, but its set-up deadline (--timeout 2s)
+# has passed: its reservation is back, and the address may ask again
+wait_until 10 "the first reservation given back at its set-up deadline" \
+    grep -q 'client 127.0.0.66:[0-9]*: refused: data connections did not all arrive' "$SRV_LOG"
+alive "$h1" || fail "the first attacker let go before its reservation ended"
+hostile hello "$SRV_PORT" "$big" --src 127.0.0.66 >"$T/h4.json"
+check_jq "after the set-up deadline the address's share is free again" "$T/h4.json" '.type == "accept"'
+wait "$h1" || true
 stop_server
 
 # ---- 7. text from a peer, printed or echoed
