@@ -25,6 +25,12 @@ struct client_count {
     uint32_t fds;         /* descriptors its admitted tests hold */
 };
 
+struct auth_fail {
+    uint8_t key[33]; /* 'A' and an address (peer_key), or 'U' and a user name's first 32 bytes */
+    uint32_t fails;
+    uint64_t last_ms; /* 0: a free entry */
+};
+
 struct route {
     bool used, open; /* open: still taking connections */
     uint8_t key[ADMIT_KEY_MAX];
@@ -45,6 +51,8 @@ struct admit {
     struct client_count clients[ADMIT_CLIENTS_MAX];
     struct route netrig[ADMIT_NETRIG_MAX];
     struct route iperf3[ADMIT_IPERF3_MAX];
+    struct auth_fail auth[ADMIT_AUTH_KEYS];
+    uint64_t auth_logged_ms, auth_suppressed; /* the log's rate of auth failures */
 };
 
 struct admit *admit_create(const struct admit_limits *l)
@@ -224,6 +232,98 @@ void admit_uncharge(struct admit *a, const struct sockaddr *peer, const struct a
 }
 
 uint32_t admit_fd_share(const struct admit_limits *l) { return l->max_fds / ADMIT_FD_SHARE_DIV; }
+
+/* ---------------------------------------------------------------- authentication failures */
+
+static uint64_t now_ms(void) { return clock_mono_ns() / 1000000ULL; }
+
+/* The entry of key (one forgotten, or the oldest, taken for it when add). Under the lock. */
+static struct auth_fail *auth_entry(struct admit *a, const uint8_t key[33], uint64_t now, bool add)
+{
+    struct auth_fail *old = &a->auth[0];
+
+    for (int i = 0; i < ADMIT_AUTH_KEYS; i++) {
+        struct auth_fail *f = &a->auth[i];
+        if (f->last_ms && now - f->last_ms >= ADMIT_AUTH_FORGET_MS)
+            f->last_ms = 0;
+        if (f->last_ms && !memcmp(f->key, key, 33))
+            return f;
+        if (!f->last_ms || (old->last_ms && f->last_ms < old->last_ms))
+            old = f;
+    }
+    if (!add)
+        return NULL;
+    memcpy(old->key, key, 33);
+    old->fails = 0;
+    old->last_ms = now;
+    return old;
+}
+
+static void auth_keys(const struct sockaddr *peer, const char *user, uint8_t ka[33], uint8_t ku[33])
+{
+    memset(ka, 0, 33);
+    memset(ku, 0, 33);
+    ka[0] = 'A';
+    peer_key(peer, ka + 1);
+    ku[0] = 'U';
+    strncpy((char *)ku + 1, user ? user : "", 32);
+}
+
+static uint32_t auth_delay(uint32_t fails)
+{
+    uint32_t over = fails > ADMIT_AUTH_FREE ? fails - ADMIT_AUTH_FREE : 0;
+
+    if (!over)
+        return 0;
+    return over > 8 || (ADMIT_AUTH_BASE_MS << (over - 1)) > ADMIT_AUTH_CAP_MS
+               ? ADMIT_AUTH_CAP_MS
+               : ADMIT_AUTH_BASE_MS << (over - 1);
+}
+
+uint32_t admit_auth_failed(struct admit *a, const struct sockaddr *peer, const char *user,
+                           bool *log, uint64_t *suppressed)
+{
+    uint8_t ka[33], ku[33];
+    uint64_t now = now_ms();
+    uint32_t da, du;
+    struct auth_fail *f;
+
+    auth_keys(peer, user, ka, ku);
+    pthread_mutex_lock(&a->lock);
+    f = auth_entry(a, ka, now, true);
+    f->fails++;
+    f->last_ms = now;
+    da = auth_delay(f->fails);
+    f = auth_entry(a, ku, now, true);
+    f->fails++;
+    f->last_ms = now;
+    du = auth_delay(f->fails);
+    *log = !a->auth_logged_ms || now - a->auth_logged_ms >= 1000;
+    *suppressed = *log ? a->auth_suppressed : 0;
+    if (*log) {
+        a->auth_logged_ms = now;
+        a->auth_suppressed = 0;
+    } else {
+        a->auth_suppressed++;
+    }
+    pthread_mutex_unlock(&a->lock);
+    return da > du ? da : du;
+}
+
+void admit_auth_ok(struct admit *a, const struct sockaddr *peer, const char *user)
+{
+    uint8_t ka[33], ku[33];
+    uint64_t now = now_ms();
+    struct auth_fail *f;
+
+    auth_keys(peer, user, ka, ku);
+    pthread_mutex_lock(&a->lock);
+    if ((f = auth_entry(a, ka, now, false)))
+        f->last_ms = 0;
+    if ((f = auth_entry(a, ku, now, false)))
+        f->last_ms = 0;
+    pthread_mutex_unlock(&a->lock);
+}
 
 /* ---------------------------------------------------------------- the turns */
 

@@ -118,6 +118,22 @@ int admit_route(struct admit *a, enum admit_key kind, const void *key, uint32_t 
 int admit_udp_turn_take(struct admit *a, int wait_ms);
 void admit_udp_turn_give(struct admit *a);
 
+/* ---- authentication failures: a back-off per address and per user, and the log's rate */
+
+#define ADMIT_AUTH_FREE      3     /* failures without delay, per address and per user */
+#define ADMIT_AUTH_BASE_MS   100   /* the first delay after them; each next one doubles ... */
+#define ADMIT_AUTH_CAP_MS    2000  /* ... up to this */
+#define ADMIT_AUTH_FORGET_MS 60000 /* a key with no failure this long starts afresh */
+#define ADMIT_AUTH_KEYS      512   /* addresses and users remembered (the oldest forgotten) */
+
+/* A failed authentication from peer as user: how long (ms) the daemon waits before it answers
+ * this one (the larger of the address's and the user's back-off). *log: whether this failure
+ * may be logged (one a second), *suppressed: how many were not logged before it. */
+uint32_t admit_auth_failed(struct admit *a, const struct sockaddr *peer, const char *user,
+                           bool *log, uint64_t *suppressed);
+/* A success: the address and the user start afresh. */
+void admit_auth_ok(struct admit *a, const struct sockaddr *peer, const char *user);
+
 /* ---- test threads, so that shutdown can wait for them */
 
 void admit_thread_started(struct admit *a);

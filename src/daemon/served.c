@@ -3,10 +3,12 @@
 #define _GNU_SOURCE
 #include "served.h"
 
+#include "clock.h"
 #include "ctl.h"
 #include "engine.h"
 #include "iperf3_proto.h"
 #include "log.h"
+#include "policy.h"
 #include "sock.h"
 #include "units.h"
 
@@ -16,6 +18,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #define SERVED_REFUSAL_SEND_MS 2000 /* sending the refusal to a client that may be gone */
@@ -193,7 +196,8 @@ static void tell(struct served *t, struct served_refusal r, const char *verb, co
     char text[512];
 
     vsnprintf(text, sizeof(text), fmt, ap);
-    LOG_WARN("%s %s: %s: %s", t->label, t->who, verb, text);
+    if (!r.quiet)
+        LOG_WARN("%s %s: %s: %s", t->label, t->who, verb, text);
     if (r.count == SERVED_SETUP_ERROR)
         metrics_control_error(t->conf->metrics, METRICS_STAGE_SETUP);
     else if (r.count >= 0)
@@ -223,6 +227,38 @@ void served_stop(struct served *t, struct served_refusal r, const char *fmt, ...
     va_start(ap, fmt);
     tell(t, r, "stopped", fmt, ap);
     va_end(ap);
+}
+
+int served_authenticate(struct served *t, const char *user, struct served_refusal r)
+{
+    const struct sockaddr *peer = (const struct sockaddr *)&t->peer;
+    uint64_t suppressed, until;
+    char err[320];
+    uint32_t wait_ms;
+    bool log;
+    int rc;
+
+    if (!t->conf->auth)
+        return 0;
+    rc = policy_authenticate(t->ctl, t->conf->auth, user, t->conf->timeout_ms, err, sizeof(err));
+    if (!rc) {
+        admit_auth_ok(t->admit, peer, user);
+        return 0;
+    }
+    wait_ms = admit_auth_failed(t->admit, peer, user, &log, &suppressed);
+    if (suppressed)
+        LOG_WARN("%llu authentication failure(s) not logged in the last second (at most one "
+                 "a second is)",
+                 (unsigned long long)suppressed);
+    until = clock_mono_ns() + (uint64_t)wait_ms * 1000000ULL;
+    while (clock_mono_ns() < until && !(t->conf->stop && *t->conf->stop)) {
+        uint64_t left = until - clock_mono_ns();
+        struct timespec ts = {.tv_nsec = (long)(left < 100000000ULL ? left : 100000000ULL)};
+        nanosleep(&ts, NULL);
+    }
+    r.quiet = !log;
+    served_refuse(t, r, "%s", err);
+    return rc < 0 ? rc : -EACCES;
 }
 
 void served_ran(struct served *t) { t->ran = true; }

@@ -208,11 +208,8 @@ static int admission(struct session *ss)
     struct cpulist cpus;
     char err[320], note[320];
 
-    if (o->auth &&
-        policy_authenticate(ss->t.ctl, o->auth, ss->user, timeout_ms(ss), err, sizeof(err))) {
-        served_refuse(&ss->t, how(METRICS_REFUSED_AUTH_FAILED, "auth_failed"), "%s", err);
+    if (served_authenticate(&ss->t, ss->user, how(METRICS_REFUSED_AUTH_FAILED, "auth_failed")))
         return -EACCES;
-    }
     if (policy_check_limits(&o->limits, &ss->p, &ss->flow_rate_bps, err, sizeof(err))) {
         served_refuse(&ss->t, how(METRICS_REFUSED_LIMIT, "limit"), "%s", err);
         return -EPERM;

@@ -101,17 +101,6 @@ static int parse_request(const struct served *t, const cJSON *msg, struct client
     return 0;
 }
 
-static int authenticate(const struct served_conf *so, int ctl, const cJSON *msg, char *err,
-                        size_t errlen)
-{
-    const cJSON *user = cJSON_GetObjectItemCaseSensitive(msg, "user");
-
-    if (!so->auth)
-        return 0;
-    return policy_authenticate(ctl, so->auth, cJSON_IsString(user) ? user->valuestring : "",
-                               so->timeout_ms, err, errlen);
-}
-
 /* A run that did not reach a netrig daemon: one text for every way that happens (refused,
  * unreachable, silent, not netrig), told no sooner than the connect timeout after the start,
  * so that neither the text nor the time tells an open port from a closed one. A refusal from a
@@ -155,11 +144,13 @@ void thirdparty_serve(struct served *t, const cJSON *msg)
     uint32_t running;
     uint64_t t0;
     cJSON *reply;
+    const cJSON *user = cJSON_GetObjectItemCaseSensitive(msg, "user");
     int rc;
 
     t->label = "controller";
-    if (authenticate(t->conf, t->ctl, msg, err, sizeof(err)) ||
-        parse_request(t, msg, &o, &how.code, err, sizeof(err))) {
+    if (served_authenticate(t, cJSON_IsString(user) ? user->valuestring : "", how))
+        return;
+    if (parse_request(t, msg, &o, &how.code, err, sizeof(err))) {
         served_refuse(t, how, "%s", err);
         return;
     }

@@ -146,8 +146,9 @@ static inline bool worker_gate_closed(const struct worker *w)
 /* A blocking lone flow over budget: sleeps until the gate refills, the stop request or the
  * hard deadline, whichever comes first. */
 void worker_gate_wait(struct worker *w);
-/* A blocking lone flow gives up n bytes the gate still held back when the test ended: they
- * are counted (engine_gate_held), so the test can say the limit stopped it. */
+/* A blocking lone flow gives up n bytes the gate still held back when the test ended: more
+ * than the gate's burst (50 ms of the rate) are counted (engine_gate_held), so the test can
+ * say the limit stopped it. */
 void worker_gate_held(struct worker *w, uint64_t n);
 /* Shuts f's socket down both ways (the hard deadline) and ends it. */
 void worker_flow_kill(struct worker *w, struct flow *f);

@@ -36,6 +36,9 @@ clock, and prints one JSON object. Every loop and every socket is bounded in tim
                                     answering every hello with an error text holding a
                                     forged line, ESC[31m and invalid UTF-8; two clients, SECS
                                     at most.
+  authflood PORT SECS CONNS SRC USER  CONNS connections at once from SRC, each a hello as USER
+                                    and a wrong answer to the challenge, again and again for
+                                    SECS: attempts answered, and the slowest answer.
   crrsteal PORT SRC                 a crr test from 127.0.0.1, then a request to its crr port
                                     from SRC and one from 127.0.0.1: bytes each got back.
 """
@@ -548,6 +551,41 @@ def cmd_fakeserver(secs):
         c.close()
 
 
+def cmd_authflood(port, secs, conns, src, user):
+    tot = {"attempts": 0, "refused": 0, "slowest_s": 0.0}
+    lock = threading.Lock()
+    end = time.monotonic() + secs
+
+    def one():
+        while time.monotonic() < end:
+            t0 = time.monotonic()
+            m = {}
+            try:
+                c = control(port, src)
+                p = params()
+                c.sendall(frame({"type": "hello", "proto": 1, "netrig_version": "hostile",
+                                 "test": "stream", "user": user, "params": p}))
+                ch = recv_msg(c)
+                if ch.get("type") == "challenge":
+                    c.sendall(frame({"type": "auth", "user": user, "mac": "00" * 32}))
+                    m = recv_msg(c)
+                c.close()
+            except Exception:  # noqa: BLE001
+                time.sleep(0.01)
+            with lock:
+                tot["attempts"] += 1
+                tot["refused"] += m.get("code") == "auth_failed"
+                tot["slowest_s"] = max(tot["slowest_s"], round(time.monotonic() - t0, 3))
+
+    ts = [threading.Thread(target=one, daemon=True) for _ in range(conns)]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join(secs + 10)
+    tot["seconds"] = secs
+    out(tot)
+
+
 def main():
     a = sys.argv[1:]
     cmd, port = a[0], int(a[1])
@@ -578,6 +616,8 @@ def main():
         cmd_echo(port)
     elif cmd == "fakeserver":
         cmd_fakeserver(float(a[1]))
+    elif cmd == "authflood":
+        cmd_authflood(port, float(a[2]), int(a[3]), a[4], a[5])
     elif cmd == "crrsteal":
         cmd_crrsteal(port, a[2])
     else:

@@ -9,6 +9,9 @@
 #   5. idle hellos reserving descriptors (ulimit -n 1024: 704 for tests): one address holds at
 #      most half; a reservation is given back at the set-up deadline, not when the attacker
 #      lets go; a real client is served meanwhile
+#   6. wrong answers to the auth challenge, 8 at a time from one address: backed off (a few
+#      free, then doubling to 2 s) and logged at most once a second with the count left out;
+#      the right user from another address is served meanwhile
 #   7. peer text: a fake server's error (a forged line, ESC[31m, bytes not UTF-8) reaches the
 #      client's terminal escaped; the daemon echoes a hello's such bytes escaped
 set -euo pipefail
@@ -128,6 +131,26 @@ alive "$h1" || fail "the first attacker let go before its reservation ended"
 hostile hello "$SRV_PORT" "$big" --src 127.0.0.66 >"$T/h4.json"
 check_jq "after the set-up deadline the address's share is free again" "$T/h4.json" '.type == "accept"'
 wait "$h1" || true
+stop_server
+
+# ---- 6. auth: back-off and the log's rate
+printf 'alice s3cret\n' >"$T/auth"
+chmod 600 "$T/auth"
+start_server --auth-file "$T/auth"
+hostile authflood "$SRV_PORT" 3 8 127.0.0.66 alice >"$T/authflood.json" &
+af=$!
+wait_until 10 "the first refusals" grep -q 'refused: authentication failed' "$SRV_LOG"
+NETRIG_SECRET=s3cret client stream --user alice -t 0.3 >"$T/auth.real.json" 2>"$T/auth.real.err" ||
+    fail "the right user during the flood: $(head -c 300 "$T/auth.real.err")"
+wait "$af" || true
+logged=$(grep -c 'refused: authentication failed' "$SRV_LOG" || true)
+log "auth flood: $(cat "$T/authflood.json"); $logged failures logged; $(grep 'not logged' "$SRV_LOG" | tail -n1)"
+# unthrottled, one address answered ~2,700 a second; backed off, 8 at a time get at most
+# 3 free + the doubling steps (0.1, 0.2, 0.4, 0.8, 1.6 s, then 2 s) each
+check_jq "wrong answers are backed off (at most 80 answered in 3 s)" "$T/authflood.json" \
+    '.refused > 0 and .attempts <= 80 and .slowest_s >= 1'
+check "at most one failure logged a second ($logged in ~3 s)" test "$logged" -le 6
+check "the log counts what it left out" grep -q 'authentication failure(s) not logged' "$SRV_LOG"
 stop_server
 
 # ---- 7. text from a peer, printed or echoed
