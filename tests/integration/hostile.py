@@ -428,15 +428,15 @@ def cmd_forge(port):
 
 
 def crr_ask(addr, port, src, size):
-    """A request on a fresh connection to addr:port from src: the bytes answered within 2 s."""
+    """A request on a fresh connection to addr:port from src: the bytes answered within 1 s."""
     got = 0
     try:
         d = socket.socket()
         d.bind((src, 0))
-        d.settimeout(2)
+        d.settimeout(1)
         d.connect((addr, port))
         d.sendall(b"q" * size)
-        deadline = time.monotonic() + 2
+        deadline = time.monotonic() + 1
         while time.monotonic() < deadline:
             chunk = d.recv(65536)
             if not chunk:
