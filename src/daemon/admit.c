@@ -31,6 +31,16 @@ struct auth_fail {
     uint64_t last_ms; /* 0: a free entry */
 };
 
+struct udp_waiter {
+    uint8_t key[16];
+    uint64_t seq; /* its place in the queue; 0: a free entry */
+};
+
+struct udp_grant {
+    uint8_t key[16];
+    uint64_t at; /* the grant's number (udp_grant_seq); 0: a free entry */
+};
+
 struct route {
     bool used, open; /* open: still taking connections */
     uint8_t key[ADMIT_KEY_MAX];
@@ -52,7 +62,11 @@ struct admit {
     struct route netrig[ADMIT_NETRIG_MAX];
     struct route iperf3[ADMIT_IPERF3_MAX];
     struct auth_fail auth[ADMIT_AUTH_KEYS];
-    uint64_t auth_logged_ms, auth_suppressed; /* the log's rate of auth failures */
+    /* the iperf3 UDP set-up turn's queue: fair by address (udp_choose) */
+    struct udp_waiter udp_waiters[ADMIT_UDP_WAITERS];
+    struct udp_grant udp_grants[ADMIT_UDP_WAITERS];
+    uint64_t udp_seq, udp_grant_seq, udp_chosen; /* udp_chosen: the waiter's seq, 0 none */
+    uint64_t auth_logged_ms, auth_suppressed;    /* the log's rate of auth failures */
 };
 
 struct admit *admit_create(const struct admit_limits *l)
@@ -369,11 +383,59 @@ void admit_exclusive_release(struct admit *a)
     pthread_mutex_unlock(&a->lock);
 }
 
-int admit_udp_turn_take(struct admit *a, int wait_ms)
+/* The next holder of the UDP turn: the waiter whose address had it least recently (never:
+ * first), the earliest of those. Under the lock. */
+static void udp_choose(struct admit *a)
 {
+    struct udp_waiter *best = NULL;
+    uint64_t best_at = 0;
+
+    a->udp_chosen = 0;
+    for (int i = 0; i < ADMIT_UDP_WAITERS; i++) {
+        struct udp_waiter *w = &a->udp_waiters[i];
+        uint64_t at = 0;
+        if (!w->seq)
+            continue;
+        for (int k = 0; k < ADMIT_UDP_WAITERS; k++)
+            if (a->udp_grants[k].at && !memcmp(a->udp_grants[k].key, w->key, 16))
+                at = a->udp_grants[k].at;
+        if (!best || at < best_at || (at == best_at && w->seq < best->seq)) {
+            best = w;
+            best_at = at;
+        }
+    }
+    if (best)
+        a->udp_chosen = best->seq;
+}
+
+/* The turn goes to key: remembered as its address's last (the oldest record forgotten). */
+static void udp_granted(struct admit *a, const uint8_t key[16])
+{
+    struct udp_grant *g = &a->udp_grants[0];
+
+    a->udp_busy = true;
+    a->udp_grant_seq++;
+    for (int k = 0; k < ADMIT_UDP_WAITERS; k++) {
+        if (a->udp_grants[k].at && !memcmp(a->udp_grants[k].key, key, 16)) {
+            g = &a->udp_grants[k];
+            break;
+        }
+        if (a->udp_grants[k].at < g->at)
+            g = &a->udp_grants[k];
+    }
+    memcpy(g->key, key, 16);
+    g->at = a->udp_grant_seq;
+}
+
+int admit_udp_turn_take(struct admit *a, const struct sockaddr *peer, int wait_ms)
+{
+    struct udp_waiter *me = NULL;
+    uint64_t mine;
     struct timespec ts;
+    uint8_t key[16];
     int rc = 0;
 
+    peer_key(peer, key);
     clock_gettime(CLOCK_REALTIME, &ts);
     ts.tv_sec += wait_ms / 1000;
     ts.tv_nsec += (long)(wait_ms % 1000) * 1000000L;
@@ -382,12 +444,34 @@ int admit_udp_turn_take(struct admit *a, int wait_ms)
         ts.tv_nsec -= 1000000000L;
     }
     pthread_mutex_lock(&a->lock);
-    while (a->udp_busy && rc == 0)
-        rc = pthread_cond_timedwait(&a->cond, &a->lock, &ts);
-    if (!a->udp_busy) {
-        a->udp_busy = true;
-        rc = 0;
+    if (!a->udp_busy && !a->udp_chosen) {
+        udp_granted(a, key);
+        pthread_mutex_unlock(&a->lock);
+        return 0;
     }
+    for (int i = 0; i < ADMIT_UDP_WAITERS && !me; i++)
+        if (!a->udp_waiters[i].seq)
+            me = &a->udp_waiters[i];
+    if (!me) {
+        pthread_mutex_unlock(&a->lock);
+        return -EBUSY;
+    }
+    memcpy(me->key, key, 16);
+    me->seq = ++a->udp_seq;
+    if (!a->udp_busy && !a->udp_chosen)
+        udp_choose(a);
+    while (!(!a->udp_busy && a->udp_chosen == me->seq) && rc == 0)
+        rc = pthread_cond_timedwait(&a->cond, &a->lock, &ts);
+    mine = me->seq;
+    me->seq = 0;
+    if (!a->udp_busy && a->udp_chosen == mine) {
+        rc = 0;
+        udp_granted(a, key);
+        a->udp_chosen = 0; /* the next is chosen when the turn is given back */
+    } else if (a->udp_chosen == mine) {
+        udp_choose(a); /* gave up while chosen: the next one */
+    }
+    pthread_cond_broadcast(&a->cond);
     pthread_mutex_unlock(&a->lock);
     return rc ? -EBUSY : 0;
 }
@@ -396,6 +480,7 @@ void admit_udp_turn_give(struct admit *a)
 {
     pthread_mutex_lock(&a->lock);
     a->udp_busy = false;
+    udp_choose(a);
     pthread_cond_broadcast(&a->cond);
     pthread_mutex_unlock(&a->lock);
 }

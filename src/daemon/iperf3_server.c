@@ -225,7 +225,7 @@ static int prepare_streams(struct i3s *ss)
     if (!ss->e || !ss->fds)
         return refuse(ss, I3S_SETUP, IPERF3_IEINITTEST, ENOMEM, ss->e ? "out of memory" : err);
     if (ss->ip.p.udp) {
-        if (admit_udp_turn_take(ss->t.admit, tmo(ss)))
+        if (admit_udp_turn_take(ss->t.admit, (const struct sockaddr *)&ss->t.peer, tmo(ss) + 500))
             return refuse(ss, I3S_SETUP, IPERF3_IESTREAMLISTEN, EBUSY,
                           "another iperf3 UDP test kept the port's set-up turn too long");
         ss->udp_turn = true;

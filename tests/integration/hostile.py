@@ -23,8 +23,8 @@ clock, and prints one JSON object. Every loop and every socket is bounded in tim
                                     every 5 ms: bytes the daemon sent toward VICTIM.
   idle PORT N SECS FIRST_ADDR       N idle connections from N/25 source addresses from
                                     FIRST_ADDR on (127.x.y.z), held SECS seconds.
-  i3slow PORT STREAMS GAP           an iperf3 UDP client opening STREAMS streams GAP seconds
-                                    apart: when the daemon refused the set-up.
+  i3slow PORT STREAMS GAP [--src A] an iperf3 UDP client opening STREAMS streams GAP seconds
+                                    apart (from address A): when the daemon refused the set-up.
   run PORT TARGET                   a controller's run request toward TARGET: the answer.
   forge PORT                        a hello whose test name holds a newline and an escape.
   scrapeflood MPORT SECS ADDRS CONNS  CONNS connections from each of ADDRS addresses
@@ -361,10 +361,11 @@ def cmd_idle(port, n, secs, first):
         s.close()
 
 
-def cmd_i3slow(port, streams, gap):
+def cmd_i3slow(port, streams, gap, src=None):
     """iperf3's exchange by hand: cookie, parameters, then UDP streams too slowly."""
-    cookie = b"hostile" + b"a" * 29 + b"\0"
-    c = socket.create_connection((HOST, port), timeout=5)
+    cookie = (b"hostile" + os.urandom(15).hex().encode())[:36] + b"\0"
+    c = socket.create_connection((HOST, port), timeout=15,
+                                 source_address=(src, 0) if src else None)
     c.sendall(cookie)
     t0 = time.monotonic()
     st = c.recv(1)
@@ -385,6 +386,8 @@ def cmd_i3slow(port, streams, gap):
     us = []
     while time.monotonic() - t0 < 120 and opened < streams:
         u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        if src:
+            u.bind((src, 0))
         u.connect((HOST, port))
         u.send(b"9876")
         us.append(u)
@@ -605,7 +608,7 @@ def main():
     elif cmd == "idle":
         cmd_idle(port, int(a[2]), float(a[3]), a[4])
     elif cmd == "i3slow":
-        cmd_i3slow(port, int(a[2]), float(a[3]))
+        cmd_i3slow(port, int(a[2]), float(a[3]), a[5] if len(a) > 5 and a[4] == "--src" else None)
     elif cmd == "run":
         cmd_run(port, a[2])
     elif cmd == "forge":

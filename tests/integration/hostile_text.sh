@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Hostile peers, round three (issue 30), part two: each attack reproduced, the limit held by
 # the daemon's own counters, and a real client served meanwhile.
+#   4. three addresses keep iperf3 UDP set-ups queued for the port's turn (each holding it to
+#      its deadline, --timeout 2s): real `iperf3 -u` clients from a fourth are served next
 #   5. idle hellos reserving descriptors (ulimit -n 1024: 704 for tests): one address holds at
 #      most half; a reservation is given back at the set-up deadline, not when the attacker
 #      lets go; a real client is served meanwhile
@@ -19,6 +21,30 @@ hostile() { timeout 60 python3 "$H" "$@"; }
 client() { timeout 30 "$NETRIG" "$@" -c 127.0.0.1 -p "$SRV_PORT" -i 0 --no-save -J; }
 stop_server() { kill "$SRV_PID" && wait "$SRV_PID" 2>/dev/null || true; }
 within() { awk -v v="$1" -v lo="$2" -v hi="$3" 'BEGIN { exit !(v >= lo && v <= hi) }'; }
+
+# ---- 4. the iperf3 UDP set-up turn, fair by address
+if command -v iperf3 >/dev/null; then
+    start_server --timeout 2s
+    for i in 1 2 3; do
+        (for _ in 1 2 3; do hostile i3slow "$SRV_PORT" 40 0.2 --src "127.0.0.7$i" || true; done) \
+            >"$T/i3q.$i.json" 2>&1 &
+        track_pid $!
+    done
+    wait_until 10 "the attackers holding the turn" grep -q 'iperf3' "$SRV_LOG"
+    ok=0
+    for i in 1 2; do
+        t0=$(now_ms)
+        if timeout 20 iperf3 -c 127.0.0.1 -p "$SRV_PORT" -u -b 5M -l 1200 -t 1 -J >"$T/i3real.$i.json" 2>&1 &&
+            jq -e '.end.sum.bytes > 0' "$T/i3real.$i.json" >/dev/null; then
+            ok=$((ok + 1))
+        fi
+        log "real iperf3 -u $i: $(($(now_ms) - t0)) ms, $(jq -r '.error // "ok"' "$T/i3real.$i.json" 2>/dev/null | head -c 200)"
+    done
+    check "real iperf3 -u clients served beside three queued attackers ($ok of 2)" test "$ok" -eq 2
+    stop_server
+else
+    log "iperf3 is not installed: the UDP turn's fairness is not checked"
+fi
 
 # ---- 5. the descriptor budget: one address's share, and the set-up deadline
 SRV_LOG=$T/serve.fds.log
