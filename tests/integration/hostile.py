@@ -363,7 +363,7 @@ def cmd_idle(port, n, secs, first):
 
 def cmd_i3slow(port, streams, gap, src=None):
     """iperf3's exchange by hand: cookie, parameters, then UDP streams too slowly."""
-    cookie = (b"hostile" + os.urandom(15).hex().encode())[:36] + b"\0"
+    cookie = (b"hostile" + bytes(97 + b % 26 for b in os.urandom(29))) + b"\0"
     c = socket.create_connection((HOST, port), timeout=15,
                                  source_address=(src, 0) if src else None)
     c.sendall(cookie)
