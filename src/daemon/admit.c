@@ -427,6 +427,33 @@ static void udp_granted(struct admit *a, const uint8_t key[16])
     g->at = a->udp_grant_seq;
 }
 
+/* A fair turn comes after every other address waiting has had one: the wait is wait_ms once
+ * per other address ahead (and once for the holder), at most ADMIT_UDP_WAIT_TURNS of them. */
+static void udp_wait_longer(const struct admit *a, const struct udp_waiter *me, struct timespec *ts,
+                            int wait_ms)
+{
+    uint32_t others = 0;
+
+    for (int i = 0; i < ADMIT_UDP_WAITERS; i++) {
+        const struct udp_waiter *w = &a->udp_waiters[i];
+        bool seen = false;
+        if (!w->seq || w == me || !memcmp(w->key, me->key, 16))
+            continue;
+        for (int k = 0; k < i && !seen; k++)
+            seen = a->udp_waiters[k].seq && a->udp_waiters[k].seq != me->seq &&
+                   !memcmp(a->udp_waiters[k].key, w->key, 16);
+        others += !seen;
+    }
+    if (others > ADMIT_UDP_WAIT_TURNS - 1)
+        others = ADMIT_UDP_WAIT_TURNS - 1;
+    ts->tv_sec += (time_t)((uint64_t)others * (uint64_t)wait_ms / 1000);
+    ts->tv_nsec += (long)((uint64_t)others * (uint64_t)wait_ms % 1000) * 1000000L;
+    if (ts->tv_nsec >= 1000000000L) {
+        ts->tv_sec++;
+        ts->tv_nsec -= 1000000000L;
+    }
+}
+
 int admit_udp_turn_take(struct admit *a, const struct sockaddr *peer, int wait_ms)
 {
     struct udp_waiter *me = NULL;
@@ -458,6 +485,7 @@ int admit_udp_turn_take(struct admit *a, const struct sockaddr *peer, int wait_m
     }
     memcpy(me->key, key, 16);
     me->seq = ++a->udp_seq;
+    udp_wait_longer(a, me, &ts, wait_ms);
     if (!a->udp_busy && !a->udp_chosen)
         udp_choose(a);
     while (!(!a->udp_busy && a->udp_chosen == me->seq) && rc == 0)

@@ -24,6 +24,7 @@
 #define ADMIT_HANDSHAKES_MAX      64   /* connections past their hello, not yet admitted */
 #define ADMIT_HANDSHAKES_PER_PEER 8    /* ... from one address */
 #define ADMIT_UDP_WAITERS         64   /* iperf3 UDP set-ups waiting for the turn */
+#define ADMIT_UDP_WAIT_TURNS      8    /* a waiter waits for at most this many turns */
 #define ADMIT_FD_SHARE_DIV        2    /* one address holds at most 1/this of the descriptors */
 
 struct admit_limits {
@@ -115,9 +116,11 @@ int admit_route(struct admit *a, enum admit_key kind, const void *key, uint32_t 
 
 /* ---- iperf3 UDP set-up: one test at a time sorts the datagrams on the daemon's UDP port */
 
-/* 0, or -EBUSY when other tests kept the turn wait_ms (or ADMIT_UDP_WAITERS wait already).
- * Fair by address: a turn given back goes to the waiter whose address (peer) had the turn
- * least recently, so set-ups queued from one address cannot starve another's. */
+/* 0, or -EBUSY when other tests kept the turn (or ADMIT_UDP_WAITERS wait already). Fair by
+ * address: a turn given back goes to the waiter whose address (peer) had the turn least
+ * recently, and a waiter waits wait_ms for the holder plus wait_ms for each other address
+ * waiting (ADMIT_UDP_WAIT_TURNS in all at most), so set-ups queued from some addresses cannot
+ * starve another's. */
 int admit_udp_turn_take(struct admit *a, const struct sockaddr *peer, int wait_ms);
 void admit_udp_turn_give(struct admit *a);
 

@@ -2,7 +2,7 @@
 # Hostile peers, round three (issue 30), part two: each attack reproduced, the limit held by
 # the daemon's own counters, and a real client served meanwhile.
 #   4. three addresses keep iperf3 UDP set-ups queued for the port's turn (each holding it to
-#      its deadline, --timeout 2s): real `iperf3 -u` clients from a fourth are served next
+#      its deadline, --timeout 1s): real `iperf3 -u` clients from a fourth are served in turn
 #   5. idle hellos reserving descriptors (ulimit -n 1024: 704 for tests): one address holds at
 #      most half; a reservation is given back at the set-up deadline, not when the attacker
 #      lets go; a real client is served meanwhile
@@ -24,9 +24,9 @@ within() { awk -v v="$1" -v lo="$2" -v hi="$3" 'BEGIN { exit !(v >= lo && v <= h
 
 # ---- 4. the iperf3 UDP set-up turn, fair by address
 if command -v iperf3 >/dev/null; then
-    start_server --timeout 2s
+    start_server --timeout 1s
     for i in 1 2 3; do
-        (for _ in 1 2 3; do hostile i3slow "$SRV_PORT" 40 0.2 --src "127.0.0.7$i" || true; done) \
+        (for _ in 1 2 3 4; do hostile i3slow "$SRV_PORT" 40 0.2 --src "127.0.0.7$i" || true; done) \
             >"$T/i3q.$i.json" 2>&1 &
         track_pid $!
     done
