@@ -64,6 +64,71 @@ static void collect(struct store *st, const int64_t *ids, size_t n, const char *
 
 double compare_change_pct(double a, double b) { return a > 0 && b >= 0 ? (b - a) / a * 100 : NAN; }
 
+/* A cost metric and the same counting netrig's own CPU; scale turns the own figure into the
+ * metric's unit (ns per byte = cores per 10 Gbit/s x 0.8). */
+static const struct {
+    const char *name, *own;
+    double scale;
+} own_cost[] = {
+    {"local_cores_per_10g", "local_own_cores_per_10g", 1},
+    {"remote_cores_per_10g", "remote_own_cores_per_10g", 1},
+    {"local_cpu_ns_per_byte", "local_own_cores_per_10g", 0.8},
+    {"remote_cpu_ns_per_byte", "remote_own_cores_per_10g", 0.8},
+    {"local_cpu_us_per_txn", "local_own_cpu_us_per_txn", 1},
+    {"remote_cpu_us_per_txn", "remote_own_cpu_us_per_txn", 1},
+};
+
+/* How many runs of a set have metric name. */
+static size_t count_with(struct store *st, const int64_t *ids, size_t n, const char *name)
+{
+    size_t k = 0;
+    double v;
+
+    for (size_t i = 0; i < n; i++)
+        k += !store_run_metric(st, ids[i], name, &v);
+    return k;
+}
+
+/* A cost row compares like with like: netrig's own CPU when every run has it (a busy host's
+ * other work does not count), the whole machine's when no run has it (runs of an older
+ * netrig); a mix is not comparable and its rows are left out with a warning. Returns the own
+ * metric's index in own_cost, -1 for the metric as stored, -2 to leave the row out. */
+static int cost_basis(struct store *st, struct compare_result *c, const char *name)
+{
+    for (size_t i = 0; i < sizeof(own_cost) / sizeof(own_cost[0]); i++) {
+        size_t k;
+        if (strcmp(own_cost[i].name, name))
+            continue;
+        k = count_with(st, c->a, c->na, own_cost[i].own) +
+            count_with(st, c->b, c->nb, own_cost[i].own);
+        if (k == c->na + c->nb)
+            return (int)i;
+        if (k == 0)
+            return -1;
+        if (!c->cost_mixed) {
+            c->cost_mixed = true;
+            compare_warn(c, "cpu_basis",
+                         "CPU cost not comparable: %zu of the %zu runs measured netrig's own CPU, "
+                         "the others only the whole machine's (an older netrig or peer), which "
+                         "counts whatever else ran; cost rows left out",
+                         k, c->na + c->nb);
+        }
+        return -2;
+    }
+    return -1;
+}
+
+static void collect_scaled(struct store *st, const int64_t *ids, size_t n, const char *name,
+                           double scale, double *v, struct stats_sample *s)
+{
+    size_t k = 0;
+
+    for (size_t i = 0; i < n; i++)
+        if (!store_run_metric(st, ids[i], name, &v[k]))
+            v[k++] *= scale;
+    stats_describe(v, k, s);
+}
+
 static void compare_metrics(struct store *st, struct compare_result *c, double *va, double *vb)
 {
     size_t nd;
@@ -71,11 +136,24 @@ static void compare_metrics(struct store *st, struct compare_result *c, double *
 
     for (size_t i = 0; i < nd && c->nrows < METRIC_MAX; i++) {
         struct compare_row *r = &c->rows[c->nrows];
-        collect(st, c->a, c->na, defs[i].name, va, &r->a);
-        collect(st, c->b, c->nb, defs[i].name, vb, &r->b);
+        int own;
+
+        if (strstr(defs[i].name, "_own_")) /* compared as the cost rows' basis */
+            continue;
+        own = cost_basis(st, c, defs[i].name);
+        if (own == -2)
+            continue;
+        if (own >= 0) {
+            collect_scaled(st, c->a, c->na, own_cost[own].own, own_cost[own].scale, va, &r->a);
+            collect_scaled(st, c->b, c->nb, own_cost[own].own, own_cost[own].scale, vb, &r->b);
+        } else {
+            collect(st, c->a, c->na, defs[i].name, va, &r->a);
+            collect(st, c->b, c->nb, defs[i].name, vb, &r->b);
+        }
         if (!r->a.n || !r->b.n)
             continue;
         r->def = &defs[i];
+        r->own_basis = own >= 0;
         r->change_pct = compare_change_pct(r->a.mean, r->b.mean);
         stats_welch(&r->a, &r->b, &r->w);
         r->significant = r->w.valid && r->w.p < 1 - COMPARE_LEVEL;
@@ -151,6 +229,8 @@ static cJSON *row_json(const struct compare_row *r)
     cJSON_AddStringToObject(m, "name", r->def->name);
     cJSON_AddStringToObject(m, "unit", metric_unit_name(r->def->unit));
     cJSON_AddBoolToObject(m, "higher_is_better", r->def->higher_is_better);
+    if (r->own_basis)
+        cJSON_AddStringToObject(m, "cpu_basis", "own");
     cJSON_AddItemToObject(m, "a", side_json(&r->a));
     cJSON_AddItemToObject(m, "b", side_json(&r->b));
     if (isnan(r->change_pct))
@@ -266,6 +346,7 @@ static void params_text(const struct compare_result *c, FILE *out)
 static void metrics_text(const struct compare_result *c, FILE *out)
 {
     char va[48], vb[48], chg[24], sig[48];
+    bool own = false;
 
     fprintf(out, "%-20s %15s %15s %9s  %s\n", "metric", "A", "B", "change", "Welch t-test, 95%");
     for (size_t i = 0; i < c->nrows; i++) {
@@ -283,7 +364,12 @@ static void metrics_text(const struct compare_result *c, FILE *out)
                      r->significant ? "significant" : "not significant", r->w.p,
                      *compare_verdict(r) ? ", " : "", compare_verdict(r));
         fprintf(out, "%-20s %15s %15s %9s  %s\n", r->def->label, va, vb, chg, sig);
+        own |= r->own_basis;
     }
+    if (own)
+        fputs("CPU cost rows count netrig's own CPU (its process, user + system) on both sides, "
+              "not the whole machine's: other work on a host does not show as a change\n",
+              out);
 }
 
 /* "run 3 (why), runs 4, 5 (why)": the runs of a side that was not recorded, by reason. */

@@ -26,6 +26,7 @@ struct compare_row {
     double change_pct; /* (b - a) / |a| x 100; NAN when a's mean is 0 */
     struct stats_welch w;
     bool significant; /* w.valid and p < 1 - COMPARE_LEVEL */
+    bool own_basis;   /* a CPU cost row counting netrig's own CPU on both sides */
 };
 
 /* A test parameter whose values differ between the sets, or within one. */
@@ -76,6 +77,7 @@ struct compare_result {
     struct compare_row rows[METRIC_MAX];
     size_t nrows;
     struct compare_side side[2]; /* client, server */
+    bool cost_mixed; /* the runs' CPU cost figures are on different bases: rows left out */
 };
 
 /* Compares set b against set a. A transactional test (rr, crr) against a stream is refused

@@ -1,6 +1,8 @@
 /* metrics: the daemon's counters and their Prometheus exposition. */
 #include "metrics.h"
+#include "cgcpu.h"
 #include "clock.h"
+#include "cpu.h"
 
 #include "sock.h"
 
@@ -313,6 +315,41 @@ static void render_clients(struct prom_buf *b, const struct metrics_state *s)
     }
 }
 
+/* The daemon's own CPU and its cgroup's, read at the scrape: what a pod's quota leaves it. */
+static void render_cpu(struct prom_buf *b)
+{
+    struct cpu_proc_snap p;
+    struct cgcpu_snap g;
+
+    cpu_sample_process(&p);
+    prom_family(b, "netrig_process_cpu_seconds_total", "counter",
+                "CPU time of the netrig serve process (all its threads), by mode.");
+    prom_sample(b, "netrig_process_cpu_seconds_total", "mode=\"user\"", (double)p.user_us / 1e6);
+    prom_sample(b, "netrig_process_cpu_seconds_total", "mode=\"system\"", (double)p.sys_us / 1e6);
+    if (cgcpu_sample(NULL, &g) || !g.version)
+        return;
+    prom_family(b, "netrig_cgroup_cpu_quota_cores", "gauge",
+                "CPU quota of the daemon's cgroup, the tightest up to the root (0: none).");
+    prom_sample(b, "netrig_cgroup_cpu_quota_cores", NULL, g.quota_cores);
+    if (g.has_usage) {
+        prom_family(b, "netrig_cgroup_cpu_usage_seconds_total", "counter",
+                    "CPU time of every task in the daemon's cgroup.");
+        prom_sample(b, "netrig_cgroup_cpu_usage_seconds_total", NULL, (double)g.usage_ns / 1e9);
+    }
+    if (g.has_throttle) {
+        prom_family(b, "netrig_cgroup_cpu_periods_total", "counter",
+                    "Scheduler periods of the daemon's cgroup's quota (cpu.stat nr_periods).");
+        prom_sample(b, "netrig_cgroup_cpu_periods_total", NULL, (double)g.nr_periods);
+        prom_family(b, "netrig_cgroup_cpu_throttled_periods_total", "counter",
+                    "Periods in which the quota stopped the cgroup (cpu.stat nr_throttled).");
+        prom_sample(b, "netrig_cgroup_cpu_throttled_periods_total", NULL, (double)g.nr_throttled);
+        prom_family(b, "netrig_cgroup_cpu_throttled_seconds_total", "counter",
+                    "Time the quota stopped the cgroup for (cpu.stat throttled time).");
+        prom_sample(b, "netrig_cgroup_cpu_throttled_seconds_total", NULL,
+                    (double)g.throttled_ns / 1e9);
+    }
+}
+
 void metrics_render(void *ctx, struct prom_buf *b)
 {
     struct metrics *m = ctx;
@@ -343,5 +380,6 @@ void metrics_render(void *ctx, struct prom_buf *b)
         prom_sample(b, "netrig_control_errors_total", labels, (double)s->ctl_errors[i]);
     }
     render_clients(b, s);
+    render_cpu(b);
     free(s);
 }

@@ -201,10 +201,14 @@ void diagnose_judge(const struct diagnose_sample *s, struct diagnose_verdict *v)
 {
     memset(v, 0, sizeof(*v));
     derive(s, v);
-    if (diag_rule_paced(s, v) || diag_rule_sender_app(s, v) || diag_rule_rx_cpu(s, v) ||
-        diag_rule_link_rate(s, v) || diag_rule_rwnd(s, v) || diag_rule_sndbuf(s, v) ||
-        diag_rule_cpu_starved(s, v) || diag_rule_link_strong_queue(s, v) || diag_rule_loss(s, v) ||
-        diag_rule_link_queue(s, v) || diag_rule_link_cc(s, v) || diag_rule_app_busy(s, v))
+    if (diag_rule_paced(s, v) || diag_rule_cpu_quota(s, v, DIAG_THROTTLED) ||
+        diag_rule_sender_app(s, v) || diag_rule_rx_cpu(s, v) || diag_rule_link_rate(s, v) ||
+        diag_rule_rwnd(s, v) || diag_rule_sndbuf(s, v) || diag_rule_cpu_starved(s, v) ||
+        diag_rule_link_strong_queue(s, v) || diag_rule_loss(s, v) || diag_rule_link_queue(s, v) ||
+        diag_rule_link_cc(s, v) || diag_rule_app_busy(s, v))
+        return;
+    /* a throttled end is never "ok": below DIAG_THROTTLED its quota is still the one limit */
+    if (diag_rule_cpu_quota(s, v, 0))
         return;
     verdict_ok(s, v);
 }

@@ -63,6 +63,9 @@ enum diagnose_id {
 #define DIAG_SOFTIRQ_FULL  0.90 /* one CPU's share of time in softirq */
 #define DIAG_SQUEEZE_PER_S 100  /* softnet time_squeeze growth per second */
 #define DIAG_WARMUP_RTTS   15   /* warm-up, in round trips, that diagnose leaves out */
+/* an end whose cgroup's quota stopped it in this share of the periods: its CPU limit is the
+ * limit, whatever TCP shows; any throttled period keeps a test from being called ok */
+#define DIAG_THROTTLED 0.10
 
 #define DIAG_MAX_EVIDENCE 10
 #define DIAG_TEXT_LEN     320
@@ -81,6 +84,10 @@ struct diagnose_end {
     double cpu_busy;  /* that CPU's busy share (host-wide), -1 unknown */
     bool host_known;
     struct hostctr_delta host;
+    /* its process's cgroup over the measured period: a CPU quota and how often it stopped the
+     * cgroup (cpu.stat's nr_periods and nr_throttled); quota 0 = none */
+    bool cg_known;
+    double cg_quota, cg_periods, cg_throttled, cg_throttled_s;
 };
 
 struct diagnose_probe {

@@ -273,3 +273,43 @@ bool diag_rule_app_busy(const struct diagnose_sample *s, struct diagnose_verdict
              "netrig tune --apply sets the performance CPU governor when the audit flags it");
     return true;
 }
+
+static double throttled_share(const struct diagnose_end *e)
+{
+    return e->cg_known && e->cg_throttled > 0 && e->cg_periods > 0 ? e->cg_throttled / e->cg_periods
+                                                                   : 0;
+}
+
+bool diag_rule_cpu_quota(const struct diagnose_sample *s, struct diagnose_verdict *v, double share)
+{
+    double ts = throttled_share(&s->snd), tr = throttled_share(&s->rcv);
+    bool tx = ts >= tr;
+    const struct diagnose_end *e = tx ? &s->snd : &s->rcv;
+    double f = tx ? ts : tr;
+    char q[40] = "its cgroup's CPU quota", a[32];
+
+    if (f <= 0 || f < share)
+        return false;
+    v->id = tx ? DIAG_TX_CPU_LIMITED : DIAG_RX_CPU_LIMITED;
+    if (e->cg_quota > 0)
+        snprintf(q, sizeof(q), "a cgroup CPU quota of %.2f CPU", e->cg_quota);
+    snprintf(v->title, sizeof(v->title), "%s CPU limited (%s on the %s)",
+             tx ? "sender" : "receiver", q, e->local ? "client" : "server");
+    diag_evidence(v,
+                  "the %s's cgroup was throttled in %.0f of %.0f scheduler periods (%.0f%%), "
+                  "%.3f s stopped in all (cpu.stat nr_throttled, throttled time)",
+                  tx ? "sender" : "receiver", e->cg_throttled, e->cg_periods, 100 * f,
+                  e->cg_throttled_s);
+    if (tx ? tr > 0 : ts > 0) {
+        const struct diagnose_end *o = tx ? &s->rcv : &s->snd;
+        diag_evidence(v, "the %s's cgroup too: %.0f of %.0f periods", tx ? "receiver" : "sender",
+                      o->cg_throttled, o->cg_periods);
+    }
+    diag_evidence(v, "throughput %s in %.2f s", diag_rate(s->throughput_bps, a), s->seconds);
+    snprintf(v->advice, sizeof(v->advice),
+             "The %s end ran out of its CPU quota (%s): raise the quota (cpu.max in cgroup v2, "
+             "cpu.cfs_quota_us in v1, a container's CPU limit), or move netrig out of the "
+             "limited cgroup; the machine's idle CPUs do not help a throttled cgroup.",
+             tx ? "sending" : "receiving", q);
+    return true;
+}

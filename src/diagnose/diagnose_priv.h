@@ -45,6 +45,8 @@ bool diag_rule_rx_cpu(const struct diagnose_sample *s, struct diagnose_verdict *
 bool diag_rule_link_rate(const struct diagnose_sample *s, struct diagnose_verdict *v);
 bool diag_rule_rwnd(const struct diagnose_sample *s, struct diagnose_verdict *v);
 bool diag_rule_sndbuf(const struct diagnose_sample *s, struct diagnose_verdict *v);
+/* An end whose cgroup's CPU quota stopped it in more than share of the periods (0: any). */
+bool diag_rule_cpu_quota(const struct diagnose_sample *s, struct diagnose_verdict *v, double share);
 bool diag_rule_cpu_starved(const struct diagnose_sample *s, struct diagnose_verdict *v);
 bool diag_rule_link_strong_queue(const struct diagnose_sample *s, struct diagnose_verdict *v);
 bool diag_rule_link_queue(const struct diagnose_sample *s, struct diagnose_verdict *v);

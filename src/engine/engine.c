@@ -608,9 +608,27 @@ static void warn_thinned(struct engine *e)
                  e->res.samples->asked_ns / 1e9);
 }
 
-void engine_finish(struct engine *e, struct side_result *out)
+/* The CPU over the measured period: the machine's, the workers', the process's own and its
+ * cgroup's, sampled together so that they cover the same time. */
+static void engine_finish_cpu(struct engine *e, const struct cpu_thread_snap *ts)
 {
     struct cpu_sys_snap cs;
+    struct cpu_proc_snap ps;
+    struct cgcpu_snap gs;
+    double sec;
+    int rc = cpu_sample_system(NULL, &cs);
+
+    cpu_sample_process(&ps);
+    cgcpu_sample(NULL, &gs);
+    sec = (double)(clock_mono_ns() - e->t_meas) / 1e9;
+    memset(&e->res.cpu, 0, sizeof(e->res.cpu));
+    if (!rc)
+        cpu_usage_between(&e->cpu_meas, &cs, &e->thr_meas, ts, sec, &e->res.cpu);
+    cpu_usage_own(&e->proc_meas, &ps, &e->cg_meas, &gs, sec, &e->res.cpu);
+}
+
+void engine_finish(struct engine *e, struct side_result *out)
+{
     struct cpu_thread_snap ts = {0};
     bool copied = false;
 
@@ -625,9 +643,7 @@ void engine_finish(struct engine *e, struct side_result *out)
         }
         if (!e->omit_done)
             omit_never_ended(e);
-        if (!cpu_sample_system(NULL, &cs))
-            cpu_usage_between(&e->cpu_meas, &cs, &e->thr_meas, &ts,
-                              (double)(clock_mono_ns() - e->t_meas) / 1e9, &e->res.cpu);
+        engine_finish_cpu(e, &ts);
         e->res.seconds = (double)(e->t_stop - e->t_meas) / 1e9;
         for (uint32_t i = 0; i < e->nflows; i++) {
             struct flow *f = &e->flows[i];

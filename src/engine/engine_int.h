@@ -32,6 +32,8 @@ struct engine {
     struct cpu_sys_snap cpu_start, cpu_meas, cpu_prev;
     struct tcpinfo *base_ti; /* per-flow TCP_INFO at the end of omit (retransmits etc.) */
     struct cpu_thread_snap thr_meas, thr_prev;
+    struct cpu_proc_snap proc_meas; /* the process's own CPU and its cgroup's, at measure start */
+    struct cgcpu_snap cg_meas;
     uint64_t *base_wait, *end_wait; /* per-flow wait_ns at the end of omit, at stop */
     struct flow_trace *trace;       /* per-flow TCP_INFO sums over the measured intervals */
     struct thread_mark *mark;       /* per-worker scheduler figures at measure start and stop */

@@ -53,6 +53,8 @@ void engine_sample_measure_start(struct engine *e, uint64_t now)
     }
     cpu_sample_system(NULL, &e->cpu_meas);
     cpu_sample_threads(e->tids, (int)e->nworkers, &e->thr_meas);
+    cpu_sample_process(&e->proc_meas);
+    cgcpu_sample(NULL, &e->cg_meas);
     /* the transfer counts from here: each sender notes its own byte count when it sees this */
     atomic_store_explicit(&e->budget.armed, true, memory_order_release);
     for (uint32_t w = 0; w < e->nworkers; w++)

@@ -41,6 +41,14 @@ static const struct metric_def defs[] = {
     {"remote_cpu_ns_per_byte", "server CPU ns/byte", METRIC_RATIO, false},
     {"local_cpu_us_per_txn", "client CPU us/txn", METRIC_US, false},
     {"remote_cpu_us_per_txn", "server CPU us/txn", METRIC_US, false},
+    /* the same counting netrig's own process CPU only (what compare sets side by side) */
+    {"local_own_cores_per_10g", "client own cores/10G", METRIC_RATIO, false},
+    {"remote_own_cores_per_10g", "server own cores/10G", METRIC_RATIO, false},
+    {"local_own_cpu_us_per_txn", "client own CPU us/txn", METRIC_US, false},
+    {"remote_own_cpu_us_per_txn", "server own CPU us/txn", METRIC_US, false},
+    /* the share of scheduler periods the end's cgroup was throttled in (its CPU quota) */
+    {"local_cpu_throttled_pct", "client cgroup throttled", METRIC_PCT, false},
+    {"remote_cpu_throttled_pct", "server cgroup throttled", METRIC_PCT, false},
     /* netrig load */
     {"latency_increase_p50_us", "latency increase p50", METRIC_US, false},
     {"latency_increase_p99_us", "latency increase p99", METRIC_US, false},
@@ -135,6 +143,36 @@ static void put_txn(struct mlist *l, const struct run_result *r)
     put(l, "timeouts", (double)s->timeouts);
 }
 
+/* The share of periods an end's cgroup was throttled in, -1 when unknown. */
+static double throttled_pct(const struct cpu_usage *c)
+{
+    return c->cg_version && c->cg_has_throttle && c->cg_periods > 0
+               ? 100.0 * c->cg_throttled / c->cg_periods
+               : -1;
+}
+
+/* netrig's own CPU per unit of work and the cgroups' throttling, where measured. */
+static void put_own_run(struct mlist *l, const struct run_result *r)
+{
+    const struct run_summary *s = &r->summary;
+    bool txn = params_is_transactional(&r->params);
+    double lt = throttled_pct(&r->local.cpu), rt = throttled_pct(&r->remote.cpu);
+
+    if (lt >= 0)
+        put(l, "local_cpu_throttled_pct", lt);
+    if (r->remote.valid && rt >= 0)
+        put(l, "remote_cpu_throttled_pct", rt);
+    if (txn ? s->transactions_per_s <= 0 : r->params.udp || s->throughput_bps <= 0)
+        return;
+    if (txn ? s->local_own_cpu_us_per_txn >= 0 : s->local_own_cores_per_10g >= 0)
+        put(l, txn ? "local_own_cpu_us_per_txn" : "local_own_cores_per_10g",
+            txn ? s->local_own_cpu_us_per_txn : s->local_own_cores_per_10g);
+    if (r->remote.valid &&
+        (txn ? s->remote_own_cpu_us_per_txn >= 0 : s->remote_own_cores_per_10g >= 0))
+        put(l, txn ? "remote_own_cpu_us_per_txn" : "remote_own_cores_per_10g",
+            txn ? s->remote_own_cpu_us_per_txn : s->remote_own_cores_per_10g);
+}
+
 size_t metric_from_run(const struct run_result *r, struct metric_value *out, size_t max)
 {
     struct mlist l = {out, 0, max};
@@ -149,6 +187,7 @@ size_t metric_from_run(const struct run_result *r, struct metric_value *out, siz
         put(&l, "local_cpu_busy_pct", r->local.cpu.busy_pct);
     if (r->remote.valid && r->remote.cpu.valid)
         put(&l, "remote_cpu_busy_pct", r->remote.cpu.busy_pct);
+    put_own_run(&l, r);
     if (txn) {
         if (r->local.cpu.valid && s->transactions_per_s > 0)
             put(&l, "local_cpu_us_per_txn", s->local_cpu_us_per_txn);
@@ -299,6 +338,15 @@ static void doc_txn(struct mlist *l, const cJSON *s)
     put_doc(l, "timeouts", s, "timeouts");
 }
 
+static void doc_throttled(struct mlist *l, const char *name, const cJSON *cg)
+{
+    double per = 0, thr = 0;
+
+    if (doc_num(cg, "periods", &per) && doc_num(cg, "throttled_periods", &thr) && per > 0 &&
+        doc_num(cg, "throttled_s", &(double){0}))
+        put(l, name, 100.0 * thr / per);
+}
+
 size_t metric_from_doc(const struct params *p, const cJSON *doc, struct metric_value *out,
                        size_t max)
 {
@@ -318,8 +366,15 @@ size_t metric_from_doc(const struct params *p, const cJSON *doc, struct metric_v
     if (rcpu)
         put_doc(&l, "remote_cpu_busy_pct", s, "cpu.remote.busy_pct");
     doc_num(s, txn ? "transactions_per_s" : "throughput_bps", &main);
+    doc_throttled(&l, "local_cpu_throttled_pct", result_json_at(s, "cpu.local.cgroup"));
+    if (rcpu || result_json_at(s, "cpu.remote.own"))
+        doc_throttled(&l, "remote_cpu_throttled_pct", result_json_at(s, "cpu.remote.cgroup"));
     if (main <= 0 || (!txn && p->udp))
         return l.n;
+    put_doc(&l, txn ? "local_own_cpu_us_per_txn" : "local_own_cores_per_10g", s,
+            txn ? "own_cpu_us_per_transaction.local" : "own_cores_per_10gbps.local");
+    put_doc(&l, txn ? "remote_own_cpu_us_per_txn" : "remote_own_cores_per_10g", s,
+            txn ? "own_cpu_us_per_transaction.remote" : "own_cores_per_10gbps.remote");
     if (txn) {
         if (lcpu)
             put_doc(&l, "local_cpu_us_per_txn", s, "cpu_us_per_transaction.local");

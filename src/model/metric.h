@@ -25,7 +25,7 @@ struct metric_value {
     double value;
 };
 
-#define METRIC_MAX 40
+#define METRIC_MAX 48
 
 /* Every metric, in display order. */
 const struct metric_def *metric_all(size_t *n);

@@ -132,13 +132,27 @@ static void merge_flow(struct flow_summary *f, const struct side_flow *snd,
 
 static double cores_per_10g(const struct cpu_usage *c, double bps)
 {
-    return c->valid && bps > 0 ? c->busy_cores / (bps / 1e10) : 0.0;
+    return (c->valid || c->own_valid) && bps > 0 ? cpu_usage_cost_cores(c) / (bps / 1e10) : 0.0;
 }
 
-/* busy cores x 1e9 ns/s over bytes/s: CPU nanoseconds per byte moved */
+/* cores x 1e9 ns/s over bytes/s: CPU nanoseconds per byte moved */
 static double ns_per_byte(const struct cpu_usage *c, double bps)
 {
-    return c->valid && bps > 0 ? c->busy_cores * 1e9 / (bps / 8.0) : 0.0;
+    return (c->valid || c->own_valid) && bps > 0 ? cpu_usage_cost_cores(c) * 1e9 / (bps / 8.0)
+                                                 : 0.0;
+}
+
+/* The process's own cores over the period, whatever the basis; -1 when not measured. */
+static double own_cores(const struct cpu_usage *c)
+{
+    return c->own_valid && c->seconds > 0 ? (c->own_user_s + c->own_system_s) / c->seconds : -1;
+}
+
+static double own_per(const struct cpu_usage *c, double per, double scale)
+{
+    double o = own_cores(c);
+
+    return o >= 0 && per > 0 ? o * scale / per : -1;
 }
 
 static double us(uint64_t ns) { return (double)ns / 1e3; }
@@ -191,9 +205,12 @@ static void merge_transactions(struct run_result *r)
     }
     s->transactions_per_s = r->local.seconds > 0 ? (double)s->transactions / r->local.seconds : 0;
     if (s->transactions_per_s > 0) {
-        s->local_cpu_us_per_txn = r->local.cpu.busy_cores * 1e6 / s->transactions_per_s;
-        s->remote_cpu_us_per_txn = r->remote.cpu.busy_cores * 1e6 / s->transactions_per_s;
+        s->local_cpu_us_per_txn = cpu_usage_cost_cores(&r->local.cpu) * 1e6 / s->transactions_per_s;
+        s->remote_cpu_us_per_txn =
+            cpu_usage_cost_cores(&r->remote.cpu) * 1e6 / s->transactions_per_s;
     }
+    s->local_own_cpu_us_per_txn = own_per(&r->local.cpu, s->transactions_per_s, 1e6);
+    s->remote_own_cpu_us_per_txn = own_per(&r->remote.cpu, s->transactions_per_s, 1e6);
     if (h && h->count) {
         s->latency.min_us = us(h->min_ns);
         s->latency.mean_us = histo_mean(h) / 1e3;
@@ -280,6 +297,25 @@ static void dir_add(struct dir_total *d, const struct flow_summary *f)
         d->send_s = f->send_seconds;
 }
 
+/* Both ends in one process (a built-in loopback server): the process's CPU is both ends',
+ * so each end's own CPU becomes its worker threads' (their user and system time). */
+static void split_one_process(struct run_result *r)
+{
+    struct cpu_usage *l = &r->local.cpu, *m = &r->remote.cpu;
+
+    if (!l->own_valid || !m->own_valid || l->own_pid <= 0 || l->own_pid != m->own_pid ||
+        !r->local.boot_id[0] || strcmp(r->local.boot_id, r->remote.boot_id))
+        return;
+    for (int i = 0; i < 2; i++) {
+        struct cpu_usage *c = i ? m : l;
+        if (c->own_threads)
+            continue;
+        c->own_threads = true;
+        c->own_user_s = c->threads_user_pct * c->ncpu / 100.0 * c->seconds;
+        c->own_system_s = c->threads_system_pct * c->ncpu / 100.0 * c->seconds;
+    }
+}
+
 int result_merge(struct run_result *r)
 {
     uint32_t n = params_total_flows(&r->params);
@@ -322,10 +358,13 @@ int result_merge(struct run_result *r)
         r->summary.bytes ? (double)r->summary.rx_zc_bytes / (double)r->summary.bytes : 0;
     r->summary.rx_copy_skipped =
         !strcmp(r->local.recv_method, "skip_copy") || !strcmp(r->remote.recv_method, "skip_copy");
+    split_one_process(r);
     r->summary.local_cores_per_10g = cores_per_10g(&r->local.cpu, r->summary.throughput_bps);
     r->summary.remote_cores_per_10g = cores_per_10g(&r->remote.cpu, r->summary.throughput_bps);
     r->summary.local_cpu_ns_per_byte = ns_per_byte(&r->local.cpu, r->summary.throughput_bps);
     r->summary.remote_cpu_ns_per_byte = ns_per_byte(&r->remote.cpu, r->summary.throughput_bps);
+    r->summary.local_own_cores_per_10g = own_per(&r->local.cpu, r->summary.throughput_bps, 1e10);
+    r->summary.remote_own_cores_per_10g = own_per(&r->remote.cpu, r->summary.throughput_bps, 1e10);
     if (params_is_transactional(&r->params))
         merge_transactions(r);
     if (r->params.udp && r->params.test == PARAMS_TEST_STREAM) {

@@ -199,12 +199,18 @@ struct run_summary {
     /* some receiver discarded data with MSG_TRUNC (--skip-rx-copy): throughput and CPU leave
      * out the receiver's copy */
     bool rx_copy_skipped;
+    /* the cost figures count each end's CPU on its basis (cpu_usage.own_basis): the process's
+     * own time when its host is shared or its quota below the machine, else the machine's */
     double local_cores_per_10g, remote_cores_per_10g;
-    double local_cpu_ns_per_byte, remote_cpu_ns_per_byte; /* whole-machine busy CPU time */
+    double local_cpu_ns_per_byte, remote_cpu_ns_per_byte;
+    /* the same counting the process's own CPU whatever the basis; -1 when not measured (an
+     * older peer): what compare sets side by side */
+    double local_own_cores_per_10g, remote_own_cores_per_10g;
     /* rr / crr */
     uint64_t transactions, timeouts, server_transactions;
     double transactions_per_s;
-    double local_cpu_us_per_txn, remote_cpu_us_per_txn; /* busy CPU time per transaction */
+    double local_cpu_us_per_txn, remote_cpu_us_per_txn;         /* CPU time per transaction */
+    double local_own_cpu_us_per_txn, remote_own_cpu_us_per_txn; /* own CPU; -1 unmeasured */
     struct run_latency latency;
     /* UDP streams */
     bool udp;

@@ -2,6 +2,8 @@
  * another host measured (a third-party test). */
 #include "result_doc.h"
 
+#include "cpujson.h"
+
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -61,6 +63,7 @@ static void read_cpu(const cJSON *o, struct cpu_usage *c)
     c->intr_per_s = num(o, "interrupts_per_s", 0, 1e12);
     c->ncpu = (int)num(o, "cpus", 0, 1e6);
     c->valid = cJSON_IsTrue(item(o, "valid"));
+    cpujson_parse(o, c); /* what is out of range is left out */
 }
 
 static void read_flow(const cJSON *o, uint32_t i, struct flow_summary *f)
@@ -161,6 +164,12 @@ static void read_udp(const cJSON *o, struct run_udp *u)
     u->owd_max_us = num(d, "max", -1e12, 1e12);
 }
 
+/* An own-CPU cost figure: -1 when the document does not have it (an older netrig). */
+static double own(const cJSON *o, const char *key)
+{
+    return cJSON_IsNumber(item(o, key)) ? BIG(o, key) : -1;
+}
+
 static void read_summary(const cJSON *s, struct run_result *r)
 {
     struct run_summary *x = &r->summary;
@@ -184,6 +193,10 @@ static void read_summary(const cJSON *s, struct run_result *r)
     x->remote_cores_per_10g = BIG(item(s, "cores_per_10gbps"), "remote");
     x->local_cpu_ns_per_byte = BIG(item(s, "cpu_ns_per_byte"), "local");
     x->remote_cpu_ns_per_byte = BIG(item(s, "cpu_ns_per_byte"), "remote");
+    x->local_own_cores_per_10g = own(item(s, "own_cores_per_10gbps"), "local");
+    x->remote_own_cores_per_10g = own(item(s, "own_cores_per_10gbps"), "remote");
+    x->local_own_cpu_us_per_txn = own(item(s, "own_cpu_us_per_transaction"), "local");
+    x->remote_own_cpu_us_per_txn = own(item(s, "own_cpu_us_per_transaction"), "remote");
     x->transactions = U64(s, "transactions");
     x->transactions_per_s = BIG(s, "transactions_per_s");
     x->timeouts = U64(s, "timeouts");

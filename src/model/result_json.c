@@ -2,6 +2,7 @@
  * Reads and fills the result model only. */
 #include "result_json.h"
 
+#include "cpujson.h"
 #include "samples_json.h"
 
 #include <errno.h>
@@ -30,6 +31,7 @@ static cJSON *cpu_json(const struct cpu_usage *c)
     cJSON_AddNumberToObject(o, "interrupts_per_s", c->intr_per_s);
     cJSON_AddNumberToObject(o, "cpus", c->ncpu);
     cJSON_AddBoolToObject(o, "valid", c->valid);
+    cpujson_add(o, c);
     return o;
 }
 
@@ -123,6 +125,20 @@ static cJSON *flow_json(const struct run_result *r, const struct flow_summary *f
     return o;
 }
 
+/* A cost figure counting each end's own process CPU: the ends that measured it (-1: not). */
+static void add_own(cJSON *o, const char *key, double local, double remote)
+{
+    cJSON *c;
+
+    if (local < 0 && remote < 0)
+        return;
+    c = cJSON_AddObjectToObject(o, key);
+    if (local >= 0)
+        cJSON_AddNumberToObject(c, "local", local);
+    if (remote >= 0)
+        cJSON_AddNumberToObject(c, "remote", remote);
+}
+
 static void add_transactions(cJSON *o, const struct run_summary *s)
 {
     cJSON *l;
@@ -134,6 +150,8 @@ static void add_transactions(cJSON *o, const struct run_summary *s)
     l = cJSON_AddObjectToObject(o, "cpu_us_per_transaction");
     cJSON_AddNumberToObject(l, "local", s->local_cpu_us_per_txn);
     cJSON_AddNumberToObject(l, "remote", s->remote_cpu_us_per_txn);
+    add_own(o, "own_cpu_us_per_transaction", s->local_own_cpu_us_per_txn,
+            s->remote_own_cpu_us_per_txn);
     l = cJSON_CreateObject();
     cJSON_AddNumberToObject(l, "min", s->latency.min_us);
     cJSON_AddNumberToObject(l, "mean", s->latency.mean_us);
@@ -209,6 +227,7 @@ static cJSON *summary_json(const struct run_result *r)
     cost = cJSON_AddObjectToObject(o, "cpu_ns_per_byte");
     cJSON_AddNumberToObject(cost, "local", s->local_cpu_ns_per_byte);
     cJSON_AddNumberToObject(cost, "remote", s->remote_cpu_ns_per_byte);
+    add_own(o, "own_cores_per_10gbps", s->local_own_cores_per_10g, s->remote_own_cores_per_10g);
     if (params_is_transactional(&r->params))
         add_transactions(o, s);
     if (s->udp)
@@ -557,6 +576,7 @@ static int parse_cpu(const cJSON *o, struct cpu_usage *c)
     bad |= num(o, "interrupts_per_s", 0, 1e12, &v), c->intr_per_s = v;
     bad |= num(o, "cpus", 0, 1e6, &v), c->ncpu = (int)v;
     c->valid = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "valid"));
+    bad |= cpujson_parse(o, c);
     return bad ? -EINVAL : 0;
 }
 

@@ -28,7 +28,7 @@ static void header_txn(FILE *out, const struct run_result *r)
         fprintf(out, "  (first %.4gs omitted as warm-up)\n", p->omit_ns / 1e9);
     if (p->interval_ns)
         fprintf(out, "%-17s %14s %14s %9s\n", "interval", "transactions/s", "mean latency",
-                "cpu busy");
+                "host cpu");
     fflush(out);
 }
 
@@ -52,7 +52,7 @@ void report_text_header(FILE *out, const struct run_result *r)
         fprintf(out, "  title: %s\n", p->title);
     if (p->interval_ns)
         fprintf(out, "%-17s %12s %16s %7s %9s\n", "interval", "transfer", "rate", "retr",
-                "cpu busy");
+                "host cpu");
     fflush(out);
 }
 
@@ -82,19 +82,88 @@ void report_text_interval(FILE *out, const struct run_result *r, const struct si
     fflush(out);
 }
 
+/* What an end's cost figure counts, in a few words. */
+static const char *basis_name(const struct cpu_usage *c)
+{
+    if (c->own_valid && c->own_basis)
+        return "netrig's own CPU";
+    return c->valid ? "whole machine" : "not measured";
+}
+
+/* The process's cgroup: what it used, its quota and how often the quota stopped it. */
+static void cgroup_line(FILE *out, const struct cpu_usage *c)
+{
+    char used[48] = "usage not readable", quota[48] = "no quota", thr[96] = "";
+
+    if (c->cg_has_usage)
+        snprintf(used, sizeof(used), "used %.3f s", c->cg_usage_s);
+    if (c->cg_quota_cores > 0)
+        snprintf(quota, sizeof(quota), "quota %.2f CPU", c->cg_quota_cores);
+    if (c->cg_has_throttle)
+        snprintf(thr, sizeof(thr), ", throttled in %.0f of %.0f periods (%.3f s)", c->cg_throttled,
+                 c->cg_periods, c->cg_throttled_s);
+    fprintf(out, "            cgroup v%d (every task in it): %s, %s%s\n", c->cg_version, used,
+            quota, thr);
+}
+
+/* What the cost figure counts and why. */
+static void cost_line(FILE *out, const struct cpu_usage *c, double cost, bool per_txn)
+{
+    const char *unit = per_txn ? "CPU us/trans" : "cores/10Gbit/s";
+
+    if (!c->own_valid || !c->own_basis) {
+        fprintf(out, "            cost %.2f %s counting the whole machine's busy CPU%s\n", cost,
+                unit, c->own_valid ? " (no other work on the host, no quota below it)" : "");
+        return;
+    }
+    if (c->cg_quota_cores > 0 && c->cg_quota_cores < c->ncpu)
+        fprintf(out,
+                "            cost %.2f %s counting netrig's own CPU (its cgroup's quota, %.2f "
+                "CPU, is below the machine's %d)\n",
+                cost, unit, c->cg_quota_cores, c->ncpu);
+    else
+        fprintf(out,
+                "            cost %.2f %s counting netrig's own CPU (the host is shared: %.2f "
+                "cores of other work)\n",
+                cost, unit, c->other_cores);
+}
+
 /* cost: cores per 10 Gbit/s for streams, CPU microseconds per transaction for rr/crr */
 static void cpu_line(FILE *out, const char *who, const struct cpu_usage *c, double cost,
                      bool per_txn)
 {
-    if (!c->valid) {
+    if (!c->valid && !c->own_valid) {
         fprintf(out, "CPU %-7s not reported\n", who);
         return;
     }
-    fprintf(out, "CPU %-7s %5.1f%% busy of %d CPUs: user %.1f, sys %.1f, softirq %.1f, irq %.1f\n",
-            who, c->busy_pct, c->ncpu, c->user_pct, c->system_pct, c->softirq_pct, c->irq_pct);
-    fprintf(out, "            threads %.1f%% (usr %.1f, sys %.1f), %.0f intr/s, %.2f %s\n",
-            c->threads_user_pct + c->threads_system_pct, c->threads_user_pct, c->threads_system_pct,
-            c->intr_per_s, cost, per_txn ? "CPU us/trans" : "cores/10Gbit/s");
+    if (c->valid)
+        fprintf(out,
+                "CPU %-7s %5.1f%% busy of %d CPUs (whole machine): user %.1f, sys %.1f, softirq "
+                "%.1f, irq %.1f, steal %.1f\n",
+                who, c->busy_pct, c->ncpu, c->user_pct, c->system_pct, c->softirq_pct, c->irq_pct,
+                c->steal_pct);
+    else
+        fprintf(out, "CPU %-7s machine not reported\n", who);
+    if (c->own_valid && c->own_threads && c->seconds > 0)
+        fprintf(out,
+                "            netrig's worker threads %.3f cores (user %.3f s, sys %.3f s in %.2f "
+                "s; both ends ran in this one process); %.0f intr/s\n",
+                (c->own_user_s + c->own_system_s) / c->seconds, c->own_user_s, c->own_system_s,
+                c->seconds, c->intr_per_s);
+    else if (c->own_valid && c->seconds > 0)
+        fprintf(out,
+                "            netrig process %.3f cores (user %.3f s, sys %.3f s in %.2f s); "
+                "worker threads %.1f%% of the machine (usr %.1f, sys %.1f); %.0f intr/s\n",
+                (c->own_user_s + c->own_system_s) / c->seconds, c->own_user_s, c->own_system_s,
+                c->seconds, c->threads_user_pct + c->threads_system_pct, c->threads_user_pct,
+                c->threads_system_pct, c->intr_per_s);
+    else
+        fprintf(out, "            worker threads %.1f%% (usr %.1f, sys %.1f), %.0f intr/s\n",
+                c->threads_user_pct + c->threads_system_pct, c->threads_user_pct,
+                c->threads_system_pct, c->intr_per_s);
+    if (c->cg_version)
+        cgroup_line(out, c);
+    cost_line(out, c, cost, per_txn);
 }
 
 static void flow_table(FILE *out, const struct run_result *r)
@@ -246,8 +315,9 @@ void report_text_summary(FILE *out, const struct run_result *r)
                 "\nThroughput  %s sent (the server reported no receive figures); "
                 "%s in %.2f s\n",
                 sp, b, r->local.seconds);
-    fprintf(out, "Cost        %.2f cores/10Gbit/s client, %.2f server%s\n", s->local_cores_per_10g,
-            s->remote_cores_per_10g,
+    fprintf(out, "Cost        %.2f cores/10Gbit/s client (%s), %.2f server (%s)%s\n",
+            s->local_cores_per_10g, basis_name(&r->local.cpu), s->remote_cores_per_10g,
+            basis_name(&r->remote.cpu),
             s->rx_copy_skipped ? " (receiver's copy not counted: --skip-rx-copy)" : "");
     result_rx_note(r, note, sizeof(note));
     if (note[0])

@@ -196,3 +196,77 @@ void cpu_usage_between(const struct cpu_sys_snap *a, const struct cpu_sys_snap *
     }
     out->valid = total > 0;
 }
+
+void cpu_sample_process(struct cpu_proc_snap *out)
+{
+    struct rusage ru;
+
+    memset(out, 0, sizeof(*out));
+    out->pid = (int)getpid();
+    if (getrusage(RUSAGE_SELF, &ru))
+        return;
+    out->user_us = (uint64_t)ru.ru_utime.tv_sec * 1000000ULL + (uint64_t)ru.ru_utime.tv_usec;
+    out->sys_us = (uint64_t)ru.ru_stime.tv_sec * 1000000ULL + (uint64_t)ru.ru_stime.tv_usec;
+}
+
+static double dsec(uint64_t a, uint64_t b, double unit) { return (double)delta(a, b) / unit; }
+
+static void own_cgroup(const struct cgcpu_snap *a, const struct cgcpu_snap *b,
+                       struct cpu_usage *out)
+{
+    /* a cgroup that changed between the two samples (the process moved) says nothing */
+    if (!a->version || a->version != b->version || strcmp(a->path, b->path))
+        return;
+    /* the root cgroup without a quota is the whole machine, which the figures above count;
+     * a namespaced root (a container's) shows its quota */
+    if (!strcmp(b->path, "/") && b->quota_cores <= 0)
+        return;
+    out->cg_version = b->version;
+    out->cg_quota_cores = b->quota_cores;
+    out->cg_has_usage = a->has_usage && b->has_usage;
+    if (out->cg_has_usage)
+        out->cg_usage_s = dsec(a->usage_ns, b->usage_ns, 1e9);
+    if (a->has_user_sys && b->has_user_sys) {
+        out->cg_user_s = dsec(a->user_ns, b->user_ns, 1e9);
+        out->cg_system_s = dsec(a->system_ns, b->system_ns, 1e9);
+    }
+    out->cg_has_throttle = a->has_throttle && b->has_throttle;
+    if (out->cg_has_throttle) {
+        out->cg_periods = (double)delta(a->nr_periods, b->nr_periods);
+        out->cg_throttled = (double)delta(a->nr_throttled, b->nr_throttled);
+        out->cg_throttled_s = dsec(a->throttled_ns, b->throttled_ns, 1e9);
+    }
+}
+
+void cpu_usage_own(const struct cpu_proc_snap *pa, const struct cpu_proc_snap *pb,
+                   const struct cgcpu_snap *ga, const struct cgcpu_snap *gb, double seconds,
+                   struct cpu_usage *out)
+{
+    double own, irq;
+
+    out->cg_version = 0;
+    out->cg_has_usage = out->cg_has_throttle = false;
+    out->cg_quota_cores = 0;
+    if (seconds <= 0)
+        return;
+    out->seconds = seconds;
+    out->own_valid = true;
+    out->own_user_s = dsec(pa->user_us, pb->user_us, 1e6);
+    out->own_system_s = dsec(pa->sys_us, pb->sys_us, 1e6);
+    out->own_pid = pb->pid;
+    out->own_threads = false;
+    if (ga && gb)
+        own_cgroup(ga, gb, out);
+    own = (out->own_user_s + out->own_system_s) / seconds;
+    irq = (out->softirq_pct + out->irq_pct) * out->ncpu / 100.0;
+    out->other_cores = out->valid ? fmax(0.0, out->busy_cores - own - irq) : 0.0;
+    out->own_basis = !out->valid || out->other_cores > CPU_SHARED_CORES ||
+                     (out->cg_quota_cores > 0 && out->cg_quota_cores < out->ncpu);
+}
+
+double cpu_usage_cost_cores(const struct cpu_usage *c)
+{
+    if (c->own_valid && c->own_basis && c->seconds > 0)
+        return (c->own_user_s + c->own_system_s) / c->seconds;
+    return c->valid ? c->busy_cores : 0.0;
+}

@@ -313,6 +313,69 @@ static void test_older_snapshot(void **state)
 
 /* The % change only between figures above 0: a latency increase from -27.7 us to 7.8 us has
  * none (not "+128 %"). */
+static const struct compare_row *row(const struct compare_result *c, const char *name)
+{
+    for (size_t i = 0; i < c->nrows; i++)
+        if (!strcmp(c->rows[i].def->name, name))
+            return &c->rows[i];
+    return NULL;
+}
+
+/* The client's CPU at 1 Gbit/s for 1 s: the machine busy busy_cores of 2, netrig's process
+ * own cores (own < 0: not measured, an older netrig). */
+static int64_t add_cpu(double busy_cores, double own)
+{
+    struct run_result r;
+
+    make(&r, "stream", 1e9);
+    r.local.cpu.valid = r.remote.cpu.valid = 1;
+    r.local.cpu.ncpu = r.remote.cpu.ncpu = 2;
+    r.local.cpu.busy_cores = r.remote.cpu.busy_cores = busy_cores;
+    r.local.cpu.busy_pct = r.remote.cpu.busy_pct = 50 * busy_cores;
+    if (own >= 0) {
+        r.local.cpu.own_valid = true;
+        r.local.cpu.seconds = 1;
+        r.local.cpu.own_user_s = own / 4, r.local.cpu.own_system_s = own * 3 / 4;
+        r.local.cpu.other_cores = busy_cores - own;
+        r.local.cpu.own_basis = r.local.cpu.other_cores > CPU_SHARED_CORES;
+    }
+    return add(&r, NULL, NULL);
+}
+
+/* Issue 26: a run beside other work (2 cores busy, netrig 0.1) against a quiet one (0.2 busy,
+ * netrig 0.1): the whole machine's figures differ 10x, netrig's own do not; compare sets own
+ * against own, and refuses to set own against a machine figure. */
+static void test_cpu_basis(void **state)
+{
+    int64_t busy = add_cpu(2.0, 0.1), quiet = add_cpu(0.2, 0.1), old = add_cpu(0.2, -1);
+    struct compare_result c;
+    const struct compare_row *r;
+    char err[256];
+    (void)state;
+
+    assert_int_equal(compare_sets(st, &busy, 1, &quiet, 1, 0, &c, err, sizeof(err)), 0);
+    r = row(&c, "local_cores_per_10g");
+    assert_non_null(r);
+    assert_true(r->own_basis);
+    assert_dbl_near(r->a.mean, 1.0, 1e-9); /* 0.1 cores per 1 Gbit/s */
+    assert_dbl_near(r->b.mean, 1.0, 1e-9);
+    assert_dbl_near(row(&c, "local_cpu_ns_per_byte")->a.mean, 0.8, 1e-9);
+    assert_null(row(&c, "local_own_cores_per_10g"));
+    assert_null(warning(&c, "cpu_basis"));
+    /* the server measured no own figures in either run: its machine figures, as stored */
+    r = row(&c, "remote_cores_per_10g");
+    assert_non_null(r);
+    assert_false(r->own_basis);
+    compare_free(&c);
+
+    assert_int_equal(compare_sets(st, &busy, 1, &old, 1, 0, &c, err, sizeof(err)), 0);
+    assert_null(row(&c, "local_cores_per_10g"));
+    assert_null(row(&c, "local_cpu_ns_per_byte"));
+    assert_non_null(warning(&c, "cpu_basis"));
+    assert_non_null(strstr(warning(&c, "cpu_basis")->message, "1 of the 2 runs"));
+    compare_free(&c);
+}
+
 static void test_change_pct(void **state)
 {
     (void)state;
@@ -329,7 +392,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_param_rows), cmocka_unit_test(test_mixed_set_and_kinds),
         cmocka_unit_test(test_host_sides), cmocka_unit_test(test_older_snapshot),
-        cmocka_unit_test(test_change_pct),
+        cmocka_unit_test(test_change_pct), cmocka_unit_test(test_cpu_basis),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -327,6 +327,59 @@ static void test_usage_between_counter_went_backwards(void **state)
     assert_dbl_near(u.busy_pct, 25.0, 1e-9);
 }
 
+/* The basis of the cost figures: the machine's busy time on a quiet host, netrig's own when
+ * other work shares it or a cgroup quota is below the machine (issue 26.4). */
+static void test_usage_own_basis(void **state)
+{
+    struct cpu_usage u = {.valid = 1, .ncpu = 2, .busy_cores = 0.6, .softirq_pct = 5};
+    struct cpu_proc_snap pa = {1000000, 2000000}, pb = {1100000, 2400000};
+    struct cgcpu_snap ga = {.version = 1,
+                            .path = "/t",
+                            .has_usage = true,
+                            .usage_ns = 1000000000,
+                            .has_throttle = true,
+                            .nr_periods = 10,
+                            .nr_throttled = 1},
+                      gb = ga;
+    (void)state;
+
+    /* 0.5 s of own CPU in 1 s beside 0.1 softirq cores: nothing else ran */
+    cpu_usage_own(&pa, &pb, NULL, NULL, 1.0, &u);
+    assert_true(u.own_valid);
+    assert_dbl_near(u.own_user_s, 0.1, 1e-12);
+    assert_dbl_near(u.own_system_s, 0.4, 1e-12);
+    assert_dbl_near(u.other_cores, 0.0, 1e-12);
+    assert_false(u.own_basis);
+    assert_dbl_near(cpu_usage_cost_cores(&u), 0.6, 1e-12);
+    /* a busy loop beside it: the machine is busy 1.6 cores, the cost counts the own 0.5 */
+    u.busy_cores = 1.6;
+    cpu_usage_own(&pa, &pb, NULL, NULL, 1.0, &u);
+    assert_dbl_near(u.other_cores, 1.0, 1e-12);
+    assert_true(u.own_basis);
+    assert_dbl_near(cpu_usage_cost_cores(&u), 0.5, 1e-12);
+    /* quiet again, but a quota of 0.5 CPU on a 2-CPU machine */
+    u.busy_cores = 0.6;
+    gb.usage_ns += 500000000, gb.nr_periods += 10, gb.nr_throttled += 4, gb.throttled_ns = 7;
+    ga.quota_cores = gb.quota_cores = 0.5;
+    cpu_usage_own(&pa, &pb, &ga, &gb, 1.0, &u);
+    assert_true(u.own_basis);
+    assert_int_equal(u.cg_version, 1);
+    assert_dbl_near(u.cg_usage_s, 0.5, 1e-12);
+    assert_dbl_near(u.cg_periods, 10, 1e-12);
+    assert_dbl_near(u.cg_throttled, 4, 1e-12);
+    /* the process moved to another cgroup between the samples: no cgroup figures */
+    snprintf(gb.path, sizeof(gb.path), "/other");
+    cpu_usage_own(&pa, &pb, &ga, &gb, 1.0, &u);
+    assert_int_equal(u.cg_version, 0);
+    /* the root cgroup without a quota is the machine: not reported as a cgroup */
+    snprintf(ga.path, sizeof(ga.path), "/");
+    gb = ga;
+    ga.quota_cores = gb.quota_cores = 0;
+    cpu_usage_own(&pa, &pb, &ga, &gb, 1.0, &u);
+    assert_false(u.own_basis);
+    assert_int_equal(u.cg_version, 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -345,6 +398,7 @@ int main(void)
         cmocka_unit_test(test_usage_between_short_period),
         cmocka_unit_test(test_usage_between_threads_went_backwards),
         cmocka_unit_test(test_usage_between_counter_went_backwards),
+        cmocka_unit_test(test_usage_own_basis),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

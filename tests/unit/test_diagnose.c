@@ -362,6 +362,52 @@ static void test_probe_flows(void **state)
     assert_id(s, DIAG_OK);
 }
 
+/* A server in a cgroup with a 0.3 CPU quota: a run the rules would call ok is not ok once its
+ * cgroup was throttled, and a heavily throttled end is named before TCP's limits. */
+static void test_cpu_quota(void **state)
+{
+    struct diagnose_sample s = r40_bbr_link;
+    struct diagnose_verdict v;
+    (void)state;
+
+    s.rtt_mean_us = s.min_rtt_us + 100;
+    s.nprobes = 1;
+    s.probe[0] = (struct diagnose_probe){2, 2 * s.throughput_bps};
+    assert_id(s, DIAG_OK);
+    /* one throttled period in 200: still not ok, and the verdict names the quota */
+    s.rcv.cg_known = true;
+    s.rcv.cg_quota = 0.3;
+    s.rcv.cg_periods = 200;
+    s.rcv.cg_throttled = 1;
+    s.rcv.cg_throttled_s = 0.004;
+    v = judge(&s);
+    assert_int_equal(v.id, DIAG_RX_CPU_LIMITED);
+    assert_non_null(strstr(v.title, "cgroup CPU quota of 0.30 CPU on the server"));
+    assert_evidence(v, "throttled in 1 of 200 scheduler periods");
+    /* counters unknown (an older peer): nothing is claimed */
+    s.rcv.cg_known = false;
+    assert_id(s, DIAG_OK);
+    /* a throttled sender beats a full receive window */
+    s = r40_reno_rwnd;
+    assert_id(s, DIAG_RWND_LIMITED);
+    s.snd = (struct diagnose_end){.known = s.snd.known,
+                                  .wait = s.snd.wait,
+                                  .buf = s.snd.buf,
+                                  .local = true,
+                                  .cpu = -1,
+                                  .runq = -1,
+                                  .cpu_busy = -1,
+                                  .cg_known = true,
+                                  .cg_quota = 0.5,
+                                  .cg_periods = 100,
+                                  .cg_throttled = 60,
+                                  .cg_throttled_s = 1.2};
+    v = judge(&s);
+    assert_int_equal(v.id, DIAG_TX_CPU_LIMITED);
+    assert_non_null(strstr(v.title, "on the client"));
+    assert_evidence(v, "throttled in 60 of 100 scheduler periods (60%)");
+}
+
 /* Loopback at 57 Gbit/s on two busy CPUs: both threads wait for a CPU about half the time. */
 static void test_cpu_starved(void **state)
 {
@@ -482,6 +528,7 @@ int main(void)
         cmocka_unit_test(test_receiver_cpu),
         cmocka_unit_test(test_probe_flows),
         cmocka_unit_test(test_cpu_starved),
+        cmocka_unit_test(test_cpu_quota),
         cmocka_unit_test(test_old_peer),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

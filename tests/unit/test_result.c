@@ -220,6 +220,49 @@ static void test_merge_forward(void **state)
     free_run(r);
 }
 
+/* The cost on each end's basis: netrig's own process when the host is shared; and when both
+ * ends ran in one process (the built-in loopback server) each end's worker threads, so the
+ * process is not counted twice. */
+static void test_merge_own_cost(void **state)
+{
+    struct run_result *r = new_run(PARAMS_DIR_FORWARD, 1);
+    struct cpu_usage *c[2];
+    (void)state;
+
+    c[0] = &r->local.cpu, c[1] = &r->remote.cpu;
+    set_sender(&r->local.flows[0], 1250000000ULL, 10.0, 0, 150, 0);
+    set_receiver(&r->remote.flows[0], 1250000000ULL, 10.0, 4); /* 1 Gbit/s */
+    for (int i = 0; i < 2; i++) {
+        set_cpu(c[i], 0.9);
+        c[i]->ncpu = 2;
+        c[i]->busy_cores = 1.8;
+        c[i]->own_valid = c[i]->own_basis = true;
+        c[i]->seconds = 10;
+        c[i]->own_user_s = 1, c[i]->own_system_s = 4;             /* 0.5 cores */
+        c[i]->threads_user_pct = 1, c[i]->threads_system_pct = 9; /* 0.2 cores */
+        c[i]->own_pid = 100 + i;
+    }
+    snprintf(r->local.boot_id, sizeof(r->local.boot_id), "b1");
+    snprintf(r->remote.boot_id, sizeof(r->remote.boot_id), "b1");
+    assert_int_equal(result_merge(r), 0);
+    assert_dbl_near(r->summary.local_cores_per_10g, 5.0, 1e-9); /* 0.5 cores per 1 Gbit/s */
+    assert_dbl_near(r->summary.local_own_cores_per_10g, 5.0, 1e-9);
+    assert_dbl_near(r->summary.local_cpu_ns_per_byte, 4.0, 1e-9);
+    /* a machine basis counts the busy cores */
+    c[1]->own_basis = false;
+    assert_int_equal(result_merge(r), 0);
+    assert_dbl_near(r->summary.remote_cores_per_10g, 18.0, 1e-9);
+    assert_dbl_near(r->summary.remote_own_cores_per_10g, 5.0, 1e-9);
+    /* one process for both ends: each end's worker threads */
+    c[1]->own_basis = true;
+    c[1]->own_pid = 100;
+    assert_int_equal(result_merge(r), 0);
+    assert_true(c[0]->own_threads && c[1]->own_threads);
+    assert_dbl_near(r->summary.local_cores_per_10g, 2.0, 1e-9);
+    assert_dbl_near(r->summary.remote_own_cores_per_10g, 2.0, 1e-9);
+    free_run(r);
+}
+
 static void test_merge_reverse(void **state)
 {
     struct run_result *r = new_run(PARAMS_DIR_REVERSE, 2);
@@ -574,6 +617,7 @@ int main(void)
         cmocka_unit_test(test_side_init_cell_limit),
         cmocka_unit_test(test_side_init_empty),
         cmocka_unit_test(test_merge_forward),
+        cmocka_unit_test(test_merge_own_cost),
         cmocka_unit_test(test_merge_reverse),
         cmocka_unit_test(test_merge_bidir),
         cmocka_unit_test(test_merge_remote_invalid_forward),

@@ -93,6 +93,58 @@ static void test_side_carries_snapshot(void **state)
     result_side_fini(&in);
 }
 
+/* The server's own CPU, its cgroup's and the cost basis travel to the client (issue 24.4); an
+ * older daemon sends none of them; hostile values are refused. */
+static void test_side_carries_own_cpu(void **state)
+{
+    struct side_result in, out;
+    cJSON *doc, *cpu;
+    char err[256];
+
+    (void)state;
+    make_side(&in);
+    in.cpu.valid = 1;
+    in.cpu.ncpu = 2;
+    in.cpu.own_valid = true;
+    in.cpu.seconds = 2.0;
+    in.cpu.own_user_s = 0.125, in.cpu.own_system_s = 0.5;
+    in.cpu.own_basis = true;
+    in.cpu.other_cores = 1.25;
+    in.cpu.cg_version = 1;
+    in.cpu.cg_has_usage = in.cpu.cg_has_throttle = true;
+    in.cpu.cg_usage_s = 0.625, in.cpu.cg_quota_cores = 0.3;
+    in.cpu.cg_periods = 20, in.cpu.cg_throttled = 19, in.cpu.cg_throttled_s = 1.25;
+    assert_int_equal(via_text(&in, &out, err, sizeof(err)), 0);
+    assert_true(out.cpu.own_valid && out.cpu.own_basis);
+    assert_dbl_near(out.cpu.own_user_s, 0.125, 1e-12);
+    assert_dbl_near(out.cpu.own_system_s, 0.5, 1e-12);
+    assert_dbl_near(out.cpu.seconds, 2.0, 1e-12);
+    assert_dbl_near(out.cpu.other_cores, 1.25, 1e-12);
+    assert_int_equal(out.cpu.cg_version, 1);
+    assert_true(out.cpu.cg_has_usage && out.cpu.cg_has_throttle);
+    assert_dbl_near(out.cpu.cg_usage_s, 0.625, 1e-12);
+    assert_dbl_near(out.cpu.cg_quota_cores, 0.3, 1e-12);
+    assert_dbl_near(out.cpu.cg_throttled, 19, 1e-12);
+    result_side_fini(&out);
+
+    /* an older daemon: no "own" in its cpu object */
+    doc = result_json_side(&in);
+    cpu = cJSON_GetObjectItemCaseSensitive(doc, "cpu");
+    assert_non_null(cpu);
+    cJSON_DeleteItemFromObjectCaseSensitive(cpu, "own");
+    cJSON_DeleteItemFromObjectCaseSensitive(cpu, "cgroup");
+    cJSON_DeleteItemFromObjectCaseSensitive(cpu, "cost_basis");
+    assert_int_equal(result_json_side_parse(doc, 1, 10, 10, &out, err, sizeof(err)), 0);
+    assert_false(out.cpu.own_valid);
+    assert_int_equal(out.cpu.cg_version, 0);
+    result_side_fini(&out);
+    /* a hostile figure is refused, never taken */
+    cJSON_AddItemToObject(cpu, "own", cJSON_Parse("{\"user_s\": -5, \"seconds\": 1}"));
+    assert_int_not_equal(result_json_side_parse(doc, 1, 10, 10, &out, err, sizeof(err)), 0);
+    cJSON_Delete(doc);
+    result_side_fini(&in);
+}
+
 /* The side of make_side with its "host" replaced by value (JSON text): the results stand,
  * the settings are refused with a printable note containing note_part. */
 static void expect_refused(const char *value, const char *note_part)
@@ -508,6 +560,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_side_carries_snapshot),
+        cmocka_unit_test(test_side_carries_own_cpu),
         cmocka_unit_test(test_side_hostile_snapshot),
         cmocka_unit_test(test_snapshot_wire_size),
         cmocka_unit_test(test_side_snapshot_size_bound),
