@@ -19,7 +19,7 @@
 #include <time.h>
 
 /* A run that reaches no netrig daemon is told this many --timeouts after its start. */
-#define THIRDPARTY_UNREACHED_TIMEOUTS 3
+#define THIRDPARTY_UNREACHED_TIMEOUTS 2
 
 /* The target queued the run behind exclusive ones: the daemon's log says so. */
 static void on_queued(void *ctx, int ahead)
@@ -125,7 +125,7 @@ static int parse_request(const struct served *t, const cJSON *msg, struct client
 
 /* A run that did not reach a netrig daemon: one text for every way that happens (refused,
  * unreachable, silent, not netrig), told THIRDPARTY_UNREACHED_TIMEOUTS timeouts after the
- * start (a silent service takes two: the connect, then the hello's answer), so that neither
+ * start (a silent service takes about two, waiting for answers), so that neither
  * the text nor the time tells an open port from a closed one. A refusal from a netrig daemon
  * that was reached keeps its own text. */
 static void unreached(const struct served *t, const struct client_opts *o, uint64_t t0, char *err,
