@@ -29,6 +29,12 @@ done < <(for f in "${files[@]}"; do
     sed -E 's#//.*$##; s#"([^"\\]|\\.)*"#""#g' "$f" | grep -nE "$banned" | sed "s#^\([0-9]*\):.*#$f:\1#"
 done)
 
+# 2b. no include reaches out of its folder by a relative path: "../x.h" hides which folder (and
+# so which layer) a header belongs to from the layer check below; include paths come from CMake
+while IFS= read -r where; do
+    bad "$where: #include \"../...\": name the header alone (the build's include path finds it)"
+done < <(grep -nE '^[[:space:]]*#[[:space:]]*include[[:space:]]*"\.\./' "${files[@]}" /dev/null | cut -d: -f1,2)
+
 # 3. sizes
 allowed() { grep -qxF "$1" tests/checksrc.allow 2>/dev/null; }
 for f in "${files[@]}"; do

@@ -10,8 +10,12 @@ meets (nodes in sorted order): both are 0 exactly when the graph has no cycle.
 For folders it also lists the edges that src/layers.txt does not allow (the rule that
 tests/checksrc.sh and the build enforce), when that file exists.
 
-  tests/incgraph.py [--src DIR] [--folder NAME]
+  tests/incgraph.py [--src DIR] [--folder NAME] [--allow FILE]
   (--folder, repeatable: also the graph of the modules inside NAME)
+
+Exit status 1 when a graph has a cycle, but module cycles named in the allow-list (default
+tests/incgraph.allow: `cycle: MODULE... | reason`, each with its reason) are accepted, with their
+back edges; an allow-list entry matching no cycle (stale), or without a reason, is an error too.
 """
 import argparse
 import os
@@ -144,9 +148,34 @@ def layers(path):
     return reach
 
 
-def report(title, nodes, edges):
+def read_allow(path):
+    """[(frozenset of modules, reason)] from the allow-list; errors for lines without a reason."""
+    out, errors = [], []
+    if not path or not os.path.exists(path):
+        return out, errors
+    with open(path, encoding="utf-8") as fh:
+        for n, line in enumerate(fh, 1):
+            line = line.strip()
+            if not line or line.startswith("#"):
+                continue
+            m = re.match(r"cycle:\s*([^|]+?)\s*\|\s*(\S.*)$", line)
+            if not m:
+                errors.append(f"{path}:{n}: not `cycle: MODULE... | reason`")
+                continue
+            out.append((frozenset(m.group(1).split()), m.group(2)))
+    return out, errors
+
+
+def report(title, nodes, edges, allow=()):
     comps = [c for c in sccs(nodes, edges) if len(c) > 1]
     back = back_edges(nodes, edges)
+    allowed = {mods for mods, _ in allow}
+    ok = [c for c in comps if frozenset(c) in allowed]
+    for c in ok:
+        print(f"  allowed cycle among {len(c)}: {' '.join(c)}")
+    inside = {m: frozenset(c) for c in ok for m in c}
+    back = [(a, b) for a, b in back if not (a in inside and inside[a] == inside.get(b))]
+    comps = [c for c in comps if frozenset(c) not in allowed]
     ncyc = count_cycles(nodes, edges)
     nedges = sum(len(v) for v in edges.values())
     print(f"{title}: {len(nodes)} nodes, {nedges} edges, {len(comps)} cyclic component(s), "
@@ -162,9 +191,17 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--src", default=os.path.join(os.path.dirname(__file__), "..", "src"))
     ap.add_argument("--folder", action="append", default=[])
+    ap.add_argument("--allow", default=os.path.join(os.path.dirname(__file__), "incgraph.allow"))
     a = ap.parse_args()
     folder, deps = modules(a.src)
-    bad = report("modules (src/)", set(folder), deps)
+    allow, errors = read_allow(a.allow)
+    live = {frozenset(c) for c in sccs(set(folder), deps) if len(c) > 1}
+    for mods, _ in allow:
+        if mods not in live:
+            errors.append(f"{a.allow}: stale entry, no such cycle: {' '.join(sorted(mods))}")
+    for e in errors:
+        print(e)
+    bad = len(errors) + report("modules (src/)", set(folder), deps, allow)
     fdeps = {}
     for m, ds in deps.items():
         for n in ds:

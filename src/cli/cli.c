@@ -9,22 +9,22 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int run_stream(int argc, char **argv, volatile sig_atomic_t *stop)
+static int run_stream(int argc, char **argv, _Atomic int *stop)
 {
     return cli_measure(PARAMS_TEST_STREAM, argc, argv, stop);
 }
 
-static int run_rr(int argc, char **argv, volatile sig_atomic_t *stop)
+static int run_rr(int argc, char **argv, _Atomic int *stop)
 {
     return cli_measure(PARAMS_TEST_RR, argc, argv, stop);
 }
 
-static int run_crr(int argc, char **argv, volatile sig_atomic_t *stop)
+static int run_crr(int argc, char **argv, _Atomic int *stop)
 {
     return cli_measure(PARAMS_TEST_CRR, argc, argv, stop);
 }
 
-static int run_help(int argc, char **argv, volatile sig_atomic_t *stop);
+static int run_help(int argc, char **argv, _Atomic int *stop);
 
 /* Every command, in the order 'netrig --help' lists them. */
 static const struct cli_command commands[] = {
@@ -113,7 +113,7 @@ static void help_main(FILE *out)
 }
 
 /* netrig help [COMMAND] */
-static int run_help(int argc, char **argv, volatile sig_atomic_t *stop)
+static int run_help(int argc, char **argv, _Atomic int *stop)
 {
     const struct cli_command *c = argc > 1 ? find_command(argv[1]) : NULL;
 
@@ -247,7 +247,7 @@ int cli_parse_rate(const char *opt, const char *val, uint64_t *out)
     return 0;
 }
 
-int cli_main(int argc, char **argv, volatile sig_atomic_t *stop)
+int cli_main(int argc, char **argv, _Atomic int *stop)
 {
     const char *name = argc > 1 ? argv[1] : NULL;
     const struct cli_command *c;

@@ -17,14 +17,14 @@ enum cli_exit {
     CLI_EXIT_INTERRUPTED = 130,
 };
 
-int cli_main(int argc, char **argv, volatile sig_atomic_t *stop);
+int cli_main(int argc, char **argv, _Atomic int *stop);
 
 /* One command of the command line (cli.c holds the table of them all): `netrig NAME ARGS`
  * calls run with argv[0] = NAME, `netrig help NAME` and `netrig NAME --help` print help, and
  * `netrig --help` lists every name with its summary. run returns the exit status (cli_exit). */
 struct cli_command {
     const char *name;
-    int (*run)(int argc, char **argv, volatile sig_atomic_t *stop);
+    int (*run)(int argc, char **argv, _Atomic int *stop);
     const char *summary;     /* for 'netrig --help'; a '\n' goes on on an indented line */
     void (*help)(FILE *out); /* NULL: no help of its own */
 };
@@ -32,39 +32,39 @@ struct cli_command {
 /* The commands' entry points and help texts, each in its cli_NAME.c (stream, rr and crr in
  * cli_measure.c; history, show and tag in cli_history.c; compare, plot and report in
  * cli_analyze.c). */
-int cli_measure(enum params_test kind, int argc, char **argv, volatile sig_atomic_t *stop);
+int cli_measure(enum params_test kind, int argc, char **argv, _Atomic int *stop);
 void cli_help_stream(FILE *out);
 void cli_help_rr(FILE *out);
 void cli_help_crr(FILE *out);
-int cli_load(int argc, char **argv, volatile sig_atomic_t *stop);
+int cli_load(int argc, char **argv, _Atomic int *stop);
 void cli_help_load(FILE *out);
-int cli_serve(int argc, char **argv, volatile sig_atomic_t *stop);
+int cli_serve(int argc, char **argv, _Atomic int *stop);
 void cli_help_serve(FILE *out);
-int cli_mesh(int argc, char **argv, volatile sig_atomic_t *stop);
+int cli_mesh(int argc, char **argv, _Atomic int *stop);
 void cli_help_mesh(FILE *out);
-int cli_exporter(int argc, char **argv, volatile sig_atomic_t *stop);
+int cli_exporter(int argc, char **argv, _Atomic int *stop);
 void cli_help_exporter(FILE *out);
-int cli_audit(int argc, char **argv, volatile sig_atomic_t *stop);
+int cli_audit(int argc, char **argv, _Atomic int *stop);
 void cli_help_audit(FILE *out);
-int cli_tune(int argc, char **argv, volatile sig_atomic_t *stop);
+int cli_tune(int argc, char **argv, _Atomic int *stop);
 void cli_help_tune(FILE *out);
-int cli_diagnose(int argc, char **argv, volatile sig_atomic_t *stop);
+int cli_diagnose(int argc, char **argv, _Atomic int *stop);
 void cli_help_diagnose(FILE *out);
-int cli_history(int argc, char **argv, volatile sig_atomic_t *stop);
+int cli_history(int argc, char **argv, _Atomic int *stop);
 void cli_help_history(FILE *out);
-int cli_show(int argc, char **argv, volatile sig_atomic_t *stop);
+int cli_show(int argc, char **argv, _Atomic int *stop);
 void cli_help_show(FILE *out);
-int cli_export(int argc, char **argv, volatile sig_atomic_t *stop);
+int cli_export(int argc, char **argv, _Atomic int *stop);
 void cli_help_export(FILE *out);
-int cli_tag(int argc, char **argv, volatile sig_atomic_t *stop);
+int cli_tag(int argc, char **argv, _Atomic int *stop);
 void cli_help_tag(FILE *out);
-int cli_compare(int argc, char **argv, volatile sig_atomic_t *stop);
+int cli_compare(int argc, char **argv, _Atomic int *stop);
 void cli_help_compare(FILE *out);
-int cli_sweep(int argc, char **argv, volatile sig_atomic_t *stop);
+int cli_sweep(int argc, char **argv, _Atomic int *stop);
 void cli_help_sweep(FILE *out);
-int cli_plot(int argc, char **argv, volatile sig_atomic_t *stop);
+int cli_plot(int argc, char **argv, _Atomic int *stop);
 void cli_help_plot(FILE *out);
-int cli_report(int argc, char **argv, volatile sig_atomic_t *stop);
+int cli_report(int argc, char **argv, _Atomic int *stop);
 void cli_help_report(FILE *out);
 
 /* cli_measure.c: parses the options of 'netrig stream|rr|crr' (argv[0] is the command) into

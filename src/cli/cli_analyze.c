@@ -134,7 +134,7 @@ static int resolve(struct store *st, const char *spec, int64_t **ids, size_t *n)
     return 0;
 }
 
-int cli_compare(int argc, char **argv, volatile sig_atomic_t *stop)
+int cli_compare(int argc, char **argv, _Atomic int *stop)
 {
     struct an_cli ac;
     struct compare_result c;
@@ -193,7 +193,7 @@ static long long unit_id(const char *s, const char *prefix)
 
 static long long sweep_id(const char *s) { return unit_id(s, "sweep:"); }
 
-int cli_plot(int argc, char **argv, volatile sig_atomic_t *stop)
+int cli_plot(int argc, char **argv, _Atomic int *stop)
 {
     struct an_cli ac;
     struct plot_out po = {0};
@@ -272,7 +272,7 @@ static int report_write(struct store *st, char **argv, unsigned flags, FILE *f, 
     return rc;
 }
 
-int cli_report(int argc, char **argv, volatile sig_atomic_t *stop)
+int cli_report(int argc, char **argv, _Atomic int *stop)
 {
     struct an_cli ac;
     struct store *st;

@@ -130,7 +130,7 @@ static bool want_colour(void)
     return isatty(STDOUT_FILENO) && !getenv("NO_COLOR") && term && strcmp(term, "dumb");
 }
 
-int cli_audit(int argc, char **argv, volatile sig_atomic_t *stop)
+int cli_audit(int argc, char **argv, _Atomic int *stop)
 {
     struct audit_cli ac;
     struct audit_ctx *ctx;

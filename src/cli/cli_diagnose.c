@@ -190,7 +190,7 @@ static void judge_and_print(const struct diag_cli *dc, const char *what, struct 
 }
 
 /* --probe-flows: the same test with 2x and 4x the flows; their sums go into the sample. */
-static void run_probes(struct diag_cli *dc, volatile sig_atomic_t *stop, struct diagnose_sample *s)
+static void run_probes(struct diag_cli *dc, _Atomic int *stop, struct diagnose_sample *s)
 {
     uint32_t base = dc->o.p.flows;
 
@@ -217,7 +217,7 @@ static void run_probes(struct diag_cli *dc, volatile sig_atomic_t *stop, struct 
 }
 
 /* Runs the test (both ends sample their threads and hosts around the measured period). */
-static int run_test(struct diag_cli *dc, volatile sig_atomic_t *stop)
+static int run_test(struct diag_cli *dc, _Atomic int *stop)
 {
     struct diagnose_sample s;
     struct loopsrv em = {0};
@@ -264,7 +264,7 @@ static int run_test(struct diag_cli *dc, volatile sig_atomic_t *stop)
 }
 
 /* --during: watch the sockets of a test that is already running. */
-static int run_during(struct diag_cli *dc, volatile sig_atomic_t *stop)
+static int run_during(struct diag_cli *dc, _Atomic int *stop)
 {
     struct diagnose_attach_opts ao = {
         .host = dc->o.host, .port = dc->o.port, .duration_ns = dc->during_ns};
@@ -280,7 +280,7 @@ static int run_during(struct diag_cli *dc, volatile sig_atomic_t *stop)
     return *stop ? CLI_EXIT_INTERRUPTED : CLI_EXIT_OK;
 }
 
-int cli_diagnose(int argc, char **argv, volatile sig_atomic_t *stop)
+int cli_diagnose(int argc, char **argv, _Atomic int *stop)
 {
     struct diag_cli dc;
     int rc = parse_diag(argc, argv, &dc);

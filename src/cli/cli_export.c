@@ -232,7 +232,7 @@ static void json_series(cJSON *doc, struct store *st, const struct store_run *r)
     cJSON_AddItemToObject(pr, "tcp", probe_series(st, r->id, "tcp"));
 }
 
-int cli_export(int argc, char **argv, volatile sig_atomic_t *stop)
+int cli_export(int argc, char **argv, _Atomic int *stop)
 {
     static const int allowed[] = {HIST_OPT_DB, HIST_OPT_CSV, 'J', HIST_OPT_SAMPLES, 0};
     struct hist_cli hc;

@@ -388,7 +388,7 @@ void cli_history_print_json(cJSON *doc)
     cJSON_Delete(doc);
 }
 
-int cli_history(int argc, char **argv, volatile sig_atomic_t *stop)
+int cli_history(int argc, char **argv, _Atomic int *stop)
 {
     static const int allowed[] = {
         HIST_OPT_DB,     'J', HIST_OPT_LAST, HIST_OPT_TITLE, HIST_OPT_SINCE, HIST_OPT_SWEEPS,
@@ -636,7 +636,7 @@ static void show_text(struct store *st, const struct store_run *r, FILE *out)
     hostsnap_free(hs);
 }
 
-int cli_show(int argc, char **argv, volatile sig_atomic_t *stop)
+int cli_show(int argc, char **argv, _Atomic int *stop)
 {
     static const int allowed[] = {HIST_OPT_DB, 'J', 0};
     struct hist_cli hc;
@@ -703,7 +703,7 @@ static bool tag_name_ok(const char *s)
     return true;
 }
 
-int cli_tag(int argc, char **argv, volatile sig_atomic_t *stop)
+int cli_tag(int argc, char **argv, _Atomic int *stop)
 {
     static const int allowed[] = {HIST_OPT_DB, 'd', 0};
     struct hist_cli hc;

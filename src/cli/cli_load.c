@@ -286,7 +286,7 @@ static void plan(FILE *out, const struct load_params *lp)
     fflush(out);
 }
 
-int cli_load(int argc, char **argv, volatile sig_atomic_t *stop)
+int cli_load(int argc, char **argv, _Atomic int *stop)
 {
     struct load_cli lc;
     struct load_result *lr;

@@ -551,7 +551,7 @@ int cli_measure_parse(enum params_test kind, int argc, char **argv, struct clien
     return rc;
 }
 
-int cli_measure(enum params_test kind, int argc, char **argv, volatile sig_atomic_t *stop)
+int cli_measure(enum params_test kind, int argc, char **argv, _Atomic int *stop)
 {
     struct measure_cli t = {.kind = kind};
     int rc = parse_measure(argc, argv, &t);

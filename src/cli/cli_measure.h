@@ -36,6 +36,6 @@ struct measure_cli {
 
 /* Runs what mc asks (one server, several, or a third-party test) and prints the report; the
  * command's exit status. */
-int cli_measure_run(struct measure_cli *mc, volatile sig_atomic_t *stop);
+int cli_measure_run(struct measure_cli *mc, _Atomic int *stop);
 
 #endif

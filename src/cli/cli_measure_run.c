@@ -151,7 +151,7 @@ static int run_third_party(struct measure_cli *mc)
 }
 
 /* -c A -c B ...: one run against each at once, started together. */
-static int run_multi(struct measure_cli *mc, volatile sig_atomic_t *stop)
+static int run_multi(struct measure_cli *mc, _Atomic int *stop)
 {
     struct client_opts *o = &mc->o;
     struct multi_result *m = calloc(1, sizeof(*m));
@@ -209,7 +209,7 @@ static void observe(struct measure_cli *mc, struct report_live *live)
 }
 
 /* One run against one server (or the built-in one), reported as asked. */
-static int run_one(struct measure_cli *mc, volatile sig_atomic_t *stop)
+static int run_one(struct measure_cli *mc, _Atomic int *stop)
 {
     struct client_opts *o = &mc->o;
     struct report_live live;
@@ -253,7 +253,7 @@ static int run_one(struct measure_cli *mc, volatile sig_atomic_t *stop)
     return rc ? CLI_EXIT_FAIL : CLI_EXIT_OK;
 }
 
-int cli_measure_run(struct measure_cli *mc, volatile sig_atomic_t *stop)
+int cli_measure_run(struct measure_cli *mc, _Atomic int *stop)
 {
     struct client_opts *o = &mc->o;
     int rc;

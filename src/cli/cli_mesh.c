@@ -319,7 +319,7 @@ static int parse_mesh(int argc, char **argv, struct mesh_cli *mc)
     return 0;
 }
 
-int cli_mesh(int argc, char **argv, volatile sig_atomic_t *stop)
+int cli_mesh(int argc, char **argv, _Atomic int *stop)
 {
     struct mesh_cli mc = {.base = {.timeout_ms = 10000}};
     struct mesh_save sv = {0};

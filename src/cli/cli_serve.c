@@ -5,6 +5,7 @@
 #include "auth.h"
 #include "log.h"
 #include "metrics.h"
+#include "cli_serve_tune.h"
 #include "params.h"
 #include "prom.h"
 #include "server.h"
@@ -73,6 +74,8 @@ void cli_help_serve(FILE *out)
             "      --metrics ADDR:PORT  Prometheus metrics at http://ADDR:PORT/metrics (tests\n"
             "                        running and served, bytes, refusals, last results per\n"
             "                        client); [IPV6]:PORT, or :PORT for all addresses\n"
+            "      --tune-state DIR  with --metrics: also how far this host drifted from\n"
+            "                        what 'netrig tune --apply' journaled in DIR\n"
             "      --db PATH         save the server's side of every test in this history\n"
             "                        database (see 'netrig help history')\n"
             "  -v, --verbose         log debug detail\n",
@@ -99,7 +102,7 @@ enum {
     OPT_NO_HOST_SNAPSHOT,
 };
 
-enum { OPT_METRICS = 600, OPT_IDLE_TIMEOUT }; /* --metrics, --idle-timeout */
+enum { OPT_METRICS = 600, OPT_IDLE_TIMEOUT, OPT_TUNE_STATE }; /* --metrics, --idle-timeout */
 
 static const struct option serve_long[] = {
     {"port", required_argument, NULL, 'p'},
@@ -120,6 +123,7 @@ static const struct option serve_long[] = {
     {"deny", required_argument, NULL, OPT_DENY},
     {"auth-file", required_argument, NULL, OPT_AUTH_FILE},
     {"metrics", required_argument, NULL, OPT_METRICS},
+    {"tune-state", required_argument, NULL, OPT_TUNE_STATE},
     {"allow-third-party", required_argument, NULL, OPT_THIRD_PARTY},
     {"allow-third-party-target", required_argument, NULL, OPT_TP_TARGET},
     {"max-memory", required_argument, NULL, OPT_MAX_MEMORY},
@@ -141,10 +145,12 @@ struct serve_cli {
     const char *pidfile;
     char db[4096]; /* --db, made absolute: the daemon changes to "/" */
     const char *auth_file;
-    const char *metrics;  /* --metrics ADDR:PORT */
-    struct cli_output oo; /* --logfile, --timestamps (of the log lines) */
-    char logpath[4096];   /* --logfile, made absolute: the daemon changes to "/" */
-    bool max_tests_given; /* --max-tests (which -1 replaces) */
+    const char *metrics;          /* --metrics ADDR:PORT */
+    const char *tune_state;       /* --tune-state DIR */
+    struct cli_tune_metrics tune; /* its render context */
+    struct cli_output oo;         /* --logfile, --timestamps (of the log lines) */
+    char logpath[4096];           /* --logfile, made absolute: the daemon changes to "/" */
+    bool max_tests_given;         /* --max-tests (which -1 replaces) */
     struct acl acl;
     struct acl third_party;
     struct acl third_party_targets;
@@ -265,6 +271,7 @@ static int serve_opt(int c, const char *arg, struct serve_cli *sc)
         return -1;
     }
     case OPT_HISTORY_DB: return history_db_opt(arg, sc);
+    case OPT_TUNE_STATE: sc->tune_state = arg; return 0;
     case OPT_NO_HOST_SNAPSHOT: sc->so.host_snapshot = SERVED_HOSTSNAP_DECLINE; return 0;
     case OPT_TIMEOUT:
         if (cli_parse_duration("--timeout", arg, &ns))
@@ -335,6 +342,15 @@ static int check_serve(struct serve_cli *sc)
         return -1;
     if (sc->oo.logfile)
         sc->oo.logfile = sc->logpath;
+    if (sc->tune_state && !sc->metrics) {
+        cli_error("--tune-state %s shows tuning drift in the metrics: give --metrics ADDR:PORT "
+                  "too",
+                  sc->tune_state);
+        return -1;
+    }
+    if (sc->tune_state &&
+        absolute("tune state", sc->tune_state, sc->tune.state_dir, sizeof(sc->tune.state_dir)))
+        return -1;
     return 0;
 }
 
@@ -458,7 +474,10 @@ static void report_ready(int *ready_fd, const char *msg)
 static struct prom_http *metrics_start(const struct serve_cli *sc, int *ready_fd, char *err,
                                        size_t errlen)
 {
-    struct prom_http *h = prom_http_start(sc->metrics, metrics_render, sc->so.metrics, err, errlen);
+    struct prom_http *h =
+        sc->tune_state
+            ? prom_http_start(sc->metrics, cli_tune_metrics_render, (void *)&sc->tune, err, errlen)
+            : prom_http_start(sc->metrics, metrics_render, sc->so.metrics, err, errlen);
     char where[300];
 
     if (!h) {
@@ -488,7 +507,7 @@ static int start_log(const struct serve_cli *sc)
     return 0;
 }
 
-int cli_serve(int argc, char **argv, volatile sig_atomic_t *stop)
+int cli_serve(int argc, char **argv, _Atomic int *stop)
 {
     struct prom_http *http = NULL;
     struct serve_cli sc; /* about 90 KiB (secrets, address lists): fine on the main stack */
@@ -516,6 +535,7 @@ int cli_serve(int argc, char **argv, volatile sig_atomic_t *stop)
         cli_error("out of memory for --metrics");
         return CLI_EXIT_FAIL;
     }
+    sc.tune.metrics = sc.so.metrics;
     s = server_create(&sc.so, err, sizeof(err));
     if (!s) {
         cli_error("%s", err);

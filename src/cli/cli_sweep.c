@@ -262,7 +262,7 @@ struct sweep_run {
     struct loopsrv srv; /* the built-in loopback server, shared by every point */
     struct hostsnap *hs;
     struct client_opts o;
-    volatile sig_atomic_t *stop;
+    _Atomic int *stop;
 };
 
 static void progress(struct sweep_run *sr, const struct store_sweep_point *pt, int64_t run_id,
@@ -472,7 +472,7 @@ static int open_sweep(struct sweep_run *sr)
     return rc;
 }
 
-int cli_sweep(int argc, char **argv, volatile sig_atomic_t *stop)
+int cli_sweep(int argc, char **argv, _Atomic int *stop)
 {
     struct sweep_cli *sc = calloc(1, sizeof(*sc));
     struct sweep_run *sr = calloc(1, sizeof(*sr));

@@ -632,7 +632,7 @@ static unsigned pause_hook(void)
     return v > 0 && v <= 60000 ? (unsigned)v : 0;
 }
 
-int cli_tune(int argc, char **argv, volatile sig_atomic_t *stop)
+int cli_tune(int argc, char **argv, _Atomic int *stop)
 {
     struct tune_cli tc;
     struct audit_ctx *ctx;

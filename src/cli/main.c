@@ -4,8 +4,10 @@
 #include <signal.h>
 #include <string.h>
 
-/* The program's one mutable global: raised by SIGINT/SIGTERM, polled by every loop. */
-static volatile sig_atomic_t netrig_stop;
+/* The program's one mutable global: raised by SIGINT/SIGTERM, polled by every loop, worker
+ * threads included: atomic (lock-free, so a signal handler may store to it), not merely
+ * volatile, which would be a data race between the handler's thread and the others. */
+static _Atomic int netrig_stop;
 
 static void on_signal(int sig)
 {

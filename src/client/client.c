@@ -486,7 +486,7 @@ static void run_end(struct client_ctx *c, struct engine *e, enum engine_end why)
     }
 }
 
-static int run_engine(struct client_ctx *c, struct engine *e, volatile sig_atomic_t *stop)
+static int run_engine(struct client_ctx *c, struct engine *e, _Atomic int *stop)
 {
     struct engine_hooks h = {
         .run_ns = c->o->p.duration_ns ? c->o->p.duration_ns + c->o->p.omit_ns : 0,
@@ -655,7 +655,7 @@ int client_clock_offset(struct client_session *s, int64_t *offset_ns, uint64_t *
 }
 
 /* Waits (bounded, interruptible by the stop flag) until CLOCK_REALTIME reaches at_ns. */
-static void wait_until(uint64_t at_ns, volatile sig_atomic_t *stop)
+static void wait_until(uint64_t at_ns, _Atomic int *stop)
 {
     while (!(stop && *stop)) {
         uint64_t now = clock_real_ns();
@@ -668,7 +668,7 @@ static void wait_until(uint64_t at_ns, volatile sig_atomic_t *stop)
     }
 }
 
-int client_go(struct client_session *s, volatile sig_atomic_t *stop, uint64_t start_at_ns,
+int client_go(struct client_session *s, _Atomic int *stop, uint64_t start_at_ns,
               int64_t server_offset_ns, char *err, size_t errlen)
 {
     cJSON *m = ctl_msg_new("start");
@@ -699,8 +699,8 @@ int client_go(struct client_session *s, volatile sig_atomic_t *stop, uint64_t st
     return rc;
 }
 
-int client_run(const struct client_opts *o, volatile sig_atomic_t *stop, struct run_result *r,
-               char *err, size_t errlen)
+int client_run(const struct client_opts *o, _Atomic int *stop, struct run_result *r, char *err,
+               size_t errlen)
 {
     struct client_session *s;
     int rc = client_prepare(o, r, &s, err, errlen);

@@ -36,8 +36,8 @@ struct client_opts {
 
 /* Returns 0 on a complete run, 1 when results are partial (r->error says why), or a negative
  * errno when no result could be had (err says why). */
-int client_run(const struct client_opts *o, volatile sig_atomic_t *stop, struct run_result *r,
-               char *err, size_t errlen);
+int client_run(const struct client_opts *o, _Atomic int *stop, struct run_result *r, char *err,
+               size_t errlen);
 
 /* The same in steps, for runs against several servers at once (multi.c): prepare sets up the
  * control exchange and the data paths; clock_offset measures the server's clock against ours
@@ -47,7 +47,7 @@ struct client_session;
 int client_prepare(const struct client_opts *o, struct run_result *r, struct client_session **out,
                    char *err, size_t errlen);
 int client_clock_offset(struct client_session *s, int64_t *offset_ns, uint64_t *rtt_ns);
-int client_go(struct client_session *s, volatile sig_atomic_t *stop, uint64_t start_at_ns,
+int client_go(struct client_session *s, _Atomic int *stop, uint64_t start_at_ns,
               int64_t server_offset_ns, char *err, size_t errlen);
 void client_session_free(struct client_session *s);
 

@@ -372,7 +372,7 @@ static void conclude(struct i3c *c, struct engine *e)
     }
 }
 
-static int run_engine(struct i3c *c, struct engine *e, volatile sig_atomic_t *stop)
+static int run_engine(struct i3c *c, struct engine *e, _Atomic int *stop)
 {
     const struct params *p = &c->o->p;
     struct engine_hooks h = {
@@ -495,8 +495,8 @@ static int setup_streams(struct i3c *c, const struct sock_addr *to, const char *
     return rc;
 }
 
-int iperf3_client_run(const struct client_opts *o, volatile sig_atomic_t *stop,
-                      struct run_result *r, char *err, size_t errlen)
+int iperf3_client_run(const struct client_opts *o, _Atomic int *stop, struct run_result *r,
+                      char *err, size_t errlen)
 {
     struct i3c c = {.view = {&o->observer, r}, .o = o, .r = r, .ctl = -1};
     char cookie[IPERF3_COOKIE_LEN], host[64], note[320];

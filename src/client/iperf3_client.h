@@ -20,7 +20,7 @@ int iperf3_client_remote_side(const struct iperf3_results *res, const struct par
                               size_t errlen);
 /* Same contract as client_run: 0 complete, 1 partial (r->error says why), negative errno when
  * there are no results (err says why). */
-int iperf3_client_run(const struct client_opts *o, volatile sig_atomic_t *stop,
-                      struct run_result *r, char *err, size_t errlen);
+int iperf3_client_run(const struct client_opts *o, _Atomic int *stop, struct run_result *r,
+                      char *err, size_t errlen);
 
 #endif

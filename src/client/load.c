@@ -91,7 +91,7 @@ struct part_run {
     const struct load_opts *o;
     struct load_result *lr;
     enum load_part part;
-    volatile sig_atomic_t *stop;
+    _Atomic int *stop;
     struct client_session *s; /* prepared (probes: before the threads start) */
     uint64_t prepare_at;      /* CLOCK_REALTIME: connect then (the load), 0: prepared */
     uint64_t start_at;        /* CLOCK_REALTIME: start then */
@@ -100,7 +100,7 @@ struct part_run {
 };
 
 /* Sleeps until CLOCK_REALTIME reaches at_ns, or the stop flag is raised. */
-static void sleep_until(uint64_t at_ns, volatile sig_atomic_t *stop)
+static void sleep_until(uint64_t at_ns, _Atomic int *stop)
 {
     uint64_t now;
 
@@ -245,8 +245,7 @@ static int conclude(struct load_result *lr, struct part_run *run)
 /* Until every part started is done: passes the user's stop on to the parts, and stops the
  * probes as soon as every load part has failed to run (refused, say), instead of probing an
  * idle path to the end of the recovery. */
-static void watch(struct part_run *run, const bool *started, volatile sig_atomic_t *stop,
-                  volatile sig_atomic_t *halt)
+static void watch(struct part_run *run, const bool *started, _Atomic int *stop, _Atomic int *halt)
 {
     for (;;) {
         bool running = false, load_left = false, load_wanted = false;
@@ -270,13 +269,13 @@ static void watch(struct part_run *run, const bool *started, volatile sig_atomic
     }
 }
 
-int load_run(const struct load_opts *o, volatile sig_atomic_t *stop, struct load_result *lr,
-             char *err, size_t errlen)
+int load_run(const struct load_opts *o, _Atomic int *stop, struct load_result *lr, char *err,
+             size_t errlen)
 {
     struct part_run run[LOAD_NPARTS] = {0};
     pthread_t th[LOAD_NPARTS];
     bool started[LOAD_NPARTS] = {0};
-    volatile sig_atomic_t halt = 0; /* the parts' stop flag: the user's, or no load could run */
+    _Atomic int halt = 0; /* the parts' stop flag: the user's, or no load could run */
     uint64_t t0, load_at;
     int rc;
 

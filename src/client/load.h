@@ -24,8 +24,8 @@ int load_validate(const struct load_params *lp, char *err, size_t errlen);
 
 /* Runs the load test and analyzes it. 0 when every part ran to its end, 1 when some part
  * failed or ended early (lr->error says which), <0 when nothing could run (err says why). */
-int load_run(const struct load_opts *o, volatile sig_atomic_t *stop, struct load_result *lr,
-             char *err, size_t errlen);
+int load_run(const struct load_opts *o, _Atomic int *stop, struct load_result *lr, char *err,
+             size_t errlen);
 
 /* What this host's kernel offers against bufferbloat (fq_codel, cake, fq), for the advice. */
 void load_check_kernel(struct load_kernel *k);

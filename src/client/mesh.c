@@ -285,7 +285,7 @@ static uint32_t pick_round(struct mesh_plan *p, bool *picked, uint32_t *round)
 
 uint32_t mesh_run(struct mesh_plan *p, const struct client_opts *base, FILE *progress,
                   void (*done_fn)(struct mesh_plan *plan, struct mesh_cell *c, void *arg),
-                  void *arg, volatile sig_atomic_t *stop)
+                  void *arg, _Atomic int *stop)
 {
     bool *picked = calloc(p->ncells ? p->ncells : 1, sizeof(*picked));
     uint32_t *round = calloc(p->ncells ? p->ncells : 1, sizeof(*round));

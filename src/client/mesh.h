@@ -48,7 +48,7 @@ int mesh_load(const char *path, struct mesh_plan *plan, char *err, size_t errlen
  * for cells an interruption left unrun. Returns the failed cell count. */
 uint32_t mesh_run(struct mesh_plan *plan, const struct client_opts *base, FILE *progress,
                   void (*done)(struct mesh_plan *plan, struct mesh_cell *c, void *arg), void *arg,
-                  volatile sig_atomic_t *stop);
+                  _Atomic int *stop);
 void mesh_free(struct mesh_plan *plan);
 
 #endif

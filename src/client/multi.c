@@ -59,7 +59,7 @@ static void copy_reason(char *dst, size_t len, const char *src)
 
 struct runner {
     struct client_session *s;
-    volatile sig_atomic_t *stop;
+    _Atomic int *stop;
     uint64_t start_at;
     int64_t offset;
     int rc;
@@ -137,8 +137,8 @@ static uint32_t prepare_all(const struct client_opts *base, struct multi_result 
     return ready;
 }
 
-int multi_run(const struct client_opts *base, struct multi_result *m, volatile sig_atomic_t *stop,
-              char *err, size_t errlen)
+int multi_run(const struct client_opts *base, struct multi_result *m, _Atomic int *stop, char *err,
+              size_t errlen)
 {
     struct runner run[MULTI_MAX_TARGETS] = {0};
     pthread_t th[MULTI_MAX_TARGETS];

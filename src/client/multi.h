@@ -39,8 +39,8 @@ int multi_parse_target(const char *s, uint16_t default_port, struct multi_target
 
 /* Runs the test of base against every target. Returns 0 when all completed, 1 when some
  * failed or were partial (see rc/err), <0 when none could run (err filled). */
-int multi_run(const struct client_opts *base, struct multi_result *m, volatile sig_atomic_t *stop,
-              char *err, size_t errlen);
+int multi_run(const struct client_opts *base, struct multi_result *m, _Atomic int *stop, char *err,
+              size_t errlen);
 void multi_result_fini(struct multi_result *m);
 
 #endif

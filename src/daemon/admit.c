@@ -341,7 +341,7 @@ void admit_auth_ok(struct admit *a, const struct sockaddr *peer, const char *use
 
 /* ---------------------------------------------------------------- the turns */
 
-int admit_exclusive_acquire(struct admit *a, int wait_ms, const volatile sig_atomic_t *stop,
+int admit_exclusive_acquire(struct admit *a, int wait_ms, const _Atomic int *stop,
                             void (*queued)(void *ctx, uint32_t ahead), void *ctx)
 {
     uint64_t deadline = clock_mono_ns() + (uint64_t)wait_ms * 1000000ULL;

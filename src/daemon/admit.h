@@ -82,7 +82,7 @@ uint32_t admit_fd_share(const struct admit_limits *l);
 /* Waits up to wait_ms for the turn. Before waiting it calls queued(ctx, ahead) once (unless
  * NULL) with the number of tests holding or waiting. 0 (taken), or -ETIMEDOUT when the time ran
  * out or *stop was set. */
-int admit_exclusive_acquire(struct admit *a, int wait_ms, const volatile sig_atomic_t *stop,
+int admit_exclusive_acquire(struct admit *a, int wait_ms, const _Atomic int *stop,
                             void (*queued)(void *ctx, uint32_t ahead), void *ctx);
 void admit_exclusive_release(struct admit *a);
 

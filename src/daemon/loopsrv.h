@@ -13,7 +13,7 @@ struct server;
 struct loopsrv {
     struct server *srv;
     pthread_t th;
-    volatile sig_atomic_t stop;
+    _Atomic int stop;
     char host[64]; /* 127.0.0.1, or ::1 for family 6 */
     uint16_t port; /* ephemeral */
 };

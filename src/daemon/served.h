@@ -36,9 +36,9 @@ struct served_conf {
     struct metrics *metrics;               /* --metrics: events are counted here; NULL = none */
     const struct acl *third_party;         /* --allow-third-party: controllers we run tests for */
     const struct acl *third_party_targets; /* --allow-third-party-target; NULL: none */
-    const char *history_db;      /* --db: the server's side of each test goes here; NULL = no */
-    uint16_t port;               /* the daemon's port (iperf3 UDP streams use it on UDP too) */
-    volatile sig_atomic_t *stop; /* raised when the daemon shuts down */
+    const char *history_db; /* --db: the server's side of each test goes here; NULL = no */
+    uint16_t port;          /* the daemon's port (iperf3 UDP streams use it on UDP too) */
+    _Atomic int *stop;      /* raised when the daemon shuts down */
 
     /* this host's settings with a test's results (and a third-party run's) */
     enum served_hostsnap host_snapshot;

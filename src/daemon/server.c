@@ -531,7 +531,7 @@ static int server_round(struct server *s, int epfd, enum server_end *end)
     return 0;
 }
 
-int server_run(struct server *s, volatile sig_atomic_t *stop)
+int server_run(struct server *s, _Atomic int *stop)
 {
     int epfd = epoll_create1(EPOLL_CLOEXEC), hupfd;
     enum server_end end = SERVER_END_STOP;

@@ -63,7 +63,7 @@ uint16_t server_port(const struct server *s);
 uint64_t server_max_memory(const struct server *s);
 /* Serves until *stop is set (or, with one_off, its test ended or the idle time ran out);
  * then waits (bounded) for running tests to end. An enum server_end, or -errno. */
-int server_run(struct server *s, volatile sig_atomic_t *stop);
+int server_run(struct server *s, _Atomic int *stop);
 void server_destroy(struct server *s);
 
 #endif

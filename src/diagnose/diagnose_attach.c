@@ -94,7 +94,7 @@ static int sample(struct collect *c, char *err, size_t errlen)
 }
 
 /* Sleeps ns, waking every 100 ms to look at the stop flag. */
-static int nap(uint64_t ns, volatile sig_atomic_t *stop)
+static int nap(uint64_t ns, _Atomic int *stop)
 {
     while (ns > 0 && !*stop) {
         uint64_t step = ns < 100000000ULL ? ns : 100000000ULL;
@@ -123,7 +123,7 @@ static void trace_add(const struct collect *first, const struct collect *now, st
 }
 
 /* The time between the first and the last sample, with a sample every TRACE_NS. */
-static int watch_between(const struct diagnose_attach_opts *o, volatile sig_atomic_t *stop,
+static int watch_between(const struct diagnose_attach_opts *o, _Atomic int *stop,
                          struct collect c[2], struct trace *tr, char *err, size_t errlen)
 {
     uint64_t left = o->duration_ns;
@@ -218,9 +218,8 @@ static int build(const struct collect *a, const struct collect *b, const struct 
     return 0;
 }
 
-static int watch(const struct diagnose_attach_opts *o, volatile sig_atomic_t *stop,
-                 struct collect c[2], struct trace **tr, struct diagnose_sample *s, double *dt,
-                 char *err, size_t errlen)
+static int watch(const struct diagnose_attach_opts *o, _Atomic int *stop, struct collect c[2],
+                 struct trace **tr, struct diagnose_sample *s, double *dt, char *err, size_t errlen)
 {
     struct hostctr_snap *snap = calloc(2, sizeof(*snap));
     double t0;
@@ -249,7 +248,7 @@ static int watch(const struct diagnose_attach_opts *o, volatile sig_atomic_t *st
     return 0;
 }
 
-int diagnose_attach_run(const struct diagnose_attach_opts *o, volatile sig_atomic_t *stop,
+int diagnose_attach_run(const struct diagnose_attach_opts *o, _Atomic int *stop,
                         struct diagnose_sample *s, char *what, size_t whatlen, char *err,
                         size_t errlen)
 {

@@ -19,7 +19,7 @@ struct diagnose_attach_opts {
 
 /* Returns 0 with s and what filled, or -1 with err (no such connection moved data, this host
  * only receives on them, sock_diag unavailable, interrupted). */
-int diagnose_attach_run(const struct diagnose_attach_opts *o, volatile sig_atomic_t *stop,
+int diagnose_attach_run(const struct diagnose_attach_opts *o, _Atomic int *stop,
                         struct diagnose_sample *s, char *what, size_t whatlen, char *err,
                         size_t errlen);
 

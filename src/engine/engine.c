@@ -663,7 +663,7 @@ void engine_finish(struct engine *e, struct side_result *out)
                 sf->seconds = last > e->t_meas ? (double)(last - e->t_meas) / 1e9 : 0;
             if (f->budget)
                 engine_sample_budget(e, f, sf);
-            if (f->fd >= 0 && e->kind->has_tcpinfo) {
+            if (e->kind->has_tcpinfo && f->fd >= 0) {
                 tcpinfo_read(f->fd, &sf->ti);
                 tcpinfo_since(&sf->ti, &e->base_ti[i]);
             }

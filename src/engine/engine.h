@@ -58,7 +58,7 @@ struct engine_hooks {
     /* an interval was sampled (on the engine's thread, outside the hot path); return
      * non-zero to end the run (a limit was exceeded) */
     int (*on_interval)(void *ctx, const struct side_result *s, const struct interval *iv);
-    volatile sig_atomic_t *stop_flag;
+    _Atomic int *stop_flag;
     void *ctx;
     /* -n/-k: this side's senders have moved the whole transfer (called once, on the engine's
      * thread); may be NULL */

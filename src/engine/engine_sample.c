@@ -48,7 +48,7 @@ void engine_sample_measure_start(struct engine *e, uint64_t now)
         e->base_timeouts[i] = atomic_load_explicit(&e->flows[i].timeouts, memory_order_relaxed);
         e->base_wait[i] = atomic_load_explicit(&e->flows[i].wait_ns, memory_order_relaxed);
         /* counters of TCP_INFO that grow over the connection's life start here too */
-        if (e->omit_done && e->p.omit_ns && e->flows[i].fd >= 0 && e->kind->has_tcpinfo)
+        if (e->omit_done && e->p.omit_ns && e->kind->has_tcpinfo && e->flows[i].fd >= 0)
             tcpinfo_read(e->flows[i].fd, &e->base_ti[i]);
     }
     cpu_sample_system(NULL, &e->cpu_meas);
@@ -106,7 +106,10 @@ int engine_sample_interval(struct engine *e, uint64_t now, bool omitted,
         uint64_t tx = atomic_load_explicit(&f->txns, memory_order_relaxed);
         uint64_t ls = atomic_load_explicit(&f->lat_sum_ns, memory_order_relaxed);
 
-        if (f->fd >= 0 && e->kind->has_tcpinfo)
+        /* f->fd is the worker's: only a kind whose flow keeps one connection for the whole
+         * test (has_tcpinfo) has an fd that is set before the workers run and stays put;
+         * a crr flow opens and closes one per transaction, so it is not read here at all */
+        if (e->kind->has_tcpinfo && f->fd >= 0)
             tcpinfo_read(f->fd, &ti);
         iv->txns += tx - e->prev_txns[i];
         iv->lat_sum_ns += ls - e->prev_lat[i];

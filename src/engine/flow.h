@@ -108,7 +108,8 @@ struct flow_kind {
 };
 
 struct flow {
-    int fd;
+    int fd; /* worker-owned; the engine's sampler reads it only for has_tcpinfo kinds, whose
+               fd is set before the workers start and kept until they are joined */
     uint32_t id;
     bool sender;        /* this side originates the data / the requests */
     bool can_run_alone; /* its kind lets it use run_alone when it has a worker to itself */

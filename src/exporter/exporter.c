@@ -122,7 +122,7 @@ static void log_run(const struct exporter_target *t, int rc, const char *err,
     }
 }
 
-static void probe(struct exporter *x, uint32_t i, volatile sig_atomic_t *stop)
+static void probe(struct exporter *x, uint32_t i, _Atomic int *stop)
 {
     const struct exporter_target *t = &x->c->t[i];
     struct client_opts o = t->o;
@@ -158,12 +158,16 @@ static void probe(struct exporter *x, uint32_t i, volatile sig_atomic_t *stop)
     result_fini(&r);
 }
 
-void exporter_run(struct exporter *x, volatile sig_atomic_t *stop)
+void exporter_run(struct exporter *x, _Atomic int *stop)
 {
     uint64_t start = clock_mono_ns();
 
     for (uint32_t i = 0; i < x->c->ntargets; i++)
         x->next[i] = start;
+    while (!*stop && !x->c->ntargets) { /* /probe only: nothing scheduled */
+        struct timespec ts = {.tv_sec = 0, .tv_nsec = 100000000L};
+        nanosleep(&ts, NULL);
+    }
     while (!*stop) {
         uint32_t due = 0;
         uint64_t now = clock_mono_ns(), t0;

@@ -33,7 +33,7 @@ struct exporter;
 /* c must outlive the exporter. NULL when out of memory. */
 struct exporter *exporter_create(const struct exporter_config *c);
 /* Runs the schedule on the calling thread until *stop is raised. */
-void exporter_run(struct exporter *x, volatile sig_atomic_t *stop);
+void exporter_run(struct exporter *x, _Atomic int *stop);
 /* The exposition (a prom_render_fn: ctx is the struct exporter). */
 void exporter_render(void *x, struct prom_buf *b);
 void exporter_destroy(struct exporter *x);

@@ -22,10 +22,12 @@
 #define PROM_HEADERS_MS      2000  /* a request's headers must be in this soon after connecting */
 #define PROM_LIFETIME_MS     10000 /* and a connection is closed this long after, whatever */
 #define PROM_REAP_MS         200   /* how often those two are looked at */
-#define PROM_XSTR(x)         #x
-#define PROM_STR(x)          PROM_XSTR(x)
-#define PROM_CACHE_MS        100 /* a rendering serves every scrape this long after it */
+#define PROM_CACHE_MS        100   /* a rendering serves every scrape this long after it */
 #define PROM_CONTENT_TYPE    "text/plain; version=0.0.4; charset=utf-8"
+
+/* With a route: its requests last seconds and one Prometheus sends them all (the route bounds
+ * its own work, e.g. the exporter's --probes), so more at once, from one address too. */
+enum { PROM_ROUTE_CONNECTIONS = 96 };
 
 void prom_buf_free(struct prom_buf *b)
 {
@@ -151,7 +153,7 @@ struct prom_conn {
     int fd; /* -1: a free entry */
     uint64_t since;
     bool headers;      /* a request's headers came in whole */
-    uint32_t requests; /* requests it made (PROM_GUARD_PER_CONN at most are answered) */
+    uint32_t requests; /* requests it made: the PROM_GUARD_PER_CONN-th answer closes it */
 };
 
 struct prom_http {
@@ -159,14 +161,18 @@ struct prom_http {
     prom_render_fn fn;
     void *ctx;
     char where[300];
-    pthread_mutex_t lock; /* conns, stop: libmicrohttpd's thread and the reaper */
+    struct prom_route route; /* route.fn NULL: none */
+    uint64_t lifetime_ms;    /* a connection is closed this long after it opened */
+    pthread_mutex_t lock;    /* conns, stop: libmicrohttpd's thread and the reaper */
     pthread_cond_t wake;
     bool stop, reaping;
     pthread_t reaper;
-    struct prom_conn conns[PROM_MAX_CONNECTIONS + 8];
+    struct prom_conn conns[PROM_ROUTE_CONNECTIONS + 8];
     /* libmicrohttpd's thread only: */
     struct prom_guard guard;
     struct MHD_Response *cached; /* the last rendering of /metrics (NULL: none yet) */
+    char *cached_body;           /* its text (the response owns it) */
+    size_t cached_len;
     uint64_t cached_at;
 };
 
@@ -234,7 +240,7 @@ static void *reaper_main(void *arg)
 
         for (size_t i = 0; i < sizeof(h->conns) / sizeof(h->conns[0]); i++) {
             struct prom_conn *pc = &h->conns[i];
-            if (pc->fd >= 0 && (now - pc->since >= PROM_LIFETIME_MS ||
+            if (pc->fd >= 0 && (now - pc->since >= h->lifetime_ms ||
                                 (!pc->headers && now - pc->since >= PROM_HEADERS_MS)))
                 shutdown(pc->fd, SHUT_RDWR);
         }
@@ -266,25 +272,51 @@ static enum MHD_Result reply(struct MHD_Connection *c, unsigned status, const ch
     return rc;
 }
 
-/* Within the connection's request count and its address's rate? (prom_guard) */
-static bool admitted(struct prom_http *h, struct MHD_Connection *c, uint32_t nth)
-{
-    const union MHD_ConnectionInfo *ci =
-        MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+struct prom_request {
+    struct MHD_Connection *c;
+};
 
-    if (nth > PROM_GUARD_PER_CONN) {
-        h->guard.refused++;
-        return false;
-    }
-    return prom_guard_admit(&h->guard, ci ? ci->client_addr : NULL, mono_ms());
+const char *prom_request_header(const struct prom_request *r, const char *name)
+{
+    return MHD_lookup_connection_value(r->c, MHD_HEADER_KIND, name);
 }
 
-/* 429, and the connection closed after it: a scraper over its share waits for its next turn. */
+struct arg_walk {
+    unsigned want, at;
+    const char *name, *value;
+};
+
+static enum MHD_Result arg_at(void *cls, enum MHD_ValueKind kind, const char *key,
+                              const char *value)
+{
+    struct arg_walk *w = cls;
+
+    (void)kind;
+    if (w->at++ != w->want)
+        return MHD_YES;
+    w->name = key;
+    w->value = value ? value : "";
+    return MHD_NO;
+}
+
+int prom_request_arg(const struct prom_request *r, unsigned i, const char **name,
+                     const char **value)
+{
+    struct arg_walk w = {.want = i};
+
+    MHD_get_connection_values(r->c, MHD_GET_ARGUMENT_KIND, arg_at, &w);
+    if (!w.name)
+        return -1;
+    *name = w.name;
+    *value = w.value;
+    return 0;
+}
+
+/* /metrics: within its address's rate (prom_guard)? Else 429 with Retry-After, and the
+ * connection closed after it. */
 static enum MHD_Result too_many(struct MHD_Connection *c)
 {
-    static char text[] =
-        "too many requests: at most " PROM_STR(PROM_GUARD_PER_CONN) " per connection and " PROM_STR(
-            PROM_GUARD_RATE) " a second per address\n";
+    static char text[] = "too many requests: at most 20 a second per address\n";
     struct MHD_Response *r =
         MHD_create_response_from_buffer(sizeof(text) - 1, text, MHD_RESPMEM_PERSISTENT);
     enum MHD_Result rc;
@@ -299,6 +331,59 @@ static enum MHD_Result too_many(struct MHD_Connection *c)
     return rc;
 }
 
+/* /metrics from the rendering of the last PROM_CACHE_MS (pipelined scrapes cost a copy each,
+ * not a rendering); the PROM_GUARD_PER_CONN-th answer on a connection closes it (requests
+ * pipelined past it are never read). */
+static enum MHD_Result on_metrics(struct prom_http *h, struct MHD_Connection *c, uint32_t nth)
+{
+    struct MHD_Response *r;
+    enum MHD_Result rc;
+
+    if (!h->cached || mono_ms() - h->cached_at >= PROM_CACHE_MS) {
+        struct prom_buf b = {0};
+        h->fn(h->ctx, &b);
+        if (b.oom || !(r = MHD_create_response_from_buffer(b.len, b.data ? b.data : strdup(""),
+                                                           MHD_RESPMEM_MUST_FREE))) {
+            static char oom[] = "out of memory\n";
+            prom_buf_free(&b);
+            return reply(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "text/plain", oom, sizeof(oom) - 1,
+                         false);
+        }
+        MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, PROM_CONTENT_TYPE);
+        if (h->cached)
+            MHD_destroy_response(h->cached); /* connections still sending it keep their hold */
+        h->cached = r;
+        h->cached_body = b.data;
+        h->cached_len = b.len;
+        h->cached_at = mono_ms();
+    }
+    if (nth < PROM_GUARD_PER_CONN)
+        return MHD_queue_response(c, MHD_HTTP_OK, h->cached);
+    r = MHD_create_response_from_buffer(h->cached_len, h->cached_body, MHD_RESPMEM_MUST_COPY);
+    if (!r)
+        return MHD_NO;
+    MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, PROM_CONTENT_TYPE);
+    MHD_add_response_header(r, MHD_HTTP_HEADER_CONNECTION, "close");
+    rc = MHD_queue_response(c, MHD_HTTP_OK, r);
+    MHD_destroy_response(r);
+    return rc;
+}
+
+static enum MHD_Result on_route(struct prom_http *h, struct MHD_Connection *c)
+{
+    struct prom_request rq = {.c = c};
+    struct prom_buf b = {0};
+    unsigned status = h->route.fn(h->route.ctx, &rq, &b);
+
+    if (b.oom) {
+        static char oom[] = "out of memory\n";
+        prom_buf_free(&b);
+        return reply(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "text/plain", oom, sizeof(oom) - 1, false);
+    }
+    return reply(c, status, status == MHD_HTTP_OK ? PROM_CONTENT_TYPE : "text/plain",
+                 b.data ? b.data : strdup(""), b.len, true);
+}
+
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url,
                                   const char *method, const char *version, const char *upload_data,
                                   size_t *upload_data_size, void **con_cls)
@@ -307,7 +392,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
     static char not_allowed[] = "only GET and HEAD are served\n";
     static char home[] = "<html><body><a href=\"/metrics\">netrig metrics</a></body></html>\n";
     struct prom_http *h = cls;
-    struct prom_buf b = {0};
+    const union MHD_ConnectionInfo *ci;
 
     (void)version;
     (void)upload_data;
@@ -317,37 +402,22 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
                      sizeof(not_allowed) - 1, false);
     }
     if (!*con_cls) { /* first call for this request: headers only, answer on the next */
-        *con_cls = h;
-        if (!admitted(h, c, headers_in(h, c)))
+        *con_cls = (void *)(uintptr_t)headers_in(h, c);
+        if (!*con_cls)
+            *con_cls = (void *)(uintptr_t)1;
+        ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+        if (!strcmp(url, "/metrics") &&
+            !prom_guard_admit(&h->guard, ci ? ci->client_addr : NULL, mono_ms()))
             return too_many(c);
         return MHD_YES;
     }
     if (!strcmp(url, "/"))
         return reply(c, MHD_HTTP_OK, "text/html", home, sizeof(home) - 1, false);
+    if (h->route.fn && !strcmp(url, h->route.path))
+        return on_route(h, c);
     if (strcmp(url, "/metrics"))
         return reply(c, MHD_HTTP_NOT_FOUND, "text/plain", not_found, sizeof(not_found) - 1, false);
-    if (!h->cached || mono_ms() - h->cached_at >= PROM_CACHE_MS) {
-        struct MHD_Response *r;
-        h->fn(h->ctx, &b);
-        if (b.oom) {
-            static char oom[] = "out of memory\n";
-            prom_buf_free(&b);
-            return reply(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "text/plain", oom, sizeof(oom) - 1,
-                         false);
-        }
-        r = MHD_create_response_from_buffer(b.len, b.data ? b.data : strdup(""),
-                                            MHD_RESPMEM_MUST_FREE);
-        if (!r) {
-            prom_buf_free(&b);
-            return MHD_NO;
-        }
-        MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, PROM_CONTENT_TYPE);
-        if (h->cached)
-            MHD_destroy_response(h->cached); /* connections still sending it keep their hold */
-        h->cached = r;
-        h->cached_at = mono_ms();
-    }
-    return MHD_queue_response(c, MHD_HTTP_OK, h->cached);
+    return on_metrics(h, c, (uint32_t)(uintptr_t)*con_cls);
 }
 
 static int reaper_start(struct prom_http *h)
@@ -380,6 +450,12 @@ static void reaper_stop(struct prom_http *h)
 struct prom_http *prom_http_start(const char *spec, prom_render_fn fn, void *ctx, char *err,
                                   size_t errlen)
 {
+    return prom_http_start_route(spec, fn, ctx, NULL, err, errlen);
+}
+
+struct prom_http *prom_http_start_route(const char *spec, prom_render_fn fn, void *ctx,
+                                        const struct prom_route *route, char *err, size_t errlen)
+{
     struct prom_http *h;
     char host[256];
     uint16_t port;
@@ -407,6 +483,11 @@ struct prom_http *prom_http_start(const char *spec, prom_render_fn fn, void *ctx
     }
     h->fn = fn;
     h->ctx = ctx;
+    h->lifetime_ms = PROM_LIFETIME_MS;
+    if (route) {
+        h->route = *route;
+        h->lifetime_ms += (uint64_t)route->max_s * 1000;
+    }
     sock_set_nonblock(fd, true);
     {
         struct sockaddr_storage ss;
@@ -420,10 +501,13 @@ struct prom_http *prom_http_start(const char *spec, prom_render_fn fn, void *ctx
         free(h);
         return NULL;
     }
-    h->d = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL, 0, NULL, NULL,
-                            on_request, h, MHD_OPTION_LISTEN_SOCKET, fd,
-                            MHD_OPTION_CONNECTION_LIMIT, (unsigned)PROM_MAX_CONNECTIONS,
-                            MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned)PROM_PER_IP,
+    h->d = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL |
+                                (route ? MHD_USE_THREAD_PER_CONNECTION : 0),
+                            0, NULL, NULL, on_request, h, MHD_OPTION_LISTEN_SOCKET, fd,
+                            MHD_OPTION_CONNECTION_LIMIT,
+                            (unsigned)(route ? PROM_ROUTE_CONNECTIONS : PROM_MAX_CONNECTIONS),
+                            MHD_OPTION_PER_IP_CONNECTION_LIMIT,
+                            (unsigned)(route ? PROM_ROUTE_CONNECTIONS : PROM_PER_IP),
                             MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)PROM_CONN_TIMEOUT_S,
                             MHD_OPTION_NOTIFY_CONNECTION, on_connection, h, MHD_OPTION_END);
     if (!h->d) {

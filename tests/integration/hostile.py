@@ -15,10 +15,12 @@ clock, and prints one JSON object. Every loop and every socket is bounded in tim
                                     from that address.
   probes PORT GAP                   a test that answers ready with time probes GAP seconds
                                     apart, never start: when the daemon gave up.
-  spoof PORT VICTIM KIND            a UDP test (KIND: stream-reverse, rr) whose hellos carry
+  spoof PORT VICTIM KIND [answers]  a UDP test (KIND: stream-reverse, rr) whose hellos carry
                                     VICTIM as their source (a raw socket: root, in a namespace),
                                     then the same test's requests spoofed: bytes the daemon
                                     sent toward VICTIM (counted on lo with a packet socket).
+                                    answers: answers are expected (a control): wait for the
+                                    first one (at most 10 s) before stopping the test.
   i3spoof PORT VICTIM SECS          iperf3 UDP connect datagrams from VICTIM's address (raw),
                                     every 5 ms: bytes the daemon sent toward VICTIM.
   idle PORT N SECS FIRST_ADDR       N idle connections from N/25 source addresses from
@@ -242,17 +244,26 @@ def cmd_probes(port, gap):
 SPOOF_PORT = 40000  # the source port of every spoofed datagram: replies go there
 
 
-def count_udp_to(addr, dport, stop, result):
-    """Packets and bytes on lo toward addr:dport (IPv4, UDP) until stop is set."""
+def count_udp_to(addr, dport, stop, result, ready=None):
+    """Packets and bytes on lo toward addr:dport (IPv4, UDP) until stop is set; then the
+    packets already queued on the socket are counted too. Sets ready once it listens."""
     s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.ntohs(0x0003))
     s.bind(("lo", 0))
     s.settimeout(0.1)
+    if ready is not None:
+        ready.set()
     want = socket.inet_aton(addr)
-    while not stop.is_set():
+    draining = False
+    while True:
+        if not draining and stop.is_set():
+            draining = True
+            s.setblocking(False)  # what is queued, then no more waiting
         try:
             pkt, meta = s.recvfrom(65600)
         except socket.timeout:
             continue
+        except BlockingIOError:
+            break  # stopped, and nothing left queued
         if meta[2] == socket.PACKET_OUTGOING:
             continue  # lo shows each packet twice: count it once
         ip = pkt[14:]
@@ -263,6 +274,18 @@ def count_udp_to(addr, dport, stop, result):
             continue
         result["packets"] += 1
         result["bytes"] += len(ip)
+    s.close()
+
+
+def start_counter(addr, dport):
+    """The counting thread, started and listening; returns (thread, stop event, result)."""
+    res = {"packets": 0, "bytes": 0}
+    stop, ready = threading.Event(), threading.Event()
+    th = threading.Thread(target=count_udp_to, args=(addr, dport, stop, res, ready))
+    th.start()
+    if not ready.wait(10):
+        raise SystemExit("the packet counter did not start within 10 s")
+    return th, stop, res
 
 
 def raw_udp(src, sport, dst, dport, payload):
@@ -275,12 +298,11 @@ def raw_udp(src, sport, dst, dport, payload):
     s.close()
 
 
-def cmd_spoof(port, victim, kind):
-    res = {"packets": 0, "bytes": 0}
-    stop = threading.Event()
-    th = threading.Thread(target=count_udp_to, args=(victim, SPOOF_PORT, stop, res))
-    th.start()
-    time.sleep(0.2)
+def cmd_spoof(port, victim, kind, expect="none"):
+    """expect "answers": the caller expects the daemon to answer (the positive control): once
+    the requests are sent, wait (at most 10 s) until the first answer is counted, rather than
+    a fixed half second a busy host may not give the daemon."""
+    th, stop, res = start_counter(victim, SPOOF_PORT)
     if kind == "rr":
         p = params(test="rr", udp=True, req_size=1, resp_size=60000, duration_s=2.0)
     else:
@@ -304,13 +326,19 @@ def cmd_spoof(port, victim, kind):
             c.sendall(frame({"type": "start"}))
             for i in range(200):
                 raw_udp(victim, SPOOF_PORT, HOST, uport, struct.pack(">Q", i))
-            time.sleep(0.5)
+            if expect == "answers":
+                deadline = time.monotonic() + 10
+                while res["packets"] == 0 and time.monotonic() < deadline:
+                    time.sleep(0.02)
+            else:
+                time.sleep(0.5)  # the window a wrong daemon has to answer the victim
             c.sendall(frame({"type": "stop"}))
             try:
                 recv_msg(c, 5)
             except Exception:  # noqa: BLE001 - the result or not, the count is what matters
                 pass
-    time.sleep(0.5)
+    # the daemon has ended the test (or refused it): what it sent is queued on the counter's
+    # socket, which is drained before the thread ends
     stop.set()
     th.join()
     out({"accept": acc.get("type"), "then": answer.get("type") if answer else None,
@@ -321,10 +349,7 @@ def cmd_spoof(port, victim, kind):
 def cmd_i3spoof(port, victim, secs):
     """iperf3's UDP connect datagram ("9876") from victim's address, every 5 ms for secs, at
     the daemon's port: what the daemon sent toward victim meanwhile."""
-    res = {"packets": 0, "bytes": 0}
-    stop = threading.Event()
-    th = threading.Thread(target=count_udp_to, args=(victim, SPOOF_PORT, stop, res))
-    th.start()
+    th, stop, res = start_counter(victim, SPOOF_PORT)
     t0 = time.monotonic()
     sent = 0
     while time.monotonic() - t0 < secs:
@@ -602,7 +627,7 @@ def main():
     elif cmd == "probes":
         cmd_probes(port, float(a[2]))
     elif cmd == "spoof":
-        cmd_spoof(port, a[2], a[3])
+        cmd_spoof(port, a[2], a[3], a[4] if len(a) > 4 else "none")
     elif cmd == "i3spoof":
         cmd_i3spoof(port, a[2], float(a[3]))
     elif cmd == "idle":

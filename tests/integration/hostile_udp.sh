@@ -35,7 +35,7 @@ done
 
 # the positive control: hellos from the control peer's own address are taken, and the rr
 # answers counted (so the zero above is the daemon's doing, not a blind counter)
-inns timeout 30 python3 "$H" spoof "$SRV_PORT" 127.0.0.1 rr >"$T/spoof.self.json"
+inns timeout 30 python3 "$H" spoof "$SRV_PORT" 127.0.0.1 rr answers >"$T/spoof.self.json"
 log "spoof from the control peer's address: $(cat "$T/spoof.self.json")"
 check_jq "control: the daemon answers its own client's address" "$T/spoof.self.json" \
     '.then == "ready" and .victim_packets > 0'

@@ -92,7 +92,8 @@ check "UDP received total within $slack% of iperf3's (ours $ours, iperf3 $ref)" 
 # a busy iperf3 server says so
 run busy_holder iperf3 -c 127.0.0.1 -p "$I3_PORT" -t 3 &
 holder=$!
-sleep 0.7
+# the holder's test is running: its control and data connections are established
+wait_until 10 "the holder's connections to iperf3" conns_at "$I3_PORT" 2 || true
 run busy "$NETRIG" stream --iperf3 -c 127.0.0.1 -p "$I3_PORT" --no-save -t 1
 check "busy iperf3 server: exit 1 (got $RC)" test "$RC" -eq 1
 check "busy iperf3 server: says busy ($(head -c 200 "$T/busy.err"))" grep -q 'busy' "$T/busy.err"

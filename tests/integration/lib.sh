@@ -16,7 +16,10 @@
 #     skip MSG           exit 77 (ctest SKIP_RETURN_CODE) with MSG on stderr
 #     now_ms             monotonic-enough wall clock in milliseconds
 #     wait_until SECS DESC CMD...   poll CMD until it succeeds or SECS pass (the one readiness wait)
+#     judge_rates        true unless a sanitizer build runs (NETRIG_SANITIZER, set by run.sh):
+#                        wrap rate/timing checks of a "threads" test in `if judge_rates; then`
 #     listener_pids PORT / kill_listeners PORT...   find / kill detached daemons by port
+#     conns_at PORT MIN  at least MIN established connections at local port PORT (wait_until)
 #     need_netns         skip (77) unless root with `ip`, `tc` and network namespaces
 #     new_netns TAG      a namespace nrlib-TAG-$$ (loopback up), deleted on exit; sets NETNS
 #     veth_pair [RATE]   two namespaces joined by a veth pair (optionally tbf at RATE on both
@@ -158,19 +161,21 @@ wait_until() {
     return 1
 }
 
-# wait_for_port LOGFILE PID: prints the port a `netrig serve -p 0` logged (bounded wait).
+# wait_for_port LOGFILE PID: prints the port a `netrig serve -p 0` logged (waits at most
+# NETRIG_START_WAIT seconds, default 20: a busy host may take a while to start a sanitizer
+# build; a daemon that exits ends the wait at once).
+_logged_port() {
+    _PORT=$(sed -n 's/.*listening on .* port \([0-9][0-9]*\) .*/\1/p' "$1" 2>/dev/null | head -n1)
+    [[ -n $_PORT ]] || ! kill -0 "$2" 2>/dev/null
+}
 wait_for_port() {
     local logf=$1 pid=$2 port=""
-    for _ in $(seq 100); do
-        port=$(sed -n 's/.*listening on .* port \([0-9][0-9]*\) .*/\1/p' "$logf" 2>/dev/null | head -n1)
-        [[ -n $port ]] && break
-        if ! kill -0 "$pid" 2>/dev/null; then
-            break
-        fi
-        sleep 0.05
-    done
+    _PORT=
+    wait_until "${NETRIG_START_WAIT:-20}" "the daemon's port in $logf" _logged_port "$logf" "$pid" ||
+        true
+    port=$_PORT
     if [[ -z $port ]]; then
-        echo "server did not report its port within 5 s; its log:" >&2
+        echo "server did not report its port within ${NETRIG_START_WAIT:-20} s; its log:" >&2
         cat "$logf" >&2 || true
         return 1
     fi
@@ -218,19 +223,18 @@ start_tool_server() {
         "${argv[@]}" >"$logf.$try" 2>&1 &
         TOOL_PID=$!
         track_pid "$TOOL_PID"
-        for _ in $(seq 100); do # bounded: 5 s
-            if [[ -n $(ss -Hltn "sport = :$p" 2>/dev/null) ]]; then
-                TOOL_PORT=$p
-                return 0
-            fi
-            alive "$TOOL_PID" || break
-            sleep 0.05
-        done
+        wait_until 10 "$1 listening on $p" _listening_or_gone "$p" "$TOOL_PID" 2>/dev/null || true
+        if [[ -n $(ss -Hltn "sport = :$p" 2>/dev/null) ]]; then
+            TOOL_PORT=$p
+            return 0
+        fi
         kill "$TOOL_PID" 2>/dev/null || true
         log "$1 did not listen on port $p: $(tail -n 2 "$logf.$try" | tr '\n' ' ')"
     done
     return 1
 }
+
+_listening_or_gone() { [[ -n $(ss -Hltn "sport = :$1" 2>/dev/null) ]] || ! alive "$2"; }
 
 # alive PID: the process exists and is not a zombie
 alive() {
@@ -242,17 +246,13 @@ alive() {
 
 # wait_exit PID SECONDS: waits for a child to exit; sets WAIT_RC; returns 1 on timeout.
 wait_exit() {
-    local pid=$1 limit=$2 i
-    for ((i = 0; i < limit * 20; i++)); do
-        if ! alive "$pid"; then
-            WAIT_RC=0
-            wait "$pid" || WAIT_RC=$?
-            return 0
-        fi
-        sleep 0.05
-    done
-    return 1
+    local pid=$1 limit=$2
+    wait_until "$limit" "process $pid to exit" _gone "$pid" 2>/dev/null || return 1
+    WAIT_RC=0
+    wait "$pid" || WAIT_RC=$?
+    return 0
 }
+_gone() { ! alive "$1"; }
 
 # listener_pids PORT: pids of the processes listening on TCP PORT (needs ss; root sees all)
 listener_pids() {
@@ -270,6 +270,20 @@ kill_listeners() {
         done
     done
     return 0
+}
+
+# conns_at PORT MIN: at least MIN established TCP connections whose local port is PORT (the
+# daemon's side of its clients' connections), for wait_until
+conns_at() { (($(ss -Htn state established "sport = :$1" 2>/dev/null | wc -l) >= $2)); }
+
+# judge_rates: rates and timings mean something in this build (not under a sanitizer, whose
+# slowdown is not the code's speed); logs once that they are not judged otherwise
+_RATES_LOGGED=
+judge_rates() {
+    [[ -z ${NETRIG_SANITIZER:-} ]] && return 0
+    [[ -n $_RATES_LOGGED ]] || log "rates and timings not judged under $NETRIG_SANITIZER (its slowdown is not netrig's speed)"
+    _RATES_LOGGED=1
+    return 1
 }
 
 # one_line FILE: the file holds exactly one line
@@ -328,31 +342,24 @@ _usecs() {
         printf "%.0f\n", n * m }'
 }
 
-# wait_path_up NS ADDR: waits (at most 5 s) until a TCP connect from NS to ADDR port 9 is
-# refused: a RST from the far namespace means the path works both ways
-wait_path_up() {
+# wait_path_up NS ADDR: waits (at most 20 s) until a TCP connect from NS to ADDR port 9 is
+# refused: a RST from the far namespace means the path works both ways. Each probe may take
+# the whole remaining time (a SYN lost before the path is up is retried by TCP itself).
+_path_refuses() {
     local probe
-    for _ in $(seq 50); do
-        probe=$(ip netns exec "$1" timeout 2 bash -c "exec 3<>/dev/tcp/$2/9" 2>&1 || true)
-        [[ $probe == *refused* ]] && return 0
-        sleep 0.1
-    done
-    echo "no answer from $2 inside namespace $1" >&2
-    return 1
+    probe=$(ip netns exec "$1" timeout 5 bash -c "exec 3<>/dev/tcp/$2/9" 2>&1 || true)
+    [[ $probe == *refused* ]]
+}
+wait_path_up() {
+    wait_until 20 "an answer from $2 inside namespace $1" _path_refuses "$1" "$2"
 }
 
 # wait_link_up NS DEV: waits (at most 5 s) until DEV's operstate inside NS reads "up". The
 # kernel sets it from its link-watch work, up to a second after `ip link set up`: a snapshot
 # taken before then records "down" for a link that already carries traffic.
+_link_up() { [[ $(ip netns exec "$1" cat "/sys/class/net/$2/operstate" 2>/dev/null) == up ]]; }
 wait_link_up() {
-    local state
-    for _ in $(seq 50); do
-        state=$(ip netns exec "$1" cat "/sys/class/net/$2/operstate" 2>/dev/null || true)
-        [[ $state == up ]] && return 0
-        sleep 0.1
-    done
-    echo "$2 in namespace $1 is not up (operstate '$state')" >&2
-    return 1
+    wait_until 10 "$2 in namespace $1 up (operstate)" _link_up "$1" "$2"
 }
 
 # _tbf NS DEV RATE_BITS LATENCY_US: tbf at RATE on DEV's egress in NS. The burst (PATH_BURST
@@ -465,11 +472,7 @@ path() {
         2>"$T/wanem.$_PATH_N.err" &
     PATH_PID=$!
     track_pid "$PATH_PID"
-    for _ in $(seq 100); do
-        [[ -s $T/wanem.ready ]] && break
-        alive "$PATH_PID" || break
-        sleep 0.05
-    done
+    wait_until 20 "the emulator's ready file" _ready_or_gone "$T/wanem.ready" "$PATH_PID" || true
     if [[ ! -s $T/wanem.ready ]]; then
         echo "path: the emulator did not start: $(head -c 300 "$T/wanem.$_PATH_N.err")" >&2
         return 1
@@ -494,6 +497,8 @@ path() {
     wait_path_up "$PATH_NS_A" "$PATH_B"
 }
 
+_ready_or_gone() { [[ -s $1 ]] || ! alive "$2"; }
+
 # path_select N: makes path N (its PATH_ID) the current one again
 _PATH_SAVED=()
 path_select() {
@@ -502,17 +507,12 @@ path_select() {
     PATH_ID=$1
 }
 
-# path_stats: asks the emulator for its counters (SIGUSR1) and waits (at most 5 s) until
+# path_stats: asks the emulator for its counters (SIGUSR1) and waits (at most 10 s) until
 # PATH_STATS holds them
 path_stats() {
     rm -f "$PATH_STATS"
     kill -USR1 "$PATH_PID" 2>/dev/null || return 1
-    for _ in $(seq 100); do
-        [[ -s $PATH_STATS ]] && return 0
-        sleep 0.05
-    done
-    echo "path_stats: no counters from the emulator (pid $PATH_PID)" >&2
-    return 1
+    wait_until 10 "the emulator's counters (pid $PATH_PID)" test -s "$PATH_STATS"
 }
 
 # path_dev_drops: packets the two TUN devices dropped on transmit (their ring was full: the

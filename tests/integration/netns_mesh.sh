@@ -176,7 +176,8 @@ check "report mesh:2: 16 cells, failed ones marked with the reason on hover" \
 # ---- a daemon without --allow-third-party refuses
 ip netns exec "$(ns_of 1)" "$NETRIG" serve -p 5302 2>"$T/h1b.log" &
 track_pid $!
-sleep 0.5
+wait_until 10 "the daemon on 10.233.0.1:5302" ip netns exec "$(ns_of 1)" bash -c \
+    '[[ -n $(ss -Hltn "sport = :5302") ]]' || true
 out=$(ip netns exec "$CTL" "$NETRIG" stream --from 10.233.0.1:5302 -c 10.233.0.2 -t 0.5 2>&1 >/dev/null || true)
 check "third party refused without --allow-third-party ($out)" grep -q "allow-third-party" <<<"$out"
 out=$(ip netns exec "$CTL" "$NETRIG" stream --from 10.233.0.1 -c 10.233.0.2 -t 0.5 2>&1) ||

@@ -63,7 +63,8 @@ R=$T/root
 dpkg -x "$DEB" "$R"
 for f in usr/bin/netrig usr/share/man/man1/netrig.1.gz usr/share/bash-completion/completions/netrig \
     lib/systemd/system/netrig.service etc/default/netrig usr/share/doc/netrig/README.md.gz \
-    usr/share/doc/netrig/exporter.md.gz; do
+    usr/share/doc/netrig/exporter.md.gz usr/share/doc/netrig/fleet.md.gz \
+    usr/share/netrig/prometheus/netrig.rules.yml usr/share/netrig/grafana/netrig-fleet.json; do
     check "the package installs /$f" test -e "$R/$f"
 done
 check "the man page is a valid roff page" bash -c "zcat '$R/usr/share/man/man1/netrig.1.gz' | head -5 | grep -q '^\.TH NETRIG'"

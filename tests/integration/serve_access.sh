@@ -63,7 +63,8 @@ check_jq "TCP paced to --max-rate (400 Mbit/s +-10%)" "$T/paced.json" \
 check_jq "the pacing is reported" "$T/paced.json" 'any(.warnings[]; test("max-rate"))'
 run -t 1.5 >"$T/long.txt" 2>&1 &
 first=$!
-sleep 0.4
+# the first test is admitted: its control and data connections are established
+wait_until 10 "the first test's connections" conns_at "$SRV_PORT" 2 || true
 out=$(run -t 0.3 2>&1 >/dev/null || true)
 check "second test from one address refused by --max-client-tests ($out)" grep -q "max-client-tests" <<<"$out"
 check "first test unaffected" wait "$first"
@@ -78,7 +79,7 @@ check "silent client dropped after ${dt} ms (bound 1000 ms + slack)" test "$dt" 
 
 # ---- SIGHUP reopens the log and the daemon carries on
 kill -HUP "$SRV_PID"
-sleep 0.3
+wait_until 10 "the daemon's log reopened" grep -q "log reopened" "$SRV_LOG" || true
 check "daemon alive after SIGHUP" kill -0 "$SRV_PID"
 check "SIGHUP logged" grep -q "log reopened" "$SRV_LOG"
 check "daemon serves after SIGHUP" bash -c "'$NETRIG' stream -c 127.0.0.1 -p $SRV_PORT -t 0.3 -i 0 >/dev/null"

@@ -64,7 +64,7 @@ send_garbage 'N'                                   # too short to tell, then gon
 exec {idle_fd}<>"/dev/tcp/127.0.0.1/$SRV_PORT"     # connects and says nothing
 exec {idle_ctl_fd}<>"/dev/tcp/127.0.0.1/$SRV_PORT" # starts a control frame, then stalls
 printf 'NRG\x01' >&"$idle_ctl_fd"
-sleep 0.3
+wait_until 10 "the daemon's accept of the two idle connections" conns_at "$SRV_PORT" 2 || true
 rc=0
 "$NETRIG" stream -c 127.0.0.1 -p "$SRV_PORT" -t 1 -J >"$T/after.json" 2>"$T/after.err" || rc=$?
 RC=$rc

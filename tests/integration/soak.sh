@@ -16,7 +16,9 @@ rss_kb() { awk '/^VmRSS/ {print $2}' "/proc/$SRV_PID/status"; }
 
 # a first real test sets the baseline (threads, arenas and buffers exist once)
 "$NETRIG" stream -c 127.0.0.1 -p "$SRV_PORT" -t 0.5 -P 2 -J >"$T/warm.json"
-sleep 0.5
+# the daemon has closed that test's connections before its fds are counted
+_no_conns() { ! conns_at "$SRV_PORT" 1; }
+wait_until 10 "the daemon closing the first test's connections" _no_conns || true
 base_fds=$(fds)
 base_rss=$(rss_kb)
 log "baseline: $base_fds fds, $base_rss KiB RSS"

@@ -7,6 +7,8 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.sh" "$@"
 
 # interrupt NAME SIGNAL ARGS...: starts `netrig stream -t 10 ARGS`, signals it after 1.5 s,
 # and waits (bounded); sets RC and EL (ms from the signal to the exit)
+_connected_or_gone() { ss -Htnp state established 2>/dev/null | grep -q "pid=$1," || ! alive "$1"; }
+
 interrupt() {
     local name=$1 sig=$2 pid t_sig
     shift 2
@@ -16,12 +18,8 @@ interrupt() {
     # the signal goes in once the test runs (its data connection is up), then 1 s later: a
     # fixed sleep raced the start under valgrind, whose start-up on a busy machine outlasted
     # it (the run then never saw the signal and ended after its 10 s with 0)
-    for _ in $(seq 300); do
-        ss -Htnp state established 2>/dev/null | grep -q "pid=$pid," && break
-        alive "$pid" || break
-        sleep 0.1
-    done
-    sleep 1
+    wait_until 30 "$name: the run's connections" _connected_or_gone "$pid" || true
+    sleep 1 # not a readiness wait: the signal is meant to land in the middle of the run
     t_sig=$(now_ms)
     kill -"$sig" "$pid" || fail "$name: netrig ended before SIG$sig"
     if wait_exit "$pid" 15; then

@@ -133,7 +133,14 @@ done
 
 # jitter: +-2 ms uniform each way at 20 ms: the RTT's mean stays 20 ms above the bare path's
 # (pinged at the same time; within 0.6 ms: 5 sigma of a mean of 200) and its standard
-# deviation is that of the sum of two uniforms, 4 / sqrt(6) = 1.633 ms (within 20 %)
+# deviation is that of the sum of two uniforms, 4 / sqrt(6) = 1.633 ms (within 20 %), once the
+# bare path's own spread (the host's, independent of the emulator's draws) is taken out:
+# sqrt(sd^2 - bare_sd^2). Both figures are the emulator's only when it released its packets on
+# time: its own counters say how many releases came 500 us or more after they were due (CPU
+# starvation: a busy host did not run it). Beyond 2 % of them, or with a bare-path spread
+# above 0.5 ms, the mean and spread are not measurable here: the test says so, from those
+# counters, and does not judge them; on a quiet host they are judged. Nothing can come back
+# sooner than 20 - 4 ms whatever the load: that is always judged.
 PATH_WANEM_OPTS="--jitter 2ms" path 20ms
 ping_rtt "$BARE_NS_A" "$BARE_B" 200 0.005 >"$T/bare.rtt" &
 bpid=$!
@@ -141,14 +148,22 @@ out=$(ping_rtt "$PATH_NS_A" "$PATH_B" 200 0.005) || true
 wait "$bpid" || true
 [[ -n $out && -s $T/bare.rtt ]] || fail "jitter: ping through the path or the bare path failed"
 read -r min mean _ trim mdev <<<"${out:-0 0 0 0 0}"
-read -r _ bmean _ _ _ <<<"$(cat "$T/bare.rtt")"
-bmean=${bmean:-0}
+read -r _ bmean _ _ bmdev <<<"$(cat "$T/bare.rtt")"
+bmean=${bmean:-0} bmdev=${bmdev:-0}
 err=$(awk -v m="$mean" -v b="$bmean" 'BEGIN { printf "%.3f", m - b - 20 }')
-log "jitter 2 ms at 20 ms: ping mean $mean ms (bare $bmean ms: error $err ms), interdecile $trim ms, min $min ms, standard deviation $mdev ms (expected 1.633)"
-check "jitter: mean RTT - bare within 0.6 ms of 20 ms (error $err ms)" \
-    awk -v e="$err" 'BEGIN { exit !(e >= -0.6 && e <= 0.6) }'
-check "jitter: standard deviation within 20 % of 1.633 ms (got $mdev)" \
-    awk -v s="$mdev" 'BEGIN { exit !(s >= 1.633 * 0.8 && s <= 1.633 * 1.2) }'
+sd=$(awk -v s="$mdev" -v b="$bmdev" 'BEGIN { v = s * s - b * b; printf "%.3f", (v > 0 ? sqrt(v) : 0) }')
+path_stats
+read -r late500 released <<<"$(jq -r '[.directions[].late.histogram] |
+    "\(map(.lt_1ms + .ge_1ms) | add) \(map([.[]] | add) | add)"' "$PATH_STATS")"
+log "jitter 2 ms at 20 ms: ping mean $mean ms (bare $bmean ms: error $err ms), interdecile $trim ms, min $min ms, standard deviation $mdev ms, bare $bmdev ms: the emulator's $sd ms (expected 1.633); releases >= 500 us late: $late500 of $released"
+if awk -v l="$late500" -v r="$released" -v b="$bmdev" 'BEGIN { exit !(r > 0 && l <= 0.02 * r && b <= 0.5) }'; then
+    check "jitter: mean RTT - bare within 0.6 ms of 20 ms (error $err ms)" \
+        awk -v e="$err" 'BEGIN { exit !(e >= -0.6 && e <= 0.6) }'
+    check "jitter: standard deviation (bare path's taken out) within 20 % of 1.633 ms (got $sd)" \
+        awk -v s="$sd" 'BEGIN { exit !(s >= 1.633 * 0.8 && s <= 1.633 * 1.2) }'
+else
+    log "jitter: NOT MEASURABLE on this host now, mean and spread not judged: the emulator released $late500 of $released packets 500 us or more late (CPU starvation; at most 2 % allowed) or the bare path's own spread is $bmdev ms (at most 0.5)"
+fi
 check "jitter: no reply sooner than 20 - 4 ms (min $min)" awk -v m="$min" 'BEGIN { exit !(m >= 16) }'
 finish_path jitter
 path_select "$BARE_ID"

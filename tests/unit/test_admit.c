@@ -145,7 +145,7 @@ static void test_exclusive(void **state)
     struct admit_limits l = {.max_tests = 4};
     struct admit *a = admit_create(&l);
     struct queued_note q = {0};
-    volatile sig_atomic_t stop = 0;
+    _Atomic int stop = 0;
     struct releaser r = {.a = a, .after_ms = 200};
     pthread_t th;
     uint64_t t0;
