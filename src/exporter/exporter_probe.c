@@ -31,7 +31,7 @@ struct exporter_probes {
     pthread_mutex_t lock; /* guards running and busy */
     unsigned max, running;
     char busy[EXPORTER_PROBE_MAX][280]; /* "HOST PORT" of each probe running, "" = free */
-    volatile sig_atomic_t *stop;
+    _Atomic int *stop;
 };
 
 static const char *reason_name(int r)
@@ -45,7 +45,7 @@ static const char *reason_name(int r)
 
 double exporter_probe_margin(double t) { return 0.5 + 0.1 * t; }
 
-struct exporter_probes *exporter_probes_create(unsigned max, volatile sig_atomic_t *stop)
+struct exporter_probes *exporter_probes_create(unsigned max, _Atomic int *stop)
 {
     struct exporter_probes *p;
 

@@ -24,7 +24,7 @@
 struct exporter_probes;
 
 /* At most max probes at once (1..EXPORTER_PROBE_MAX); stop ends running probes. NULL: OOM. */
-struct exporter_probes *exporter_probes_create(unsigned max, volatile sig_atomic_t *stop);
+struct exporter_probes *exporter_probes_create(unsigned max, _Atomic int *stop);
 void exporter_probes_destroy(struct exporter_probes *p);
 /* The prom_route_fn of /probe (ctx: the struct exporter_probes). */
 unsigned exporter_probe_serve(void *ctx, const struct prom_request *r, struct prom_buf *b);
