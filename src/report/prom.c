@@ -331,15 +331,16 @@ static enum MHD_Result too_many(struct MHD_Connection *c)
     return rc;
 }
 
-/* /metrics from the rendering of the last PROM_CACHE_MS (pipelined scrapes cost a copy each,
- * not a rendering); the PROM_GUARD_PER_CONN-th answer on a connection closes it (requests
- * pipelined past it are never read). */
+/* /metrics: a connection's first request gets a fresh rendering; its later ones (pipelined)
+ * the rendering of the last PROM_CACHE_MS, so they cost a copy each, not a rendering. The
+ * PROM_GUARD_PER_CONN-th answer on a connection closes it (requests pipelined past it are
+ * never read). */
 static enum MHD_Result on_metrics(struct prom_http *h, struct MHD_Connection *c, uint32_t nth)
 {
     struct MHD_Response *r;
     enum MHD_Result rc;
 
-    if (!h->cached || mono_ms() - h->cached_at >= PROM_CACHE_MS) {
+    if (!h->cached || nth <= 1 || mono_ms() - h->cached_at >= PROM_CACHE_MS) {
         struct prom_buf b = {0};
         h->fn(h->ctx, &b);
         if (b.oom || !(r = MHD_create_response_from_buffer(b.len, b.data ? b.data : strdup(""),
