@@ -1,6 +1,6 @@
-/* prom_guard: what one scraper may ask of the HTTP endpoint: /metrics requests per address per second
- * (a token bucket per address, the least recently seen forgotten first; past it 429) and
- * requests per connection (the last one closes it). No locks: one thread asks. */
+/* prom_guard: what one scraper may ask of the HTTP endpoint: /metrics requests per address
+ * per second (a token bucket per address, the least recently seen forgotten first; past it
+ * 429) and requests per connection (the last one closes it). No locks: one thread asks. */
 #ifndef NETRIG_PROM_GUARD_H
 #define NETRIG_PROM_GUARD_H
 
