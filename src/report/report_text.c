@@ -5,6 +5,7 @@
 
 #include "units.h"
 
+#include <math.h>
 #include <string.h>
 
 static double rate(uint64_t bytes, double s) { return s > 0 ? (double)bytes * 8.0 / s : 0.0; }
@@ -170,12 +171,14 @@ static void flow_table(FILE *out, const struct run_result *r)
 {
     bool zc = r->params.zerocopy_rx; /* a column for the share each receiver mapped */
 
-    fprintf(out, "%4s %-4s %10s %10s %14s %6s %8s %6s %4s %4s%s\n", "flow", "dir", "sent",
+    /* cwnd in segments (TCP_INFO's unit; iperf3 prints KBytes), "-" without the sender's
+     * TCP_INFO (UDP, or a peer that did not send it) */
+    fprintf(out, "%4s %-4s %10s %10s %14s %6s %8s %10s %4s %4s%s\n", "flow", "dir", "sent",
             "received", "throughput", "retr", "rtt", "cwnd", "ccpu", "scpu", zc ? "  mapped" : "");
     for (uint32_t i = 0; i < r->nflows; i++) {
         const struct flow_summary *f = &r->flows[i];
         char sb[32], rb[32], tp[32], rtt[16] = "-", retr[16] = "-", cc[8] = "-", sc[8] = "-";
-        char mapped[16] = "";
+        char mapped[16] = "", cwnd[24] = "-";
 
         units_format_bytes((double)f->sent_bytes, sb, sizeof(sb));
         units_format_bytes((double)f->bytes, rb, sizeof(rb));
@@ -183,6 +186,7 @@ static void flow_table(FILE *out, const struct run_result *r)
         if (f->has_sender_tcpinfo) {
             snprintf(rtt, sizeof(rtt), "%uus", f->rtt_us);
             snprintf(retr, sizeof(retr), "%u", f->retransmits);
+            snprintf(cwnd, sizeof(cwnd), "%u seg", f->cwnd);
         }
         if (f->client_cpu >= 0)
             snprintf(cc, sizeof(cc), "%d", f->client_cpu);
@@ -190,18 +194,23 @@ static void flow_table(FILE *out, const struct run_result *r)
             snprintf(sc, sizeof(sc), "%d", f->server_cpu);
         if (zc)
             snprintf(mapped, sizeof(mapped), " %6.2f%%", 100 * f->rx_zc_fraction);
-        fprintf(out, "%4u %-4s %10s %10s %14s %6s %8s %6u %4s %4s%s\n", f->id,
-                f->client_sends ? "up" : "down", sb, rb, tp, retr, rtt, f->cwnd, cc, sc, mapped);
+        fprintf(out, "%4u %-4s %10s %10s %14s %6s %8s %10s %4s %4s%s\n", f->id,
+                f->client_sends ? "up" : "down", sb, rb, tp, retr, rtt, cwnd, cc, sc, mapped);
     }
 }
 
-/* "2 threads pinned to CPU 0-1", "1 thread ran on CPU 1", or "not reported" */
+/* "2 threads pinned to CPU 0-1", "1 thread ran on CPU 1", "1 thread (CPU -)" when no CPU was
+ * seen (an iperf3 peer), or "not reported" */
 static void placement(FILE *out, const struct side_result *s)
 {
-    const char *cpus = s->cpus[0] ? s->cpus : s->cpus_seen[0] ? s->cpus_seen : "?";
+    const char *cpus = s->cpus[0] ? s->cpus : s->cpus_seen[0] ? s->cpus_seen : NULL;
 
     if (!s->valid) {
         fprintf(out, "not reported");
+        return;
+    }
+    if (!cpus) {
+        fprintf(out, "%u thread%s (CPU -)", s->threads, s->threads == 1 ? "" : "s");
         return;
     }
     fprintf(out, "%u thread%s %s CPU %s", s->threads, s->threads == 1 ? "" : "s",
@@ -278,8 +287,29 @@ static void udp_summary(FILE *out, const struct run_result *r)
         fprintf(out, "            one-way delay mean %.1f us (min %.1f, max %.1f)\n",
                 u->owd_mean_us, u->owd_min_us, u->owd_max_us);
     if (u->send_drops)
-        fprintf(out, "            %llu datagrams refused by the sender's socket (counted lost)\n",
+        fprintf(out,
+                "            %llu datagrams refused by the sending host (ENOBUFS from its local "
+                "qdisc or device queue, or a full socket buffer; counted lost)\n",
                 (unsigned long long)u->send_drops);
+}
+
+/* One rate a user can quote: what the receiver got (what crossed the path); the sender's
+ * figure beside it, and why it differs when it does by more than 1 %. */
+static void headline(FILE *out, const struct run_summary *s, const char *tp, const char *sp,
+                     const char *b, double seconds)
+{
+    double d = s->throughput_bps > 0 ? (s->sender_bps - s->throughput_bps) / s->throughput_bps : 0;
+
+    fprintf(out, "\nThroughput  %s received (what crossed the path); %s in %.2f s\n", tp, b,
+            seconds);
+    if (fabs(d) > 0.01)
+        fprintf(out, "            the sender wrote %s (%+.1f%%): %s\n", sp, 100 * d,
+                d > 0 ? "its socket buffer and the path still held that data when the "
+                        "measured period ended (or it was lost)"
+                      : "the receiver counted data sent before the measured period (warm-up, "
+                        "buffers draining)");
+    else
+        fprintf(out, "            the sender wrote %s (within 1%%)\n", sp);
 }
 
 void report_text_summary(FILE *out, const struct run_result *r)
@@ -308,8 +338,7 @@ void report_text_summary(FILE *out, const struct run_result *r)
     units_format_rate(s->sender_bps, sp, sizeof(sp));
     units_format_bytes((double)s->bytes, b, sizeof(b));
     if (r->remote.valid || r->params.dir == PARAMS_DIR_REVERSE)
-        fprintf(out, "\nThroughput  %s received, %s sent; %s in %.2f s\n", tp, sp, b,
-                r->local.seconds);
+        headline(out, s, tp, sp, b, r->local.seconds);
     else
         fprintf(out,
                 "\nThroughput  %s sent (the server reported no receive figures); "
