@@ -140,11 +140,15 @@ int client_view_interval(void *ctx, const struct side_result *s, const struct in
     return 0;
 }
 
-static const char *msg_text(const cJSON *m)
+/* The peer's "message", escaped (log_escape) into buf: never printed raw. */
+static const char *msg_text_in(const cJSON *m, char *buf, size_t len)
 {
     const cJSON *t = cJSON_GetObjectItemCaseSensitive(m, "message");
-    return cJSON_IsString(t) ? t->valuestring : "(no message)";
+
+    log_escape(cJSON_IsString(t) ? t->valuestring : "(no message)", buf, len);
+    return buf;
 }
+#define msg_text(m) msg_text_in((m), (char[512]){0}, 512)
 
 /* During the run the server speaks only to report a failure. */
 static int on_watch(void *arg)
@@ -245,7 +249,8 @@ static int expect_auth(int ctl, const char *want, int timeout_ms, const struct r
         }
         rc = -EPROTO;
         if (!strcmp(ctl_type(m), "error")) {
-            snprintf(err, errlen, "server refused the test: %s", msg_text(m));
+            snprintf(err, errlen, "server %s the test: %s",
+                     strcmp(want, "result") ? "refused" : "stopped", msg_text(m));
             rc = -EREMOTEIO; /* a netrig server answered, and said no */
         } else if (!strcmp(ctl_type(m), "sent")) {
             cJSON_Delete(m);

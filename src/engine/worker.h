@@ -67,7 +67,8 @@ struct worker {
     /* CLOCK_MONOTONIC ns after which every socket is shut down and the thread ends (0: none);
      * the engine may bring it forward (engine_kill) while the thread runs */
     _Atomic uint64_t hard_at;
-    struct worker_gate gate; /* set before the thread starts; the thread's own afterwards */
+    struct worker_gate gate;    /* set before the thread starts; the thread's own afterwards */
+    _Atomic uint64_t gate_held; /* bytes the gate held back at the end (worker_gate_held) */
     bool stopping;
     _Atomic bool stop_requested; /* checked between events: a busy loop sees stop at once */
     bool has_timers;             /* some flow uses due_ns */
@@ -151,6 +152,10 @@ static inline bool worker_gate_closed(const struct worker *w)
 /* A blocking lone flow over budget: sleeps until the gate refills, the stop request or the
  * hard deadline, whichever comes first. */
 void worker_gate_wait(struct worker *w);
+/* A blocking lone flow gives up n bytes the gate still held back when the test ended: more
+ * than the gate's burst (50 ms of the rate) are counted (engine_gate_held), so the test can
+ * say the limit stopped it. */
+void worker_gate_held(struct worker *w, uint64_t n);
 /* Shuts f's socket down both ways (the hard deadline) and ends it. */
 void worker_flow_kill(struct worker *w, struct flow *f);
 void worker_flow_finish(struct worker *w, struct flow *f, int err);

@@ -179,17 +179,34 @@ static int complete_numbered(struct worker *w, struct flow *f, struct rr_state *
 /* Writes what is pending (TCP). flags MSG_DONTWAIT: until the socket buffer is full or the
  * worker is over its rate; 0: blocking calls, going on through their timeout slices (and the
  * rate gate's waits) until all is written, or until the test's end: a peer that stops reading
- * cannot hold us past the stop request or the hard deadline. Returns 0, or -errno when the
- * connection failed (-ETIMEDOUT: given up at the end). */
+ * cannot hold us past the stop request or the hard deadline. Blocking, the gate paces every
+ * byte to the last: the stop request and the hard deadline are looked at on every slice, and
+ * what the gate still holds back then is given up (worker_gate_held), never sent in a burst.
+ * Returns 0, or -errno when the connection failed (-ETIMEDOUT: given up at the end). */
 static int write_pending(struct worker *w, struct flow *f, struct rr_state *s, int flags)
 {
+    bool block = !(flags & MSG_DONTWAIT);
+
     while (s->pending_write) {
         size_t len = s->pending_write < w->buflen ? s->pending_write : w->buflen;
-        ssize_t n = send(f->fd, w->buf, len, MSG_NOSIGNAL | flags);
+        ssize_t n;
+
+        if (block && w->gate.rate_Bps && len > (size_t)w->gate.burst)
+            len = w->gate.burst > 0 ? (size_t)w->gate.burst : 1; /* paced in the gate's steps */
+        while (block && worker_gate_closed(w)) {
+            if (worker_stop_requested(w) || worker_past_deadline(w)) {
+                worker_gate_held(w, s->pending_write);
+                return -ETIMEDOUT;
+            }
+            worker_gate_wait(w);
+        }
+        if (block && worker_past_deadline(w))
+            return -ETIMEDOUT;
+        n = send(f->fd, w->buf, len, MSG_NOSIGNAL | flags);
         if (n < 0) {
             if (errno != EAGAIN && errno != EINTR)
                 return -errno;
-            if (flags & MSG_DONTWAIT)
+            if (!block)
                 break;
             if (worker_stop_requested(w) || worker_past_deadline(w))
                 return -ETIMEDOUT;
@@ -197,11 +214,8 @@ static int write_pending(struct worker *w, struct flow *f, struct rr_state *s, i
         }
         s->pending_write -= (uint64_t)n;
         flow_add(&f->sent, (uint64_t)n);
-        if (!worker_gate_take(w, (uint64_t)n))
-            continue;
-        if (flags & MSG_DONTWAIT)
+        if (worker_gate_take(w, (uint64_t)n) && !block)
             break; /* over the rate: the worker waits, EPOLLOUT brings us back */
-        worker_gate_wait(w);
     }
     return 0;
 }
