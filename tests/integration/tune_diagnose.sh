@@ -120,6 +120,8 @@ diag() {
 check_verdict() {
     check_jq "$1: verdict.id is $2 (got $(jq -r .verdict.id "$T/$1.json"))" "$T/$1.json" \
         '.verdict.id == $id' --arg id "$2"
+    [[ $(jq -r .verdict.id "$T/$1.json") == "$2" ]] ||
+        log "$1: the verdict's evidence: $(jq -c '.verdict.evidence' "$T/$1.json")"
     check_jq "$1: evidence with numbers and advice" "$T/$1.json" \
         '(.verdict.evidence | length) >= 1 and all(.verdict.evidence[]; test("[0-9]")) and
          (.verdict.advice | length) > 20'
