@@ -51,9 +51,15 @@ void report_text_header(FILE *out, const struct run_result *r)
         fprintf(out, "  (first %.4gs omitted as warm-up)\n", p->omit_ns / 1e9);
     if (p->title[0])
         fprintf(out, "  title: %s\n", p->title);
+    if (p->interval_ns && p->dir == PARAMS_DIR_FORWARD)
+        fprintf(out, "  (these lines are what the sender wrote; what crossed the path, the "
+                     "receiver's, follows the run)\n");
     if (p->interval_ns)
-        fprintf(out, "%-17s %12s %16s %7s %9s\n", "interval", "transfer", "rate", "retr",
-                "host cpu");
+        fprintf(out, "%-17s %12s %16s %7s %9s\n", "interval", "transfer",
+                p->dir == PARAMS_DIR_FORWARD   ? "sender wrote"
+                : p->dir == PARAMS_DIR_REVERSE ? "received"
+                                               : "rate",
+                p->udp ? "lost" : "retr", "host cpu");
     fflush(out);
 }
 
@@ -74,7 +80,9 @@ void report_text_interval(FILE *out, const struct run_result *r, const struct si
     }
     units_format_bytes((double)bytes, b, sizeof(b));
     units_format_rate(rate(bytes, iv->end_s - iv->start_s), rt, sizeof(rt));
-    if (result_interval_retrans(iv) < 0) /* the server's senders did not report in time */
+    if (r->params.udp) /* per-interval loss: the table after the run (forward tests) */
+        snprintf(retr, sizeof(retr), "-");
+    else if (result_interval_retrans(iv) < 0) /* the server's senders did not report in time */
         snprintf(retr, sizeof(retr), "-");
     else
         snprintf(retr, sizeof(retr), "%u", iv->retrans);
@@ -89,6 +97,15 @@ static const char *basis_name(const struct cpu_usage *c)
     if (c->own_valid && c->own_basis)
         return "netrig's own CPU";
     return c->valid ? "whole machine" : "not measured";
+}
+
+/* An end's cost figure, or "-" when its CPU was not measured (an iperf3 peer). */
+static const char *cost_fig(const struct cpu_usage *c, double cost, char buf[24])
+{
+    if (!c->valid && !c->own_valid)
+        return "-";
+    snprintf(buf, 24, "%.2f", cost);
+    return buf;
 }
 
 /* The process's cgroup: what it used, its quota and how often the quota stopped it. */
@@ -312,6 +329,56 @@ static void headline(FILE *out, const struct run_summary *s, const char *tp, con
         fprintf(out, "            the sender wrote %s (within 1%%)\n", sp);
 }
 
+/* A forward test's live table showed the sender's writes; this one shows what crossed the path
+ * (the server's received bytes per interval) with the sender's writes beside it. */
+static void path_row(FILE *out, const struct run_result *r, const struct interval *rx,
+                     const struct interval *tx)
+{
+    char rt[32], st[32] = "-", lost[24] = "";
+    double len = rx->end_s - rx->start_s, dg = r->params.write_size;
+
+    units_format_rate(rate(rx->recv_bytes, len), rt, sizeof(rt));
+    if (tx)
+        units_format_rate(rate(tx->sent_bytes, tx->end_s - tx->start_s), st, sizeof(st));
+    if (r->params.udp && tx && dg > 0)
+        snprintf(lost, sizeof(lost), " %12.0f", (double)tx->sent_bytes / dg - rx->recv_bytes / dg);
+    else if (r->params.udp)
+        snprintf(lost, sizeof(lost), " %12s", "-");
+    fprintf(out, "[%6.2f-%6.2f s] %16s %16s%s%s\n", rx->start_s, rx->end_s, rt, st, lost,
+            rx->omitted ? "  (omitted)" : "");
+}
+
+static void path_table(FILE *out, const struct run_result *r)
+{
+    const struct side_result *rx = &r->remote, *tx = &r->local;
+
+    if (r->params.dir != PARAMS_DIR_FORWARD || !r->params.interval_ns || !tx->nintervals)
+        return;
+    if (!rx->valid || !rx->nintervals) {
+        fprintf(out, "\nIntervals   the table above is what the sender wrote; the receiver (the "
+                     "server) sent no intervals, so what crossed the path in each is not known\n");
+        return;
+    }
+    fprintf(out,
+            "\nIntervals   what crossed the path: the receiver's (server's) rate, with what "
+            "the sender wrote beside it%s\n",
+            r->params.udp ? "; unreceived = datagrams written minus received in the interval "
+                            "(loss, plus any in flight at its edges)"
+                          : "");
+    fprintf(out, "%-17s %16s %16s%s\n", "interval", "received", "sender wrote",
+            r->params.udp ? "   unreceived" : "");
+    for (uint32_t i = 0; i < rx->nintervals; i++) {
+        const struct interval *a = &rx->intervals[i], *b = NULL;
+        double half = r->params.interval_ns / 2e9;
+
+        for (uint32_t j = 0; j < tx->nintervals && !b; j++)
+            if (fabs(tx->intervals[j].start_s - a->start_s) < half &&
+                fabs(tx->intervals[j].end_s - a->end_s) < half)
+                b = &tx->intervals[j];
+        path_row(out, r, a, b);
+    }
+}
+
 void report_text_summary(FILE *out, const struct run_result *r)
 {
     const struct run_summary *s = &r->summary;
@@ -334,6 +401,7 @@ void report_text_summary(FILE *out, const struct run_result *r)
         flow_table(out, r);
     else
         fprintf(out, "(%u flows: per-flow figures are in the -J output)\n", r->nflows);
+    path_table(out, r);
     units_format_rate(s->throughput_bps, tp, sizeof(tp));
     units_format_rate(s->sender_bps, sp, sizeof(sp));
     units_format_bytes((double)s->bytes, b, sizeof(b));
@@ -344,8 +412,10 @@ void report_text_summary(FILE *out, const struct run_result *r)
                 "\nThroughput  %s sent (the server reported no receive figures); "
                 "%s in %.2f s\n",
                 sp, b, r->local.seconds);
-    fprintf(out, "Cost        %.2f cores/10Gbit/s client (%s), %.2f server (%s)%s\n",
-            s->local_cores_per_10g, basis_name(&r->local.cpu), s->remote_cores_per_10g,
+    fprintf(out, "Cost        %s cores/10Gbit/s client (%s), %s server (%s)%s\n",
+            cost_fig(&r->local.cpu, s->local_cores_per_10g, (char[24]){0}),
+            basis_name(&r->local.cpu),
+            cost_fig(&r->remote.cpu, s->remote_cores_per_10g, (char[24]){0}),
             basis_name(&r->remote.cpu),
             s->rx_copy_skipped ? " (receiver's copy not counted: --skip-rx-copy)" : "");
     result_rx_note(r, note, sizeof(note));
