@@ -52,8 +52,7 @@ void report_text_header(FILE *out, const struct run_result *r)
     if (p->title[0])
         fprintf(out, "  title: %s\n", p->title);
     if (p->interval_ns && p->dir == PARAMS_DIR_FORWARD)
-        fprintf(out, "  (these lines are what the sender wrote; what crossed the path, the "
-                     "receiver's, follows the run)\n");
+        fprintf(out, "  (what the sender wrote; what crossed the path follows the run)\n");
     if (p->interval_ns)
         fprintf(out, "%-17s %12s %16s %7s %9s\n", "interval", "transfer",
                 p->dir == PARAMS_DIR_FORWARD   ? "sender wrote"
@@ -355,16 +354,16 @@ static void path_table(FILE *out, const struct run_result *r)
     if (r->params.dir != PARAMS_DIR_FORWARD || !r->params.interval_ns || !tx->nintervals)
         return;
     if (!rx->valid || !rx->nintervals) {
-        fprintf(out, "\nIntervals   the table above is what the sender wrote; the receiver (the "
-                     "server) sent no intervals, so what crossed the path in each is not known\n");
+        fprintf(out, "\nIntervals   the lines above are what the sender wrote; the receiver (the\n"
+                     "            server) sent no intervals: what crossed the path in each is not "
+                     "known\n");
         return;
     }
-    fprintf(out,
-            "\nIntervals   what crossed the path: the receiver's (server's) rate, with what "
-            "the sender wrote beside it%s\n",
-            r->params.udp ? "; unreceived = datagrams written minus received in the interval "
-                            "(loss, plus any in flight at its edges)"
-                          : "");
+    fprintf(out, "\nIntervals   received = what crossed the path (the receiver's, the server's)\n"
+                 "            sender wrote = what the client's sockets took (the lines above)\n");
+    if (r->params.udp)
+        fprintf(out, "            unreceived = datagrams written minus received in the interval\n"
+                     "            (loss, plus any in flight at its edges)\n");
     fprintf(out, "%-17s %16s %16s%s\n", "interval", "received", "sender wrote",
             r->params.udp ? "   unreceived" : "");
     for (uint32_t i = 0; i < rx->nintervals; i++) {

@@ -63,7 +63,7 @@ check_jq "reverse: every flow server_to_client" "$T/reverse.json" 'all(.flows[];
 ip netns exec "$NS_C" "$NETRIG" stream -c "$SRV_ADDR" -p "$SRV_PORT" -t 3 -i 1 --no-save \
     >"$T/text.out" 2>"$T/text.err" || fail "text run: exit status $? ($(head -c 300 "$T/text.err"))"
 # first row after the "received  sender wrote" header: "[ 0.00- 1.00 s] R unit S unit"
-row=$(awk '/^Intervals +what crossed the path/ { t = 1; next }
+row=$(awk '/^Intervals +received = what crossed the path/ { t = 1; next }
            t == 1 && /^interval +received +sender wrote/ { t = 2; next }
            t == 2 { print; exit }' "$T/text.out")
 to_bps() { awk -v v="$1" -v u="$2" 'BEGIN { m = u ~ /^G/ ? 1e9 : u ~ /^M/ ? 1e6 : u ~ /^k/ ? 1e3 : 1; printf "%.0f", v * m }'; }
@@ -82,7 +82,7 @@ else
     check "the sender's writes sit beside it ($tx bps, not below what was received)" \
         test "$tx" -ge $((rx * 95 / 100))
 fi
-grep -q "^  (these lines are what the sender wrote" "$T/text.out" ||
+grep -q "^  (what the sender wrote; what crossed the path follows the run)" "$T/text.out" ||
     fail "text run: the live table does not say it shows the sender's writes"
 
 check "daemon alive after both runs" alive "$SRV_PID"
