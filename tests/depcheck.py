@@ -48,6 +48,10 @@ OPTIONAL = {
     "netperf": "Debian's non-free component, which .ci/packages cannot name: flent_side_by_side "
     "skips (77) naming it (bench/ quotes reference rows for it, not a run)",
     "netserver": "netperf's server, same package and reason as netperf",
+    "kubectl": "Debian's kubernetes-client (1.20) renders deploy/kubernetes, but it cannot be "
+    "installed beside the kubectl package that images with Kubernetes' own repository ship "
+    "(both hold /usr/bin/kubectl), so .ci/packages names neither; the kubernetes test uses "
+    "whichever is there and skips (77) naming kubernetes-client when none is",
 }
 
 
