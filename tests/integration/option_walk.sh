@@ -90,8 +90,8 @@ connect-only|--connect-only|cr|.params.connect_only == true
 busy-poll|--busy-poll|rt ru cr|.params.busy_poll == true
 txn-timeout|--txn-timeout 1s|rt ru cr|.params.txn_timeout_s == 1
 histogram|--histogram @T@/h|rt ru cr|sh:[[ -s $T/h ]] && rm -f "$T/h"
-db|--db @T@/walk.db|ALL|sh:[[ -s $T/walk.db ]] && rm -f "$T/walk.db"*
-no-save|--no-save|ALL|sh:[[ ! -e $T/data/netrig/history.db ]]
+db|--db @T@/walk.db|ALL dg|sh:[[ -s $T/walk.db ]] && rm -f "$T/walk.db"*
+no-save|--no-save|ALL dg|sh:[[ ! -e $T/data/netrig/history.db ]]
 json-stream|--json-stream -i 0.1|ALL|sh:[[ $(jq -s length "$OUT") -eq $(wc -l <"$OUT") ]] && jq -e -s 'length >= 2 and (.[-1].params.interval_s == 0.1) and (.[0].params == null)' "$OUT" >/dev/null
 live|--live|st su sr sb rt ru cr|text:grep -qE '^(Throughput|Rate) ' "$OUT" && ! grep -q $'\e' "$OUT"
 no-live|--no-live|ALL|text:grep -qE '^(Throughput|Rate) ' "$OUT" && ! grep -q $'\e' "$OUT"
@@ -171,8 +171,8 @@ walk() { # NAME KIND
     if [[ $name == timestamps ]]; then extra=("$args"); else read -ra extra <<<"$args"; fi
     local argv=("$NETRIG" "${cmd[@]}" "${base[@]}")
     [[ $mode == json ]] && argv+=(-J)
-    # diagnose saves nothing and refuses --no-save
-    [[ $name != db && $name != no-save && $kind != dg ]] && argv+=(--no-save)
+    # nothing but the db and no-save rows writes the history (diagnose saves like any test)
+    [[ $name != db && $name != no-save ]] && argv+=(--no-save)
     argv+=("${extra[@]}")
     local what="${KIND[$kind]} $args"
     if [[ " ${S_OK[$name]} " != *" $kind "* ]]; then
@@ -246,7 +246,8 @@ refused "crr --iperf3" "--iperf3" "$NETRIG" crr --iperf3 -c 127.0.0.1 -t 1
 for opt in --json-stream --live --no-live --no-save --iperf3 --from=h --logfile=x --timestamps \
     --forceflush; do
     refused "sweep stream $opt" "${opt%%=*}" "$NETRIG" sweep stream "$opt" --vary flows=1,2 --db "$T/sw.db"
-    refused "diagnose $opt" "${opt%%=*}" "$NETRIG" diagnose "$opt" -t 1
+    # diagnose saves its runs like any test, so --no-save applies to it (walked above)
+    [[ $opt == --no-save ]] || refused "diagnose $opt" "${opt%%=*}" "$NETRIG" diagnose "$opt" -t 1
 done
 refused "sweep rr --histogram" "--histogram" "$NETRIG" sweep rr --histogram=x --vary flows=1,2 --db "$T/sw.db"
 refused "sweep stream -r" "-r" "$NETRIG" sweep stream -r 10 --vary flows=1,2 --db "$T/sw.db"
