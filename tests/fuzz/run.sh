@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds the libFuzzer targets (CMake option NETRIG_FUZZ, clang, ASan + UBSan) and runs each
 # for FUZZ_SECONDS (default 20), FUZZ_JOBS (default 1) at a time, from its seed corpus in
-# tests/fuzz/corpus/NAME. Fails on any crash, leak or sanitizer report. Exits 77 (skipped) when clang or libFuzzer is unavailable.
+# tests/fuzz/corpus/NAME. Fails on any crash, leak or sanitizer report. Exits 77 (skipped) when
+# clang or libFuzzer is unavailable.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
