@@ -3,9 +3,12 @@
 #include "compare.h"
 
 #include "store_run.h"
+#include "store_tune.h"
 
+#include <cjson/cJSON.h>
 #include <errno.h>
 #include <math.h>
+#include <stdbool.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -161,6 +164,95 @@ static void compare_metrics(struct store *st, struct compare_result *c, double *
     }
 }
 
+/* The distinct verdicts of the diagnoses among ids (the document's diagnose.verdict.id). */
+static int collect_verdicts(struct store *st, const int64_t *ids, size_t n, char **out)
+{
+    int rc = 0;
+
+    for (size_t i = 0; i < n && rc >= 0; i++) {
+        char *text = store_run_document(st, ids[i]);
+        cJSON *doc = text ? cJSON_Parse(text) : NULL;
+        const cJSON *d = cJSON_GetObjectItemCaseSensitive(doc, "diagnose");
+        const cJSON *id =
+            cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(d, "verdict"), "id");
+        if (cJSON_IsString(id))
+            rc = compare_join(out, id->valuestring);
+        cJSON_Delete(doc);
+        free(text);
+    }
+    return rc < 0 ? rc : 0;
+}
+
+static int add_tune(const struct store_tune *t, void *arg)
+{
+    struct compare_result *c = arg;
+    struct compare_tune *n = realloc(c->tunes, (c->ntunes + 1) * sizeof(*n)), *x;
+    char ino[40] = "";
+
+    if (!n)
+        return -ENOMEM;
+    c->tunes = n;
+    x = &n[c->ntunes];
+    memset(x, 0, sizeof(*x));
+    snprintf(x->applied_at, sizeof(x->applied_at), "%s", t->applied_at);
+    snprintf(x->target, sizeof(x->target), "%s", t->target);
+    if (t->netns_inode)
+        snprintf(ino, sizeof(ino), "inode %llu", t->netns_inode);
+    snprintf(x->where, sizeof(x->where), "network namespace %s%s(%s) on host %s", t->netns_name,
+             t->netns_name[0] ? " " : "", ino[0] ? ino : "inode unknown",
+             t->host[0] ? t->host : "(unknown)");
+    x->changes = strdup(t->changes ? t->changes : "[]");
+    if (!x->changes)
+        return -ENOMEM;
+    c->ntunes++;
+    return 0;
+}
+
+void compare_tune_changes(const struct compare_tune *t, char *buf, size_t len)
+{
+    cJSON *arr = cJSON_Parse(t->changes), *e;
+    size_t at = 0;
+
+    buf[0] = '\0';
+    cJSON_ArrayForEach(e, arr)
+    {
+        const cJSON *n = cJSON_GetObjectItemCaseSensitive(e, "name");
+        const cJSON *a = cJSON_GetObjectItemCaseSensitive(e, "old");
+        const cJSON *b = cJSON_GetObjectItemCaseSensitive(e, "new");
+        const cJSON *r = cJSON_GetObjectItemCaseSensitive(e, "result");
+        bool applied = cJSON_IsString(r) && !strcmp(r->valuestring, "applied");
+        int k = snprintf(
+            buf + at, len - at, "%s%s %s -> %s%s%s%s", at ? "; " : "",
+            cJSON_IsString(n) ? n->valuestring : "?", cJSON_IsString(a) ? a->valuestring : "(none)",
+            cJSON_IsString(b) ? b->valuestring : "?", applied ? "" : " (",
+            applied ? "" : (cJSON_IsString(r) ? r->valuestring : "?"), applied ? "" : ")");
+        if (k < 0 || (size_t)k >= len - at)
+            break;
+        at += (size_t)k;
+    }
+    cJSON_Delete(arr);
+}
+
+/* The tune journals recorded between the sets: from A's last start to B's first (whole
+ * seconds: an apply in the second B started counts). */
+static int collect_tunes(struct store *st, struct compare_result *c)
+{
+    char from[32] = "", to[32] = "", err[256];
+    struct store_run r;
+
+    for (size_t i = 0; i < c->na; i++)
+        if (!store_run_get(st, c->a[i], &r, err, sizeof(err)) && strcmp(r.started_at, from) > 0)
+            snprintf(from, sizeof(from), "%s", r.started_at);
+    for (size_t i = 0; i < c->nb; i++)
+        if (!store_run_get(st, c->b[i], &r, err, sizeof(err)) &&
+            (!to[0] || strcmp(r.started_at, to) < 0))
+            snprintf(to, sizeof(to), "%s", r.started_at);
+    if (!from[0] || !to[0] || strcmp(from, to) > 0)
+        return 0;
+    /* a store from before schema v7 has no such table: nothing to name */
+    return store_tune_between(st, from, to, add_tune, c, err, sizeof(err)) == -ENOMEM ? -ENOMEM : 0;
+}
+
 int compare_sets(struct store *st, const int64_t *a, size_t na, const int64_t *b, size_t nb,
                  unsigned flags, struct compare_result *out, char *err, size_t errlen)
 {
@@ -175,6 +267,12 @@ int compare_sets(struct store *st, const int64_t *a, size_t na, const int64_t *b
         compare_metrics(st, out, va, vb);
         rc = compare_host(st, out);
     }
+    if (!rc)
+        rc = collect_verdicts(st, a, na, &out->verdict[0]);
+    if (!rc)
+        rc = collect_verdicts(st, b, nb, &out->verdict[1]);
+    if (!rc)
+        rc = collect_tunes(st, out);
     if (rc == -ENOMEM)
         snprintf(err, errlen, "out of memory comparing runs");
     free(va), free(vb);
@@ -187,6 +285,15 @@ void compare_free(struct compare_result *c)
 {
     compare_params_free(c);
     compare_host_free(c);
+    for (int i = 0; i < 2; i++) {
+        free(c->verdict[i]);
+        c->verdict[i] = NULL;
+    }
+    for (size_t i = 0; i < c->ntunes; i++)
+        free(c->tunes[i].changes);
+    free(c->tunes);
+    c->tunes = NULL;
+    c->ntunes = 0;
     for (size_t i = 0; i < c->nwarnings; i++)
         free(c->warnings[i].message);
     free(c->warnings);
@@ -314,6 +421,21 @@ cJSON *compare_json(const struct compare_result *c, const char *name_a, const ch
     cJSON_AddItemToObject(x, "runs", ids_json(c->b, c->nb));
     cJSON_AddNumberToObject(o, "confidence", COMPARE_LEVEL);
     params_json(o, c);
+    x = cJSON_AddObjectToObject(o, "diagnose");
+    for (int i = 0; i < 2; i++)
+        if (c->verdict[i])
+            cJSON_AddStringToObject(x, i ? "b" : "a", c->verdict[i]);
+        else
+            cJSON_AddNullToObject(x, i ? "b" : "a");
+    arr = cJSON_AddArrayToObject(o, "tune_between");
+    for (size_t i = 0; i < c->ntunes; i++) {
+        cJSON *t = cJSON_CreateObject();
+        cJSON_AddStringToObject(t, "applied_at", c->tunes[i].applied_at);
+        cJSON_AddStringToObject(t, "where", c->tunes[i].where);
+        cJSON_AddStringToObject(t, "target", c->tunes[i].target);
+        cJSON_AddItemToObject(t, "changes", cJSON_Parse(c->tunes[i].changes));
+        cJSON_AddItemToArray(arr, t);
+    }
     arr = cJSON_AddArrayToObject(o, "metrics");
     for (size_t i = 0; i < c->nrows; i++)
         cJSON_AddItemToArray(arr, row_json(&c->rows[i]));
@@ -420,11 +542,39 @@ static void host_text(const struct compare_side *sd, FILE *out)
                 sd->unrecorded, sd->unrecorded == 1 ? "" : "s");
 }
 
+/* What netrig tune --apply changed between the sets, one line per applied change. */
+static void tunes_text(const struct compare_result *c, FILE *out)
+{
+    for (size_t i = 0; i < c->ntunes; i++) {
+        const struct compare_tune *t = &c->tunes[i];
+        cJSON *arr = cJSON_Parse(t->changes), *e;
+        fprintf(out, "tune applied between A and B: %s, in %s, for %s:\n", t->applied_at, t->where,
+                t->target);
+        cJSON_ArrayForEach(e, arr)
+        {
+            const cJSON *n = cJSON_GetObjectItemCaseSensitive(e, "name");
+            const cJSON *a = cJSON_GetObjectItemCaseSensitive(e, "old");
+            const cJSON *b = cJSON_GetObjectItemCaseSensitive(e, "new");
+            const cJSON *r = cJSON_GetObjectItemCaseSensitive(e, "result");
+            fprintf(out, "  %-40s %s -> %s (%s)\n", cJSON_IsString(n) ? n->valuestring : "?",
+                    cJSON_IsString(a) ? a->valuestring : "(none)",
+                    cJSON_IsString(b) ? b->valuestring : "?",
+                    cJSON_IsString(r) ? r->valuestring : "?");
+        }
+        cJSON_Delete(arr);
+    }
+}
+
 void compare_text(const struct compare_result *c, const char *name_a, const char *name_b, FILE *out)
 {
     side_line(out, "A", name_a, c->a, c->na);
     side_line(out, "B", name_b, c->b, c->nb);
+    if (c->verdict[0] || c->verdict[1])
+        fprintf(out, "diagnose verdict (A -> B): %s -> %s\n",
+                c->verdict[0] ? c->verdict[0] : "(not a diagnosis)",
+                c->verdict[1] ? c->verdict[1] : "(not a diagnosis)");
     params_text(c, out);
+    tunes_text(c, out);
     metrics_text(c, out);
     host_text(&c->side[0], out);
     host_text(&c->side[1], out);

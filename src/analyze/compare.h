@@ -38,6 +38,12 @@ struct compare_param {
     bool mixed;        /* a set holds more than one value */
 };
 
+/* A tune journal the history recorded between the two sets (store_tune). */
+struct compare_tune {
+    char applied_at[32], where[200], target[96];
+    char *changes; /* JSON array [{name, old, new, result}] */
+};
+
 struct compare_warning {
     const char *kind; /* "test_kind", "role", "mixed_parameters" */
     char *message;
@@ -77,8 +83,18 @@ struct compare_result {
     struct compare_row rows[METRIC_MAX];
     size_t nrows;
     struct compare_side side[2]; /* client, server */
+    /* netrig diagnose's verdicts of each set's runs ("rwnd_limited | ok"), NULL when none of
+     * its runs is a diagnosis */
+    char *verdict[2];
+    /* netrig tune --apply runs the history recorded after A's last run started and before
+     * B's first one did */
+    struct compare_tune *tunes;
+    size_t ntunes;
     bool cost_mixed; /* the runs' CPU cost figures are on different bases: rows left out */
 };
+
+/* t's changes as "NAME OLD -> NEW; ..." (with "(refused)" etc. after one not applied). */
+void compare_tune_changes(const struct compare_tune *t, char *buf, size_t len);
 
 /* Compares set b against set a. A transactional test (rr, crr) against a stream is refused
  * with -EDOM and a one-line err unless flags has COMPARE_FORCE. */

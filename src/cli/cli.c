@@ -1,6 +1,7 @@
 /* cli: the table of commands (dispatch, --help, help CMD) and shared option parsing. */
 #include "cli.h"
 
+#include "log.h"
 #include "units.h"
 
 #include <stdarg.h>
@@ -139,13 +140,14 @@ static void version(void)
 
 void cli_error(const char *fmt, ...)
 {
+    char raw[2048], text[8192];
     va_list ap;
 
-    fputs("netrig: ", stderr);
     va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
+    vsnprintf(raw, sizeof(raw), fmt, ap);
     va_end(ap);
-    fputc('\n', stderr);
+    log_escape(raw, text, sizeof(text)); /* a peer's text in it never drives the terminal */
+    fprintf(stderr, "netrig: %s\n", text);
 }
 
 int cli_parse_u32(const char *opt, const char *val, uint32_t lo, uint32_t hi, uint32_t *out)

@@ -128,6 +128,13 @@ int cli_history_finish_save(struct store *st, int rc, const char *db, const char
 typedef int (*cli_history_add_fn)(struct store *st, const void *item, const struct hostsnap *hs,
                                   int64_t *id, char *err, size_t errlen);
 int64_t cli_history_save_one(const char *db, cli_history_add_fn add, const void *item);
+/* An explicit --db (db not NULL) that cannot be written: one line and -1, before any test
+ * runs; 0 when it can (or db is NULL: the default path is made when the run is saved). */
+int cli_history_check_db(const char *db);
+/* cli_tune_save.c: records the tune journal (a path) in the history at db (NULL: the
+ * default): its place, target and changes. A failure is a one-line warning. With note, says
+ * where it went. Returns its id, or 0. */
+long long cli_tune_save(const char *db, const char *journal, FILE *note);
 /* Opens the history at db (NULL: the default), printing a one-line error on failure. */
 struct store *cli_history_open(const char *db, bool create);
 /* Opens it read-only (history, show, export, compare, plot, report); prints a one-line error,

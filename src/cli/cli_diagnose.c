@@ -14,6 +14,7 @@
 #include "report_text.h"
 #include "server.h"
 #include "sock.h"
+#include "store.h"
 
 #include <pthread.h>
 #include <stdlib.h>
@@ -23,7 +24,8 @@ void cli_help_diagnose(FILE *out)
 {
     fprintf(out,
             "usage: netrig diagnose [-c HOST] [-t TIME] [-P N] [-R] [--rate RATE]\n"
-            "                       [--rtt TIME] [--probe-flows] [-J] [stream options]\n"
+            "                       [--rtt TIME] [--probe-flows] [--tag NAME] [--db PATH |\n"
+            "                       --no-save] [-J] [stream options]\n"
             "       netrig diagnose --during [-c HOST] [-p PORT] [-t TIME] [--rate RATE]\n"
             "                       [--rtt TIME] [-J]\n"
             "\n"
@@ -47,6 +49,10 @@ void cli_help_diagnose(FILE *out)
             "                limit of each flow\n"
             "  --during      run no test: watch the TCP connections with HOST:PORT (default\n"
             "                port %d) for -t seconds, e.g. a 'netrig stream' running now\n"
+            "  --tag NAME    tag the saved run (before, after: netrig compare before after)\n"
+            "  --db PATH     the history to save to (default as for 'netrig stream')\n"
+            "  --no-save     do not save the run; by default it is saved like any test,\n"
+            "                its document carrying the verdict and evidence ('diagnose')\n"
             "  -J, --json    one JSON document: {test, sender, ends: {sender, receiver},\n"
             "                verdict: {id, evidence, advice, tune, figures}, run}\n"
             "\n"
@@ -59,8 +65,8 @@ void cli_help_diagnose(FILE *out)
 struct diag_cli {
     struct client_opts o;
     uint64_t rate_bps, rtt_ns, during_ns;
-    bool json, during, port_given, omit_given, probe_flows;
-    const char *host;
+    bool json, during, port_given, omit_given, probe_flows, no_save;
+    const char *host, *db, *tag;
 };
 
 #define DIAG_WARMUP_MIN_NS 250000000ULL /* the scaled warm-up's floor */
@@ -104,6 +110,21 @@ static int own_opt(int *i, int argc, char **argv, struct diag_cli *dc)
     }
     if (!strcmp(a, "--during"))
         return dc->during = true, 1;
+    if (!strcmp(a, "--no-save"))
+        return dc->no_save = true, 1;
+    if (is_opt(a, "--db") || is_opt(a, "--tag")) {
+        bool db = is_opt(a, "--db");
+        if (take_value(i, argc, argv, db ? &dc->db : &dc->tag))
+            return -1;
+        if (!db && (!*dc->tag || strlen(dc->tag) > 64 ||
+                    strspn(dc->tag, "0123456789") == strlen(dc->tag))) {
+            cli_error("invalid value '%s' for --tag: a name of 1 to 64 characters, not a "
+                      "number (numbers are run ids)",
+                      dc->tag);
+            return -1;
+        }
+        return 1;
+    }
     if (!strcmp(a, "--probe-flows"))
         return dc->probe_flows = true, 1;
     if (!strcmp(a, "-J") || !strcmp(a, "--json"))
@@ -166,27 +187,79 @@ static int parse_diag(int argc, char **argv, struct diag_cli *dc)
         cli_error("--probe-flows runs tests of its own: it does not go with --during");
         return -1;
     }
+    if (dc->during && (dc->db || dc->tag || dc->no_save)) {
+        cli_error("--during runs no test of its own, so nothing is saved: --db, --tag and "
+                  "--no-save do not go with it");
+        return -1;
+    }
+    if (dc->no_save && (dc->db || dc->tag)) {
+        cli_error("--no-save saves nothing: it does not go with %s", dc->db ? "--db" : "--tag");
+        return -1;
+    }
     return 0;
 }
 
 static void judge_and_print(const struct diag_cli *dc, const char *what, struct diagnose_sample *s,
-                            const struct run_result *r)
+                            const struct run_result *r, struct diagnose_verdict *v)
 {
-    struct diagnose_verdict v;
-
     s->target_bps = dc->rate_bps;
     s->target_rtt_s = dc->rtt_ns / 1e9;
-    diagnose_judge(s, &v);
+    diagnose_judge(s, v);
     if (dc->json) {
-        cJSON *doc = diagnose_report_json(what, s, &v, r);
+        cJSON *doc = diagnose_report_json(what, s, v, r);
         char *text = doc ? cJSON_Print(doc) : NULL;
         if (text)
             printf("%s\n", text);
         free(text);
         cJSON_Delete(doc);
     } else {
-        diagnose_report_text(stdout, what, s, &v);
+        diagnose_report_text(stdout, what, s, v);
     }
+}
+
+struct diag_save {
+    const struct run_result *r;
+    const struct diagnose_sample *s;
+    const struct diagnose_verdict *v;
+    const char *what, *tag;
+};
+
+/* The run as any test's, its document carrying the diagnosis ("diagnose": the -J document
+ * without its run), its title naming the verdict unless --title gave one, and --tag. */
+static int add_diagnosis(struct store *st, const void *item, const struct hostsnap *hs, int64_t *id,
+                         char *err, size_t errlen)
+{
+    const struct diag_save *ds = item;
+    cJSON *doc = diagnose_report_json(ds->what, ds->s, ds->v, NULL);
+    char *text = doc ? cJSON_PrintUnformatted(doc) : NULL, title[160];
+    int rc = text ? store_add_run(st, ds->r, hs, 0, id, err, errlen) : -1;
+
+    cJSON_Delete(doc);
+    if (!text)
+        snprintf(err, errlen, "out of memory");
+    snprintf(title, sizeof(title), "diagnose: %s", diagnose_id_name(ds->v->id));
+    if (!rc)
+        rc = store_exec(st, err, errlen,
+                        "UPDATE runs SET document = json_set(document, '$.diagnose', json(?)), "
+                        "title = CASE title WHEN '' THEN ? ELSE title END WHERE id = ?",
+                        "tti", text, title, *id);
+    if (!rc && ds->tag)
+        rc = store_tag(st, id, 1, ds->tag, err, errlen);
+    free(text);
+    return rc;
+}
+
+static void save_diagnosis(const struct diag_cli *dc, const struct diag_save *ds)
+{
+    int64_t id;
+
+    if (dc->no_save)
+        return;
+    id = cli_history_save_one(dc->db, add_diagnosis, ds);
+    if (id && !dc->json)
+        printf("saved as run %lld with its verdict%s%s (netrig show %lld; netrig compare "
+               "A B compares two diagnoses)\n",
+               (long long)id, ds->tag ? ", tag " : "", ds->tag ? ds->tag : "", (long long)id);
 }
 
 /* --probe-flows: the same test with 2x and 4x the flows; their sums go into the sample. */
@@ -255,7 +328,12 @@ static int run_test(struct diag_cli *dc, _Atomic int *stop)
     snprintf(what, sizeof(what), "%s:%u%s, %u flow(s), %s sends", dc->o.host, dc->o.port,
              embedded ? " (built-in loopback server)" : "", s.flows,
              dc->o.p.dir == PARAMS_DIR_REVERSE ? "server" : "client");
-    judge_and_print(dc, what, &s, &r);
+    struct diagnose_verdict v;
+    judge_and_print(dc, what, &s, &r, &v);
+    if (!*stop) {
+        struct diag_save ds = {.r = &r, .s = &s, .v = &v, .what = what, .tag = dc->tag};
+        save_diagnosis(dc, &ds);
+    }
     if (r.partial && !*stop)
         cli_error("the test ended early (%s): the verdict covers what was measured", r.error);
     rc = r.partial ? CLI_EXIT_FAIL : CLI_EXIT_OK;
@@ -276,7 +354,8 @@ static int run_during(struct diag_cli *dc, _Atomic int *stop)
         cli_error("%s", err);
         return *stop ? CLI_EXIT_INTERRUPTED : CLI_EXIT_FAIL;
     }
-    judge_and_print(dc, what, &s, NULL);
+    struct diagnose_verdict v;
+    judge_and_print(dc, what, &s, NULL, &v);
     return *stop ? CLI_EXIT_INTERRUPTED : CLI_EXIT_OK;
 }
 
@@ -296,5 +375,7 @@ int cli_diagnose(int argc, char **argv, _Atomic int *stop)
         cli_error("--rtt is out of range: use 1us to 10s");
         return CLI_EXIT_USAGE;
     }
+    if (!dc.no_save && cli_history_check_db(dc.db))
+        return CLI_EXIT_USAGE;
     return dc.during ? run_during(&dc, stop) : run_test(&dc, stop);
 }

@@ -29,20 +29,20 @@ const char cli_history_help_runs[] =
 
 void cli_help_history(FILE *out)
 {
-    fprintf(
-        out,
-        "usage: netrig history [--last N] [--title PATTERN] [--since DATE] [--sweeps|--meshes]\n"
-        "                      [-J] [--db PATH]\n"
-        "\n"
-        "The stored runs, oldest first, with their main result.\n"
-        "\n"
-        "      --last N          the newest N runs (default 20; 0 = all)\n"
-        "      --title PATTERN   titles matching a glob (bbr*), or containing PATTERN\n"
-        "      --since DATE      runs started since DATE (UTC): 2026-11-30, 2026-11-30T15:00,\n"
-        "                        or a time ago: 30m, 12h, 7d, 2w\n"
-        "      --sweeps          list the stored sweeps instead\n"
-        "      --meshes          list the stored mesh plans instead\n"
-        "  -J, --json            a JSON array: id, test, title, started_at, summary, ...\n");
+    fprintf(out,
+            "usage: netrig history [--last N] [--title PATTERN] [--tag NAME] [--since DATE]\n"
+            "                      [--sweeps|--meshes] [-J] [--db PATH]\n"
+            "\n"
+            "The stored runs, oldest first, with their main result.\n"
+            "\n"
+            "      --last N          the newest N runs (default 20; 0 = all)\n"
+            "      --title PATTERN   titles matching a glob (bbr*), or containing PATTERN\n"
+            "      --tag NAME        runs tagged NAME ('netrig tag', diagnose --tag)\n"
+            "      --since DATE      runs started since DATE (UTC): 2026-11-30, 2026-11-30T15:00,\n"
+            "                        or a time ago: 30m, 12h, 7d, 2w\n"
+            "      --sweeps          list the stored sweeps instead\n"
+            "      --meshes          list the stored mesh plans instead\n"
+            "  -J, --json            a JSON array: id, test, title, started_at, summary, ...\n");
     fputs(cli_history_help_db, out);
 }
 
@@ -188,6 +188,7 @@ static int hist_opt(int c, const char *arg, struct hist_cli *hc)
         hc->f.last = n;
         return 0;
     case HIST_OPT_TITLE: hc->f.title = arg; return 0;
+    case HIST_OPT_TAG: hc->f.tag = arg; return 0;
     case HIST_OPT_SINCE:
         if (parse_since(arg, hc->since, sizeof(hc->since)))
             return -1;
@@ -202,6 +203,7 @@ static const struct option hist_long[] = {
     {"json", no_argument, NULL, 'J'},
     {"last", required_argument, NULL, HIST_OPT_LAST},
     {"title", required_argument, NULL, HIST_OPT_TITLE},
+    {"tag", required_argument, NULL, HIST_OPT_TAG},
     {"since", required_argument, NULL, HIST_OPT_SINCE},
     {"csv", no_argument, NULL, HIST_OPT_CSV},
     {"delete", no_argument, NULL, 'd'},
@@ -390,9 +392,15 @@ void cli_history_print_json(cJSON *doc)
 
 int cli_history(int argc, char **argv, _Atomic int *stop)
 {
-    static const int allowed[] = {
-        HIST_OPT_DB,     'J', HIST_OPT_LAST, HIST_OPT_TITLE, HIST_OPT_SINCE, HIST_OPT_SWEEPS,
-        HIST_OPT_MESHES, 0};
+    static const int allowed[] = {HIST_OPT_DB,
+                                  'J',
+                                  HIST_OPT_LAST,
+                                  HIST_OPT_TITLE,
+                                  HIST_OPT_TAG,
+                                  HIST_OPT_SINCE,
+                                  HIST_OPT_SWEEPS,
+                                  HIST_OPT_MESHES,
+                                  0};
     struct hist_cli hc;
     struct list_ctx lc = {.out = stdout};
     char err[512];
@@ -402,8 +410,14 @@ int cli_history(int argc, char **argv, _Atomic int *stop)
     if (rc)
         return rc > 0 ? CLI_EXIT_OK : CLI_EXIT_USAGE;
     if (optind < argc) {
-        cli_error("unexpected argument '%s' for history: filters are --last, --title, --since",
+        cli_error("unexpected argument '%s' for history: filters are --last, --title, --tag, "
+                  "--since",
                   argv[optind]);
+        return CLI_EXIT_USAGE;
+    }
+    if ((hc.sweeps || hc.meshes) && (hc.f.title || hc.f.tag || hc.f.since)) {
+        cli_error("--title, --tag and --since filter runs: they do not go with %s",
+                  hc.sweeps ? "--sweeps" : "--meshes");
         return CLI_EXIT_USAGE;
     }
     lc.st = cli_history_read(hc.db);

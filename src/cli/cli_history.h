@@ -25,6 +25,7 @@ enum {
     HIST_OPT_SWEEPS,
     HIST_OPT_MESHES,
     HIST_OPT_SAMPLES,
+    HIST_OPT_TAG,
 };
 
 struct hist_cli {

@@ -55,6 +55,8 @@ void cli_help_load(FILE *out)
         "  -w, --window SIZE       socket buffers of the load\n"
         "probes:\n"
         "      --probe-rate N      probes a second, UDP and TCP each (default 100; 0 = none)\n"
+        "      --icmp              an ICMP echo probe at that rate too (a ping socket, else\n"
+        "                          a raw one: root)\n"
         "      --sample TIME       the load flows' bytes and TCP_INFO this often (default\n"
         "                          100ms; at least 10ms; 0 = off)\n"
         "output:\n"
@@ -78,6 +80,7 @@ enum {
     OPT_PROBE_RATE,
     OPT_SAMPLE,
     OPT_SAMPLES,
+    OPT_ICMP,
     OPT_TITLE,
     OPT_DB,
     OPT_NO_SAVE,
@@ -106,6 +109,7 @@ static const struct option load_long[] = {
     {"sample", required_argument, NULL, OPT_SAMPLE},
     {"json", no_argument, NULL, 'J'},
     {"samples", no_argument, NULL, OPT_SAMPLES},
+    {"icmp", no_argument, NULL, OPT_ICMP},
     {"title", required_argument, NULL, OPT_TITLE},
     {"db", required_argument, NULL, OPT_DB},
     {"no-save", no_argument, NULL, OPT_NO_SAVE},
@@ -185,6 +189,7 @@ static int load_opt(int c, const char *arg, struct load_cli *lc)
     case OPT_SAMPLE: return cli_parse_sample(arg, &lp->sample_ns);
     case 'J': lc->json = true; return 0;
     case OPT_SAMPLES: lc->samples = true; return 0;
+    case OPT_ICMP: lp->icmp = true; return 0;
     case OPT_TITLE: return copy("--title", arg, lp->title, sizeof(lp->title));
     case OPT_DB: lc->db = arg; return 0;
     case OPT_NO_SAVE: lc->no_save = true; return 0;

@@ -181,6 +181,17 @@ static const int command_only[] = {
     OPT_FROM, CLI_OPT_LOGFILE, CLI_OPT_TIMESTAMPS, CLI_OPT_FORCEFLUSH,
 };
 
+/* -p: a server's -p 0 means any free port; a client needs the real one */
+static int client_port(const char *arg, uint16_t *port)
+{
+    if (!strcmp(arg, "0")) {
+        cli_error("invalid value '0' for -p: a client connects to a port from 1 to 65535 "
+                  "(the one 'netrig serve' reports; -p 0 is for serve)");
+        return -1;
+    }
+    return cli_parse_port(arg, port);
+}
+
 /* -2 (after the error) when the caller cannot apply option c. */
 static int check_caller(int c, const struct measure_cli *mc)
 {
@@ -302,7 +313,7 @@ static int measure_opt(int c, const char *arg, struct measure_cli *mc)
         }
         mc->targets[mc->ntargets++] = arg;
         return 0;
-    case 'p': mc->port_given = true; return cli_parse_port(arg, &o->port);
+    case 'p': mc->port_given = true; return client_port(arg, &o->port);
     case OPT_IPERF3: mc->iperf3 = p->iperf3_wire = true; return 0;
     case 'B': return copy_str("-B", arg, o->bind, sizeof(o->bind));
     case '4': o->family = 4; return 0;

@@ -75,38 +75,62 @@ int cli_data_opt(int c, const char *arg, struct client_opts *o, struct cli_data_
     }
 }
 
-/* -b RATE[/BURST], once -u is known: UDP's rate, or TCP's application pacing (0: none). */
+/* One rate of -b: bits/s into *bps, 0 refused for UDP (it would send nothing). */
+static int one_rate(const char *rate, bool udp, uint64_t *bps)
+{
+    if (cli_parse_rate("-b", rate, bps))
+        return -1;
+    if (*bps > 1000000000000000ULL) {
+        cli_error("rate '%s' for -b is too high: at most 1000T", rate);
+        return -1;
+    }
+    if (udp && !*bps) {
+        cli_error("rate '%s' for -b sends nothing: give a rate above 0, e.g. 100M", rate);
+        return -1;
+    }
+    return 0;
+}
+
+/* -b RATE[/BURST] or, with --bidir, -b UP,DOWN[/BURST], once -u is known: UDP's rate, or
+ * TCP's application pacing (0: none); DOWN is the rate of the flows the server sends. */
 static int apply_bitrate(struct params *p, const char *arg)
 {
     const char *slash = strchr(arg, '/');
     size_t n = slash ? (size_t)(slash - arg) : strlen(arg);
-    char rate[64];
-    uint64_t bps;
+    char rate[64], *comma;
+    uint64_t bps, down = 0;
     uint32_t burst = 0;
 
     if (n == 0 || n >= sizeof(rate)) {
-        cli_error("invalid rate '%s' for -b: use RATE or RATE/BURST, e.g. 200M or 1G/10", arg);
+        cli_error("invalid rate '%s' for -b: use RATE, RATE/BURST or UP,DOWN, e.g. 200M, 1G/10 "
+                  "or 20M,100M",
+                  arg);
         return -1;
     }
     memcpy(rate, arg, n);
     rate[n] = '\0';
-    if (cli_parse_rate("-b", rate, &bps) ||
+    comma = strchr(rate, ',');
+    if (comma) {
+        *comma++ = '\0';
+        if (p->dir != PARAMS_DIR_BIDIR) {
+            cli_error("-b %s gives two rates, which apply to --bidir only (UP from this host, "
+                      "DOWN from the server): add --bidir or give one rate",
+                      arg);
+            return -1;
+        }
+        if (one_rate(comma, p->udp, &down))
+            return -1;
+    }
+    if (one_rate(rate, p->udp, &bps) ||
         (slash && cli_parse_u32("-b RATE/BURST", slash + 1, 1, PARAMS_MAX_BURST, &burst)))
         return -1;
-    if (bps > 1000000000000000ULL) {
-        cli_error("rate '%s' for -b is too high: at most 1000T", rate);
-        return -1;
-    }
     p->burst = burst;
-    if (!p->udp) {
+    p->down_rate_set = comma != NULL;
+    p->down_rate_bps = down;
+    if (p->udp)
+        p->udp_rate_bps = bps;
+    else
         p->app_rate_bps = bps; /* 0: as fast as the socket takes it, as iperf3's -b 0 */
-        return 0;
-    }
-    if (!bps) {
-        cli_error("rate '%s' for -b sends nothing: give a rate above 0, e.g. 100M", rate);
-        return -1;
-    }
-    p->udp_rate_bps = bps;
     return 0;
 }
 
@@ -119,8 +143,9 @@ int cli_data_finish(struct client_opts *o, const struct cli_data_opts *d, bool t
         return -1;
     /* paced TCP writes 5 ms of the rate at a time (4K to 1M): 1 MiB writes at -b 1M would go
      * out one every 8 seconds */
-    if (o->p.app_rate_bps && !d->length_given) {
-        uint64_t w = o->p.app_rate_bps / 8 / 200;
+    if ((o->p.app_rate_bps || o->p.down_rate_bps) && !o->p.udp && !d->length_given) {
+        uint64_t r = o->p.app_rate_bps, down = o->p.down_rate_bps;
+        uint64_t w = (!r || (down && down < r) ? down : r) / 8 / 200; /* the slower way's */
         o->p.write_size = (uint32_t)(w < 4096 ? 4096 : w > 1048576 ? 1048576 : w);
     }
     /* -n/-k without -t: the transfer alone ends the test */

@@ -263,6 +263,8 @@ int cli_measure_run(struct measure_cli *mc, _Atomic int *stop)
                   "third-party tests show none; drop --live");
         return CLI_EXIT_USAGE;
     }
+    if (!mc->no_save && cli_history_check_db(mc->db))
+        return CLI_EXIT_USAGE;
     if (cli_output_open(&mc->oo, &mc->out))
         return CLI_EXIT_FAIL;
     log_setup("netrig", false, LOG_LVL_WARN);

@@ -26,6 +26,23 @@ struct store *cli_history_begin_save(const char *db, char *err, size_t errlen)
     return st;
 }
 
+int cli_history_check_db(const char *db)
+{
+    char err[512];
+    struct store *st;
+
+    if (!db)
+        return 0;
+    st = cli_history_begin_save(db, err, sizeof(err));
+    if (!st) {
+        cli_error("%s: nothing was run (--no-save runs without saving)", err);
+        return -1;
+    }
+    store_rollback(st);
+    store_close(st);
+    return 0;
+}
+
 int cli_history_finish_save(struct store *st, int rc, const char *db, const char *what, char *err,
                             size_t errlen)
 {

@@ -1,7 +1,9 @@
 /* cli_tune: `netrig tune` options; runs the audit, builds the plan, then the dry run, --apply,
- * --revert or --list. Exit status: 0 done (every planned change applied, every value
- * restored), 1 some change refused, not changeable here or unverified (or a value not
- * restored), 2 nothing could be done (bad option, not root, journal or audit failure). */
+ * --revert or --list. Exit status: 0 done (every change that applies here applied, every
+ * value restored; a setting that cannot be set in this place, such as net.core.rmem_max in a
+ * network namespace, is not applicable and no failure), 1 some applicable change refused or
+ * unverified (or a value not restored), 2 nothing could be done (bad option, not root, journal
+ * or audit failure). */
 #include "cli.h"
 
 #include "audit.h"
@@ -65,6 +67,9 @@ void cli_help_tune(FILE *out)
                  "                     reverted) in reverse order and verify it (root)\n"
                  "  --list             the journals: time, changes, applied or reverted\n"
                  "  --state-dir DIR    where journals live (default " TUNE_JOURNAL_DEFAULT_DIR ")\n"
+                 "  --db PATH          with --apply: the history that records the apply (its\n"
+                 "                     place, target, changes) for compare and report\n"
+                 "  --no-save          with --apply: do not record it in the history\n"
                  "  --sysroot DIR      read and write DIR/proc, DIR/sys and DIR/etc (a recorded\n"
                  "                     tree) instead of this host; the state directory too\n"
                  "  -J, --json         one JSON document\n"
@@ -73,9 +78,10 @@ void cli_help_tune(FILE *out)
                  "governor: --apply makes them), disruptive (may reset the link: only with\n"
                  "--allow-disruptive or --only) or manual (never run).\n"
                  "Inside a network namespace only per-namespace settings change; global ones\n"
-                 "(such as net.core.rmem_max) are reported as not changeable there.\n"
-                 "Exit status: 0 done, 1 some change refused or not possible here, 2 nothing\n"
-                 "done.\n"
+                 "(such as net.core.rmem_max) are reported as not applicable there.\n"
+                 "Exit status: 0 every change that applies here was made (not applicable\n"
+                 "and held-back changes are no failure), 1 an applicable change was refused\n"
+                 "or unverified, 2 nothing done.\n"
                  "\n"
                  "Examples:\n"
                  "  netrig tune --rate 10G --rtt 30ms            # the plan, nothing changed\n"
@@ -100,6 +106,8 @@ enum {
     OPT_PEER,
     OPT_CONFIRM_WITHIN,
     OPT_CONFIRM,
+    OPT_DB,
+    OPT_NO_SAVE,
 };
 
 static const struct option tune_long[] = {
@@ -120,6 +128,8 @@ static const struct option tune_long[] = {
     {"peer", required_argument, NULL, OPT_PEER},
     {"confirm-within", required_argument, NULL, OPT_CONFIRM_WITHIN},
     {"confirm", no_argument, NULL, OPT_CONFIRM},
+    {"db", required_argument, NULL, OPT_DB},
+    {"no-save", no_argument, NULL, OPT_NO_SAVE},
     {NULL, 0, NULL, 0},
 };
 
@@ -127,8 +137,8 @@ struct tune_cli {
     struct audit_opts ao;
     char sysroot[PATH_MAX];   /* canonical */
     char state_dir[PATH_MAX]; /* joined with the sysroot */
-    const char *state_opt, *journal;
-    bool json, apply, persist, revert, list, confirm, target_set;
+    const char *state_opt, *journal, *db;
+    bool json, apply, persist, revert, list, confirm, target_set, no_save;
     uint64_t confirm_ns;    /* --confirm-within */
     struct tune_select sel; /* --allow-disruptive, --only, --peer */
     unsigned pause_ms;
@@ -191,6 +201,8 @@ static int tune_opt(int c, const char *arg, struct tune_cli *tc)
     case OPT_ONLY: tc->sel.only = arg; return 0;
     case OPT_PEER: tc->sel.peer = arg; return 0;
     case OPT_CONFIRM: tc->confirm = true; return 0;
+    case OPT_DB: tc->db = arg; return 0;
+    case OPT_NO_SAVE: tc->no_save = true; return 0;
     case OPT_CONFIRM_WITHIN:
         if (cli_parse_duration("--confirm-within", arg, &tc->confirm_ns))
             return -1;
@@ -234,6 +246,12 @@ static int tune_check(struct tune_cli *tc, int argc, char **argv)
     if ((tc->revert || tc->list || tc->confirm) && (tc->target_set || tc->ao.iface)) {
         cli_error("--revert, --list and --confirm take no target (--rate, --rtt, --profile, "
                   "-I): the journal holds what was changed");
+        return -1;
+    }
+    if ((tc->db || tc->no_save) && (!tc->apply || (tc->db && tc->no_save))) {
+        cli_error("%s", tc->apply ? "--no-save saves nothing: it does not go with --db"
+                                  : "--db and --no-save go with --apply: only an apply is "
+                                    "recorded in the history");
         return -1;
     }
     if ((tc->revert || tc->list) && tc->persist) {
@@ -323,9 +341,9 @@ static int run_list(const struct tune_cli *tc)
         return 2;
     }
     if (tc->json)
-        print_doc(tune_report_list_json(tc->state_dir, names, n));
+        print_doc(tune_report_list_json(tc->state_dir, tc->ao.sysroot, names, n));
     else
-        tune_report_list_text(stdout, tc->state_dir, names, n);
+        tune_report_list_text(stdout, tc->state_dir, tc->ao.sysroot, names, n);
     tune_journal_names_free(names, n);
     return 0;
 }
@@ -338,7 +356,8 @@ static int run_revert(const struct tune_cli *tc)
 
     if (need_root(tc, "--revert"))
         return 2;
-    if (tune_apply_pick_journal(tc->state_dir, tc->journal, path, sizeof(path), err, sizeof(err))) {
+    if (tune_apply_pick_journal(tc->state_dir, tc->ao.sysroot, tc->journal, path, sizeof(path), err,
+                                sizeof(err))) {
         cli_error("%s", err);
         return 2;
     }
@@ -402,8 +421,8 @@ static int run_confirm(const struct tune_cli *tc)
 
     if (need_root(tc, "--confirm"))
         return 2;
-    n = tune_confirm_run(tc->state_dir, path, sizeof(path), why, sizeof(why), &too_late, err,
-                         sizeof(err));
+    n = tune_confirm_run(tc->state_dir, tc->ao.sysroot, path, sizeof(path), why, sizeof(why),
+                         &too_late, err, sizeof(err));
     if (n <= 0) {
         cli_error("%s", n < 0 ? err : why);
         return n < 0 || !too_late ? 2 : 1;
@@ -457,8 +476,8 @@ static int refuse_pending(void *arg, char *err, size_t errlen)
 {
     const struct apply_hooks *h = arg;
     char path[PATH_MAX], why[PATH_MAX + 256], confirm[PATH_MAX + 64];
-    int rc =
-        tune_confirm_pending(h->tc->state_dir, path, sizeof(path), why, sizeof(why), err, errlen);
+    int rc = tune_confirm_pending(h->tc->state_dir, h->tc->ao.sysroot, path, sizeof(path), why,
+                                  sizeof(why), err, errlen);
 
     if (rc <= 0)
         return rc;
@@ -541,7 +560,7 @@ static int run_apply(const struct tune_cli *tc, const struct tune_plan *plan,
                          "above)"
                   : plan->nchanges ? "no planned change can be made here (see 'NOT HERE' above)"
                                    : "no finding at warn or bad that netrig applies");
-        return plan->nchanges > held ? 1 : 0;
+        return 0; /* nothing applicable failed: it is all held back or not applicable here */
     }
     snprintf(hooks.job.state_dir, sizeof(hooks.job.state_dir), "%s", tc->state_dir);
     snprintf(hooks.job.sysroot, sizeof(hooks.job.sysroot), "%s",
@@ -572,9 +591,12 @@ static int run_apply(const struct tune_cli *tc, const struct tune_plan *plan,
         if (hooks.job.within_ms)
             confirm_note(tc, &hooks, NULL);
     }
+    if (!tc->no_save && !tc->ao.sysroot)
+        cli_tune_save(tc->db, res.journal, tc->json ? NULL : stdout);
     if (rc)
         cli_error("%s", err);
-    rc = rc ? 2 : (res.refused || res.unverified || res.blocked ? 1 : 0);
+    /* not applicable here (blocked) and held back are no failure of the apply */
+    rc = rc ? 2 : (res.refused || res.unverified ? 1 : 0);
     for (size_t i = 0; i < res.nfiles; i++)
         if (res.file_done[i].outcome != TUNE_O_APPLIED && rc == 0)
             rc = 1;
@@ -652,6 +674,8 @@ int cli_tune(int argc, char **argv, _Atomic int *stop)
     if (tc.confirm)
         return run_confirm(&tc);
     if (tc.apply && need_root(&tc, "--apply"))
+        return 2;
+    if (tc.apply && !tc.no_save && cli_history_check_db(tc.db))
         return 2;
     ctx = audit_create(&tc.ao, err, sizeof(err));
     if (!ctx || audit_run(ctx, err, sizeof(err)) || tune_plan_build(ctx, &plan, err, sizeof(err))) {

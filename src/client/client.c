@@ -63,8 +63,16 @@ const char *client_end_name(const struct params *p, int engine_end)
 }
 
 /* What an iperf3 or iperf2 server answers to our hello, and what to tell the user. */
-static int name_server(const uint8_t *b, ssize_t n, const char *where, char *err, size_t errlen)
+static int name_server(const uint8_t *b, ssize_t n, const char *where, bool stream, char *err,
+                       size_t errlen)
 {
+    if ((b[0] == 9 || b[0] == 0xff || b[0] == 0xfe) && !stream) { /* iperf3 has no rr, crr */
+        snprintf(err, errlen,
+                 "%s is an iperf3 server, not a netrig one: iperf3 has no request-response "
+                 "test, so run 'netrig serve' there for rr and crr",
+                 where);
+        return 1;
+    }
     if (b[0] == 9 || b[0] == 0xff || b[0] == 0xfe) { /* PARAM_EXCHANGE, busy, error */
         snprintf(err, errlen,
                  "%s is an iperf3 server, not a netrig one: add --iperf3 to test against it "
@@ -88,7 +96,8 @@ static int name_server(const uint8_t *b, ssize_t n, const char *where, char *err
     return 1;
 }
 
-int client_sniff_server(int ctl, const char *where, int timeout_ms, char *err, size_t errlen)
+int client_sniff_server(int ctl, const char *where, bool stream, int timeout_ms, char *err,
+                        size_t errlen)
 {
     int64_t deadline = clock_mono_ms() + timeout_ms;
 
@@ -105,7 +114,7 @@ int client_sniff_server(int ctl, const char *where, int timeout_ms, char *err, s
             return 0; /* closed or failed: the caller's read says so */
         if (b[0] == ctl_magic[0] && (n < 2 || b[1] == ctl_magic[1]))
             return 0; /* netrig */
-        if (name_server(b, n, where, err, errlen))
+        if (name_server(b, n, where, stream, err, errlen))
             return 1;
         if (n >= 4)
             return 0;
@@ -131,11 +140,15 @@ int client_view_interval(void *ctx, const struct side_result *s, const struct in
     return 0;
 }
 
-static const char *msg_text(const cJSON *m)
+/* The peer's "message", escaped (log_escape) into buf: never printed raw. */
+static const char *msg_text_in(const cJSON *m, char *buf, size_t len)
 {
     const cJSON *t = cJSON_GetObjectItemCaseSensitive(m, "message");
-    return cJSON_IsString(t) ? t->valuestring : "(no message)";
+
+    log_escape(cJSON_IsString(t) ? t->valuestring : "(no message)", buf, len);
+    return buf;
 }
+#define msg_text(m) msg_text_in((m), (char[512]){0}, 512)
 
 /* During the run the server speaks only to report a failure. */
 static int on_watch(void *arg)
@@ -236,7 +249,8 @@ static int expect_auth(int ctl, const char *want, int timeout_ms, const struct r
         }
         rc = -EPROTO;
         if (!strcmp(ctl_type(m), "error")) {
-            snprintf(err, errlen, "server refused the test: %s", msg_text(m));
+            snprintf(err, errlen, "server %s the test: %s",
+                     strcmp(want, "result") ? "refused" : "stopped", msg_text(m));
             rc = -EREMOTEIO; /* a netrig server answered, and said no */
         } else if (!strcmp(ctl_type(m), "sent")) {
             cJSON_Delete(m);
@@ -286,8 +300,18 @@ static int hello(const struct client_opts *o, int ctl, uint8_t id[CTL_TEST_ID_LE
         snprintf(err, errlen, "cannot send the test request: %s", strerror(-rc));
         return rc;
     }
-    if (client_sniff_server(ctl, r->server, o->timeout_ms, err, errlen))
+    int64_t t0 = clock_mono_ms(), left;
+    if (client_sniff_server(ctl, r->server, o->p.test == PARAMS_TEST_STREAM, o->timeout_ms, err,
+                            errlen))
         return -EPROTO; /* an iperf3 or iperf2 server: said so at once */
+    left = (int64_t)o->timeout_ms - (clock_mono_ms() - t0); /* one --timeout for the answer */
+    if (left <= 0) {
+        snprintf(err, errlen,
+                 "control channel: %s accepted the connection but answered nothing in %g s "
+                 "(--timeout): is 'netrig serve' running on that port?",
+                 r->server, o->timeout_ms / 1e3);
+        return -ETIMEDOUT;
+    }
     if (o->user[0]) {
         rc = auth_client_secret(o->credentials[0] ? o->credentials : NULL, o->user, secret,
                                 sizeof(secret), err, errlen);
@@ -296,7 +320,7 @@ static int hello(const struct client_opts *o, int ctl, uint8_t id[CTL_TEST_ID_LE
     }
     ca.user = o->user;
     ca.secret = o->user[0] ? secret : NULL;
-    rc = expect_auth(ctl, "accept", o->timeout_ms, &o->observer, &x, &reply, err, errlen);
+    rc = expect_auth(ctl, "accept", (int)left, &o->observer, &x, &reply, err, errlen);
     OPENSSL_cleanse(secret, sizeof(secret));
     if (rc)
         return rc;

@@ -69,7 +69,9 @@ struct sock_local client_local(const struct client_opts *o, int flow);
 const char *client_end_name(const struct params *p, int engine_end);
 /* The first bytes a server sent after our hello, when they are not netrig's: names the
  * server (iperf3, iperf2) and what to do. 1 = identified (err says), 0 = netrig (or nothing
- * yet). Waits at most timeout_ms for the first byte. */
-int client_sniff_server(int ctl, const char *where, int timeout_ms, char *err, size_t errlen);
+ * yet). Waits at most timeout_ms for the first byte. stream: the test is a stream (an iperf3
+ * server could run it with --iperf3; rr and crr it cannot). */
+int client_sniff_server(int ctl, const char *where, bool stream, int timeout_ms, char *err,
+                        size_t errlen);
 
 #endif

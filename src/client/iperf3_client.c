@@ -59,6 +59,8 @@ int iperf3_client_check(const struct client_opts *o, char *err, size_t errlen)
     if (p->omit_ns % 1000000000ULL)
         NO("-O %.4gs: iperf3 servers take whole seconds, e.g. -O %llu", p->omit_ns / 1e9,
            (unsigned long long)(p->omit_ns / 1000000000ULL + 1));
+    if (p->down_rate_set)
+        NO("-b UP,DOWN: an iperf3 server sends at the one rate it is given: use -b RATE");
     if (p->udp_pps)
         NO("--pps: an iperf3 server takes a bit rate, not a packet rate: use -b");
     if (p->server_cpus[0] || p->server_threads)

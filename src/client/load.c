@@ -2,7 +2,9 @@
 #include "load.h"
 #include "clock.h"
 
+#include "load_icmp.h"
 #include "qdiscprobe.h"
+#include "sock.h"
 
 #include <errno.h>
 #include <stdatomic.h>
@@ -38,6 +40,11 @@ int load_validate(const struct load_params *lp, char *err, size_t errlen)
     if (lp->probe_rate > LOAD_MAX_PROBE_TPS) {
         snprintf(err, errlen, "--probe-rate %llu is too high: use 0 (no probes) to %d a second",
                  (unsigned long long)lp->probe_rate, LOAD_MAX_PROBE_TPS);
+        return -EINVAL;
+    }
+    if (lp->icmp && !lp->probe_rate) {
+        snprintf(err, errlen,
+                 "--icmp pings at --probe-rate, which is 0: give a rate or drop --icmp");
         return -EINVAL;
     }
     return 0;
@@ -203,6 +210,33 @@ static void offsets(struct load_result *lr)
         if (!lr->start_unix_ns) /* the same instant on the wall clock */
             lr->start_unix_ns = lr->part[p].start_unix_ns - (uint64_t)lr->part_off_ns[p];
     }
+    if (lr->icmp_ran && origin != UINT64_MAX)
+        lr->icmp_off_ns = (int64_t)lr->icmp_start_mono_ns - (int64_t)origin;
+}
+
+/* --icmp: the socket toward the daemon's host, before anything runs (a user's error: refused
+ * here, with what to do). */
+static int icmp_open(const struct load_opts *o, struct load_icmp *li, char *err, size_t errlen)
+{
+    struct sock_addr to;
+    int rc = sock_resolve(o->base.host, o->base.port, o->base.family, &to, err, errlen);
+
+    return rc ? rc : load_icmp_open(li, (struct sockaddr *)&to.ss, to.len, err, errlen);
+}
+
+/* The ICMP probe's records into the result. */
+static void icmp_conclude(struct load_result *lr, struct load_icmp *li, bool started)
+{
+    if (!started)
+        return;
+    lr->icmp_ran = li->rc == 0 && li->start_mono_ns;
+    snprintf(lr->icmp_kind, sizeof(lr->icmp_kind), "%s", pingsock_kind(&li->ps));
+    snprintf(lr->icmp_error, sizeof(lr->icmp_error), "%s", li->err);
+    lr->icmp_start_mono_ns = li->start_mono_ns;
+    lr->icmp_sent = li->sent;
+    lr->icmp_late = li->late;
+    lr->icmp_log = li->log; /* handed over */
+    memset(&li->log, 0, sizeof(li->log));
 }
 
 /* Which parts ran, and the run's overall state. */
@@ -277,6 +311,9 @@ int load_run(const struct load_opts *o, _Atomic int *stop, struct load_result *l
     bool started[LOAD_NPARTS] = {0};
     _Atomic int halt = 0; /* the parts' stop flag: the user's, or no load could run */
     uint64_t t0, load_at;
+    struct load_icmp icmp = {.ps = {.fd = -1}};
+    pthread_t icmp_th;
+    bool icmp_started = false;
     int rc;
 
     memset(lr, 0, sizeof(*lr));
@@ -287,11 +324,25 @@ int load_run(const struct load_opts *o, _Atomic int *stop, struct load_result *l
     stamp(lr);
     for (int p = 0; p < LOAD_NPARTS; p++)
         run[p] = (struct part_run){.o = o, .lr = lr, .part = (enum load_part)p, .stop = &halt};
+    if (o->lp.icmp && (rc = icmp_open(o, &icmp, err, errlen)))
+        goto out;
     rc = prepare_probes(run, lr, err, errlen);
     if (rc)
         goto out;
     t0 = clock_real_ns() + LOAD_START_MARGIN_NS;
     load_at = t0 + o->lp.baseline_ns;
+    if (o->lp.icmp) {
+        icmp.rate = o->lp.probe_rate;
+        icmp.start_at = t0;
+        /* until the daemon's probes end (finish), which the load's set-up makes later than
+         * the plan: the plan and a minute more at most */
+        icmp.duration_ns =
+            o->lp.baseline_ns + o->lp.loaded_ns + o->lp.recovery_ns + 60 * 1000000000ULL;
+        icmp.stop = &halt;
+        icmp_started = !pthread_create(&icmp_th, NULL, load_icmp_main, &icmp);
+        if (!icmp_started)
+            snprintf(lr->icmp_error, sizeof(lr->icmp_error), "cannot start a thread");
+    }
     for (int p = 0; p < LOAD_NPARTS; p++) {
         if (!lr->wanted[p] || (p <= LOAD_TCP_PROBE && !run[p].s))
             continue;
@@ -308,14 +359,20 @@ int load_run(const struct load_opts *o, _Atomic int *stop, struct load_result *l
         started[p] = true;
     }
     watch(run, started, stop, &halt);
+    if (icmp_started) { /* the daemon's probes have ended: so does this one, replies waited for */
+        atomic_store(&icmp.finish, true);
+        pthread_join(icmp_th, NULL);
+    }
     for (int p = 0; p < LOAD_NPARTS; p++)
         if (started[p])
             pthread_join(th[p], NULL);
+    icmp_conclude(lr, &icmp, icmp_started);
     rc = conclude(lr, run);
     offsets(lr);
     load_check_kernel(&lr->kernel);
     load_analyze(lr);
 out:
+    load_icmp_fini(&icmp);
     for (int p = 0; p < LOAD_NPARTS; p++)
         client_session_free(run[p].s);
     return rc;

@@ -1,6 +1,7 @@
 /* mesh: plan files, scheduling and running of third-party test matrices. */
 #include "mesh.h"
 
+#include "log.h"
 #include "sock.h"
 #include "thirdparty_ctl.h"
 #include "units.h"
@@ -234,8 +235,7 @@ static void *run_cell(void *arg)
                 : cJSON_IsString(st) && !strcmp(st->valuestring, "partial") ? 2
                                                                             : -1;
     if (c->status != 1)
-        snprintf(c->error, sizeof(c->error), "%s",
-                 cJSON_IsString(msg) ? msg->valuestring : "failed");
+        log_escape(cJSON_IsString(msg) ? msg->valuestring : "failed", c->error, sizeof(c->error));
     c->result = cJSON_DetachItemFromObjectCaseSensitive(doc, "result");
     cJSON_Delete(doc);
     return NULL;

@@ -96,28 +96,50 @@ void log_reopen(void)
     }
 }
 
+/* The length of the valid UTF-8 sequence at s (not a C1 control: those escape too), or 0. */
+static size_t utf8_ok(const unsigned char *s)
+{
+    unsigned char c = s[0];
+    size_t n = c >= 0xc2 && c <= 0xdf   ? 2
+               : c >= 0xe0 && c <= 0xef ? 3
+               : c >= 0xf0 && c <= 0xf4 ? 4
+                                        : 0;
+    unsigned char lo = c == 0xe0 ? 0xa0 : c == 0xf0 ? 0x90 : 0x80;
+    unsigned char hi = c == 0xed ? 0x9f : c == 0xf4 ? 0x8f : 0xbf;
+
+    if (!n || s[1] < lo || s[1] > hi || (c == 0xc2 && s[1] <= 0x9f))
+        return 0;
+    for (size_t i = 2; i < n; i++)
+        if (s[i] < 0x80 || s[i] > 0xbf)
+            return 0;
+    return n;
+}
+
 void log_escape(const char *in, char *out, size_t outlen)
 {
     static const char hex[] = "0123456789abcdef";
+    const unsigned char *s = (const unsigned char *)in;
     size_t o = 0;
 
     if (!outlen)
         return;
-    for (; *in; in++) {
-        unsigned char c = (unsigned char)*in;
+    while (*s) {
+        unsigned char c = *s;
         char esc[4] = {'\\', 0, 0, 0};
-        size_t n = 1;
+        const char *src = esc;
+        size_t n = 1, take = 1;
 
         if (c == '\n' || c == '\r' || c == '\t')
             esc[1] = c == '\n' ? 'n' : c == '\r' ? 'r' : 't', n = 2;
-        else if (c < 0x20 || c == 0x7f)
-            esc[1] = 'x', esc[2] = hex[c >> 4], esc[3] = hex[c & 15], n = 4;
+        else if (c < 0x20 || c == 0x7f || (c >= 0x80 && !(take = utf8_ok(s))))
+            esc[1] = 'x', esc[2] = hex[c >> 4], esc[3] = hex[c & 15], n = 4, take = 1;
         else
-            esc[0] = (char)c;
+            src = (const char *)s, n = take;
         if (o + n >= outlen)
             break;
-        memcpy(out + o, esc, n);
+        memcpy(out + o, src, n);
         o += n;
+        s += take;
     }
     out[o] = '\0';
 }

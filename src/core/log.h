@@ -10,7 +10,8 @@ enum log_level { LOG_LVL_ERR, LOG_LVL_WARN, LOG_LVL_INFO, LOG_LVL_DBG };
 /* Called once at start-up, before any thread exists. */
 void log_setup(const char *prog, bool use_syslog, enum log_level max_level);
 void log_msg(enum log_level lvl, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-/* in with its control characters written as \n, \r, \t or \xNN (cut to fit outlen). */
+/* in with its control characters (C0, DEL, C1) and its bytes that are not valid UTF-8 written
+ * as \n, \r, \t or \xNN (cut to fit outlen): text from a peer, safe to print or echo. */
 void log_escape(const char *in, char *out, size_t outlen);
 /* Re-open the syslog connection, or the log file (after SIGHUP: logrotate). */
 void log_reopen(void);

@@ -11,9 +11,15 @@
 #define TXNLOG_LOST    UINT64_MAX /* lat_ns of a transaction given up on (lost or timed out) */
 #define TXNLOG_MAX_CAP (1u << 22) /* records a log holds at most (64 MiB) */
 
+#define TXNLOG_NO_OWD INT64_MIN /* up_ns when the answer carried no receive stamp */
+
 struct txnlog_rec {
     uint64_t t_ns;   /* when the request was (meant to be) sent */
     uint64_t lat_ns; /* its latency, or TXNLOG_LOST */
+    /* the request's way out: the server's receive stamp minus the send time, each on its own
+     * host's CLOCK_REALTIME, so it holds the clocks' offset too (only differences between
+     * records mean a delay); lat_ns - up_ns is the way back. TXNLOG_NO_OWD: not known. */
+    int64_t up_ns;
 };
 
 struct txnlog {
@@ -29,7 +35,16 @@ void txnlog_fini(struct txnlog *l);
 static inline void txnlog_add(struct txnlog *l, uint64_t t_ns, uint64_t lat_ns)
 {
     if (l->n < l->cap)
-        l->rec[l->n++] = (struct txnlog_rec){t_ns, lat_ns};
+        l->rec[l->n++] = (struct txnlog_rec){t_ns, lat_ns, TXNLOG_NO_OWD};
+    else
+        l->dropped++;
+}
+
+/* As txnlog_add, with the way out (see txnlog_rec.up_ns). */
+static inline void txnlog_add_owd(struct txnlog *l, uint64_t t_ns, uint64_t lat_ns, int64_t up_ns)
+{
+    if (l->n < l->cap)
+        l->rec[l->n++] = (struct txnlog_rec){t_ns, lat_ns, up_ns};
     else
         l->dropped++;
 }

@@ -22,6 +22,23 @@ struct client_count {
     uint8_t key[16];
     uint32_t running;     /* admitted tests */
     uint32_t handshaking; /* connections past their hello, not yet admitted */
+    uint32_t fds;         /* descriptors its admitted tests hold */
+};
+
+struct auth_fail {
+    uint8_t key[33]; /* 'A' and an address (peer_key), or 'U' and a user name's first 32 bytes */
+    uint32_t fails;
+    uint64_t last_ms; /* 0: a free entry */
+};
+
+struct udp_waiter {
+    uint8_t key[16];
+    uint64_t seq; /* its place in the queue; 0: a free entry */
+};
+
+struct udp_grant {
+    uint8_t key[16];
+    uint64_t at; /* the grant's number (udp_grant_seq); 0: a free entry */
 };
 
 struct route {
@@ -44,6 +61,12 @@ struct admit {
     struct client_count clients[ADMIT_CLIENTS_MAX];
     struct route netrig[ADMIT_NETRIG_MAX];
     struct route iperf3[ADMIT_IPERF3_MAX];
+    struct auth_fail auth[ADMIT_AUTH_KEYS];
+    /* the iperf3 UDP set-up turn's queue: fair by address (udp_choose) */
+    struct udp_waiter udp_waiters[ADMIT_UDP_WAITERS];
+    struct udp_grant udp_grants[ADMIT_UDP_WAITERS];
+    uint64_t udp_seq, udp_grant_seq, udp_chosen; /* udp_chosen: the waiter's seq, 0 none */
+    uint64_t auth_logged_ms, auth_suppressed;    /* the log's rate of auth failures */
 };
 
 struct admit *admit_create(const struct admit_limits *l)
@@ -179,29 +202,140 @@ void admit_handshake_leave(struct admit *a, const struct sockaddr *peer)
 
 /* ---------------------------------------------------------------- resources */
 
-int admit_charge(struct admit *a, const struct admit_usage *want, struct admit_usage *in_use)
+int admit_charge(struct admit *a, const struct sockaddr *peer, const struct admit_usage *want,
+                 struct admit_usage *in_use)
 {
+    struct client_count *cc;
+    uint8_t key[16];
     int rc = 0;
 
+    peer_key(peer, key);
     pthread_mutex_lock(&a->lock);
+    cc = client_slot(a, key, false);
     *in_use = a->used;
-    if (a->l.max_memory && want->bytes > a->l.max_memory - a->used.bytes)
+    if (a->l.max_memory && want->bytes > a->l.max_memory - a->used.bytes) {
         rc = -ENOMEM;
-    else if (a->l.max_fds && want->fds > a->l.max_fds - a->used.fds)
+    } else if (a->l.max_fds && want->fds > a->l.max_fds - a->used.fds) {
         rc = -EMFILE;
-    else {
+    } else if (a->l.max_fds && cc && want->fds > admit_fd_share(&a->l) - cc->fds) {
+        rc = -EDQUOT;
+        in_use->fds = cc->fds;
+    } else {
         a->used.bytes += want->bytes;
         a->used.fds += want->fds;
+        if (cc)
+            cc->fds += want->fds;
     }
     pthread_mutex_unlock(&a->lock);
     return rc;
 }
 
-void admit_uncharge(struct admit *a, const struct admit_usage *held)
+void admit_uncharge(struct admit *a, const struct sockaddr *peer, const struct admit_usage *held)
 {
+    struct client_count *cc;
+    uint8_t key[16];
+
+    peer_key(peer, key);
     pthread_mutex_lock(&a->lock);
     a->used.bytes -= held->bytes < a->used.bytes ? held->bytes : a->used.bytes;
     a->used.fds -= held->fds < a->used.fds ? held->fds : a->used.fds;
+    cc = client_slot(a, key, false);
+    if (cc)
+        cc->fds -= held->fds < cc->fds ? held->fds : cc->fds;
+    pthread_mutex_unlock(&a->lock);
+}
+
+uint32_t admit_fd_share(const struct admit_limits *l) { return l->max_fds / ADMIT_FD_SHARE_DIV; }
+
+/* ---------------------------------------------------------------- authentication failures */
+
+static uint64_t now_ms(void) { return clock_mono_ns() / 1000000ULL; }
+
+/* The entry of key (one forgotten, or the oldest, taken for it when add). Under the lock. */
+static struct auth_fail *auth_entry(struct admit *a, const uint8_t key[33], uint64_t now, bool add)
+{
+    struct auth_fail *old = &a->auth[0];
+
+    for (int i = 0; i < ADMIT_AUTH_KEYS; i++) {
+        struct auth_fail *f = &a->auth[i];
+        if (f->last_ms && now - f->last_ms >= ADMIT_AUTH_FORGET_MS)
+            f->last_ms = 0;
+        if (f->last_ms && !memcmp(f->key, key, 33))
+            return f;
+        if (!f->last_ms || (old->last_ms && f->last_ms < old->last_ms))
+            old = f;
+    }
+    if (!add)
+        return NULL;
+    memcpy(old->key, key, 33);
+    old->fails = 0;
+    old->last_ms = now;
+    return old;
+}
+
+static void auth_keys(const struct sockaddr *peer, const char *user, uint8_t ka[33], uint8_t ku[33])
+{
+    memset(ka, 0, 33);
+    memset(ku, 0, 33);
+    ka[0] = 'A';
+    peer_key(peer, ka + 1);
+    ku[0] = 'U';
+    strncpy((char *)ku + 1, user ? user : "", 32);
+}
+
+static uint32_t auth_delay(uint32_t fails)
+{
+    uint32_t over = fails > ADMIT_AUTH_FREE ? fails - ADMIT_AUTH_FREE : 0;
+
+    if (!over)
+        return 0;
+    return over > 8 || (ADMIT_AUTH_BASE_MS << (over - 1)) > ADMIT_AUTH_CAP_MS
+               ? ADMIT_AUTH_CAP_MS
+               : ADMIT_AUTH_BASE_MS << (over - 1);
+}
+
+uint32_t admit_auth_failed(struct admit *a, const struct sockaddr *peer, const char *user,
+                           bool *log, uint64_t *suppressed)
+{
+    uint8_t ka[33], ku[33];
+    uint64_t now = now_ms();
+    uint32_t da, du;
+    struct auth_fail *f;
+
+    auth_keys(peer, user, ka, ku);
+    pthread_mutex_lock(&a->lock);
+    f = auth_entry(a, ka, now, true);
+    f->fails++;
+    f->last_ms = now;
+    da = auth_delay(f->fails);
+    f = auth_entry(a, ku, now, true);
+    f->fails++;
+    f->last_ms = now;
+    du = auth_delay(f->fails);
+    *log = !a->auth_logged_ms || now - a->auth_logged_ms >= 1000;
+    *suppressed = *log ? a->auth_suppressed : 0;
+    if (*log) {
+        a->auth_logged_ms = now;
+        a->auth_suppressed = 0;
+    } else {
+        a->auth_suppressed++;
+    }
+    pthread_mutex_unlock(&a->lock);
+    return da > du ? da : du;
+}
+
+void admit_auth_ok(struct admit *a, const struct sockaddr *peer, const char *user)
+{
+    uint8_t ka[33], ku[33];
+    uint64_t now = now_ms();
+    struct auth_fail *f;
+
+    auth_keys(peer, user, ka, ku);
+    pthread_mutex_lock(&a->lock);
+    if ((f = auth_entry(a, ka, now, false)))
+        f->last_ms = 0;
+    if ((f = auth_entry(a, ku, now, false)))
+        f->last_ms = 0;
     pthread_mutex_unlock(&a->lock);
 }
 
@@ -249,11 +383,86 @@ void admit_exclusive_release(struct admit *a)
     pthread_mutex_unlock(&a->lock);
 }
 
-int admit_udp_turn_take(struct admit *a, int wait_ms)
+/* The next holder of the UDP turn: the waiter whose address had it least recently (never:
+ * first), the earliest of those. Under the lock. */
+static void udp_choose(struct admit *a)
 {
+    struct udp_waiter *best = NULL;
+    uint64_t best_at = 0;
+
+    a->udp_chosen = 0;
+    for (int i = 0; i < ADMIT_UDP_WAITERS; i++) {
+        struct udp_waiter *w = &a->udp_waiters[i];
+        uint64_t at = 0;
+        if (!w->seq)
+            continue;
+        for (int k = 0; k < ADMIT_UDP_WAITERS; k++)
+            if (a->udp_grants[k].at && !memcmp(a->udp_grants[k].key, w->key, 16))
+                at = a->udp_grants[k].at;
+        if (!best || at < best_at || (at == best_at && w->seq < best->seq)) {
+            best = w;
+            best_at = at;
+        }
+    }
+    if (best)
+        a->udp_chosen = best->seq;
+}
+
+/* The turn goes to key: remembered as its address's last (the oldest record forgotten). */
+static void udp_granted(struct admit *a, const uint8_t key[16])
+{
+    struct udp_grant *g = &a->udp_grants[0];
+
+    a->udp_busy = true;
+    a->udp_grant_seq++;
+    for (int k = 0; k < ADMIT_UDP_WAITERS; k++) {
+        if (a->udp_grants[k].at && !memcmp(a->udp_grants[k].key, key, 16)) {
+            g = &a->udp_grants[k];
+            break;
+        }
+        if (a->udp_grants[k].at < g->at)
+            g = &a->udp_grants[k];
+    }
+    memcpy(g->key, key, 16);
+    g->at = a->udp_grant_seq;
+}
+
+/* A fair turn comes after every other address waiting has had one: the wait is wait_ms once
+ * per other address ahead (and once for the holder), at most ADMIT_UDP_WAIT_TURNS of them. */
+static void udp_wait_longer(const struct admit *a, const struct udp_waiter *me, struct timespec *ts,
+                            int wait_ms)
+{
+    uint32_t others = 0;
+
+    for (int i = 0; i < ADMIT_UDP_WAITERS; i++) {
+        const struct udp_waiter *w = &a->udp_waiters[i];
+        bool seen = false;
+        if (!w->seq || w == me || !memcmp(w->key, me->key, 16))
+            continue;
+        for (int k = 0; k < i && !seen; k++)
+            seen = a->udp_waiters[k].seq && a->udp_waiters[k].seq != me->seq &&
+                   !memcmp(a->udp_waiters[k].key, w->key, 16);
+        others += !seen;
+    }
+    if (others > ADMIT_UDP_WAIT_TURNS - 1)
+        others = ADMIT_UDP_WAIT_TURNS - 1;
+    ts->tv_sec += (time_t)((uint64_t)others * (uint64_t)wait_ms / 1000);
+    ts->tv_nsec += (long)((uint64_t)others * (uint64_t)wait_ms % 1000) * 1000000L;
+    if (ts->tv_nsec >= 1000000000L) {
+        ts->tv_sec++;
+        ts->tv_nsec -= 1000000000L;
+    }
+}
+
+int admit_udp_turn_take(struct admit *a, const struct sockaddr *peer, int wait_ms)
+{
+    struct udp_waiter *me = NULL;
+    uint64_t mine;
     struct timespec ts;
+    uint8_t key[16];
     int rc = 0;
 
+    peer_key(peer, key);
     clock_gettime(CLOCK_REALTIME, &ts);
     ts.tv_sec += wait_ms / 1000;
     ts.tv_nsec += (long)(wait_ms % 1000) * 1000000L;
@@ -262,12 +471,35 @@ int admit_udp_turn_take(struct admit *a, int wait_ms)
         ts.tv_nsec -= 1000000000L;
     }
     pthread_mutex_lock(&a->lock);
-    while (a->udp_busy && rc == 0)
-        rc = pthread_cond_timedwait(&a->cond, &a->lock, &ts);
-    if (!a->udp_busy) {
-        a->udp_busy = true;
-        rc = 0;
+    if (!a->udp_busy && !a->udp_chosen) {
+        udp_granted(a, key);
+        pthread_mutex_unlock(&a->lock);
+        return 0;
     }
+    for (int i = 0; i < ADMIT_UDP_WAITERS && !me; i++)
+        if (!a->udp_waiters[i].seq)
+            me = &a->udp_waiters[i];
+    if (!me) {
+        pthread_mutex_unlock(&a->lock);
+        return -EBUSY;
+    }
+    memcpy(me->key, key, 16);
+    me->seq = ++a->udp_seq;
+    udp_wait_longer(a, me, &ts, wait_ms);
+    if (!a->udp_busy && !a->udp_chosen)
+        udp_choose(a);
+    while (!(!a->udp_busy && a->udp_chosen == me->seq) && rc == 0)
+        rc = pthread_cond_timedwait(&a->cond, &a->lock, &ts);
+    mine = me->seq;
+    me->seq = 0;
+    if (!a->udp_busy && a->udp_chosen == mine) {
+        rc = 0;
+        udp_granted(a, key);
+        a->udp_chosen = 0; /* the next is chosen when the turn is given back */
+    } else if (a->udp_chosen == mine) {
+        udp_choose(a); /* gave up while chosen: the next one */
+    }
+    pthread_cond_broadcast(&a->cond);
     pthread_mutex_unlock(&a->lock);
     return rc ? -EBUSY : 0;
 }
@@ -276,6 +508,7 @@ void admit_udp_turn_give(struct admit *a)
 {
     pthread_mutex_lock(&a->lock);
     a->udp_busy = false;
+    udp_choose(a);
     pthread_cond_broadcast(&a->cond);
     pthread_mutex_unlock(&a->lock);
 }

@@ -23,6 +23,9 @@
 #define ADMIT_KEY_MAX             40   /* bytes, at least the longest key below */
 #define ADMIT_HANDSHAKES_MAX      64   /* connections past their hello, not yet admitted */
 #define ADMIT_HANDSHAKES_PER_PEER 8    /* ... from one address */
+#define ADMIT_UDP_WAITERS         64   /* iperf3 UDP set-ups waiting for the turn */
+#define ADMIT_UDP_WAIT_TURNS      8    /* a waiter waits for at most this many turns */
+#define ADMIT_FD_SHARE_DIV        2    /* one address holds at most 1/this of the descriptors */
 
 struct admit_limits {
     uint32_t max_tests;        /* tests admitted at once */
@@ -62,10 +65,17 @@ struct admit_usage {
     uint32_t fds;
 };
 
-/* Charges a test's memory and descriptors: 0, or -ENOMEM (over max_memory) / -EMFILE (over
- * max_fds) with *in_use: what the other tests hold. */
-int admit_charge(struct admit *a, const struct admit_usage *want, struct admit_usage *in_use);
-void admit_uncharge(struct admit *a, const struct admit_usage *held);
+/* Charges a test of peer (admitted: admit_enter) its memory and descriptors: 0, or -ENOMEM
+ * (over max_memory) / -EMFILE (over max_fds) with *in_use: what the other tests hold, or
+ * -EDQUOT: over the address's share of max_fds (admit_fd_share), in_use->fds: what the
+ * address's other tests hold. A reservation lasts until admit_uncharge: the tests give it back
+ * when their data connections miss the set-up deadline. */
+int admit_charge(struct admit *a, const struct sockaddr *peer, const struct admit_usage *want,
+                 struct admit_usage *in_use);
+void admit_uncharge(struct admit *a, const struct sockaddr *peer, const struct admit_usage *held);
+/* The descriptors the tests of one client address may hold together: 1/ADMIT_FD_SHARE_DIV of
+ * max_fds, so that no one address can take the whole budget. */
+uint32_t admit_fd_share(const struct admit_limits *l);
 
 /* ---- the exclusive turn: one holder at a time, the others wait */
 
@@ -106,9 +116,29 @@ int admit_route(struct admit *a, enum admit_key kind, const void *key, uint32_t 
 
 /* ---- iperf3 UDP set-up: one test at a time sorts the datagrams on the daemon's UDP port */
 
-/* 0, or -EBUSY when another test kept the turn wait_ms. */
-int admit_udp_turn_take(struct admit *a, int wait_ms);
+/* 0, or -EBUSY when other tests kept the turn (or ADMIT_UDP_WAITERS wait already). Fair by
+ * address: a turn given back goes to the waiter whose address (peer) had the turn least
+ * recently, and a waiter waits wait_ms for the holder plus wait_ms for each other address
+ * waiting (ADMIT_UDP_WAIT_TURNS in all at most), so set-ups queued from some addresses cannot
+ * starve another's. */
+int admit_udp_turn_take(struct admit *a, const struct sockaddr *peer, int wait_ms);
 void admit_udp_turn_give(struct admit *a);
+
+/* ---- authentication failures: a back-off per address and per user, and the log's rate */
+
+#define ADMIT_AUTH_FREE      3     /* failures without delay, per address and per user */
+#define ADMIT_AUTH_BASE_MS   100   /* the first delay after them; each next one doubles ... */
+#define ADMIT_AUTH_CAP_MS    2000  /* ... up to this */
+#define ADMIT_AUTH_FORGET_MS 60000 /* a key with no failure this long starts afresh */
+#define ADMIT_AUTH_KEYS      512   /* addresses and users remembered (the oldest forgotten) */
+
+/* A failed authentication from peer as user: how long (ms) the daemon waits before it answers
+ * this one (the larger of the address's and the user's back-off). *log: whether this failure
+ * may be logged (one a second), *suppressed: how many were not logged before it. */
+uint32_t admit_auth_failed(struct admit *a, const struct sockaddr *peer, const char *user,
+                           bool *log, uint64_t *suppressed);
+/* A success: the address and the user start afresh. */
+void admit_auth_ok(struct admit *a, const struct sockaddr *peer, const char *user);
 
 /* ---- test threads, so that shutdown can wait for them */
 

@@ -225,7 +225,7 @@ static int prepare_streams(struct i3s *ss)
     if (!ss->e || !ss->fds)
         return refuse(ss, I3S_SETUP, IPERF3_IEINITTEST, ENOMEM, ss->e ? "out of memory" : err);
     if (ss->ip.p.udp) {
-        if (admit_udp_turn_take(ss->t.admit, tmo(ss)))
+        if (admit_udp_turn_take(ss->t.admit, (const struct sockaddr *)&ss->t.peer, tmo(ss) + 500))
             return refuse(ss, I3S_SETUP, IPERF3_IESTREAMLISTEN, EBUSY,
                           "another iperf3 UDP test kept the port's set-up turn too long");
         ss->udp_turn = true;
@@ -336,7 +336,9 @@ static int gather_streams(struct i3s *ss)
             have += rc == 0;
         } else {
             while (have < ss->nflows && read(ss->t.pipe_rd, &c, sizeof(c)) == (ssize_t)sizeof(c))
-                if (attach(ss, have++, c.fd))
+                if (!dataconn_fd_from(c.fd, (const struct sockaddr *)&ss->t.peer))
+                    close(c.fd); /* another host with this test's cookie: it gets nothing */
+                else if (attach(ss, have++, c.fd))
                     return -EPROTO;
         }
     }

@@ -13,8 +13,12 @@
 /* The rate a UDP test declares: -b (or --pps x datagram) per flow, over all flows. */
 static double udp_rate(const struct params *p)
 {
-    double per = p->udp_pps ? (double)p->udp_pps * p->write_size * 8.0 : (double)p->udp_rate_bps;
-    return per * params_total_flows(p);
+    double up = p->udp_pps ? (double)p->udp_pps * p->write_size * 8.0 : (double)p->udp_rate_bps;
+    double down = p->down_rate_set ? (double)p->down_rate_bps : up;
+
+    if (p->dir != PARAMS_DIR_BIDIR)
+        return up * params_total_flows(p);
+    return (up + down) * p->flows;
 }
 
 int policy_check_limits(const struct policy_limits *o, struct params *p, uint64_t *flow_rate_bps,
@@ -59,6 +63,8 @@ int policy_check_limits(const struct policy_limits *o, struct params *p, uint64_
      * worth out at once, which the in-run check would count against the test */
     if (!p->app_rate_bps || p->app_rate_bps > *flow_rate_bps)
         p->app_rate_bps = *flow_rate_bps;
+    if (p->down_rate_set && (!p->down_rate_bps || p->down_rate_bps > *flow_rate_bps))
+        p->down_rate_bps = *flow_rate_bps;
     return 0;
 }
 

@@ -3,10 +3,12 @@
 #define _GNU_SOURCE
 #include "served.h"
 
+#include "clock.h"
 #include "ctl.h"
 #include "engine.h"
 #include "iperf3_proto.h"
 #include "log.h"
+#include "policy.h"
 #include "sock.h"
 #include "units.h"
 
@@ -16,6 +18,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #define SERVED_REFUSAL_SEND_MS 2000 /* sending the refusal to a client that may be gone */
@@ -81,7 +84,7 @@ int served_charge(struct served *t, const struct flow_kind *kind, const struct p
     engine_plan(kind, p, false, &plan);
     want.bytes = plan.bytes + policy_result_bytes(plan.nflows, plan.cap_intervals);
     want.fds = plan.fds;
-    rc = admit_charge(t->admit, &want, &used);
+    rc = admit_charge(t->admit, (const struct sockaddr *)&t->peer, &want, &used);
     if (!rc) {
         t->charged = want;
         return 0;
@@ -96,6 +99,13 @@ int served_charge(struct served *t, const struct flow_kind *kind, const struct p
                  "flow(s), its intervals): over this server's --max-memory of %s, of which "
                  "other tests hold %s; use fewer flows or a smaller -l, or try later",
                  need, plan.nworkers, buf, plan.nflows, budget, held);
+    else if (rc == -EDQUOT)
+        snprintf(msg, len,
+                 "test needs %u file descriptors (%u flow(s)): over the %u one client address "
+                 "may hold (1/%d of the %u this server has for tests), of which its other tests "
+                 "hold %u; use fewer flows, or try later",
+                 want.fds, plan.nflows, admit_fd_share(l), ADMIT_FD_SHARE_DIV, l->max_fds,
+                 used.fds);
     else
         snprintf(msg, len,
                  "test needs %u file descriptors (%u flow(s)): over the %u this server has "
@@ -117,7 +127,7 @@ int served_exclusive(struct served *t, int wait_ms, void (*queued)(void *ctx, ui
 void served_release(struct served *t)
 {
     if (t->charged.bytes || t->charged.fds)
-        admit_uncharge(t->admit, &t->charged);
+        admit_uncharge(t->admit, (const struct sockaddr *)&t->peer, &t->charged);
     memset(&t->charged, 0, sizeof(t->charged));
     served_release_slot(t);
 }
@@ -186,7 +196,8 @@ static void tell(struct served *t, struct served_refusal r, const char *verb, co
     char text[512];
 
     vsnprintf(text, sizeof(text), fmt, ap);
-    LOG_WARN("%s %s: %s: %s", t->label, t->who, verb, text);
+    if (!r.quiet)
+        LOG_WARN("%s %s: %s: %s", t->label, t->who, verb, text);
     if (r.count == SERVED_SETUP_ERROR)
         metrics_control_error(t->conf->metrics, METRICS_STAGE_SETUP);
     else if (r.count >= 0)
@@ -216,6 +227,38 @@ void served_stop(struct served *t, struct served_refusal r, const char *fmt, ...
     va_start(ap, fmt);
     tell(t, r, "stopped", fmt, ap);
     va_end(ap);
+}
+
+int served_authenticate(struct served *t, const char *user, struct served_refusal r)
+{
+    const struct sockaddr *peer = (const struct sockaddr *)&t->peer;
+    uint64_t suppressed, until;
+    char err[320];
+    uint32_t wait_ms;
+    bool log;
+    int rc;
+
+    if (!t->conf->auth)
+        return 0;
+    rc = policy_authenticate(t->ctl, t->conf->auth, user, t->conf->timeout_ms, err, sizeof(err));
+    if (!rc) {
+        admit_auth_ok(t->admit, peer, user);
+        return 0;
+    }
+    wait_ms = admit_auth_failed(t->admit, peer, user, &log, &suppressed);
+    if (suppressed)
+        LOG_WARN("%llu authentication failure(s) not logged in the last second (at most one "
+                 "a second is)",
+                 (unsigned long long)suppressed);
+    until = clock_mono_ns() + (uint64_t)wait_ms * 1000000ULL;
+    while (clock_mono_ns() < until && !(t->conf->stop && *t->conf->stop)) {
+        uint64_t left = until - clock_mono_ns();
+        struct timespec ts = {.tv_nsec = (long)(left < 100000000ULL ? left : 100000000ULL)};
+        nanosleep(&ts, NULL);
+    }
+    r.quiet = !log;
+    served_refuse(t, r, "%s", err);
+    return rc < 0 ? rc : -EACCES;
 }
 
 void served_ran(struct served *t) { t->ran = true; }

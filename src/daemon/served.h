@@ -109,6 +109,7 @@ struct served_refusal {
     const char *code; /* netrig: the error message's code ("busy", "limit", "bad_request", ...) */
     int i3_code;      /* iperf3: the error number its client prints; 0: ACCESS_DENIED (busy) */
     int i3_errno;     /* iperf3: the errno that goes with it */
+    bool quiet;       /* not logged (the log's rate of such refusals is spent) */
 };
 
 /* Refuses the test: gives back its admission and exclusive turn first (so that the client,
@@ -121,6 +122,12 @@ void served_refuse(struct served *t, struct served_refusal r, const char *fmt, .
  * error, but its hold stays until teardown, after the engine has ended. */
 void served_stop(struct served *t, struct served_refusal r, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+
+/* --auth-file: the challenge for user (the client's name; "" = none given). A failure is
+ * answered after the address's and the user's back-off (admit_auth_failed), refused with r
+ * (logged at most once a second, with the count of those not logged), and returned as -errno;
+ * a success clears both back-offs. No --auth-file: 0. */
+int served_authenticate(struct served *t, const char *user, struct served_refusal r);
 
 /* Gives everything back: registry entry (closing what was routed meanwhile), pipe, admission,
  * exclusive turn, the control connection and the thread count. The caller destroys its own

@@ -208,11 +208,8 @@ static int admission(struct session *ss)
     struct cpulist cpus;
     char err[320], note[320];
 
-    if (o->auth &&
-        policy_authenticate(ss->t.ctl, o->auth, ss->user, timeout_ms(ss), err, sizeof(err))) {
-        served_refuse(&ss->t, how(METRICS_REFUSED_AUTH_FAILED, "auth_failed"), "%s", err);
+    if (served_authenticate(&ss->t, ss->user, how(METRICS_REFUSED_AUTH_FAILED, "auth_failed")))
         return -EACCES;
-    }
     if (policy_check_limits(&o->limits, &ss->p, &ss->flow_rate_bps, err, sizeof(err))) {
         served_refuse(&ss->t, how(METRICS_REFUSED_LIMIT, "limit"), "%s", err);
         return -EPERM;
@@ -263,7 +260,8 @@ static int open_side_paths(struct session *ss, cJSON *accept)
                 cJSON_AddItemToArray(arr, cJSON_CreateNumber(ports[i]));
         }
     } else {
-        rc = dataconn_crr_listen(&local, n, ss->side_fds, &port, err, sizeof(err));
+        rc = dataconn_crr_listen(&local, (const struct sockaddr *)&ss->t.peer, n, ss->side_fds,
+                                 &port, err, sizeof(err));
         for (uint32_t i = 0; !rc && i < n; i++) {
             rc = engine_attach(ss->e, i, ss->side_fds[i], err, sizeof(err));
             if (!rc)
@@ -343,6 +341,11 @@ static int gather_flows(struct session *ss)
             return -ECONNRESET;
         }
         while (read(ss->t.pipe_rd, &dc, sizeof(dc)) == (ssize_t)sizeof(dc)) {
+            if (!dataconn_fd_from(dc.fd, (const struct sockaddr *)&ss->t.peer)) {
+                close(dc.fd); /* another host with this test's id: it gets nothing */
+                metrics_refused(mx(ss), METRICS_REFUSED_ACL);
+                continue;
+            }
             if (engine_attach(ss->e, dc.flow, dc.fd, err, sizeof(err))) {
                 close(dc.fd);
                 served_refuse(&ss->t, how(METRICS_REFUSED_BAD_REQUEST, "bad_request"), "%s", err);
@@ -568,6 +571,23 @@ static void tell_ending(struct session *ss, enum engine_end why)
     cJSON_Delete(m);
 }
 
+/* --max-rate held back part of a response (rr/crr, paced to the last byte) until the test
+ * ended: the limit stopped the test, and the client is told so instead of getting results. */
+static enum engine_end held_back(struct session *ss, enum engine_end why)
+{
+    uint64_t held = engine_gate_held(ss->e);
+    char lim[32];
+
+    if (!held)
+        return why;
+    units_format_rate((double)ss->meter.limit_bps, lim, sizeof(lim));
+    served_stop(&ss->t, how(SERVED_UNCOUNTED, "limit"),
+                "%llu bytes of a response were still held back by this server's --max-rate of "
+                "%s when the test ended",
+                (unsigned long long)held, lim);
+    return ENGINE_END_LIMIT;
+}
+
 /* The run, whatever the client does: it ends at the latest at the engine's hard deadline,
  * every data socket then shut down both ways (set at start); a broken limit or a vanished
  * client ends it at once, without draining. */
@@ -636,6 +656,8 @@ static void run_and_report(struct session *ss)
     cJSON *m;
 
     engine_finish(ss->e, &side);
+    if (why != ENGINE_END_LIMIT && why != ENGINE_END_ERROR && why != ENGINE_END_SIGNAL)
+        why = held_back(ss, why);
     engine_destroy(ss->e);
     ss->e = NULL;
     served_release_slot(&ss->t);

@@ -18,6 +18,9 @@
 #include <string.h>
 #include <time.h>
 
+/* A run that reaches no netrig daemon is told this many --timeouts after its start. */
+#define THIRDPARTY_UNREACHED_TIMEOUTS 2
+
 /* The target queued the run behind exclusive ones: the daemon's log says so. */
 static void on_queued(void *ctx, int ahead)
 {
@@ -25,30 +28,49 @@ static void on_queued(void *ctx, int ahead)
     LOG_INFO("server is busy with %d exclusive test(s); waiting our turn", ahead);
 }
 
+/* Sleeps until until (CLOCK_MONOTONIC ns), in slices that look at the daemon's stop flag. */
+static void pad_until(const struct served *t, uint64_t until)
+{
+    uint64_t now;
+
+    while ((now = clock_mono_ns()) < until && !(t->conf->stop && *t->conf->stop)) {
+        uint64_t left = until - now > 100000000ULL ? 100000000ULL : until - now;
+        struct timespec ts = {.tv_sec = 0, .tv_nsec = (long)left};
+        nanosleep(&ts, NULL);
+    }
+}
+
 /* The target, resolved once (the test goes to this address, not to a second lookup's), must be
- * the controller itself or inside --allow-third-party-target. */
+ * the controller itself or inside --allow-third-party-target. Every refusal (a name that does
+ * not resolve, an address outside the lists) has one text, naming the target as the controller
+ * gave it, and is told one --timeout after the request: neither tells what DNS answered. */
 static int check_target(const struct served *t, const struct multi_target *mt,
                         struct client_opts *o, char *err, size_t errlen)
 {
     const struct acl *targets = t->conf->third_party_targets;
     const struct sockaddr *peer = (const struct sockaddr *)&t->peer;
+    uint64_t t0 = clock_mono_ns();
     struct sock_addr to;
-    char addr[64];
+    char addr[64], why[256];
 
-    if (sock_resolve(mt->host, mt->port, 0, &to, err, errlen))
-        return -EINVAL;
-    sock_addr_host((struct sockaddr *)&to.ss, addr, sizeof(addr));
-    if (!dataconn_same_host((struct sockaddr *)&to.ss, peer) &&
-        !(targets && acl_permits(targets, (struct sockaddr *)&to.ss))) {
-        snprintf(err, errlen,
-                 "this daemon runs tests only toward the controller's own address or those in "
-                 "its --allow-third-party-target lists, and %s is in neither",
-                 addr);
-        return -EPERM;
+    if (sock_resolve(mt->host, mt->port, 0, &to, why, sizeof(why))) {
+        LOG_INFO("controller %s: target %s: %s", t->who, mt->host, why);
+    } else {
+        sock_addr_host((struct sockaddr *)&to.ss, addr, sizeof(addr));
+        if (dataconn_same_host((struct sockaddr *)&to.ss, peer) ||
+            (targets && acl_permits(targets, (struct sockaddr *)&to.ss))) {
+            snprintf(o->host, sizeof(o->host), "%s", addr);
+            o->port = mt->port;
+            return 0;
+        }
+        LOG_INFO("controller %s: target %s is %s, outside the lists", t->who, mt->host, addr);
     }
-    snprintf(o->host, sizeof(o->host), "%s", addr);
-    o->port = mt->port;
-    return 0;
+    snprintf(err, errlen,
+             "this daemon runs tests only toward the controller's own address or those in its "
+             "--allow-third-party-target lists: target '%s' refused",
+             mt->host);
+    pad_until(t, t0 + (uint64_t)t->conf->timeout_ms * 1000000ULL);
+    return -EPERM;
 }
 
 /* Reads the request into client options; refuses what this daemon does not allow. */
@@ -101,34 +123,18 @@ static int parse_request(const struct served *t, const cJSON *msg, struct client
     return 0;
 }
 
-static int authenticate(const struct served_conf *so, int ctl, const cJSON *msg, char *err,
-                        size_t errlen)
-{
-    const cJSON *user = cJSON_GetObjectItemCaseSensitive(msg, "user");
-
-    if (!so->auth)
-        return 0;
-    return policy_authenticate(ctl, so->auth, cJSON_IsString(user) ? user->valuestring : "",
-                               so->timeout_ms, err, errlen);
-}
-
 /* A run that did not reach a netrig daemon: one text for every way that happens (refused,
- * unreachable, silent, not netrig), told no sooner than the connect timeout after the start,
- * so that neither the text nor the time tells an open port from a closed one. A refusal from a
- * netrig daemon that was reached keeps its own text. */
+ * unreachable, silent, not netrig), told THIRDPARTY_UNREACHED_TIMEOUTS timeouts after the
+ * start (a silent service takes about two, waiting for answers), so that neither
+ * the text nor the time tells an open port from a closed one. A refusal from a netrig daemon
+ * that was reached keeps its own text. */
 static void unreached(const struct served *t, const struct client_opts *o, uint64_t t0, char *err,
                       size_t errlen)
 {
-    uint64_t until = t0 + (uint64_t)o->timeout_ms * 1000000ULL, now;
-
     LOG_INFO("controller %s: run toward %s:%u failed: %s", t->who, o->host, o->port, err);
     snprintf(err, errlen, "could not run the test: no netrig daemon answered at %s:%u", o->host,
              o->port);
-    while ((now = clock_mono_ns()) < until && !(t->conf->stop && *t->conf->stop)) {
-        uint64_t left = until - now > 100000000ULL ? 100000000ULL : until - now;
-        struct timespec ts = {.tv_sec = 0, .tv_nsec = (long)left};
-        nanosleep(&ts, NULL);
-    }
+    pad_until(t, t0 + THIRDPARTY_UNREACHED_TIMEOUTS * (uint64_t)o->timeout_ms * 1000000ULL);
 }
 
 /* Both ends' settings for the controller: ours (taken now, after the test: off its path)
@@ -155,11 +161,13 @@ void thirdparty_serve(struct served *t, const cJSON *msg)
     uint32_t running;
     uint64_t t0;
     cJSON *reply;
+    const cJSON *user = cJSON_GetObjectItemCaseSensitive(msg, "user");
     int rc;
 
     t->label = "controller";
-    if (authenticate(t->conf, t->ctl, msg, err, sizeof(err)) ||
-        parse_request(t, msg, &o, &how.code, err, sizeof(err))) {
+    if (served_authenticate(t, cJSON_IsString(user) ? user->valuestring : "", how))
+        return;
+    if (parse_request(t, msg, &o, &how.code, err, sizeof(err))) {
         served_refuse(t, how, "%s", err);
         return;
     }

@@ -45,10 +45,11 @@ enum diagnose_id {
 #define DIAG_WND_FULL     0.75 /* data in flight / the peer's window: the window is full */
 /* the peer's window at the measured round trip allows less than this x what moved: it caps the
  * rate, however busy the sender's CPU was (a tiny window makes tiny segments, each costing it) */
-#define DIAG_WND_CAPS     1.5
-#define DIAG_BUF_FULL     0.40 /* data in flight / SO_SNDBUF: the send buffer is full */
-#define DIAG_QUEUE_MIN_US 500  /* mean srtt - min_rtt from which a queue is standing ... */
-#define DIAG_QUEUE_FRAC   0.02 /* ... and at least this share of min_rtt */
+#define DIAG_WND_CAPS      1.5
+#define DIAG_RX_BUF_WINDOW 0.25 /* window / SO_RCVBUF at or above: the buffer's size is the cap */
+#define DIAG_BUF_FULL      0.40 /* data in flight / SO_SNDBUF: the send buffer is full */
+#define DIAG_QUEUE_MIN_US  500  /* mean srtt - min_rtt from which a queue is standing ... */
+#define DIAG_QUEUE_FRAC    0.02 /* ... and at least this share of min_rtt */
 #define DIAG_QUEUE_STRONG                                                                          \
     0.25                        /* a queue this share of min_rtt is more than the bursts of a      \
                                  * window- or buffer-limited sender make: the link is full */

@@ -114,6 +114,17 @@ static bool rx_thread_bound(const struct diagnose_sample *s)
            thread_load(e) >= DIAG_THREAD_FULL;
 }
 
+/* The window explains the rate and it is a large share of the receiver's buffer: the buffer's
+ * size limits the transfer. A receiver that cannot keep up leaves its buffer full of unread
+ * data and advertises a small share of it; one whose buffer is too small advertises most of it
+ * however fast it reads. Its thread then looks busy on a shared CPU (it always finds the few
+ * kilobytes the window let through waiting when the scheduler runs it), which is not the limit. */
+static bool rx_buffer_bound(const struct diagnose_sample *s, const struct diagnose_verdict *v)
+{
+    return diag_window_caps(s, v) && s->rcv.buf > 0 &&
+           s->wnd_mean >= DIAG_RX_BUF_WINDOW * s->rcv.buf;
+}
+
 static void rx_host_evidence(const struct diagnose_sample *s, struct diagnose_verdict *v, bool cpu,
                              double squeeze_rate)
 {
@@ -159,6 +170,8 @@ bool diag_rule_rx_cpu(const struct diagnose_sample *s, struct diagnose_verdict *
 
     if (!thread && !cpu && !squeeze && !drops)
         return false;
+    if (!cpu && !squeeze && !drops && rx_buffer_bound(s, v))
+        return false; /* the receive buffer, not the thread, set the rate: diag_rule_rwnd */
     v->id = DIAG_RX_CPU_LIMITED;
     if (thread && s->rcv.cpu >= 0)
         snprintf(who, sizeof(who), " (CPU %d)", s->rcv.cpu);

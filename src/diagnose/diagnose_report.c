@@ -54,10 +54,33 @@ static void end_text(const char *who, const char *buf_name, const struct diagnos
         snprintf(out + n, len - n, " (waiting for a CPU %.0f%%)", 100 * e->runq);
 }
 
+/* The fix with the end it names made concrete: "on the sender (the server, 10.0.0.2:5301):
+ * ..." when that end is the peer (also in another namespace of this kernel), "(this host)"
+ * when it is this process's. what starts with the server's HOST:PORT. */
+static void fix_text(const char *what, const struct diagnose_sample *s, const char *tune, char *out,
+                     size_t len)
+{
+    static const char *const ends[] = {"on the sender", "on the receiver"};
+    int host_len = (int)strcspn(what, ", ");
+
+    for (int i = 0; i < 2; i++) {
+        size_t n = strlen(ends[i]);
+        const struct diagnose_end *e = i ? &s->rcv : &s->snd;
+        if (strncmp(tune, ends[i], n) || (tune[n] != ':' && tune[n] != ' '))
+            continue;
+        if (e->local)
+            snprintf(out, len, "%s (this host)%s", ends[i], tune + n);
+        else
+            snprintf(out, len, "%s (the server, %.*s)%s", ends[i], host_len, what, tune + n);
+        return;
+    }
+    snprintf(out, len, "%s", tune);
+}
+
 void diagnose_report_text(FILE *out, const char *what, const struct diagnose_sample *s,
                           const struct diagnose_verdict *v)
 {
-    char tp[32], a[32], b[32], c[32], d[32], line[240];
+    char tp[32], a[32], b[32], c[32], d[32], line[240], fix[DIAG_TEXT_LEN + 128];
 
     audit_fmt_rate(s->throughput_bps, tp, sizeof(tp));
     audit_fmt_time(v->srtt_us / 1e6, a, sizeof(a));
@@ -92,8 +115,10 @@ void diagnose_report_text(FILE *out, const char *what, const struct diagnose_sam
     for (size_t i = 0; i < v->nevidence; i++)
         wrap(out, "  - ", 4, v->evidence[i]);
     wrap(out, "Advice: ", 2, v->advice);
-    if (v->tune[0])
-        wrap(out, "Fix: ", 2, v->tune);
+    if (v->tune[0]) {
+        fix_text(what, s, v->tune, fix, sizeof(fix));
+        wrap(out, "Fix: ", 2, fix);
+    }
 }
 
 static cJSON *sender_json(const struct diagnose_sample *s, const struct diagnose_verdict *v)

@@ -221,6 +221,15 @@ uint64_t engine_bytes_received(const struct engine *e)
     return sum;
 }
 
+uint64_t engine_gate_held(const struct engine *e)
+{
+    uint64_t sum = 0;
+
+    for (uint32_t i = 0; i < e->nworkers; i++)
+        sum += atomic_load_explicit(&e->workers[i].gate_held, memory_order_relaxed);
+    return sum;
+}
+
 int engine_set_target(struct engine *e, const struct sockaddr *to, socklen_t len,
                       const struct sock_local *local)
 {

@@ -87,6 +87,9 @@ bool engine_complete(const struct engine *e); /* every flow attached */
 uint32_t engine_flow_count(const struct engine *e);
 /* Bytes this side's receivers have read since the start, warm-up included (any thread). */
 uint64_t engine_bytes_received(const struct engine *e);
+/* Bytes the rate gate (--max-rate) still held back when the flows ended: a response the
+ * limit kept from completing within the test (0: none). */
+uint64_t engine_gate_held(const struct engine *e);
 /* Kinds with set_target: every flow connects to `to` itself (no attach); -EOPNOTSUPP for
  * the others. */
 int engine_set_target(struct engine *e, const struct sockaddr *to, socklen_t len,

@@ -80,8 +80,14 @@ void engine_series_tick(struct samples *smp, const struct flow *flows, uint32_t 
         struct tcpinfo ti;
 
         row[i].bytes = atomic_load_explicit(&f->bytes, memory_order_relaxed);
-        if (smp->kind[i] == SAMPLES_TCP && f->fd >= 0 && !tcpinfo_read(f->fd, &ti) && ti.valid)
+        if (smp->kind[i] == SAMPLES_TCP && f->fd >= 0 && !tcpinfo_read(f->fd, &ti) && ti.valid) {
             fill_row(&row[i], &ti);
+            /* a sender counts what the receiver acknowledged, not what it wrote: its writes
+             * run ahead by a socket buffer, which a chart would show as a rate above the
+             * link's; the written count only where the kernel has no tcpi_bytes_acked */
+            if (ti.bytes_acked)
+                row[i].bytes = ti.bytes_acked;
+        }
     }
     smp->cpu_s += (double)(thread_cpu_ns() - cpu0) / 1e9; /* what sampling costs */
 }

@@ -67,7 +67,8 @@ struct worker {
     /* CLOCK_MONOTONIC ns after which every socket is shut down and the thread ends (0: none);
      * the engine may bring it forward (engine_kill) while the thread runs */
     _Atomic uint64_t hard_at;
-    struct worker_gate gate; /* set before the thread starts; the thread's own afterwards */
+    struct worker_gate gate;    /* set before the thread starts; the thread's own afterwards */
+    _Atomic uint64_t gate_held; /* bytes the gate held back at the end (worker_gate_held) */
     bool stopping;
     _Atomic bool stop_requested; /* checked between events: a busy loop sees stop at once */
     bool has_timers;             /* some flow uses due_ns */
@@ -130,6 +131,12 @@ static inline void worker_log_txn(struct worker *w, uint64_t t_ns, uint64_t lat_
     if (w->log)
         txnlog_add(w->log, t_ns, lat_ns);
 }
+static inline void worker_log_txn_owd(struct worker *w, uint64_t t_ns, uint64_t lat_ns,
+                                      int64_t up_ns)
+{
+    if (w->log)
+        txnlog_add_owd(w->log, t_ns, lat_ns, up_ns);
+}
 /* Has the engine asked this worker to stop? (relaxed load, for blocking loops) */
 bool worker_stop_requested(struct worker *w);
 /* Has the hard deadline passed? Then the caller ends the flow (worker_flow_finish). */
@@ -145,6 +152,10 @@ static inline bool worker_gate_closed(const struct worker *w)
 /* A blocking lone flow over budget: sleeps until the gate refills, the stop request or the
  * hard deadline, whichever comes first. */
 void worker_gate_wait(struct worker *w);
+/* A blocking lone flow gives up n bytes the gate still held back when the test ended: more
+ * than the gate's burst (50 ms of the rate) are counted (engine_gate_held), so the test can
+ * say the limit stopped it. */
+void worker_gate_held(struct worker *w, uint64_t n);
 /* Shuts f's socket down both ways (the hard deadline) and ends it. */
 void worker_flow_kill(struct worker *w, struct flow *f);
 void worker_flow_finish(struct worker *w, struct flow *f, int err);

@@ -6,7 +6,10 @@
 #include "engine.h"
 #include "flow.h"
 
+#include <arpa/inet.h>
 #include <errno.h>
+#include <linux/filter.h>
+#include <linux/if_ether.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <stdio.h>
@@ -192,17 +195,66 @@ void dataconn_udp_hello(int fd, const uint8_t id[CTL_TEST_ID_LEN], uint32_t flow
     }
 }
 
-int dataconn_crr_listen(const struct sockaddr_storage *local, uint32_t n, int *fds, uint16_t *port,
-                        char *err, size_t errlen)
+bool dataconn_fd_from(int fd, const struct sockaddr *peer)
+{
+    struct sockaddr_storage from;
+    socklen_t len = sizeof(from);
+
+    return !getpeername(fd, (struct sockaddr *)&from, &len) &&
+           dataconn_same_host((struct sockaddr *)&from, peer);
+}
+
+/* A classic BPF filter passing only packets whose network header comes from peer's address
+ * (IPv4, IPv4-mapped IPv6 included, or IPv6): on a listener it drops every other SYN, so a
+ * host that is not the test's client never completes a handshake. prog holds 12 slots. */
+static int peer_filter(const struct sockaddr *peer, struct sock_filter *prog)
+{
+    uint8_t a[16];
+    bool v4;
+    int k = 0, words;
+
+    if (!addr16(peer, a))
+        return -EAFNOSUPPORT;
+    v4 = !memcmp(a, "\0\0\0\0\0\0\0\0\0\0\xff\xff", 12);
+    words = v4 ? 1 : 4;
+    prog[k++] =
+        (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, SKF_AD_OFF + SKF_AD_PROTOCOL);
+    prog[k] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, v4 ? ETH_P_IP : ETH_P_IPV6, 0,
+                                           (uint8_t)(2 * words));
+    k++;
+    for (int i = 0; i < words; i++) {
+        uint32_t w;
+        memcpy(&w, a + (v4 ? 12 : 4 * i), 4);
+        prog[k++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
+                                                 (uint32_t)SKF_NET_OFF + (v4 ? 12 : 8 + 4 * i));
+        prog[k] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, ntohl(w), 0,
+                                               (uint8_t)(2 * (words - i) - 1));
+        k++;
+    }
+    prog[k++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, 0xffffffffU);
+    prog[k++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, 0);
+    return k;
+}
+
+int dataconn_crr_listen(const struct sockaddr_storage *local, const struct sockaddr *peer,
+                        uint32_t n, int *fds, uint16_t *port, char *err, size_t errlen)
 {
     struct sockaddr_storage a = *local;
-    int one = 1;
+    struct sock_filter prog[12];
+    struct sock_fprog fp = {.filter = prog};
+    int one = 1, len = peer_filter(peer, prog);
 
     for (uint32_t i = 0; i < n; i++)
         fds[i] = -1;
+    if (len < 0) {
+        snprintf(err, errlen, "cannot open crr listeners: the client's address is not IP");
+        return len;
+    }
+    fp.len = (unsigned short)len;
     for (uint32_t i = 0; i < n; i++) {
         fds[i] = socket(a.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
         if (fds[i] < 0 || setsockopt(fds[i], SOL_SOCKET, SO_REUSEPORT, &one, sizeof(one)) ||
+            setsockopt(fds[i], SOL_SOCKET, SO_ATTACH_FILTER, &fp, sizeof(fp)) ||
             bind(fds[i], (struct sockaddr *)&a, addr_len(&a)) || listen(fds[i], 4096)) {
             snprintf(err, errlen, "cannot open crr listener %u of %u: %s", i + 1, n,
                      strerror(errno));

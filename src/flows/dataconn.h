@@ -42,9 +42,14 @@ int dataconn_udp_connect(const struct sock_addr *server, uint16_t port,
 /* Client: (re)sends the hello of flow on fd. */
 void dataconn_udp_hello(int fd, const uint8_t id[CTL_TEST_ID_LEN], uint32_t flow);
 
-/* Server: n listeners sharing one port (SO_REUSEPORT) on the control connection's address. */
-int dataconn_crr_listen(const struct sockaddr_storage *local, uint32_t n, int *fds, uint16_t *port,
-                        char *err, size_t errlen);
+/* Server: n listeners sharing one port (SO_REUSEPORT) on the control connection's address,
+ * each with a socket filter that drops every packet not from peer (the client's address): no
+ * other host completes a handshake with them. */
+int dataconn_crr_listen(const struct sockaddr_storage *local, const struct sockaddr *peer,
+                        uint32_t n, int *fds, uint16_t *port, char *err, size_t errlen);
+/* Is fd's peer on the same host (address) as peer? A data connection routed by its test id is
+ * taken only from the test's client. */
+bool dataconn_fd_from(int fd, const struct sockaddr *peer);
 
 /* The local address of a connected socket, with port 0. */
 int dataconn_local_addr(int fd, struct sockaddr_storage *out);

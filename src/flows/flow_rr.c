@@ -20,6 +20,9 @@
 
 #define RR_OPEN_LOOP_INFLIGHT 4096       /* open loop: requests outstanding at most per flow */
 #define RR_DONE               UINT64_MAX /* numbered UDP: a slot answered ahead of the oldest */
+/* UDP: a request and response this long carry, after the number, the server's receive time
+ * (CLOCK_REALTIME ns, big-endian; the client sends 0 there, which an older server echoes) */
+#define RR_STAMPED 16
 
 struct rr_state {
     uint32_t req, resp;
@@ -109,13 +112,13 @@ static void rr_fini(struct flow *f)
 static uint64_t oldest(const struct rr_state *s) { return s->sent_at[s->head]; }
 
 /* Counts a transaction sent (or due) at t and answered at now. */
-static void record(struct worker *w, struct flow *f, uint64_t t, uint64_t now)
+static void record(struct worker *w, struct flow *f, uint64_t t, uint64_t now, int64_t up)
 {
     uint64_t lat = now > t ? now - t : 0;
 
     if (atomic_load_explicit(&w->measuring, memory_order_relaxed))
         histo_record(w->lat, lat);
-    worker_log_txn(w, t, lat);
+    worker_log_txn_owd(w, t, lat, up);
     flow_add(&f->txns, 1);
     flow_add(&f->lat_sum_ns, lat);
 }
@@ -137,7 +140,7 @@ static void pop_answered(struct rr_state *s)
 /* Completes the oldest request in flight. */
 static void complete_one(struct worker *w, struct flow *f, struct rr_state *s, uint64_t now)
 {
-    record(w, f, oldest(s), now);
+    record(w, f, oldest(s), now, TXNLOG_NO_OWD);
     pop(s);
 }
 
@@ -146,9 +149,10 @@ static void complete_one(struct worker *w, struct flow *f, struct rr_state *s, u
  * transaction (a timeout) and never lends its age to the next answer. Returns 1 when it
  * completed one; 0 for an answer to a request given up on, a repeat or a number never sent. */
 static int complete_numbered(struct worker *w, struct flow *f, struct rr_state *s, size_t n,
-                             uint64_t at)
+                             uint64_t at, int64_t real_off)
 {
-    uint64_t seq, first = s->seq - s->inflight;
+    uint64_t seq, first = s->seq - s->inflight, stamp = 0;
+    int64_t up = TXNLOG_NO_OWD;
     uint32_t slot;
 
     if (n < sizeof(seq))
@@ -160,7 +164,13 @@ static int complete_numbered(struct worker *w, struct flow *f, struct rr_state *
     slot = (uint32_t)((s->head + (seq - first)) % s->ring_cap);
     if (s->sent_at[slot] == RR_DONE)
         return 0;
-    record(w, f, s->sent_at[slot], at);
+    if (s->probe && n >= RR_STAMPED) { /* the server's receive stamp: the way out */
+        memcpy(&stamp, (const uint8_t *)w->buf + sizeof(seq), sizeof(stamp));
+        stamp = be64toh(stamp);
+    }
+    if (stamp)
+        up = (int64_t)stamp - real_off - (int64_t)s->sent_at[slot];
+    record(w, f, s->sent_at[slot], at, up);
     s->sent_at[slot] = RR_DONE;
     pop_answered(s);
     return 1;
@@ -169,17 +179,34 @@ static int complete_numbered(struct worker *w, struct flow *f, struct rr_state *
 /* Writes what is pending (TCP). flags MSG_DONTWAIT: until the socket buffer is full or the
  * worker is over its rate; 0: blocking calls, going on through their timeout slices (and the
  * rate gate's waits) until all is written, or until the test's end: a peer that stops reading
- * cannot hold us past the stop request or the hard deadline. Returns 0, or -errno when the
- * connection failed (-ETIMEDOUT: given up at the end). */
+ * cannot hold us past the stop request or the hard deadline. Blocking, the gate paces every
+ * byte to the last: the stop request and the hard deadline are looked at on every slice, and
+ * what the gate still holds back then is given up (worker_gate_held), never sent in a burst.
+ * Returns 0, or -errno when the connection failed (-ETIMEDOUT: given up at the end). */
 static int write_pending(struct worker *w, struct flow *f, struct rr_state *s, int flags)
 {
+    bool block = !(flags & MSG_DONTWAIT);
+
     while (s->pending_write) {
         size_t len = s->pending_write < w->buflen ? s->pending_write : w->buflen;
-        ssize_t n = send(f->fd, w->buf, len, MSG_NOSIGNAL | flags);
+        ssize_t n;
+
+        if (block && w->gate.rate_Bps && len > (size_t)w->gate.burst)
+            len = w->gate.burst > 0 ? (size_t)w->gate.burst : 1; /* paced in the gate's steps */
+        while (block && worker_gate_closed(w)) {
+            if (worker_stop_requested(w) || worker_past_deadline(w)) {
+                worker_gate_held(w, s->pending_write);
+                return -ETIMEDOUT;
+            }
+            worker_gate_wait(w);
+        }
+        if (block && worker_past_deadline(w))
+            return -ETIMEDOUT;
+        n = send(f->fd, w->buf, len, MSG_NOSIGNAL | flags);
         if (n < 0) {
             if (errno != EAGAIN && errno != EINTR)
                 return -errno;
-            if (flags & MSG_DONTWAIT)
+            if (!block)
                 break;
             if (worker_stop_requested(w) || worker_past_deadline(w))
                 return -ETIMEDOUT;
@@ -187,11 +214,8 @@ static int write_pending(struct worker *w, struct flow *f, struct rr_state *s, i
         }
         s->pending_write -= (uint64_t)n;
         flow_add(&f->sent, (uint64_t)n);
-        if (!worker_gate_take(w, (uint64_t)n))
-            continue;
-        if (flags & MSG_DONTWAIT)
+        if (worker_gate_take(w, (uint64_t)n) && !block)
             break; /* over the rate: the worker waits, EPOLLOUT brings us back */
-        worker_gate_wait(w);
     }
     return 0;
 }
@@ -213,16 +237,29 @@ static int flush_tcp(struct worker *w, struct flow *f, struct rr_state *s)
 }
 
 /* UDP: one datagram, carrying the request number in its first 8 bytes when it fits. */
-static int send_udp(struct worker *w, struct flow *f, uint64_t seq, uint32_t len)
+static int send_udp(struct worker *w, struct flow *f, uint64_t seq, uint32_t len, uint64_t stamp)
 {
     uint64_t be = htobe64(seq); /* network order, like the rest of the protocol */
 
     if (len >= sizeof(be))
         memcpy(w->buf, &be, sizeof(be));
+    if (len >= RR_STAMPED) {
+        be = htobe64(stamp);
+        memcpy((uint8_t *)w->buf + sizeof(be), &be, sizeof(be));
+    }
     if (send(f->fd, w->buf, len, MSG_DONTWAIT) < 0 && errno != EAGAIN && errno != ENOBUFS &&
         errno != ECONNREFUSED)
         return -errno;
     return 0;
+}
+
+/* CLOCK_REALTIME in ns: the server's receive stamp */
+static uint64_t real_now(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }
 
 /* Puts one request in flight, stamped with t (now, or its intended time). */
@@ -232,7 +269,7 @@ static int issue(struct worker *w, struct flow *f, struct rr_state *s, uint64_t 
     s->inflight++;
     s->issued++;
     if (s->udp)
-        return send_udp(w, f, s->seq++, s->req);
+        return send_udp(w, f, s->seq++, s->req, 0); /* 0: not stamped by the server */
     s->pending_write += s->req;
     return flush_tcp(w, f, s);
 }
@@ -340,7 +377,7 @@ static int rr_client_event(struct worker *w, struct flow *f, uint32_t events)
         }
         flow_add(&f->bytes, (uint64_t)n);
         if (s->numbered) {
-            answered += (uint64_t)complete_numbered(w, f, s, (size_t)n, at);
+            answered += (uint64_t)complete_numbered(w, f, s, (size_t)n, at, real_off);
         } else if (s->udp) {
             if (!stale(w, s, (size_t)n))
                 done++;
@@ -433,7 +470,7 @@ static int rr_answer(struct worker *w, struct flow *f, struct rr_state *s, size_
         flow_add(&f->txns, 1);
         flow_add(&f->sent, s->resp);
         worker_gate_take(w, n + s->resp);
-        return send_udp(w, f, seq, s->resp);
+        return send_udp(w, f, seq, s->resp, s->req >= RR_STAMPED ? real_now() : 0);
     }
     worker_gate_take(w, n);
     flow_add(&f->bytes, n);
@@ -536,7 +573,7 @@ static void rr_client_alone(struct worker *w, struct flow *f)
         s->head = 0, s->inflight = 1, s->sent_at[0] = t0;
         s->issued++;
         if (s->udp) {
-            if ((err = -send_udp(w, f, s->seq++, s->req)))
+            if ((err = -send_udp(w, f, s->seq++, s->req, 0)))
                 break;
         } else if (send(f->fd, w->buf, s->req, MSG_NOSIGNAL) != (ssize_t)s->req) {
             err = errno ? errno : EIO;

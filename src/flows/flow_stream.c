@@ -114,7 +114,7 @@ int flow_stream_init(struct flow *f, const struct params *p, bool is_client)
     f->priv = s;
     f->sender = params_flow_client_sends(p, f->id) == is_client;
     f->ops = f->sender ? &stream_send_ops : &stream_recv_ops;
-    rate = f->sender ? p->app_rate_bps : p->recv_rate_bps;
+    rate = f->sender ? params_send_rate(p, params_flow_client_sends(p, f->id)) : p->recv_rate_bps;
     if (!rate) {
         if (!f->sender && p->zerocopy_rx) {
             size_t want = p->write_size < ZC_MAP_MIN ? ZC_MAP_MIN : p->write_size;
@@ -188,7 +188,7 @@ static void stream_fini(struct flow *f)
 bool flow_stream_may_run_alone(const struct params *p, bool is_client)
 {
     (void)is_client;
-    return !p->app_rate_bps && !p->recv_rate_bps; /* paced flows live on timers */
+    return !p->app_rate_bps && !p->down_rate_bps && !p->recv_rate_bps; /* paced: on timers */
 }
 
 /* Reads MSG_ZEROCOPY completions from the error queue. */

@@ -112,9 +112,10 @@ int flow_udp_setup(struct flow *f, const struct params *p, bool is_client,
     t->seq = codec->first_seq;
     if (p->udp_pps)
         t->period_ns = 1000000000ULL / p->udp_pps;
-    else
-        t->period_ns =
-            (uint64_t)(8e9 * p->write_size / (double)(p->udp_rate_bps ? p->udp_rate_bps : 1));
+    else {
+        uint64_t bps = params_send_rate(p, params_flow_client_sends(p, f->id));
+        t->period_ns = (uint64_t)(8e9 * p->write_size / (double)(bps ? bps : 1));
+    }
     if (!t->period_ns)
         t->period_ns = 1;
     f->priv = t;

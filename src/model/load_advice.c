@@ -42,12 +42,36 @@ static void queue_text(double inc_s, double bps, const char *dir, char *buf, siz
     snprintf(buf, len, "%s at %s %s (5 ms there is %s)", q, rate, dir, q5);
 }
 
+/* Each way's queue from its own increase (the UDP probe's one-way delays). */
+static void shorter_queues(const struct load_result *lr, struct lines *l)
+{
+    const struct load_phase_stats *busy = &lr->phase[LOAD_LOADED];
+    double iu = fmax(0, lr->increase_up_p50_us / 1e6), id = fmax(0, lr->increase_down_p50_us / 1e6);
+    char up[128] = "nothing measurable", down[128] = "nothing measurable";
+
+    if (busy->up_bps > 0 && iu * 1e3 >= 0.05)
+        queue_text(iu, busy->up_bps, "up", up, sizeof(up));
+    if (busy->down_bps > 0 && id * 1e3 >= 0.05)
+        queue_text(id, busy->down_bps, "down", down, sizeof(down));
+    add(l,
+        "A shorter queue: of the increase of %.1f ms, the way up took %+.1f ms, about %s queued, "
+        "and the way down %+.1f ms, about %s (one-way delays of the UDP probe). Where a "
+        "queue is a tbf or htb shaper (or a router's buffer), size it for about 5 ms at the "
+        "link rate (tc ... limit BYTES): the link stays full and the delay stays small.",
+        lr->increase_p50_us / 1e3, load_ms_shown(lr->increase_up_p50_us), up,
+        load_ms_shown(lr->increase_down_p50_us), down);
+}
+
 static void shorter_queue(const struct load_result *lr, struct lines *l)
 {
     const struct load_phase_stats *busy = &lr->phase[LOAD_LOADED];
     double inc = lr->increase_p50_us / 1e6;
     char up[128] = "", down[128] = "";
 
+    if (lr->owd_judged) {
+        shorter_queues(lr, l);
+        return;
+    }
     if (busy->up_bps > 0)
         queue_text(inc, busy->up_bps, "up", up, sizeof(up));
     if (busy->down_bps > 0)
@@ -145,7 +169,7 @@ size_t load_advice(const struct load_result *lr, char (*lines)[400], size_t max)
     aqm(lr, &l);
     pacing(lr, &l);
     congestion(lr, &l);
-    if (lr->ran[LOAD_UP] && lr->ran[LOAD_DOWN])
+    if (lr->ran[LOAD_UP] && lr->ran[LOAD_DOWN] && !lr->owd_judged)
         add(&l, "Both directions were loaded at once: run with --up, then --down, to see which "
                 "direction's queue grows.");
     return l.n;

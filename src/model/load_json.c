@@ -22,6 +22,12 @@ static cJSON *probe_json(const struct load_probe_stats *ps)
     cJSON_AddNumberToObject(l, "p90", ps->p90_us);
     cJSON_AddNumberToObject(l, "p99", ps->p99_us);
     cJSON_AddNumberToObject(l, "max", ps->max_us);
+    if (ps->owd_n) { /* the UDP probe's answers with the server's stamp */
+        l = cJSON_AddObjectToObject(o, "one_way_us");
+        cJSON_AddNumberToObject(l, "answers", (double)ps->owd_n);
+        cJSON_AddNumberToObject(l, "up_p50", ps->up_p50_us);
+        cJSON_AddNumberToObject(l, "down_p50", ps->down_p50_us);
+    }
     return o;
 }
 
@@ -41,6 +47,8 @@ static cJSON *phases_json(const struct load_result *lr)
         for (int p = LOAD_UDP_PROBE; p <= LOAD_TCP_PROBE; p++)
             cJSON_AddItemToObject(o, load_part_name((enum load_part)p),
                                   lr->ran[p] ? probe_json(&s->probe[p]) : cJSON_CreateNull());
+        cJSON_AddItemToObject(o, "icmp_probe",
+                              lr->icmp_ran ? probe_json(&s->icmp) : cJSON_CreateNull());
         cJSON_AddItemToArray(a, o);
     }
     return a;
@@ -66,6 +74,34 @@ static cJSON *increase_json(const struct load_result *lr)
                               ? cJSON_CreateNumber(load_band_limit_ms(lr->band))
                               : cJSON_CreateNull());
     cJSON_AddStringToObject(o, "verdict", load_band_words(lr->band));
+    cJSON_AddItemToObject(o, "up_p50_us",
+                          lr->owd_judged ? cJSON_CreateNumber(lr->increase_up_p50_us)
+                                         : cJSON_CreateNull());
+    cJSON_AddItemToObject(o, "down_p50_us",
+                          lr->owd_judged ? cJSON_CreateNumber(lr->increase_down_p50_us)
+                                         : cJSON_CreateNull());
+    cJSON_AddItemToObject(o, "icmp_p50_us",
+                          lr->icmp_judged ? cJSON_CreateNumber(lr->icmp_increase_p50_us)
+                                          : cJSON_CreateNull());
+    cJSON_AddNumberToObject(o, "drain_s", lr->drain_s);
+    cJSON_AddBoolToObject(o, "drained", lr->drained);
+    return o;
+}
+
+/* --icmp: how the ICMP probe ran (null without --icmp) */
+static cJSON *icmp_json(const struct load_result *lr)
+{
+    cJSON *o;
+
+    if (!lr->lp.icmp)
+        return cJSON_CreateNull();
+    o = cJSON_CreateObject();
+    cJSON_AddBoolToObject(o, "ran", lr->icmp_ran);
+    cJSON_AddStringToObject(o, "socket", lr->icmp_kind);
+    cJSON_AddNumberToObject(o, "sent", (double)lr->icmp_sent);
+    cJSON_AddNumberToObject(
+        o, "late_pct", lr->icmp_sent ? 100.0 * (double)lr->icmp_late / (double)lr->icmp_sent : 0);
+    cJSON_AddStringToObject(o, "error", lr->icmp_error);
     return o;
 }
 
@@ -224,6 +260,7 @@ cJSON *load_json(const struct load_result *lr, bool series)
     cJSON_AddItemToObject(o, "phases", phases_json(lr));
     cJSON_AddItemToObject(o, "latency_increase", increase_json(lr));
     cJSON_AddItemToObject(o, "probe_rate", rates_json(lr));
+    cJSON_AddItemToObject(o, "icmp", icmp_json(lr));
     cJSON_AddItemToObject(o, "kernel", kernel_json(&lr->kernel));
     a = cJSON_AddArrayToObject(o, "advice");
     for (size_t i = 0; i < na; i++)

@@ -37,6 +37,7 @@ cJSON *load_params_json(const struct load_params *lp)
     cJSON_AddNumberToObject(o, "window", lp->window);
     cJSON_AddStringToObject(o, "congestion", lp->congestion);
     cJSON_AddStringToObject(o, "title", lp->title);
+    cJSON_AddBoolToObject(o, "icmp", lp->icmp);
     return o;
 }
 
@@ -57,6 +58,7 @@ int load_params_from_json(const cJSON *o, struct load_params *lp)
     if (!cJSON_IsObject(o))
         return -1;
     lp->flows = (uint32_t)fmin(num(o, "flows", lp->flows), PARAMS_MAX_FLOWS);
+    lp->icmp = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "icmp"));
     lp->threads = (uint32_t)fmin(num(o, "threads", lp->threads), PARAMS_MAX_THREADS);
     lp->up = !cJSON_IsFalse(cJSON_GetObjectItemCaseSensitive(o, "up"));
     lp->down = !cJSON_IsFalse(cJSON_GetObjectItemCaseSensitive(o, "down"));
@@ -135,6 +137,12 @@ static int by_value(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+static int by_signed(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
 /* Nearest-rank percentile of n sorted values. */
 static double rank(const uint64_t *v, size_t n, double p)
 {
@@ -144,6 +152,32 @@ static double rank(const uint64_t *v, size_t n, double p)
 }
 
 /* The probes of log meant to be sent in [from, to) (seconds on the log's clock + off_s). */
+/* The medians of each way of the answers in [from, to) that carry the server's stamp. */
+static void owd_stats(const struct txnlog *log, double off_s, double from, double to,
+                      struct load_probe_stats *ps)
+{
+    int64_t *up = malloc(log->n * sizeof(*up)), *down = malloc(log->n * sizeof(*down));
+    size_t n = 0;
+
+    for (uint32_t i = 0; up && down && i < log->n; i++) {
+        const struct txnlog_rec *r = &log->rec[i];
+        double t = (double)r->t_ns / 1e9 + off_s;
+        if (t < from || t >= to || r->lat_ns == TXNLOG_LOST || r->up_ns == TXNLOG_NO_OWD)
+            continue;
+        up[n] = r->up_ns;
+        down[n++] = (int64_t)r->lat_ns - r->up_ns;
+    }
+    ps->owd_n = n;
+    if (n) {
+        qsort(up, n, sizeof(*up), by_signed);
+        qsort(down, n, sizeof(*down), by_signed);
+        ps->up_p50_us = (double)up[(n + 1) / 2 - 1] / 1e3;
+        ps->down_p50_us = (double)down[(n + 1) / 2 - 1] / 1e3;
+    }
+    free(up);
+    free(down);
+}
+
 static void probe_stats(const struct txnlog *log, double off_s, double from, double to,
                         struct load_probe_stats *ps)
 {
@@ -174,6 +208,7 @@ static void probe_stats(const struct txnlog *log, double off_s, double from, dou
         ps->p50_us = rank(lat, n, 50);
         ps->p90_us = rank(lat, n, 90);
         ps->p99_us = rank(lat, n, 99);
+        owd_stats(log, off_s, from, to, ps);
     }
     free(lat);
 }
@@ -249,6 +284,54 @@ static void judge(struct load_result *lr)
         lr->increase_p50_us = busy->probe[p].p50_us - idle->probe[p].p50_us;
         lr->increase_p99_us = busy->probe[p].p99_us - idle->probe[p].p99_us;
         lr->band = load_band_of(lr->increase_p50_us);
+        lr->owd_judged = p == LOAD_UDP_PROBE && idle->probe[p].owd_n && busy->probe[p].owd_n;
+        if (lr->owd_judged) {
+            lr->increase_up_p50_us = busy->probe[p].up_p50_us - idle->probe[p].up_p50_us;
+            lr->increase_down_p50_us = busy->probe[p].down_p50_us - idle->probe[p].down_p50_us;
+        }
+        return;
+    }
+}
+
+/* The queue drained when, after the load's stop (le), the probes came back near the baseline
+ * (below; at most its p99) and stayed there:
+ * the first of a run of answered probes covering 100 ms (at least 3) none of which was over it. A
+ * single quick probe is not enough: a loss-based sender's queue empties for a moment after each
+ * loss. From the UDP probe, else the TCP one. */
+static void drain(struct load_result *lr, double le, double end)
+{
+    uint64_t need = lr->lp.probe_rate / 10 < 3 ? 3 : lr->lp.probe_rate / 10;
+
+    lr->drained = false;
+    lr->drain_s = end - le;
+    for (int p = LOAD_UDP_PROBE; p <= LOAD_TCP_PROBE; p++) {
+        const struct txnlog *log = lr->part[p].local.log;
+        const struct load_probe_stats *idle = &lr->phase[LOAD_BASELINE].probe[p],
+                                      *busy = &lr->phase[LOAD_LOADED].probe[p];
+        /* a tenth of the increase over the baseline's median, at least 0.5 ms; never over its
+         * p99. Not the baseline's spread: a busy host's stalls can put its p90 far out */
+        double spread = fmax(500, 0.1 * (busy->p50_us - idle->p50_us));
+        double idle_p99 = fmin(idle->p99_us, idle->p50_us + spread), first = 0;
+        uint64_t run = 0;
+        if (!lr->ran[p] || !log || !lr->phase[LOAD_BASELINE].probe[p].answered)
+            continue;
+        for (uint32_t i = 0; i < log->n && run < need; i++) {
+            double t = (double)log->rec[i].t_ns / 1e9 + off_s(lr, p);
+            if (t < le)
+                continue;
+            if (t >= end)
+                break;
+            if (log->rec[i].lat_ns == TXNLOG_LOST || (double)log->rec[i].lat_ns / 1e3 > idle_p99) {
+                run = 0;
+                continue;
+            }
+            if (!run++)
+                first = t;
+        }
+        if (run >= need) {
+            lr->drained = true;
+            lr->drain_s = first - le;
+        }
         return;
     }
 }
@@ -263,11 +346,27 @@ void load_analyze(struct load_result *lr)
     lr->phase[LOAD_LOADED] =
         (struct load_phase_stats){.start_s = ls, .end_s = le, .from_s = ls + settle};
     lr->phase[LOAD_RECOVERY] = (struct load_phase_stats){.start_s = le, .end_s = end, .from_s = le};
-    for (int ph = 0; ph < LOAD_NPHASES; ph++)
+    for (int ph = 0; ph < LOAD_NPHASES; ph++) {
+        if (ph == LOAD_RECOVERY) { /* its figures count once the queue drained */
+            drain(lr, le, end);
+            lr->phase[ph].from_s = le + lr->drain_s;
+        }
         for (int p = LOAD_UDP_PROBE; p <= LOAD_TCP_PROBE; p++)
             if (lr->ran[p])
                 probe_stats(lr->part[p].local.log, off_s(lr, p), lr->phase[ph].from_s,
                             lr->phase[ph].end_s, &lr->phase[ph].probe[p]);
+    }
+    if (lr->icmp_ran) {
+        for (int ph = 0; ph < LOAD_NPHASES; ph++)
+            probe_stats(&lr->icmp_log, (double)lr->icmp_off_ns / 1e9, lr->phase[ph].from_s,
+                        lr->phase[ph].end_s, &lr->phase[ph].icmp);
+        lr->icmp_judged = (lr->ran[LOAD_UP] || lr->ran[LOAD_DOWN]) &&
+                          lr->phase[LOAD_BASELINE].icmp.answered &&
+                          lr->phase[LOAD_LOADED].icmp.answered;
+        if (lr->icmp_judged)
+            lr->icmp_increase_p50_us =
+                lr->phase[LOAD_LOADED].icmp.p50_us - lr->phase[LOAD_BASELINE].icmp.p50_us;
+    }
     if (lr->ran[LOAD_UP])
         lr->phase[LOAD_LOADED].up_bps = lr->part[LOAD_UP].summary.up_bps;
     if (lr->ran[LOAD_DOWN])
@@ -286,4 +385,5 @@ void load_result_fini(struct load_result *lr)
 {
     for (int p = 0; p < LOAD_NPARTS; p++)
         result_fini(&lr->part[p]);
+    txnlog_fini(&lr->icmp_log);
 }

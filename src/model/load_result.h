@@ -15,6 +15,7 @@
 
 #include "params.h"
 #include "result.h"
+#include "txnlog.h"
 
 enum load_part { LOAD_UDP_PROBE, LOAD_TCP_PROBE, LOAD_UP, LOAD_DOWN, LOAD_NPARTS };
 enum load_phase { LOAD_BASELINE, LOAD_LOADED, LOAD_RECOVERY, LOAD_NPHASES };
@@ -32,6 +33,7 @@ struct load_params {
     uint64_t probe_rate;            /* probes a second, each kind; 0 = no probes */
     uint64_t sample_ns;             /* the load flows' time series; 0 = none */
     uint32_t window;                /* -w */
+    bool icmp;                      /* --icmp: an ICMP echo probe beside them */
     char congestion[PARAMS_CC_LEN]; /* -C; "" = the hosts' default */
     char title[128];
 };
@@ -41,6 +43,11 @@ struct load_probe_stats {
     uint64_t sent, answered, lost; /* lost: given up on after the timeout */
     double loss_pct;
     double min_us, mean_us, p50_us, p90_us, p99_us, max_us; /* 0 when none was answered */
+    /* UDP probe against a server that stamps its answers: the answers with one-way delays and
+     * the medians of each way, clock offset included (only differences between phases are
+     * delays); 0 when owd_n is 0 */
+    uint64_t owd_n;
+    double up_p50_us, down_p50_us;
 };
 
 struct load_phase_stats {
@@ -48,6 +55,7 @@ struct load_phase_stats {
     double from_s;         /* its figures count from here (the loaded phase skips its start) */
     struct load_probe_stats probe[2]; /* LOAD_UDP_PROBE, LOAD_TCP_PROBE */
     double up_bps, down_bps;          /* TCP goodput each way; 0 outside the loaded phase */
+    struct load_probe_stats icmp;     /* --icmp: the ICMP echo probe */
 };
 
 /* Whether a probe kept its rate: intended against what it sent. */
@@ -78,9 +86,29 @@ struct load_result {
     struct load_probe_rate rate[2];
     int judged_by; /* the probe the increase comes from, -1: none could judge */
     double increase_p50_us, increase_p99_us;
+    /* the median increase of each way, from the UDP probe's one-way delays (the clocks' offset
+     * cancels); owd_judged false: the server did not stamp its answers, or no UDP probe */
+    bool owd_judged;
+    double increase_up_p50_us, increase_down_p50_us;
+    /* the queue's drain after the load stopped: from the load's stop to the first probe sent
+     * that came back within the baseline's p99 (the recovery phase's figures count from
+     * there); drained false: none did before the end (drain_s is then the whole recovery) */
+    bool drained;
+    double drain_s;
     int band; /* 0 (<= 5 ms) .. 5 (> 400 ms); -1 when not judged */
     char cc_up[PARAMS_CC_LEN], cc_down[PARAMS_CC_LEN]; /* what the load's senders ran */
     struct load_kernel kernel;
+    /* --icmp: the ICMP echo probe (not a daemon's part): its records (t_ns since its start,
+     * icmp_off_ns on the probes' clock), the socket it used, why it did not run ("": it ran);
+     * its increase (loaded p50 - baseline p50) beside the judged one, when it had answers */
+    bool icmp_ran, icmp_judged;
+    struct txnlog icmp_log;
+    int64_t icmp_off_ns;
+    uint64_t icmp_start_mono_ns;
+    uint64_t icmp_sent, icmp_late;
+    char icmp_kind[16];
+    char icmp_error[256];
+    double icmp_increase_p50_us;
     bool partial;
     bool probes_cut; /* the probes were stopped early: no load part could run */
     char error[256];

@@ -120,6 +120,13 @@ bool params_flow_client_sends(const struct params *p, uint32_t i)
     }
 }
 
+uint64_t params_send_rate(const struct params *p, bool client_sends)
+{
+    if (p->down_rate_set && !client_sends)
+        return p->down_rate_bps;
+    return p->udp ? p->udp_rate_bps : p->app_rate_bps;
+}
+
 uint64_t params_min_sample(const struct params *p)
 {
     uint64_t ns = (uint64_t)params_total_flows(p) * 1000000000ULL / PARAMS_MAX_SAMPLE_RATE;
@@ -255,11 +262,17 @@ static int pacing_invalid(const struct params *p, char *err, size_t errlen)
     if (p->app_rate_bps && (p->udp || p->test != PARAMS_TEST_STREAM))
         FAIL("application pacing of TCP (-b %llu) applies to TCP streams only",
              (unsigned long long)p->app_rate_bps);
+    if (p->down_rate_set && (p->dir != PARAMS_DIR_BIDIR || p->test != PARAMS_TEST_STREAM))
+        FAIL("-b UP,DOWN applies to --bidir streams only: give one rate, e.g. -b 100M");
+    if (p->down_rate_set && p->udp_pps)
+        FAIL("-b UP,DOWN and --pps exclude each other: give the rates with -b UP,DOWN");
+    if (p->down_rate_set && p->udp && !p->down_rate_bps)
+        FAIL("-b UP,0 sends nothing from the server: give a DOWN rate above 0, e.g. -b 20M,100M");
     if (p->burst > PARAMS_MAX_BURST)
         FAIL("burst (-b RATE/%u) is out of range: use 1 to %u", p->burst, PARAMS_MAX_BURST);
     if (p->burst > 1 && p->test != PARAMS_TEST_STREAM)
         FAIL("a burst (-b RATE/%u) applies to stream tests only", p->burst);
-    if (p->burst > 1 && !p->udp && !p->app_rate_bps)
+    if (p->burst > 1 && !p->udp && !p->app_rate_bps && !p->down_rate_bps)
         FAIL("a burst (-b RATE/%u) needs a rate: give -b RATE/%u with RATE above 0", p->burst,
              p->burst);
     return 0;
@@ -405,6 +418,8 @@ cJSON *params_to_json(const struct params *p)
     cJSON_AddNumberToObject(o, "burst", p->burst);
     cJSON_AddNumberToObject(o, "tos", p->tos);
     cJSON_AddBoolToObject(o, "dont_fragment", p->dont_fragment);
+    if (p->down_rate_set) /* absent: the server's flows go at the one rate */
+        cJSON_AddNumberToObject(o, "down_rate_bps", (double)p->down_rate_bps);
     return o;
 }
 
@@ -503,6 +518,7 @@ int params_from_json(const cJSON *o, struct params *p, char *err, size_t errlen)
     NUM("bytes_limit", 0, (double)PARAMS_MAX_LIMIT, p->bytes_limit = (uint64_t)v);
     NUM("blocks_limit", 0, (double)PARAMS_MAX_LIMIT, p->blocks_limit = (uint64_t)v);
     NUM("app_rate_bps", 0, 1e15, p->app_rate_bps = (uint64_t)v);
+    NUM("down_rate_bps", 0, 1e15, (p->down_rate_bps = (uint64_t)v, p->down_rate_set = true));
     NUM("burst", 0, PARAMS_MAX_BURST, p->burst = (uint32_t)v);
     NUM("tos", 0, 255, p->tos = (uint8_t)v);
 #undef NUM

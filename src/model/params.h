@@ -77,6 +77,10 @@ struct params {
     /* Not on the wire: this end's TCP receivers read at most this fast per flow (a daemon's
      * --max-rate share for clients that do not pace themselves); 0 = unpaced. */
     uint64_t recv_rate_bps;
+    /* -b UP,DOWN with --bidir: the flows the server sends go at down_rate_bps (TCP pacing, 0 =
+     * unpaced; or the UDP rate) and app_rate_bps/udp_rate_bps hold the client's rate. */
+    bool down_rate_set;
+    uint64_t down_rate_bps;
 };
 
 void params_defaults(struct params *p);
@@ -105,6 +109,9 @@ uint64_t params_time_cap_ns(const struct params *p);
 
 /* Number of flows in the test (bidir doubles -P). */
 uint32_t params_total_flows(const struct params *p);
+/* The pacing (TCP) or sending rate (UDP) of a flow sent by the client (client_sends) or by
+ * the server, bits/s: -b, or its DOWN part for the server's flows under -b UP,DOWN. */
+uint64_t params_send_rate(const struct params *p, bool client_sends);
 /* Is flow i sent by the client? Flows are numbered 0..total-1, client→server first. */
 bool params_flow_client_sends(const struct params *p, uint32_t i);
 

@@ -354,6 +354,12 @@ int result_merge(struct run_result *r)
     r->summary.throughput_bps = r->summary.up_bps + r->summary.down_bps;
     r->summary.sender_bps = rate(up.sent, up.send_s) + rate(down.sent, down.send_s);
     r->summary.jain_index = result_jain(tp, n);
+    if (r->params.down_rate_set && n == 2 * r->params.flows) {
+        /* -b UP,DOWN: the two ways are meant to differ; fairness is within each way */
+        double ju = result_jain(tp, r->params.flows),
+               jd = result_jain(tp + r->params.flows, r->params.flows);
+        r->summary.jain_index = ju < jd ? ju : jd;
+    }
     r->summary.rx_zc_fraction =
         r->summary.bytes ? (double)r->summary.rx_zc_bytes / (double)r->summary.bytes : 0;
     r->summary.rx_copy_skipped =
@@ -423,10 +429,11 @@ void result_warn(struct run_result *r, const char *fmt, ...)
 static void warn_udp_rate(struct run_result *r, bool client_sends)
 {
     const struct params *p = &r->params;
-    double want = p->udp_pps ? (double)p->udp_pps * p->write_size * 8.0 : (double)p->udp_rate_bps;
+    double want = p->udp_pps ? (double)p->udp_pps * p->write_size * 8.0
+                             : (double)params_send_rate(p, client_sends);
     double got = 0;
     uint32_t n = 0;
-    char g[32], w[32];
+    char g[32], w[32], why[200];
 
     for (uint32_t i = 0; i < r->nflows; i++) {
         const struct flow_summary *f = &r->flows[i];
@@ -443,11 +450,21 @@ static void warn_udp_rate(struct run_result *r, bool client_sends)
         return;
     units_format_rate(got, g, sizeof(g));
     units_format_rate(want, w, sizeof(w));
-    result_warn(
-        r, "UDP: the %s sender%s reached %s of the %s asked (%s%s%.0u%s, %.1f%%): CPU or NIC bound",
-        client_sends ? "client's" : "server's", n == 1 ? "" : "s", g, w,
-        p->udp_pps ? "--pps x datagram size" : "-b", n > 1 ? " x " : "", n > 1 ? n : 0,
-        n > 1 ? " flows" : "", 100.0 * got / want);
+    /* datagrams the sending host refused (ENOBUFS from a full local qdisc or device queue, or
+     * a full socket buffer) mean this host's own queue toward a slower link set the pace */
+    snprintf(why, sizeof(why), "%s",
+             r->summary.u.send_drops
+                 ? "the sending host refused datagrams (its local qdisc or device queue full, "
+                   "ENOBUFS, or its socket buffer): a slower link or qdisc on the sender's "
+                   "host set the pace, not its CPU"
+                 : "CPU or NIC bound");
+    result_warn(r, "UDP: the %s sender%s reached %s of the %s asked (%s%s%.0u%s, %.1f%%): %s",
+                client_sends ? "client's" : "server's", n == 1 ? "" : "s", g, w,
+                p->udp_pps          ? "--pps x datagram size"
+                : !p->down_rate_set ? "-b"
+                : client_sends      ? "-b UP"
+                                    : "-b DOWN",
+                n > 1 ? " x " : "", n > 1 ? n : 0, n > 1 ? " flows" : "", 100.0 * got / want, why);
 }
 
 void result_warn_figures(struct run_result *r)

@@ -1,5 +1,6 @@
 /* ctl: control-frame encoding and decoding, with every size and type checked. */
 #include "ctl.h"
+#include "log.h"
 #include "clock.h"
 
 #include "sock.h"
@@ -208,10 +209,11 @@ cJSON *ctl_msg_new(const char *type)
 
 static cJSON *error_new_v(const char *code, const char *fmt, va_list ap)
 {
-    char text[512];
+    char raw[512], text[512];
     cJSON *m = ctl_msg_new("error");
 
-    vsnprintf(text, sizeof(text), fmt, ap);
+    vsnprintf(raw, sizeof(raw), fmt, ap);
+    log_escape(raw, text, sizeof(text)); /* what a peer sent us is never echoed raw */
     cJSON_AddStringToObject(m, "code", code);
     cJSON_AddStringToObject(m, "message", text);
     return m;

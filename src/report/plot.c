@@ -471,10 +471,11 @@ static int compare_data(struct plot_job *j, struct store *st, const int64_t *ids
 }
 
 int plot_compare(struct store *st, const int64_t *a, size_t na, const int64_t *b, size_t nb,
-                 const char *metric, struct plot_out *o, char *err, size_t errlen)
+                 const char *name_a, const char *name_b, const char *metric, struct plot_out *o,
+                 char *err, size_t errlen)
 {
     const struct metric_def *d = metric_find(metric);
-    char ylabel[128], mpath[600];
+    char ylabel[128], mpath[600], title[400];
     double max = 0, v, scale;
     struct plot_job j;
     FILE *m;
@@ -491,10 +492,16 @@ int plot_compare(struct store *st, const int64_t *a, size_t na, const int64_t *b
         return -1;
     fputs("set ylabel ", j.gp);
     plot_gp_str(j.gp, ylabel);
-    fprintf(j.gp,
-            "\nset title '%s: A against B'\nset xrange [0.4:2.7]\nset yrange [0:*]\n"
-            "set xtics ('A' 1, 'B' 2)\n",
-            d->label);
+    name_a = name_a && *name_a ? name_a : "A";
+    name_b = name_b && *name_b ? name_b : "B";
+    snprintf(title, sizeof(title), "%s: %.150s against %.150s", d->label, name_b, name_a);
+    fputs("\nset title ", j.gp);
+    plot_gp_str(j.gp, title);
+    fputs("\nset xrange [0.4:2.7]\nset yrange [0:*]\nset xtics noenhanced (", j.gp);
+    plot_gp_str(j.gp, name_a);
+    fputs(" 1, ", j.gp);
+    plot_gp_str(j.gp, name_b);
+    fputs(" 2)\n", j.gp);
     m = plot_job_data(&j, "means.dat", mpath, sizeof(mpath));
     if (!m || compare_data(&j, st, a, na, 1, metric, scale, m) ||
         compare_data(&j, st, b, nb, 2, metric, scale, m)) {

@@ -37,8 +37,10 @@ int plot_run_chart(struct store *st, int64_t id, enum plot_chart chart, struct p
  * of the others, with confidence-interval error bars. */
 int plot_sweep(struct store *st, int64_t id, const char *metric, struct plot_out *o, char *err,
                size_t errlen);
-/* Each run's metric in sets a and b, with each set's mean and 95% interval. */
+/* Each run's metric in sets a and b, with each set's mean and 95% interval; the axis names
+ * the sets name_a and name_b (their tags: before, after; NULL: "A", "B"). */
 int plot_compare(struct store *st, const int64_t *a, size_t na, const int64_t *b, size_t nb,
-                 const char *metric, struct plot_out *o, char *err, size_t errlen);
+                 const char *name_a, const char *name_b, const char *metric, struct plot_out *o,
+                 char *err, size_t errlen);
 
 #endif

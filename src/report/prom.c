@@ -1,5 +1,6 @@
 /* prom: Prometheus text format and the HTTP endpoint that serves it (libmicrohttpd). */
 #include "prom.h"
+#include "prom_guard.h"
 
 #include "sock.h"
 
@@ -21,6 +22,7 @@
 #define PROM_HEADERS_MS      2000  /* a request's headers must be in this soon after connecting */
 #define PROM_LIFETIME_MS     10000 /* and a connection is closed this long after, whatever */
 #define PROM_REAP_MS         200   /* how often those two are looked at */
+#define PROM_CACHE_MS        100   /* a rendering serves every scrape this long after it */
 #define PROM_CONTENT_TYPE    "text/plain; version=0.0.4; charset=utf-8"
 
 /* With a route: its requests last seconds and one Prometheus sends them all (the route bounds
@@ -150,7 +152,8 @@ int prom_parse_listen(const char *spec, char *host, size_t hostlen, uint16_t *po
 struct prom_conn {
     int fd; /* -1: a free entry */
     uint64_t since;
-    bool headers; /* a request's headers came in whole */
+    bool headers;      /* a request's headers came in whole */
+    uint32_t requests; /* requests it made: the PROM_GUARD_PER_CONN-th answer closes it */
 };
 
 struct prom_http {
@@ -165,6 +168,12 @@ struct prom_http {
     bool stop, reaping;
     pthread_t reaper;
     struct prom_conn conns[PROM_ROUTE_CONNECTIONS + 8];
+    /* libmicrohttpd's thread only: */
+    struct prom_guard guard;
+    struct MHD_Response *cached; /* the last rendering of /metrics (NULL: none yet) */
+    char *cached_body;           /* its text (the response owns it) */
+    size_t cached_len;
+    uint64_t cached_at;
 };
 
 static uint64_t mono_ms(void)
@@ -200,17 +209,22 @@ static void on_connection(void *cls, struct MHD_Connection *c, void **socket_con
     pthread_mutex_unlock(&h->lock);
 }
 
-/* A request's headers are in (the first call for it). */
-static void headers_in(struct prom_http *h, struct MHD_Connection *c)
+/* A request's headers are in (the first call for it): how many requests its connection has
+ * made, this one included. */
+static uint32_t headers_in(struct prom_http *h, struct MHD_Connection *c)
 {
     const union MHD_ConnectionInfo *ci =
         MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
     struct prom_conn *pc = ci ? ci->socket_context : NULL;
+    uint32_t n = 0;
 
     pthread_mutex_lock(&h->lock);
-    if (pc)
+    if (pc) {
         pc->headers = true;
+        n = ++pc->requests;
+    }
     pthread_mutex_unlock(&h->lock);
+    return n;
 }
 
 /* Shuts down connections whose headers are late, or that lived too long: libmicrohttpd then
@@ -298,6 +312,64 @@ int prom_request_arg(const struct prom_request *r, unsigned i, const char **name
     return 0;
 }
 
+/* /metrics: within its address's rate (prom_guard)? Else 429 with Retry-After, and the
+ * connection closed after it. */
+static enum MHD_Result too_many(struct MHD_Connection *c)
+{
+    static char text[] = "too many requests: at most 20 a second per address\n";
+    struct MHD_Response *r =
+        MHD_create_response_from_buffer(sizeof(text) - 1, text, MHD_RESPMEM_PERSISTENT);
+    enum MHD_Result rc;
+
+    if (!r)
+        return MHD_NO;
+    MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, "text/plain");
+    MHD_add_response_header(r, MHD_HTTP_HEADER_CONNECTION, "close");
+    MHD_add_response_header(r, MHD_HTTP_HEADER_RETRY_AFTER, "1");
+    rc = MHD_queue_response(c, MHD_HTTP_TOO_MANY_REQUESTS, r);
+    MHD_destroy_response(r);
+    return rc;
+}
+
+/* /metrics: a connection's first request gets a fresh rendering; its later ones (pipelined)
+ * the rendering of the last PROM_CACHE_MS, so they cost a copy each, not a rendering. The
+ * PROM_GUARD_PER_CONN-th answer on a connection closes it (requests pipelined past it are
+ * never read). */
+static enum MHD_Result on_metrics(struct prom_http *h, struct MHD_Connection *c, uint32_t nth)
+{
+    struct MHD_Response *r;
+    enum MHD_Result rc;
+
+    if (!h->cached || nth <= 1 || mono_ms() - h->cached_at >= PROM_CACHE_MS) {
+        struct prom_buf b = {0};
+        h->fn(h->ctx, &b);
+        if (b.oom || !(r = MHD_create_response_from_buffer(b.len, b.data ? b.data : strdup(""),
+                                                           MHD_RESPMEM_MUST_FREE))) {
+            static char oom[] = "out of memory\n";
+            prom_buf_free(&b);
+            return reply(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "text/plain", oom, sizeof(oom) - 1,
+                         false);
+        }
+        MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, PROM_CONTENT_TYPE);
+        if (h->cached)
+            MHD_destroy_response(h->cached); /* connections still sending it keep their hold */
+        h->cached = r;
+        h->cached_body = b.data;
+        h->cached_len = b.len;
+        h->cached_at = mono_ms();
+    }
+    if (nth < PROM_GUARD_PER_CONN)
+        return MHD_queue_response(c, MHD_HTTP_OK, h->cached);
+    r = MHD_create_response_from_buffer(h->cached_len, h->cached_body, MHD_RESPMEM_MUST_COPY);
+    if (!r)
+        return MHD_NO;
+    MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, PROM_CONTENT_TYPE);
+    MHD_add_response_header(r, MHD_HTTP_HEADER_CONNECTION, "close");
+    rc = MHD_queue_response(c, MHD_HTTP_OK, r);
+    MHD_destroy_response(r);
+    return rc;
+}
+
 static enum MHD_Result on_route(struct prom_http *h, struct MHD_Connection *c)
 {
     struct prom_request rq = {.c = c};
@@ -321,7 +393,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
     static char not_allowed[] = "only GET and HEAD are served\n";
     static char home[] = "<html><body><a href=\"/metrics\">netrig metrics</a></body></html>\n";
     struct prom_http *h = cls;
-    struct prom_buf b = {0};
+    const union MHD_ConnectionInfo *ci;
 
     (void)version;
     (void)upload_data;
@@ -331,8 +403,13 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
                      sizeof(not_allowed) - 1, false);
     }
     if (!*con_cls) { /* first call for this request: headers only, answer on the next */
-        *con_cls = h;
-        headers_in(h, c);
+        *con_cls = (void *)(uintptr_t)headers_in(h, c);
+        if (!*con_cls)
+            *con_cls = (void *)(uintptr_t)1;
+        ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+        if (!strcmp(url, "/metrics") &&
+            !prom_guard_admit(&h->guard, ci ? ci->client_addr : NULL, mono_ms()))
+            return too_many(c);
         return MHD_YES;
     }
     if (!strcmp(url, "/"))
@@ -341,13 +418,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
         return on_route(h, c);
     if (strcmp(url, "/metrics"))
         return reply(c, MHD_HTTP_NOT_FOUND, "text/plain", not_found, sizeof(not_found) - 1, false);
-    h->fn(h->ctx, &b);
-    if (b.oom) {
-        static char oom[] = "out of memory\n";
-        prom_buf_free(&b);
-        return reply(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "text/plain", oom, sizeof(oom) - 1, false);
-    }
-    return reply(c, MHD_HTTP_OK, PROM_CONTENT_TYPE, b.data ? b.data : strdup(""), b.len, true);
+    return on_metrics(h, c, (uint32_t)(uintptr_t)*con_cls);
 }
 
 static int reaper_start(struct prom_http *h)
@@ -460,6 +531,8 @@ void prom_http_stop(struct prom_http *h)
     if (!h)
         return;
     MHD_stop_daemon(h->d); /* closes the listening socket too */
+    if (h->cached)
+        MHD_destroy_response(h->cached);
     reaper_stop(h);
     free(h);
 }

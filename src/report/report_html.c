@@ -417,6 +417,63 @@ static void host_rows(FILE *out, const struct compare_side *sd)
     fputs("</table>\n", out);
 }
 
+static void story_side(FILE *out, const char *th, const char *name, const char *verdict)
+{
+    fprintf(out, "<tr><th>%s</th><td>", th);
+    report_html_esc(out, name);
+    fputs(verdict ? ": diagnose verdict <b>" : "", out);
+    report_html_esc(out, verdict ? verdict : "");
+    fputs(verdict ? "</b></td></tr>\n" : "</td></tr>\n", out);
+}
+
+/* The story of a change on one page: before (its verdict), the tune between, after (its
+ * verdict), and the gain in the primary metric with its significance. */
+static void story(FILE *out, const struct compare_result *c, const char *name_a, const char *name_b,
+                  const char *metric)
+{
+    const struct compare_row *row = NULL;
+    char va[48], vb[48], changes[2048];
+
+    for (size_t i = 0; i < c->nrows; i++)
+        if (!strcmp(c->rows[i].def->name, metric))
+            row = &c->rows[i];
+    fputs("<h2>Before, the change, after</h2>\n<table>\n", out);
+    story_side(out, "before", name_a, c->verdict[0]);
+    fputs("<tr><th>change</th><td>", out);
+    if (!c->ntunes)
+        fputs("no netrig tune --apply recorded between them", out);
+    for (size_t i = 0; i < c->ntunes; i++) {
+        fputs(i ? "<br>" : "", out);
+        fputs("netrig tune --apply at ", out);
+        report_html_esc(out, c->tunes[i].applied_at);
+        fputs(" in ", out);
+        report_html_esc(out, c->tunes[i].where);
+        fputs(" for ", out);
+        report_html_esc(out, c->tunes[i].target);
+        compare_tune_changes(&c->tunes[i], changes, sizeof(changes));
+        fputs(": ", out);
+        report_html_esc(out, changes);
+    }
+    fputs("</td></tr>\n", out);
+    story_side(out, "after", name_b, c->verdict[1]);
+    if (row) {
+        metric_format(row->def, row->a.mean, va, sizeof(va));
+        metric_format(row->def, row->b.mean, vb, sizeof(vb));
+        fputs("<tr><th>gain</th><td>", out);
+        report_html_esc(out, row->def->label);
+        fprintf(out, " %s -&gt; %s", va, vb);
+        if (!isnan(row->change_pct))
+            fprintf(out, " (%+.1f%%)", row->change_pct);
+        if (row->w.valid)
+            fprintf(out, ", %s (Welch p=%.3g)",
+                    row->significant ? "significant at 95%" : "not significant", row->w.p);
+        else
+            fputs(", significance untested: one run each (repeat each side to test it)", out);
+        fputs("</td></tr>\n", out);
+    }
+    fputs("</table>\n", out);
+}
+
 static void side_row(FILE *out, const char *tag, const char *name, const int64_t *ids, size_t n)
 {
     fprintf(out, "<tr><th>%s</th><td>", tag);
@@ -448,7 +505,9 @@ int report_html_compare(struct store *st, const int64_t *a, size_t na, const cha
     side_row(out, "A", name_a, a, na);
     side_row(out, "B", name_b, b, nb);
     fputs("</table>\n<h2>Chart</h2>\n", out);
-    rc = plot_compare(st, a, na, b, nb, metric_primary(r.test), &po, perr, sizeof(perr));
+    story(out, &c, name_a, name_b, metric_primary(r.test));
+    rc = plot_compare(st, a, na, b, nb, name_a, name_b, metric_primary(r.test), &po, perr,
+                      sizeof(perr));
     report_html_chart(out, &po, rc, perr, note, notelen);
     what_compared(out, &c);
     compare_rows(out, &c);

@@ -107,7 +107,7 @@ static void flow_rows(struct frame *f, const struct run_result *r, const struct 
             snprintf(rtt, sizeof(rtt), "%u us", c->rtt_us);
         if (up && (c->rtt_us || c->cwnd)) { /* TCP_INFO of the sending end: ours */
             snprintf(retr, sizeof(retr), "%u", c->retrans);
-            snprintf(cwnd, sizeof(cwnd), "%u", c->cwnd);
+            snprintf(cwnd, sizeof(cwnd), "%useg", c->cwnd);
         } else if (!up && iv->peer == INTERVAL_PEER_CELLS) { /* the server's, as it sent them */
             snprintf(retr, sizeof(retr), "%u", c->retrans);
         }

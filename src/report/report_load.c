@@ -88,6 +88,24 @@ static void verdict(FILE *out, const struct load_result *lr)
             "phase from %.1f s)\n",
             load_ms_shown(lr->increase_p50_us), load_ms_shown(lr->increase_p99_us),
             lr->judged_by == LOAD_UDP_PROBE ? "UDP" : "TCP", busy->from_s);
+    if (lr->owd_judged)
+        fprintf(out, "  of which the way up %+.1f ms, the way down %+.1f ms (one-way delays)\n",
+                load_ms_shown(lr->increase_up_p50_us), load_ms_shown(lr->increase_down_p50_us));
+    if (lr->icmp_judged)
+        fprintf(out, "  ICMP echo (%s): %+.1f ms at the median (idle p50 %.2f ms)\n", lr->icmp_kind,
+                load_ms_shown(lr->icmp_increase_p50_us),
+                lr->phase[LOAD_BASELINE].icmp.p50_us / 1e3);
+    else if (lr->lp.icmp)
+        fprintf(out, "  ICMP echo: no figure (%s)\n",
+                lr->icmp_error[0] ? lr->icmp_error : "no reply both idle and under load");
+    if (lr->drained)
+        fprintf(out,
+                "  the queue drained %.2f s after the load stopped (recovery counts from "
+                "there)\n",
+                lr->drain_s);
+    else
+        fprintf(out, "  the queue had not drained by the end, %.2f s after the load stopped\n",
+                lr->drain_s);
     if (isfinite(load_band_limit_ms(lr->band)))
         fprintf(out, "verdict: %s (at most %g ms): %s\n", load_band_grade(lr->band),
                 load_band_limit_ms(lr->band), load_band_words(lr->band));

@@ -5,6 +5,7 @@
 
 #include "units.h"
 
+#include <math.h>
 #include <string.h>
 
 static double rate(uint64_t bytes, double s) { return s > 0 ? (double)bytes * 8.0 / s : 0.0; }
@@ -50,9 +51,14 @@ void report_text_header(FILE *out, const struct run_result *r)
         fprintf(out, "  (first %.4gs omitted as warm-up)\n", p->omit_ns / 1e9);
     if (p->title[0])
         fprintf(out, "  title: %s\n", p->title);
+    if (p->interval_ns && p->dir == PARAMS_DIR_FORWARD)
+        fprintf(out, "  (what the sender wrote; what crossed the path follows the run)\n");
     if (p->interval_ns)
-        fprintf(out, "%-17s %12s %16s %7s %9s\n", "interval", "transfer", "rate", "retr",
-                "host cpu");
+        fprintf(out, "%-17s %12s %16s %7s %9s\n", "interval", "transfer",
+                p->dir == PARAMS_DIR_FORWARD   ? "sender wrote"
+                : p->dir == PARAMS_DIR_REVERSE ? "received"
+                                               : "rate",
+                p->udp ? "lost" : "retr", "host cpu");
     fflush(out);
 }
 
@@ -73,7 +79,9 @@ void report_text_interval(FILE *out, const struct run_result *r, const struct si
     }
     units_format_bytes((double)bytes, b, sizeof(b));
     units_format_rate(rate(bytes, iv->end_s - iv->start_s), rt, sizeof(rt));
-    if (result_interval_retrans(iv) < 0) /* the server's senders did not report in time */
+    if (r->params.udp) /* per-interval loss: the table after the run (forward tests) */
+        snprintf(retr, sizeof(retr), "-");
+    else if (result_interval_retrans(iv) < 0) /* the server's senders did not report in time */
         snprintf(retr, sizeof(retr), "-");
     else
         snprintf(retr, sizeof(retr), "%u", iv->retrans);
@@ -88,6 +96,15 @@ static const char *basis_name(const struct cpu_usage *c)
     if (c->own_valid && c->own_basis)
         return "netrig's own CPU";
     return c->valid ? "whole machine" : "not measured";
+}
+
+/* An end's cost figure, or "-" when its CPU was not measured (an iperf3 peer). */
+static const char *cost_fig(const struct cpu_usage *c, double cost, char buf[24])
+{
+    if (!c->valid && !c->own_valid)
+        return "-";
+    snprintf(buf, 24, "%.2f", cost);
+    return buf;
 }
 
 /* The process's cgroup: what it used, its quota and how often the quota stopped it. */
@@ -170,12 +187,14 @@ static void flow_table(FILE *out, const struct run_result *r)
 {
     bool zc = r->params.zerocopy_rx; /* a column for the share each receiver mapped */
 
-    fprintf(out, "%4s %-4s %10s %10s %14s %6s %8s %6s %4s %4s%s\n", "flow", "dir", "sent",
+    /* cwnd in segments (TCP_INFO's unit; iperf3 prints KBytes), "-" without the sender's
+     * TCP_INFO (UDP, or a peer that did not send it) */
+    fprintf(out, "%4s %-4s %10s %10s %14s %6s %8s %10s %4s %4s%s\n", "flow", "dir", "sent",
             "received", "throughput", "retr", "rtt", "cwnd", "ccpu", "scpu", zc ? "  mapped" : "");
     for (uint32_t i = 0; i < r->nflows; i++) {
         const struct flow_summary *f = &r->flows[i];
         char sb[32], rb[32], tp[32], rtt[16] = "-", retr[16] = "-", cc[8] = "-", sc[8] = "-";
-        char mapped[16] = "";
+        char mapped[16] = "", cwnd[24] = "-";
 
         units_format_bytes((double)f->sent_bytes, sb, sizeof(sb));
         units_format_bytes((double)f->bytes, rb, sizeof(rb));
@@ -183,6 +202,7 @@ static void flow_table(FILE *out, const struct run_result *r)
         if (f->has_sender_tcpinfo) {
             snprintf(rtt, sizeof(rtt), "%uus", f->rtt_us);
             snprintf(retr, sizeof(retr), "%u", f->retransmits);
+            snprintf(cwnd, sizeof(cwnd), "%u seg", f->cwnd);
         }
         if (f->client_cpu >= 0)
             snprintf(cc, sizeof(cc), "%d", f->client_cpu);
@@ -190,18 +210,23 @@ static void flow_table(FILE *out, const struct run_result *r)
             snprintf(sc, sizeof(sc), "%d", f->server_cpu);
         if (zc)
             snprintf(mapped, sizeof(mapped), " %6.2f%%", 100 * f->rx_zc_fraction);
-        fprintf(out, "%4u %-4s %10s %10s %14s %6s %8s %6u %4s %4s%s\n", f->id,
-                f->client_sends ? "up" : "down", sb, rb, tp, retr, rtt, f->cwnd, cc, sc, mapped);
+        fprintf(out, "%4u %-4s %10s %10s %14s %6s %8s %10s %4s %4s%s\n", f->id,
+                f->client_sends ? "up" : "down", sb, rb, tp, retr, rtt, cwnd, cc, sc, mapped);
     }
 }
 
-/* "2 threads pinned to CPU 0-1", "1 thread ran on CPU 1", or "not reported" */
+/* "2 threads pinned to CPU 0-1", "1 thread ran on CPU 1", "1 thread (CPU -)" when no CPU was
+ * seen (an iperf3 peer), or "not reported" */
 static void placement(FILE *out, const struct side_result *s)
 {
-    const char *cpus = s->cpus[0] ? s->cpus : s->cpus_seen[0] ? s->cpus_seen : "?";
+    const char *cpus = s->cpus[0] ? s->cpus : s->cpus_seen[0] ? s->cpus_seen : NULL;
 
     if (!s->valid) {
         fprintf(out, "not reported");
+        return;
+    }
+    if (!cpus) {
+        fprintf(out, "%u thread%s (CPU -)", s->threads, s->threads == 1 ? "" : "s");
         return;
     }
     fprintf(out, "%u thread%s %s CPU %s", s->threads, s->threads == 1 ? "" : "s",
@@ -278,8 +303,79 @@ static void udp_summary(FILE *out, const struct run_result *r)
         fprintf(out, "            one-way delay mean %.1f us (min %.1f, max %.1f)\n",
                 u->owd_mean_us, u->owd_min_us, u->owd_max_us);
     if (u->send_drops)
-        fprintf(out, "            %llu datagrams refused by the sender's socket (counted lost)\n",
+        fprintf(out,
+                "            %llu datagrams refused by the sending host (ENOBUFS from its local "
+                "qdisc or device queue, or a full socket buffer; counted lost)\n",
                 (unsigned long long)u->send_drops);
+}
+
+/* One rate a user can quote: what the receiver got (what crossed the path); the sender's
+ * figure beside it, and why it differs when it does by more than 1 %. */
+static void headline(FILE *out, const struct run_summary *s, const char *tp, const char *sp,
+                     const char *b, double seconds)
+{
+    double d = s->throughput_bps > 0 ? (s->sender_bps - s->throughput_bps) / s->throughput_bps : 0;
+
+    fprintf(out, "\nThroughput  %s received (what crossed the path); %s in %.2f s\n", tp, b,
+            seconds);
+    if (fabs(d) > 0.01)
+        fprintf(out, "            the sender wrote %s (%+.1f%%): %s\n", sp, 100 * d,
+                d > 0 ? "its socket buffer and the path still held that data when the "
+                        "measured period ended (or it was lost)"
+                      : "the receiver counted data sent before the measured period (warm-up, "
+                        "buffers draining)");
+    else
+        fprintf(out, "            the sender wrote %s (within 1%%)\n", sp);
+}
+
+/* A forward test's live table showed the sender's writes; this one shows what crossed the path
+ * (the server's received bytes per interval) with the sender's writes beside it. */
+static void path_row(FILE *out, const struct run_result *r, const struct interval *rx,
+                     const struct interval *tx)
+{
+    char rt[32], st[32] = "-", lost[24] = "";
+    double len = rx->end_s - rx->start_s, dg = r->params.write_size;
+
+    units_format_rate(rate(rx->recv_bytes, len), rt, sizeof(rt));
+    if (tx)
+        units_format_rate(rate(tx->sent_bytes, tx->end_s - tx->start_s), st, sizeof(st));
+    if (r->params.udp && tx && dg > 0)
+        snprintf(lost, sizeof(lost), " %12.0f", (double)tx->sent_bytes / dg - rx->recv_bytes / dg);
+    else if (r->params.udp)
+        snprintf(lost, sizeof(lost), " %12s", "-");
+    fprintf(out, "[%6.2f-%6.2f s] %16s %16s%s%s\n", rx->start_s, rx->end_s, rt, st, lost,
+            rx->omitted ? "  (omitted)" : "");
+}
+
+static void path_table(FILE *out, const struct run_result *r)
+{
+    const struct side_result *rx = &r->remote, *tx = &r->local;
+
+    if (r->params.dir != PARAMS_DIR_FORWARD || !r->params.interval_ns || !tx->nintervals)
+        return;
+    if (!rx->valid || !rx->nintervals) {
+        fprintf(out, "\nIntervals   the lines above are what the sender wrote; the receiver (the\n"
+                     "            server) sent no intervals: what crossed the path in each is not "
+                     "known\n");
+        return;
+    }
+    fprintf(out, "\nIntervals   received = what crossed the path (the receiver's, the server's)\n"
+                 "            sender wrote = what the client's sockets took (the lines above)\n");
+    if (r->params.udp)
+        fprintf(out, "            unreceived = datagrams written minus received in the interval\n"
+                     "            (loss, plus any in flight at its edges)\n");
+    fprintf(out, "%-17s %16s %16s%s\n", "interval", "received", "sender wrote",
+            r->params.udp ? "   unreceived" : "");
+    for (uint32_t i = 0; i < rx->nintervals; i++) {
+        const struct interval *a = &rx->intervals[i], *b = NULL;
+        double half = r->params.interval_ns / 2e9;
+
+        for (uint32_t j = 0; j < tx->nintervals && !b; j++)
+            if (fabs(tx->intervals[j].start_s - a->start_s) < half &&
+                fabs(tx->intervals[j].end_s - a->end_s) < half)
+                b = &tx->intervals[j];
+        path_row(out, r, a, b);
+    }
 }
 
 void report_text_summary(FILE *out, const struct run_result *r)
@@ -304,19 +400,21 @@ void report_text_summary(FILE *out, const struct run_result *r)
         flow_table(out, r);
     else
         fprintf(out, "(%u flows: per-flow figures are in the -J output)\n", r->nflows);
+    path_table(out, r);
     units_format_rate(s->throughput_bps, tp, sizeof(tp));
     units_format_rate(s->sender_bps, sp, sizeof(sp));
     units_format_bytes((double)s->bytes, b, sizeof(b));
     if (r->remote.valid || r->params.dir == PARAMS_DIR_REVERSE)
-        fprintf(out, "\nThroughput  %s received, %s sent; %s in %.2f s\n", tp, sp, b,
-                r->local.seconds);
+        headline(out, s, tp, sp, b, r->local.seconds);
     else
         fprintf(out,
                 "\nThroughput  %s sent (the server reported no receive figures); "
                 "%s in %.2f s\n",
                 sp, b, r->local.seconds);
-    fprintf(out, "Cost        %.2f cores/10Gbit/s client (%s), %.2f server (%s)%s\n",
-            s->local_cores_per_10g, basis_name(&r->local.cpu), s->remote_cores_per_10g,
+    fprintf(out, "Cost        %s cores/10Gbit/s client (%s), %s server (%s)%s\n",
+            cost_fig(&r->local.cpu, s->local_cores_per_10g, (char[24]){0}),
+            basis_name(&r->local.cpu),
+            cost_fig(&r->remote.cpu, s->remote_cores_per_10g, (char[24]){0}),
             basis_name(&r->remote.cpu),
             s->rx_copy_skipped ? " (receiver's copy not counted: --skip-rx-copy)" : "");
     result_rx_note(r, note, sizeof(note));

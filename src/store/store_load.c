@@ -63,6 +63,9 @@ static int add_parts(struct store *st, int64_t id, const struct load_result *lr,
         if (lr->ran[p] && store_add_probes(st, id, p == LOAD_UDP_PROBE ? "udp" : "tcp",
                                            lr->part[p].local.log, lr->part_off_ns[p], err, errlen))
             return -EIO;
+    if (lr->icmp_ran &&
+        store_add_probes(st, id, "icmp", &lr->icmp_log, lr->icmp_off_ns, err, errlen))
+        return -EIO;
     return 0;
 }
 

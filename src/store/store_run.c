@@ -63,12 +63,13 @@ int store_run_list(struct store *st, const struct store_run_filter *f,
     int rc = 0, step, bind = 1;
 
     snprintf(sql, sizeof(sql),
-             "SELECT * FROM (SELECT " RUN_COLS RUN_FROM " WHERE 1 %s %s"
+             "SELECT * FROM (SELECT " RUN_COLS RUN_FROM " WHERE 1 %s %s %s"
              " ORDER BY r.id DESC LIMIT ?) ORDER BY 1",
              !f->title                ? ""
              : has_wildcard(f->title) ? "AND r.title GLOB ?"
                                       : "AND instr(lower(r.title), lower(?)) > 0",
-             f->since ? "AND r.started_at >= ?" : "");
+             f->since ? "AND r.started_at >= ?" : "",
+             f->tag ? "AND r.id IN (SELECT run_id FROM tags WHERE name = ?)" : "");
     s = store_prepare(st, sql, err, errlen);
     if (!s)
         return -EIO;
@@ -76,6 +77,8 @@ int store_run_list(struct store *st, const struct store_run_filter *f,
         sqlite3_bind_text(s, bind++, f->title, -1, SQLITE_STATIC);
     if (f->since)
         sqlite3_bind_text(s, bind++, f->since, -1, SQLITE_STATIC);
+    if (f->tag)
+        sqlite3_bind_text(s, bind++, f->tag, -1, SQLITE_STATIC);
     sqlite3_bind_int64(s, bind, f->last ? (int64_t)f->last : -1);
     while (!rc && (step = sqlite3_step(s)) == SQLITE_ROW) {
         read_run(s, &r);

@@ -38,6 +38,7 @@ struct store_run_filter {
     uint32_t last;     /* the newest N runs; 0 = all */
     const char *title; /* glob (* ? [..]) or, without wildcards, a case-blind substring */
     const char *since; /* "YYYY-MM-DDTHH:MM:SSZ": runs started at or after it */
+    const char *tag;   /* runs with this tag (netrig tag), exactly */
 };
 
 /* Calls fn for each matching run, oldest first; a non-zero return of fn stops and is returned. */

@@ -238,6 +238,7 @@ int store_run_probes(struct store *st, int64_t id, const char *probe, struct txn
             *out = bigger;
         }
         out->rec[out->n].t_ns = (uint64_t)sqlite3_column_int64(q, 0) * 1000;
+        out->rec[out->n].up_ns = TXNLOG_NO_OWD; /* not stored */
         out->rec[out->n].lat_ns = sqlite3_column_type(q, 1) == SQLITE_NULL
                                       ? TXNLOG_LOST
                                       : (uint64_t)llround(sqlite3_column_double(q, 1) * 1e3);

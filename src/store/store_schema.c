@@ -162,6 +162,15 @@ static const char *const migrations[STORE_SCHEMA_VERSION] = {
     " probe TEXT NOT NULL CHECK (probe IN ('udp', 'tcp')), seq INTEGER NOT NULL,"
     " t_us INTEGER NOT NULL, latency_us REAL,"
     " PRIMARY KEY (run_id, probe, seq)) WITHOUT ROWID;",
+
+    /* v7: what netrig tune --apply changed, where and when (its journal, summarized), so a
+     * comparison of a run before and one after names the change between them. */
+    "CREATE TABLE tune_journals ("
+    " id INTEGER PRIMARY KEY, applied_at TEXT NOT NULL, journal TEXT NOT NULL,"
+    " host TEXT NOT NULL DEFAULT '', machine_id TEXT NOT NULL DEFAULT '',"
+    " netns_inode INTEGER NOT NULL DEFAULT 0, netns_name TEXT NOT NULL DEFAULT '',"
+    " target TEXT NOT NULL DEFAULT '', changes TEXT NOT NULL);"
+    "CREATE INDEX tune_journals_at ON tune_journals(applied_at);",
 };
 
 const char *store_migration_sql(int v)

@@ -92,6 +92,63 @@ int hostwr_netns_child(const char *sysroot)
     return -1;
 }
 
+/* one line of sysroot/path, without its newline and surrounding blanks */
+static void read_line(const char *sysroot, const char *path, char *out, size_t len)
+{
+    char buf[128];
+    long n = hostfs_read(sysroot, path, buf, sizeof(buf));
+    size_t b = 0;
+
+    out[0] = '\0';
+    if (n <= 0)
+        return;
+    buf[n < (long)sizeof(buf) ? n : (long)sizeof(buf) - 1] = '\0';
+    buf[strcspn(buf, "\r\n")] = '\0';
+    while (buf[b] == ' ' || buf[b] == '\t')
+        b++;
+    snprintf(out, len, "%s", buf + b);
+}
+
+/* the /run/netns entry that is a bind mount of the namespace at dev:ino */
+static void netns_name(const char *sysroot, dev_t dev, ino_t ino, char *out, size_t len)
+{
+    char dir[PATH_MAX], full[PATH_MAX + 256];
+    struct dirent *d;
+    struct stat st;
+    DIR *dh;
+
+    if (hostfs_path(sysroot, "/run/netns", dir, sizeof(dir)) || !(dh = opendir(dir)))
+        return;
+    while ((d = readdir(dh))) {
+        if (d->d_name[0] == '.')
+            continue;
+        snprintf(full, sizeof(full), "%s/%s", dir, d->d_name);
+        if (!stat(full, &st) && st.st_dev == dev && st.st_ino == ino) {
+            snprintf(out, len, "%s", d->d_name);
+            break;
+        }
+    }
+    closedir(dh);
+}
+
+void hostwr_place(const char *sysroot, struct hostwr_place *p)
+{
+    char link[128], full[PATH_MAX];
+    struct stat st;
+
+    memset(p, 0, sizeof(*p));
+    if (!ns_link(sysroot, "/proc/self/ns/net", link, sizeof(link)))
+        sscanf(link, "net:[%llu]", &p->netns_inode);
+    if (!hostfs_path(sysroot, "/proc/self/ns/net", full, sizeof(full)) && !stat(full, &st) &&
+        (!p->netns_inode || p->netns_inode == (unsigned long long)st.st_ino)) {
+        p->netns_inode = (unsigned long long)st.st_ino;
+        netns_name(sysroot, st.st_dev, st.st_ino, p->netns_name, sizeof(p->netns_name));
+    }
+    read_line(sysroot, "/proc/sys/kernel/hostname", p->host, sizeof(p->host));
+    read_line(sysroot, "/etc/machine-id", p->machine_id, sizeof(p->machine_id));
+    read_line(sysroot, "/proc/sys/kernel/random/boot_id", p->boot_id, sizeof(p->boot_id));
+}
+
 int hostwr_mkdirs(const char *sysroot, const char *dir, mode_t mode)
 {
     char full[PATH_MAX];

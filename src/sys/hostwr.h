@@ -24,6 +24,19 @@ int hostwr_mode(const char *sysroot, const char *path, mode_t *mode);
  * but not the global netdev_max_backlog is a child. */
 int hostwr_netns_child(const char *sysroot);
 
+/* Where netrig runs, so a record of changes names it: the network namespace (its inode and,
+ * when `ip netns add` named it, its name under /run/netns), the host and the boot. */
+struct hostwr_place {
+    unsigned long long netns_inode; /* /proc/self/ns/net; 0 unknown */
+    char netns_name[64];            /* the /run/netns entry bound to it; "" none */
+    char host[72];                  /* /proc/sys/kernel/hostname; "" unknown */
+    char machine_id[40];            /* /etc/machine-id; "" unknown */
+    char boot_id[40];               /* /proc/sys/kernel/random/boot_id; "" unknown */
+};
+
+/* Fills p for this process under sysroot; fields that cannot be read stay 0 or "". */
+void hostwr_place(const char *sysroot, struct hostwr_place *p);
+
 /* mkdir -p sysroot/dir with mode for the directories it creates. */
 int hostwr_mkdirs(const char *sysroot, const char *dir, mode_t mode);
 

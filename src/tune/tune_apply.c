@@ -4,6 +4,7 @@
 
 #include "hostfs.h"
 #include "hostwr.h"
+#include "tune_place.h"
 #include "tune_state.h"
 
 #include <errno.h>
@@ -265,7 +266,7 @@ static void skip_unattempted(const struct tune_plan *plan, const struct tune_app
             continue;
         d->outcome = c->held[0] ? TUNE_O_HELD : TUNE_O_BLOCKED;
         snprintf(d->error, sizeof(d->error), "%s", c->held[0] ? c->held : c->blocked);
-        line(o->progress, c->held[0] ? "held back" : "not here", "%s: %s", c->name, d->error);
+        line(o->progress, c->held[0] ? "held back" : "n/a here", "%s: %s", c->name, d->error);
         count(res, d->outcome);
     }
 }
@@ -425,12 +426,14 @@ void tune_apply_result_free(struct tune_apply_result *res)
 
 /* ---- revert ------------------------------------------------------------------------------ */
 
-int tune_apply_pick_journal(const char *state_dir, const char *path, char *out, size_t len,
-                            char *err, size_t errlen)
+int tune_apply_pick_journal(const char *state_dir, const char *sysroot, const char *path, char *out,
+                            size_t len, char *err, size_t errlen)
 {
-    char **names, full[PATH_MAX];
+    char **names, full[PATH_MAX], why[2 * PATH_MAX + 512] = "";
+    struct hostwr_place here;
+    int here_child, rc = -1;
+    unsigned foreign = 0;
     size_t n;
-    int rc = -1;
 
     if (path && *path) {
         snprintf(out, len, "%s", path);
@@ -438,6 +441,9 @@ int tune_apply_pick_journal(const char *state_dir, const char *path, char *out, 
     }
     if (tune_journal_list(state_dir, &names, &n, err, errlen))
         return -1;
+    sysroot = sysroot && *sysroot ? sysroot : NULL;
+    hostwr_place(sysroot, &here);
+    here_child = hostwr_netns_child(sysroot);
     snprintf(err, errlen,
              n ? "every journal in '%s' is reverted already: nothing to do"
                : "no journal in '%s': nothing to revert (netrig tune --apply writes "
@@ -449,12 +455,29 @@ int tune_apply_pick_journal(const char *state_dir, const char *path, char *out, 
         if (tune_journal_load(full, &j, err, errlen))
             break; /* a damaged newest journal is reported, not skipped */
         bool finished = j.reverted && !j.revert_failed;
+        char one[sizeof(why)];
+        bool mine = finished || tune_place_here(&j, &here, here_child, one, sizeof(one)) == 1;
+        if (!mine && !foreign++) { /* the newest one says where */
+            if (j.place_known)
+                tune_place_text(&j.place, why, sizeof(why));
+            else
+                snprintf(why, sizeof(why), "a%s network namespace an older netrig did not name",
+                         !strcmp(j.netns, "child") ? " child" : "nother");
+        }
         tune_journal_free(&j);
-        if (!finished) {
+        if (!finished && mine) {
             snprintf(out, len, "%s", full);
             rc = 0;
             break;
         }
+    }
+    if (rc && foreign) {
+        char place[192];
+        tune_place_text(&here, place, sizeof(place));
+        snprintf(err, errlen,
+                 "nothing to revert in this %s: %u journal(s) in '%s' were applied elsewhere "
+                 "and are left alone (the newest in %s); run netrig tune --revert there",
+                 place, foreign, state_dir, why);
     }
     tune_journal_names_free(names, n);
     return rc;
@@ -535,11 +558,14 @@ int tune_apply_revert_opts(const char *journal, const char *sysroot, const char 
     struct tune_journal j;
     struct tune_journal_writer w = {.fd = -1};
     char jdir[PATH_MAX];
+    struct hostwr_place here;
     struct stat st;
     bool exists;
     int lock, rc = -1;
 
     memset(res, 0, sizeof(*res));
+    sysroot = sysroot && *sysroot ? sysroot : NULL;
+    hostwr_place(sysroot, &here);
     snprintf(res->journal, sizeof(res->journal), "%s", journal);
     if (tune_state_dirname(journal, jdir, sizeof(jdir))) {
         snprintf(err, errlen, "journal path '%s' is too long", journal);
@@ -576,6 +602,14 @@ int tune_apply_revert_opts(const char *journal, const char *sysroot, const char 
                  "changed; run the revert with the same --sysroot",
                  journal, j.sysroot[0] ? "--sysroot " : "this host", j.sysroot,
                  sysroot && *sysroot ? "--sysroot " : "this host", sysroot ? sysroot : "");
+    } else if (j.place_known &&
+               !tune_place_here(&j, &here, hostwr_netns_child(sysroot), err, errlen)) {
+        /* another namespace's values written into this one would be the wrong values in
+         * the wrong place: nothing is changed, the journal is not touched */
+        snprintf(err + strlen(err), errlen - strlen(err),
+                 ": nothing was changed; run the revert there%s%s%s",
+                 j.place.netns_name[0] ? " (ip netns exec " : "", j.place.netns_name,
+                 j.place.netns_name[0] ? " netrig tune --revert ...)" : "");
     } else if (ro->unless_confirmed && j.confirmed) {
         snprintf(err, errlen, "journal '%s' was confirmed (%s): nothing to revert", journal,
                  j.confirmed_at);

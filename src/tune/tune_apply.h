@@ -94,13 +94,15 @@ struct tune_revert_result {
 };
 
 /* Picks the journal to revert: path as given, or the newest in state_dir that is not fully
- * reverted. Returns 0 with out filled, or -1 with err. */
-int tune_apply_pick_journal(const char *state_dir, const char *path, char *out, size_t len,
-                            char *err, size_t errlen);
+ * reverted and was applied here (tune_place_here under sysroot: this network namespace
+ * and host; others are skipped). Returns 0 with out filled, or -1 with err. */
+int tune_apply_pick_journal(const char *state_dir, const char *sysroot, const char *path, char *out,
+                            size_t len, char *err, size_t errlen);
 
 /* Reads the whole journal first (nothing is changed when any line is bad), checks it was
- * written for this sysroot, then restores every value in reverse order and verifies it.
- * Returns 0 when everything was restored, 1 when some values failed, -1 with err when
+ * written for this sysroot and, when it names one, in this network namespace and host
+ * (another's is refused: nothing is changed), then restores every value in reverse order and
+ * verifies it. Returns 0 when everything was restored, 1 when some values failed, -1 with err when
  * nothing was done. */
 int tune_apply_revert(const char *journal, const char *sysroot, const char *state_dir,
                       FILE *progress, struct tune_revert_result *res, char *err, size_t errlen);

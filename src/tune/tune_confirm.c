@@ -4,6 +4,7 @@
 
 #include "hostfs.h"
 #include "tune_apply.h"
+#include "tune_place.h"
 #include "tune_state.h"
 
 #include <errno.h>
@@ -247,6 +248,9 @@ static int each_journal(const char *dir, int (*fn)(const char *, struct tune_jou
 
 struct pending_ctx {
     char boot[40];
+    struct hostwr_place here; /* journals applied elsewhere are left alone */
+    int here_child;
+    unsigned elsewhere; /* journals of another namespace or host that wait */
     char *out, *why;
     size_t len, whylen;
     unsigned found;
@@ -271,12 +275,33 @@ static void when(double unix_s, char *buf, size_t len)
     strftime(buf, len, "%Y-%m-%dT%H:%M:%SZ", &tm);
 }
 
+/* j waits for its confirmation and was applied here; one applied elsewhere is counted */
+static bool waiting_here(struct pending_ctx *pc, const struct tune_journal *j)
+{
+    char why[2 * PATH_MAX];
+
+    if (!waiting(j, pc->boot))
+        return false;
+    if (tune_place_here(j, &pc->here, pc->here_child, why, sizeof(why)) == 1)
+        return true;
+    pc->elsewhere++;
+    return false;
+}
+
+static void pending_init(struct pending_ctx *pc, const char *sysroot)
+{
+    sysroot = sysroot && *sysroot ? sysroot : NULL;
+    tune_confirm_boot_id(pc->boot, sizeof(pc->boot));
+    hostwr_place(sysroot, &pc->here);
+    pc->here_child = hostwr_netns_child(sysroot);
+}
+
 static int find_pending(const char *path, struct tune_journal *j, void *arg)
 {
     struct pending_ctx *pc = arg;
     char at[32];
 
-    if (!waiting(j, pc->boot))
+    if (!waiting_here(pc, j))
         return 0;
     when(tune_confirm_deadline(j), at, sizeof(at));
     snprintf(pc->out, pc->len, "%s", path);
@@ -290,12 +315,12 @@ static int find_pending(const char *path, struct tune_journal *j, void *arg)
     return 1;
 }
 
-int tune_confirm_pending(const char *dir, char *out, size_t len, char *why, size_t whylen,
-                         char *err, size_t errlen)
+int tune_confirm_pending(const char *dir, const char *sysroot, char *out, size_t len, char *why,
+                         size_t whylen, char *err, size_t errlen)
 {
     struct pending_ctx pc = {.out = out, .why = why, .len = len, .whylen = whylen};
 
-    tune_confirm_boot_id(pc.boot, sizeof(pc.boot));
+    pending_init(&pc, sysroot);
     return each_journal(dir, find_pending, &pc, err, errlen);
 }
 
@@ -305,7 +330,7 @@ static int confirm_one(const char *path, struct tune_journal *j, void *arg)
     struct tune_journal_writer w = {.fd = -1};
     char at[32];
 
-    if (waiting(j, pc->boot)) {
+    if (waiting_here(pc, j)) {
         if (tune_journal_reopen(path, &w, pc->err, pc->errlen) ||
             tune_journal_confirm_done(&w, pc->err, pc->errlen)) {
             tune_journal_close(&w);
@@ -317,7 +342,8 @@ static int confirm_one(const char *path, struct tune_journal *j, void *arg)
             snprintf(pc->out, pc->len, "%s", path);
         return 0;
     }
-    if (pc->found || pc->why[0] || !j->confirm)
+    if (pc->found || pc->why[0] || !j->confirm ||
+        tune_place_here(j, &pc->here, pc->here_child, at, 0) != 1)
         return 0;
     /* the newest journal that asked for a confirmation says why there is nothing to do */
     if (j->confirmed)
@@ -341,8 +367,8 @@ static int confirm_one(const char *path, struct tune_journal *j, void *arg)
     return 0;
 }
 
-int tune_confirm_run(const char *dir, char *out, size_t len, char *why, size_t whylen,
-                     bool *too_late, char *err, size_t errlen)
+int tune_confirm_run(const char *dir, const char *sysroot, char *out, size_t len, char *why,
+                     size_t whylen, bool *too_late, char *err, size_t errlen)
 {
     struct pending_ctx pc = {
         .out = out, .why = why, .len = len, .whylen = whylen, .err = err, .errlen = errlen};
@@ -359,17 +385,26 @@ int tune_confirm_run(const char *dir, char *out, size_t len, char *why, size_t w
     }
     if ((lock = tune_journal_lock_wait(dir, 2000, err, errlen)) < 0)
         return -1;
-    tune_confirm_boot_id(pc.boot, sizeof(pc.boot));
+    pending_init(&pc, sysroot);
     if (each_journal(dir, confirm_one, &pc, err, errlen) < 0 || pc.failed) {
         tune_journal_unlock(lock);
         return -1;
     }
     tune_journal_unlock(lock);
     *too_late = !pc.found && pc.too_late;
-    if (!pc.found && !why[0])
+    if (!pc.found && !why[0] && pc.elsewhere) {
+        char place[192];
+        tune_place_text(&pc.here, place, sizeof(place));
+        snprintf(why, whylen,
+                 "nothing waits for a confirmation in this %s: %u journal(s) in '%s' that wait "
+                 "were applied in another network namespace or host and are left alone; "
+                 "confirm them there",
+                 place, pc.elsewhere, dir);
+    } else if (!pc.found && !why[0]) {
         snprintf(why, whylen,
                  "nothing waits for a confirmation in '%s' (netrig tune --apply "
                  "--confirm-within TIME asks for one)",
                  dir);
+    }
     return (int)pc.found;
 }

@@ -34,17 +34,19 @@ struct tune_confirm_job {
 int tune_confirm_start(void *arg, const char *journal, struct tune_journal_writer *w, char *err,
                        size_t errlen);
 
-/* A journal in dir that still waits for its confirmation in this boot: 1 with its path in out
+/* A journal in dir that still waits for its confirmation in this boot and was applied here
+ * (this network namespace and host under sysroot, tune_place_here): 1 with its path in out
  * and a line for the operator in why, 0 when there is none, -1 with err. */
-int tune_confirm_pending(const char *dir, char *out, size_t len, char *why, size_t whylen,
-                         char *err, size_t errlen);
+int tune_confirm_pending(const char *dir, const char *sysroot, char *out, size_t len, char *why,
+                         size_t whylen, char *err, size_t errlen);
 
 /* `netrig tune --confirm`: writes the confirmation into every journal of dir that waits for
- * one. Returns how many (>= 1), or 0 with why (nothing waits: never asked, confirmed already,
- * or reverted by its watchdog, with when: then *too_late), or -1 with err. The newest
- * confirmed journal's path goes into out. */
-int tune_confirm_run(const char *dir, char *out, size_t len, char *why, size_t whylen,
-                     bool *too_late, char *err, size_t errlen);
+ * one and was applied here (another namespace's or host's is left alone and why says so when
+ * nothing else waits). Returns how many (>= 1), or 0 with why (nothing waits: never asked,
+ * confirmed already, or reverted by its watchdog, with when: then *too_late), or -1 with err. The
+ * newest confirmed journal's path goes into out. */
+int tune_confirm_run(const char *dir, const char *sysroot, char *out, size_t len, char *why,
+                     size_t whylen, bool *too_late, char *err, size_t errlen);
 
 /* The boot id (/proc/sys/kernel/random/boot_id of the running kernel), "" when unreadable. */
 void tune_confirm_boot_id(char *out, size_t len);

@@ -83,6 +83,23 @@ static int append(struct tune_journal_writer *w, cJSON *o, char *err, size_t err
     return 0;
 }
 
+static cJSON *place_json(const char *sysroot)
+{
+    struct hostwr_place p;
+    cJSON *o = cJSON_CreateObject();
+
+    hostwr_place(sysroot && *sysroot ? sysroot : NULL, &p);
+    cJSON_AddNumberToObject(o, "netns_inode", (double)p.netns_inode);
+    if (p.netns_name[0])
+        cJSON_AddStringToObject(o, "netns_name", p.netns_name);
+    else
+        cJSON_AddNullToObject(o, "netns_name");
+    cJSON_AddStringToObject(o, "host", p.host);
+    cJSON_AddStringToObject(o, "machine_id", p.machine_id);
+    cJSON_AddStringToObject(o, "boot_id", p.boot_id);
+    return o;
+}
+
 int tune_journal_create(const char *dir, const struct tune_journal_header *h,
                         struct tune_journal_writer *w, char *err, size_t errlen)
 {
@@ -124,6 +141,7 @@ int tune_journal_create(const char *dir, const struct tune_journal_header *h,
         cJSON_AddNullToObject(o, "sysroot");
     cJSON_AddStringToObject(o, "netns", h->netns ? h->netns : "unknown");
     cJSON_AddNumberToObject(o, "planned", h->planned);
+    cJSON_AddItemToObject(o, "place", place_json(h->sysroot));
     if (append(w, o, err, errlen)) {
         tune_journal_close(w);
         return -1;
@@ -310,6 +328,29 @@ static int copy_field(char *dst, size_t len, const char *src)
     return 0;
 }
 
+/* The header's place: absent in an older netrig's journal (place_known stays false). */
+static int load_place(struct load_ctx *lc, const cJSON *o)
+{
+    struct hostwr_place *p = &lc->j->place;
+    const cJSON *ino = cJSON_GetObjectItemCaseSensitive(o, "netns_inode");
+    const cJSON *name = cJSON_GetObjectItemCaseSensitive(o, "netns_name");
+
+    if (!o)
+        return 0;
+    if (!cJSON_IsObject(o) || !cJSON_IsNumber(ino) || ino->valuedouble < 0 ||
+        ino->valuedouble > 9007199254740992.0 || ino->valuedouble != floor(ino->valuedouble) ||
+        !(cJSON_IsNull(name) ||
+          (cJSON_IsString(name) &&
+           !copy_field(p->netns_name, sizeof(p->netns_name), name->valuestring))) ||
+        copy_field(p->host, sizeof(p->host), get_str(o, "host")) ||
+        copy_field(p->machine_id, sizeof(p->machine_id), get_str(o, "machine_id")) ||
+        copy_field(p->boot_id, sizeof(p->boot_id), get_str(o, "boot_id")))
+        return bad(lc, "is a header with a malformed place");
+    p->netns_inode = (unsigned long long)ino->valuedouble;
+    lc->j->place_known = true;
+    return 0;
+}
+
 static int load_header(struct load_ctx *lc, const cJSON *o)
 {
     struct tune_journal *j = lc->j;
@@ -334,7 +375,7 @@ static int load_header(struct load_ctx *lc, const cJSON *o)
         return bad(lc, "names a sysroot that is too long");
     j->pid = (long)pid;
     j->created_unix = cu->valuedouble;
-    return 0;
+    return load_place(lc, cJSON_GetObjectItemCaseSensitive(o, "place"));
 }
 
 /* Only the places netrig changes: a tampered journal cannot make --revert write elsewhere. */

@@ -3,7 +3,11 @@
  * line, each line written with one write(2) and fsync'd before the next step:
  *
  *   {"netrig_tune_journal":1,"created":"...Z","created_unix":..,"pid":..,"target":"..",
- *    "profile":"throughput","sysroot":null,"netns":"child","planned":3}       header
+ *    "profile":"throughput","sysroot":null,"netns":"child","planned":3,
+ *    "place":{"netns_inode":4026532301,"netns_name":"wA","host":"h1","machine_id":"..",
+ *             "boot_id":".."}}                                 header
+ * The place names where the journal was written: --revert, --list, --confirm and the
+ * watchdog leave another network namespace's or host's journal alone (tune_place).
  *   {"seq":1,"kind":"sysctl","name":"net.ipv4.tcp_rmem","path":"/proc/sys/net/ipv4/tcp_rmem",
  *    "old":"4096\t4096\t8192","new":"4096 4096 4194304"}       before the value is written
  *   {"seq":1,"result":"applied","now":"4096\t4096\t4194304"}   after (refused: "error")
@@ -20,6 +24,7 @@
 #ifndef NETRIG_TUNE_JOURNAL_H
 #define NETRIG_TUNE_JOURNAL_H
 
+#include "hostwr.h"
 #include "tune_plan.h"
 
 #include <limits.h>
@@ -70,8 +75,10 @@ struct tune_journal {
     bool reverted;          /* the last revert run finished */
     unsigned revert_failed; /* ...with this many values not restored */
     char reverted_at[40];
-    char reverted_by[16]; /* "watchdog" when no confirmation came in time, else "" */
-    double done_unix;     /* when the apply finished (0: unknown or not finished) */
+    char reverted_by[16];      /* "watchdog" when no confirmation came in time, else "" */
+    double done_unix;          /* when the apply finished (0: unknown or not finished) */
+    struct hostwr_place place; /* where it was written */
+    bool place_known;          /* false: an older netrig wrote it without its place */
     /* --confirm-within */
     bool confirm; /* the apply asked for a confirmation */
     unsigned confirm_within_ms;

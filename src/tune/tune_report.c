@@ -3,6 +3,7 @@
 #include "tune_report.h"
 
 #include "tune_confirm.h"
+#include "tune_place.h"
 #include "tune_risk.h"
 
 #include <time.h>
@@ -163,8 +164,11 @@ static void preview_text(FILE *out, const struct tune_file *f, size_t n)
 
 static void apply_summary(FILE *out, const struct tune_apply_result *res, const char *undo)
 {
-    fprintf(out, "\nApplied %u, refused %u, not changeable here %u, held back %u, unverified %u.\n",
+    fprintf(out, "\nApplied %u, refused %u, not applicable here %u, held back %u, unverified %u.\n",
             res->applied, res->refused, res->blocked, res->held, res->unverified);
+    if (!res->refused && !res->unverified)
+        fprintf(out, "Every change that applies here was made%s.\n",
+                res->blocked ? " (the ones not applicable here are no failure: exit 0)" : "");
     for (size_t i = 0; i < res->nfiles; i++)
         fprintf(out, "Persisted in %s (%s).\n", res->files[i].path,
                 outcome_name(res->file_done[i].outcome));
@@ -433,22 +437,33 @@ static void journal_counts(const struct tune_journal *j, unsigned c[4])
         c[j->e[i].state]++;
 }
 
-void tune_report_list_text(FILE *out, const char *dir, char **names, size_t n)
+void tune_report_list_text(FILE *out, const char *dir, const char *sysroot, char **names, size_t n)
 {
-    char path[PATH_MAX], err[PATH_MAX + 256], conf[256];
-    unsigned c[4];
+    char path[PATH_MAX], err[PATH_MAX + 256], conf[256], where[192], why[2 * PATH_MAX + 512];
+    struct hostwr_place here;
+    int here_child;
+    unsigned c[4], elsewhere = 0;
 
     if (!n) {
         fprintf(out, "no journals in %s\n", dir);
         return;
     }
-    fprintf(out, "journals in %s, oldest first:\n", dir);
+    sysroot = sysroot && *sysroot ? sysroot : NULL;
+    hostwr_place(sysroot, &here);
+    here_child = hostwr_netns_child(sysroot);
+    tune_place_text(&here, where, sizeof(where));
+    fprintf(out, "journals in %s applied in this %s, oldest first:\n", dir, where);
     for (size_t i = 0; i < n; i++) {
         struct tune_journal j;
         snprintf(path, sizeof(path), "%s/%s", dir, names[i]);
         if (tune_journal_load(path, &j, err, sizeof(err))) {
             fprintf(out, "  %s  DAMAGED\n", names[i]);
             wrap(out, 4, err);
+            continue;
+        }
+        if (tune_place_here(&j, &here, here_child, why, sizeof(why)) != 1) {
+            elsewhere++;
+            tune_journal_free(&j);
             continue;
         }
         journal_counts(&j, c);
@@ -463,6 +478,11 @@ void tune_report_list_text(FILE *out, const char *dir, char **names, size_t n)
             wrap(out, 4, conf);
         tune_journal_free(&j);
     }
+    if (elsewhere)
+        fprintf(out,
+                "%u journal(s) applied in another network namespace or host not shown: "
+                "--list there shows them (-J lists every journal with its place)\n",
+                elsewhere);
 }
 
 static cJSON *confirm_json(const struct tune_journal *j)
@@ -487,13 +507,30 @@ static cJSON *confirm_json(const struct tune_journal *j)
     return c;
 }
 
-cJSON *tune_report_list_json(const char *dir, char **names, size_t n)
+static cJSON *place_json(const struct hostwr_place *p)
+{
+    cJSON *o = cJSON_CreateObject();
+
+    cJSON_AddNumberToObject(o, "netns_inode", (double)p->netns_inode);
+    cJSON_AddItemToObject(o, "netns_name", str_or_null(p->netns_name));
+    cJSON_AddItemToObject(o, "host", str_or_null(p->host));
+    cJSON_AddItemToObject(o, "machine_id", str_or_null(p->machine_id));
+    return o;
+}
+
+cJSON *tune_report_list_json(const char *dir, const char *sysroot, char **names, size_t n)
 {
     cJSON *o = cJSON_CreateObject(), *arr = cJSON_CreateArray();
-    char path[PATH_MAX], err[PATH_MAX + 256];
+    char path[PATH_MAX], err[PATH_MAX + 256], why[2 * PATH_MAX + 512];
+    struct hostwr_place here;
+    int here_child;
     unsigned c[4];
 
+    sysroot = sysroot && *sysroot ? sysroot : NULL;
+    hostwr_place(sysroot, &here);
+    here_child = hostwr_netns_child(sysroot);
     cJSON_AddStringToObject(o, "state_dir", dir);
+    cJSON_AddItemToObject(o, "place", place_json(&here));
     for (size_t i = 0; i < n; i++) {
         struct tune_journal j;
         cJSON *e = cJSON_CreateObject();
@@ -509,6 +546,10 @@ cJSON *tune_report_list_json(const char *dir, char **names, size_t n)
         cJSON_AddStringToObject(e, "created", j.created);
         cJSON_AddStringToObject(e, "target", j.target);
         cJSON_AddItemToObject(e, "sysroot", str_or_null(j.sysroot));
+        cJSON_AddItemToObject(e, "place",
+                              j.place_known ? place_json(&j.place) : cJSON_CreateNull());
+        cJSON_AddBoolToObject(e, "here",
+                              tune_place_here(&j, &here, here_child, why, sizeof(why)) == 1);
         cJSON_AddNumberToObject(e, "changes", (double)j.n);
         cJSON_AddNumberToObject(e, "applied", c[TUNE_J_APPLIED]);
         cJSON_AddNumberToObject(e, "refused", c[TUNE_J_REFUSED]);

@@ -23,8 +23,10 @@ cJSON *tune_report_plan_json(const struct tune_plan *plan, const struct tune_app
 void tune_report_revert_text(FILE *out, const struct tune_revert_result *res);
 cJSON *tune_report_revert_json(const struct tune_revert_result *res);
 
-/* --list: the journals in dir (names as tune_journal_list gives them). */
-void tune_report_list_text(FILE *out, const char *dir, char **names, size_t n);
-cJSON *tune_report_list_json(const char *dir, char **names, size_t n);
+/* --list: the journals in dir (names as tune_journal_list gives them). The text shows those
+ * applied here (this network namespace and host under sysroot) and counts the others in one
+ * line; the JSON lists all, each with its place and "here". */
+void tune_report_list_text(FILE *out, const char *dir, const char *sysroot, char **names, size_t n);
+cJSON *tune_report_list_json(const char *dir, const char *sysroot, char **names, size_t n);
 
 #endif

@@ -158,15 +158,16 @@ check_jq "serve --db: the server's side stored as a served stream run" "$T/serve
 check "serve --db: logged" grep -q 'saved as run 1' "$SRV_LOG"
 
 # --- a database from a newer netrig is refused and left alone
+export -f one_line
 if command -v sqlite3 >/dev/null 2>&1; then
     cp "$DB" "$T/newer.db"
     sqlite3 "$T/newer.db" 'PRAGMA user_version = 99'
     rc=0; "$NETRIG" history --db "$T/newer.db" 2>"$T/newer.err" || rc=$?
     check "newer schema: exit 1 (got $rc)" test "$rc" -eq 1
     check "newer schema: one clear line" grep -q 'schema version 99, newer than this netrig' "$T/newer.err"
-    rc=0; "$NETRIG" stream -t 0.3 --db "$T/newer.db" >/dev/null 2>"$T/newer2.err" || rc=$?
-    check "a test still passes when it cannot save (got $rc)" test "$rc" -eq 0
-    check "and warns in one line" grep -q 'warning: the run was not saved' "$T/newer2.err"
+    rc=0; "$NETRIG" stream -t 0.3 --db "$T/newer.db" >"$T/newer2.out" 2>"$T/newer2.err" || rc=$?
+    check "an explicit --db that cannot be written fails before the test (exit 2, got $rc)" test "$rc" -eq 2
+    check "... in one line, nothing run" bash -c "one_line '$T/newer2.err' && grep -q 'schema version 99.*nothing was run' '$T/newer2.err' && ! grep -q Throughput '$T/newer2.out'"
     check "newer db untouched" test "$(sqlite3 "$T/newer.db" 'PRAGMA user_version')" = 99
 fi
 finish

@@ -58,8 +58,8 @@ check "tag as nobody fails (got $rc)" test "$rc" -eq 1
 check "tag: one line" one_line "$T/out/tag.err"
 check "tag: says it needs write access" grep -q "need write access" "$T/out/tag.err"
 rc=0; as_nobody "$NETRIG" stream -t 0.2 --db "$DB" >"$T/out/run.txt" 2>"$T/out/run.err" || rc=$?
-check "a run that cannot be saved still reports (got $rc)" test "$rc" -eq 0
-check "the save failure is one warning line" grep -q "warning: the run was not saved.*write access" "$T/out/run.err"
+check "a run whose explicit --db cannot be written fails before the test (exit 2, got $rc)" test "$rc" -eq 2
+check "... with one line saying why, nothing run" bash -c "[[ \$(wc -l <'$T/out/run.err') -eq 1 ]] && grep -q 'write access.*nothing was run' '$T/out/run.err' && ! grep -q Throughput '$T/out/run.txt'"
 
 # --- 2. a writer holds the database open with changes in its -wal (and a readable -shm)
 chmod 644 "$DB"

@@ -11,7 +11,8 @@ clock, and prints one JSON object. Every loop and every socket is bounded in tim
                                     and when it stopped taking them.
   hello PORT JSON_PARAMS            sends a hello, prints the daemon's answer (accept or error)
                                     and, when accepted, keeps the control connection SECS
-                                    (--hold) without opening data connections.
+                                    (--hold) without opening data connections; --src ADDR:
+                                    from that address.
   probes PORT GAP                   a test that answers ready with time probes GAP seconds
                                     apart, never start: when the daemon gave up.
   spoof PORT VICTIM KIND [answers]  a UDP test (KIND: stream-reverse, rr) whose hellos carry
@@ -24,10 +25,24 @@ clock, and prints one JSON object. Every loop and every socket is bounded in tim
                                     every 5 ms: bytes the daemon sent toward VICTIM.
   idle PORT N SECS FIRST_ADDR       N idle connections from N/25 source addresses from
                                     FIRST_ADDR on (127.x.y.z), held SECS seconds.
-  i3slow PORT STREAMS GAP           an iperf3 UDP client opening STREAMS streams GAP seconds
-                                    apart: when the daemon refused the set-up.
+  i3slow PORT STREAMS GAP [--src A] an iperf3 UDP client opening STREAMS streams GAP seconds
+                                    apart (from address A): when the daemon refused the set-up.
   run PORT TARGET                   a controller's run request toward TARGET: the answer.
   forge PORT                        a hello whose test name holds a newline and an escape.
+  scrapeflood MPORT SECS ADDRS CONNS  CONNS connections from each of ADDRS addresses
+                                    (127.0.2.x) pipelining GET /metrics, reconnecting when
+                                    closed, for SECS: requests sent, 200s and 429s, bytes got.
+  echo PORT                         a hello whose test name holds a newline, ESC and a byte that
+                                    is not UTF-8: whether the daemon's answer has them raw.
+  fakeserver SECS                   a fake netrig server on 127.0.0.1 (its port printed first)
+                                    answering every hello with an error text holding a
+                                    forged line, ESC[31m and invalid UTF-8; two clients, SECS
+                                    at most.
+  authflood PORT SECS CONNS SRC USER  CONNS connections at once from SRC, each a hello as USER
+                                    and a wrong answer to the challenge, again and again for
+                                    SECS: attempts answered, and the slowest answer.
+  crrsteal PORT SRC                 a crr test from 127.0.0.1, then a request to its crr port
+                                    from SRC and one from 127.0.0.1: bytes each got back.
 """
 import json
 import os
@@ -192,8 +207,8 @@ def cmd_flood(port, dur):
          "error": msg.get("message") if msg and msg.get("type") == "error" else None})
 
 
-def cmd_hello(port, pjson, hold=0.0):
-    c = control(port)
+def cmd_hello(port, pjson, hold=0.0, src=None):
+    c = control(port, src)
     m = hello(c, json.loads(pjson))
     out({"type": m.get("type"), "code": m.get("code"), "message": m.get("message")})
     if m.get("type") == "accept" and hold > 0:
@@ -371,10 +386,11 @@ def cmd_idle(port, n, secs, first):
         s.close()
 
 
-def cmd_i3slow(port, streams, gap):
+def cmd_i3slow(port, streams, gap, src=None):
     """iperf3's exchange by hand: cookie, parameters, then UDP streams too slowly."""
-    cookie = b"hostile" + b"a" * 29 + b"\0"
-    c = socket.create_connection((HOST, port), timeout=5)
+    cookie = (b"hostile" + bytes(97 + b % 26 for b in os.urandom(29))) + b"\0"
+    c = socket.create_connection((HOST, port), timeout=15,
+                                 source_address=(src, 0) if src else None)
     c.sendall(cookie)
     t0 = time.monotonic()
     st = c.recv(1)
@@ -395,6 +411,8 @@ def cmd_i3slow(port, streams, gap):
     us = []
     while time.monotonic() - t0 < 120 and opened < streams:
         u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        if src:
+            u.bind((src, 0))
         u.connect((HOST, port))
         u.send(b"9876")
         us.append(u)
@@ -437,6 +455,165 @@ def cmd_forge(port):
     out({"type": m.get("type"), "code": m.get("code")})
 
 
+def crr_ask(addr, port, src, size):
+    """A request on a fresh connection to addr:port from src: the bytes answered within 1 s."""
+    got = 0
+    try:
+        d = socket.socket()
+        d.bind((src, 0))
+        d.settimeout(1)
+        d.connect((addr, port))
+        d.sendall(b"q" * size)
+        deadline = time.monotonic() + 1
+        while time.monotonic() < deadline:
+            chunk = d.recv(65536)
+            if not chunk:
+                break
+            got += len(chunk)
+    except OSError:
+        pass
+    return got
+
+
+def cmd_crrsteal(port, src):
+    c = control(port)
+    acc = hello(c, params(test="crr", duration_s=4.0, req_size=64, resp_size=65536))
+    if acc.get("type") != "accept":
+        out({"refused": acc})
+        return
+    m = recv_msg(c)
+    c.sendall(frame({"type": "start"}))
+    crr = acc["crr_port"]
+    out({"ready": m.get("type"), "crr_port": crr,
+         "stranger_bytes": crr_ask(HOST, crr, src, 64),
+         "client_bytes": crr_ask(HOST, crr, HOST, 64)})
+
+
+def cmd_scrapeflood(mport, secs, addrs, conns):
+    req = b"GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n" * 2000
+    tot = {"connections": 0, "bytes": 0, "ok": 0, "too_many": 0}
+    lock = threading.Lock()
+    end = time.monotonic() + secs
+
+    def one(src):
+        while time.monotonic() < end:
+            got = b""
+            try:
+                s = socket.socket()
+                s.bind((src, 0))
+                s.settimeout(1)
+                s.connect((HOST, mport))
+                s.sendall(req)
+                while time.monotonic() < end:
+                    chunk = s.recv(1 << 20)
+                    if not chunk:
+                        break
+                    got += chunk
+            except OSError:
+                time.sleep(0.01)
+            finally:
+                s.close()
+            with lock:
+                tot["connections"] += 1
+                tot["bytes"] += len(got)
+                tot["ok"] += got.count(b"HTTP/1.1 200")
+                tot["too_many"] += got.count(b"HTTP/1.1 429")
+
+    ts = [threading.Thread(target=one, args=("127.0.2.%d" % (i // conns + 1),), daemon=True)
+          for i in range(addrs * conns)]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join(secs + 5)
+    tot["seconds"] = secs
+    out(tot)
+
+
+EVIL = b"refused\nnetrig: FORGED line\x1b[31m red \xff\xfe\xc2\x9b end"
+
+
+def raw_frame(payload):
+    return b"NRG\x01" + struct.pack(">I", len(payload)) + payload
+
+
+def cmd_echo(port):
+    c = control(port)
+    c.sendall(raw_frame(b'{"type":"hello","proto":1,"netrig_version":"hostile","test":"' +
+                        EVIL.replace(b"\n", b"\\n").replace(b"\x1b", b"\\u001b") +
+                        b'","params":{}}'))
+    deadline = time.monotonic() + 10
+    try:
+        hdr = recv_exact(c, 8, deadline)
+        body = recv_exact(c, struct.unpack(">I", hdr[4:])[0], deadline)
+    except Exception as e:  # noqa: BLE001
+        out({"error": type(e).__name__})
+        return
+    try:
+        text = json.loads(body.decode("utf-8")).get("message", "")
+        utf8 = True
+    except ValueError:
+        text, utf8 = "", False
+    raw = [ch for ch in text if ord(ch) < 0x20 or 0x7f <= ord(ch) < 0xa0]
+    out({"utf8": utf8, "raw_controls": len(raw), "message": text})
+
+
+def cmd_fakeserver(secs):
+    ls = socket.socket()
+    ls.bind((HOST, 0))
+    ls.listen(8)
+    print(ls.getsockname()[1], flush=True)
+    end = time.monotonic() + secs
+    for _ in range(2):  # the two clients of hostile_peers.sh
+        ls.settimeout(max(0.1, end - time.monotonic()))
+        try:
+            c, _ = ls.accept()
+        except OSError:
+            break
+        try:
+            recv_msg(c, 5)
+            c.sendall(raw_frame(b'{"type":"error","code":"limit","message":"' +
+                                EVIL.replace(b"\n", b"\\n").replace(b"\x1b", b"\\u001b") +
+                                b'"}'))
+        except Exception:  # noqa: BLE001
+            pass
+        c.close()
+
+
+def cmd_authflood(port, secs, conns, src, user):
+    tot = {"attempts": 0, "refused": 0, "slowest_s": 0.0}
+    lock = threading.Lock()
+    end = time.monotonic() + secs
+
+    def one():
+        while time.monotonic() < end:
+            t0 = time.monotonic()
+            m = {}
+            try:
+                c = control(port, src)
+                p = params()
+                c.sendall(frame({"type": "hello", "proto": 1, "netrig_version": "hostile",
+                                 "test": "stream", "user": user, "params": p}))
+                ch = recv_msg(c)
+                if ch.get("type") == "challenge":
+                    c.sendall(frame({"type": "auth", "user": user, "mac": "00" * 32}))
+                    m = recv_msg(c)
+                c.close()
+            except Exception:  # noqa: BLE001
+                time.sleep(0.01)
+            with lock:
+                tot["attempts"] += 1
+                tot["refused"] += m.get("code") == "auth_failed"
+                tot["slowest_s"] = max(tot["slowest_s"], round(time.monotonic() - t0, 3))
+
+    ts = [threading.Thread(target=one, daemon=True) for _ in range(conns)]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join(secs + 10)
+    tot["seconds"] = secs
+    out(tot)
+
+
 def main():
     a = sys.argv[1:]
     cmd, port = a[0], int(a[1])
@@ -445,7 +622,8 @@ def main():
     elif cmd == "flood":
         cmd_flood(port, float(a[2]))
     elif cmd == "hello":
-        cmd_hello(port, a[2], float(a[4]) if len(a) > 4 and a[3] == "--hold" else 0.0)
+        opt = dict(zip(a[3::2], a[4::2]))
+        cmd_hello(port, a[2], float(opt.get("--hold", 0.0)), opt.get("--src"))
     elif cmd == "probes":
         cmd_probes(port, float(a[2]))
     elif cmd == "spoof":
@@ -455,11 +633,21 @@ def main():
     elif cmd == "idle":
         cmd_idle(port, int(a[2]), float(a[3]), a[4])
     elif cmd == "i3slow":
-        cmd_i3slow(port, int(a[2]), float(a[3]))
+        cmd_i3slow(port, int(a[2]), float(a[3]), a[5] if len(a) > 5 and a[4] == "--src" else None)
     elif cmd == "run":
         cmd_run(port, a[2])
     elif cmd == "forge":
         cmd_forge(port)
+    elif cmd == "scrapeflood":
+        cmd_scrapeflood(port, float(a[2]), int(a[3]), int(a[4]))
+    elif cmd == "echo":
+        cmd_echo(port)
+    elif cmd == "fakeserver":
+        cmd_fakeserver(float(a[1]))
+    elif cmd == "authflood":
+        cmd_authflood(port, float(a[2]), int(a[3]), a[4], a[5])
+    elif cmd == "crrsteal":
+        cmd_crrsteal(port, a[2])
     else:
         sys.exit("unknown command %s" % cmd)
 

@@ -42,6 +42,13 @@ nr tcp1 -t 2
 check_jq "tcp1: complete, the server's receive figures in" "$T/tcp1.json" \
     '.partial == false and .server_version == "iperf3" and (.flows | length) == 1 and
      .summary.throughput_bps > 0 and .summary.bytes > 0 and .flows[0].bytes > 0'
+# the text report: the server's cost and per-interval receive figures are unknown, and says so
+run txt "$NETRIG" stream --iperf3 -c 127.0.0.1 -p "$I3_PORT" --no-save -t 1 -i 1
+ok txt
+check "txt: the server's cost is '-' (not measured), not 0.00 ($(grep '^Cost' "$T/txt.json"))" \
+    grep -q '^Cost .*, - server (not measured)' "$T/txt.json"
+check "txt: says the receiver's intervals are not known" \
+    grep -q '^Intervals   the lines above are what the sender wrote; the receiver' "$T/txt.json"
 nr tcp4 -t 2 -P 4
 check_jq "tcp4: four flows, each moved data" "$T/tcp4.json" \
     '.partial == false and (.flows | length) == 4 and all(.flows[]; .bytes > 0)'

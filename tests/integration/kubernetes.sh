@@ -17,7 +17,7 @@ ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 K8S=$ROOT/deploy/kubernetes
 VALIDATE=$ROOT/tests/tools/k8s_validate.py
 PY=/usr/bin/python3
-command -v kubectl >/dev/null 2>&1 || skip "kubectl is not installed (apt-get install kubectl)"
+command -v kubectl >/dev/null 2>&1 || skip "kubectl is not installed (apt-get install kubernetes-client: Debian 12's kubectl 1.20 renders these overlays)"
 [[ -x $PY ]] && "$PY" -c 'import kubernetes, yaml' 2>/dev/null ||
     skip "python3-kubernetes is not installed (apt-get install python3-kubernetes)"
 

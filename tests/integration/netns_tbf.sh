@@ -5,6 +5,7 @@
 # on) per 1514-byte frame as tbf counts it, so the goodput is 200 * 1448 / 1514 =
 # 191.28 Mbit/s (what iperf3 measures on the same set-up). Forward and reverse must land
 # within 5 % of it, with the four flows sharing fairly (Jain >= 0.9).
+# The text report's interval table of a forward run shows the receiver's rate per interval.
 # Needs root, `ip netns`, veth and sch_tbf; exits 77 (skipped) without them.
 # Traffic goes only to the namespace-internal addresses 10.231.1.1 and 10.231.1.2.
 set -euo pipefail
@@ -55,6 +56,34 @@ shaped_run forward
 check_jq "forward: every flow client_to_server" "$T/forward.json" 'all(.flows[]; .direction == "client_to_server")'
 shaped_run reverse -R
 check_jq "reverse: every flow server_to_client" "$T/reverse.json" 'all(.flows[]; .direction == "server_to_client")'
+
+# The text report's interval table after a forward run shows what crossed the path: the
+# receiver's rate per interval, which through tbf cannot exceed the goodput (191.3 Mbit/s) (the sender's writes in
+# the first interval may, as they fill its socket buffer). No -O: the first interval is the one.
+ip netns exec "$NS_C" "$NETRIG" stream -c "$SRV_ADDR" -p "$SRV_PORT" -t 3 -i 1 --no-save \
+    >"$T/text.out" 2>"$T/text.err" || fail "text run: exit status $? ($(head -c 300 "$T/text.err"))"
+# first row after the "received  sender wrote" header: "[ 0.00- 1.00 s] R unit S unit"
+row=$(awk '/^Intervals +received = what crossed the path/ { t = 1; next }
+           t == 1 && /^interval +received +sender wrote/ { t = 2; next }
+           t == 2 { print; exit }' "$T/text.out")
+to_bps() { awk -v v="$1" -v u="$2" 'BEGIN { m = u ~ /^G/ ? 1e9 : u ~ /^M/ ? 1e6 : u ~ /^k/ ? 1e3 : 1; printf "%.0f", v * m }'; }
+read -r _ _ _ _ rv ru sv su _ <<<"$row" || true
+if [[ -z ${rv:-} || -z ${su:-} ]]; then
+    fail "text run: no receiver's interval table (row '$row'; $(head -c 400 "$T/text.out"))"
+else
+    rx=$(to_bps "$rv" "$ru")
+    tx=$(to_bps "$sv" "$su")
+    log "text run: first interval received $rv $ru, sender wrote $sv $su"
+    # tbf's burst (~64 KB) adds at most 0.6 Mbit/s to a 1 s interval
+    check "first interval's received rate $rx <= goodput x 1.05 ($((EXPECT_BPS * 105 / 100)))" \
+        test "$rx" -le $((EXPECT_BPS * 105 / 100))
+    check "first interval's received rate $rx is the path's (>= half the goodput)" \
+        test "$rx" -ge $((EXPECT_BPS / 2))
+    check "the sender's writes sit beside it ($tx bps, not below what was received)" \
+        test "$tx" -ge $((rx * 95 / 100))
+fi
+grep -q "^  (what the sender wrote; what crossed the path follows the run)" "$T/text.out" ||
+    fail "text run: the live table does not say it shows the sender's writes"
 
 check "daemon alive after both runs" alive "$SRV_PID"
 finish

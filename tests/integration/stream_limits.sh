@@ -152,6 +152,9 @@ if command -v iperf3 >/dev/null 2>&1; then
     check "against iperf3 -s: one line naming --iperf3 ($(cat "$T/at_i3.err"))" \
         grep -q 'is an iperf3 server.*add --iperf3' "$T/at_i3.err"
     check "against iperf3 -s: said within a second (${ms} ms)" test "$ms" -lt 1000
+    run at_i3_rr rr -c 127.0.0.1 -p "$I3" --no-save -t 1
+    check "rr against iperf3 -s: exit 1 (got $RC), says rr needs netrig serve, not --iperf3" \
+        bash -c "[[ $RC -eq 1 ]] && grep -q 'no request-response test' '$T/at_i3_rr.err' && ! grep -q 'add --iperf3' '$T/at_i3_rr.err'"
 fi
 iperf2_version=$(iperf -v 2>&1 || true) # (it exits 1 after printing its version)
 if [[ $iperf2_version == "iperf version 2"* ]]; then

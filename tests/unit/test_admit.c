@@ -243,15 +243,17 @@ static void test_udp_turn_and_threads(void **state)
 {
     struct admit_limits l = {.max_tests = 4};
     struct admit *a = admit_create(&l);
+    struct sockaddr_in x = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(0x7f000001)};
+    const struct sockaddr *px = (const struct sockaddr *)&x;
     uint64_t t0;
 
     (void)state;
-    assert_int_equal(admit_udp_turn_take(a, 100), 0);
+    assert_int_equal(admit_udp_turn_take(a, px, 100), 0);
     t0 = clock_mono_ns();
-    assert_int_equal(admit_udp_turn_take(a, 200), -EBUSY);
+    assert_int_equal(admit_udp_turn_take(a, px, 200), -EBUSY);
     assert_true(clock_mono_ns() - t0 >= 190000000ULL);
     admit_udp_turn_give(a);
-    assert_int_equal(admit_udp_turn_take(a, 100), 0);
+    assert_int_equal(admit_udp_turn_take(a, px, 100), 0);
     admit_udp_turn_give(a);
     assert_int_equal(admit_wait_threads(a, 0), 0);
     admit_thread_started(a);

@@ -108,6 +108,17 @@ static void test_rwnd(void **state)
     assert_evidence(v, "grew to 1.25 MB (SO_RCVBUF): 66% of it became window");
     assert_contains(v.advice, "net.ipv4.tcp_rmem");
     assert_contains(v.tune, "on the receiver: netrig tune --apply --rate RATE --rtt 40ms");
+    /* beside a CPU hog the receiving thread always finds the window's few bytes queued and
+     * looks CPU-bound (ran 86 %, waited for a CPU 14 %, for data 0.7 %), but the window is 66 %
+     * of its buffer: the buffer's size, not the thread, is the limit */
+    s.rcv.wait = 0.007;
+    s.rcv.run = 0.86;
+    s.rcv.runq = 0.14;
+    assert_id(s, DIAG_RWND_LIMITED);
+    /* the same thread with its buffer full of unread data (a window of 10 % of it) is */
+    s.rcv.buf = 8272640;
+    assert_id(s, DIAG_RX_CPU_LIMITED);
+    s = r40_reno_rwnd;
     s.target_bps = 500 * M;
     s.target_rtt_s = 0.04;
     v = judge(&s);

@@ -180,6 +180,52 @@ static void test_not_judged(void **state)
     load_result_fini(&lr);
 }
 
+/* One-way delays: idle up 3 ms + a clock offset of -1 s (down 200 us - the rest); loaded, up
+ * +15 ms and down +5 ms. The drain: after the stop at 15 s the first 20 probes still high, a
+ * single quick one among them (not a drain), then all quick: drained at 15.2 s. */
+static void test_one_way_and_drain(void **state)
+{
+    struct load_result lr;
+    const int64_t off = -1000000000LL;
+    char adv[8][400];
+    size_t n;
+    cJSON *doc, *inc;
+
+    (void)state;
+    build(&lr, false);
+    txnlog_fini(lr.part[LOAD_UDP_PROBE].local.log);
+    free(lr.part[LOAD_UDP_PROBE].local.log);
+    lr.part[LOAD_UDP_PROBE].local.log = calloc(1, sizeof(struct txnlog));
+    assert_int_equal(txnlog_init(lr.part[LOAD_UDP_PROBE].local.log, 2000), 0);
+    for (uint32_t i = 0; i < 2000; i++) {
+        uint64_t t = (uint64_t)i * 10000000ULL;
+        int64_t up = 3000000, down = 200000;
+        if ((t >= 5 * S && t < 15 * S) || (i >= 1500 && i < 1520 && i != 1505))
+            up += 15000000, down += 5000000;
+        txnlog_add_owd(lr.part[LOAD_UDP_PROBE].local.log, t, (uint64_t)(up + down), up + off);
+    }
+    load_analyze(&lr);
+    assert_true(lr.owd_judged);
+    assert_dbl_near(lr.increase_p50_us, 20000, 1e-6);
+    assert_dbl_near(lr.increase_up_p50_us, 15000, 1e-6);
+    assert_dbl_near(lr.increase_down_p50_us, 5000, 1e-6);
+    assert_int_equal(lr.phase[LOAD_LOADED].probe[LOAD_UDP_PROBE].owd_n, 900);
+    assert_true(lr.drained);
+    assert_dbl_near(lr.drain_s, 0.2, 1e-6);
+    assert_dbl_near(lr.phase[LOAD_RECOVERY].from_s, 15.2, 1e-6);
+    assert_int_equal(lr.phase[LOAD_RECOVERY].probe[LOAD_UDP_PROBE].sent, 480);
+    n = load_advice(&lr, adv, 8);
+    assert_true(n >= 1);
+    assert_non_null(strstr(adv[0], "the way up took +15.0 ms"));
+    assert_non_null(strstr(adv[0], "the way down +5.0 ms"));
+    doc = load_json(&lr, false);
+    inc = cJSON_GetObjectItem(doc, "latency_increase");
+    assert_dbl_near(cJSON_GetObjectItem(inc, "up_p50_us")->valuedouble, 15000, 1e-6);
+    assert_dbl_near(cJSON_GetObjectItem(inc, "drain_s")->valuedouble, 0.2, 1e-6);
+    cJSON_Delete(doc);
+    load_result_fini(&lr);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -187,6 +233,7 @@ int main(void)
         cmocka_unit_test(test_bands),
         cmocka_unit_test(test_tcp_judges_and_rate_not_kept),
         cmocka_unit_test(test_not_judged),
+        cmocka_unit_test(test_one_way_and_drain),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -163,6 +163,8 @@ static void assert_params_equal(const struct params *a, const struct params *b)
     assert_int_equal(a->burst, b->burst);
     assert_int_equal(a->tos, b->tos);
     assert_int_equal(a->dont_fragment, b->dont_fragment);
+    assert_int_equal(a->down_rate_set, b->down_rate_set);
+    assert_int_equal(a->down_rate_bps, b->down_rate_bps);
 }
 
 /* to_json, print, parse, from_json: what really crosses the wire */
@@ -472,6 +474,46 @@ static void test_dir_names(void **state)
     assert_string_equal(params_dir_name(PARAMS_DIR_BIDIR), "bidir");
 }
 
+/* --bidir -b UP,DOWN: each way its rate, on the wire too; refused where it does not apply */
+static void test_down_rate(void **state)
+{
+    struct params p, back;
+    char err[256];
+
+    (void)state;
+    params_defaults(&p);
+    p.dir = PARAMS_DIR_BIDIR;
+    p.app_rate_bps = 20000000;
+    assert_int_equal(params_send_rate(&p, false), 20000000); /* one rate: both ways */
+    p.down_rate_set = true;
+    p.down_rate_bps = 0; /* TCP: the server's flows unpaced */
+    assert_int_equal(params_validate(&p, err, sizeof(err)), 0);
+    assert_int_equal(params_send_rate(&p, true), 20000000);
+    assert_int_equal(params_send_rate(&p, false), 0);
+    p.down_rate_bps = 90000000;
+    params_defaults(&back);
+    assert_int_equal(wire_round_trip(&p, &back, err, sizeof(err)), 0);
+    assert_true(back.down_rate_set);
+    assert_int_equal(params_send_rate(&back, false), 90000000);
+    p.udp = true;
+    p.app_rate_bps = 0;
+    p.udp_rate_bps = 10000000;
+    p.write_size = 1400;
+    assert_int_equal(params_send_rate(&p, true), 10000000);
+    assert_int_equal(params_send_rate(&p, false), 90000000);
+    p.down_rate_bps = 0;
+    assert_int_equal(params_validate(&p, err, sizeof(err)), -EINVAL);
+    assert_non_null(strstr(err, "sends nothing"));
+    p.down_rate_bps = 1000;
+    p.dir = PARAMS_DIR_REVERSE;
+    assert_int_equal(params_validate(&p, err, sizeof(err)), -EINVAL);
+    assert_non_null(strstr(err, "--bidir streams only"));
+    p.dir = PARAMS_DIR_BIDIR;
+    p.udp_pps = 100;
+    assert_int_equal(params_validate(&p, err, sizeof(err)), -EINVAL);
+    assert_non_null(strstr(err, "--pps"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -490,6 +532,7 @@ int main(void)
         cmocka_unit_test(test_dir_names),
         cmocka_unit_test(test_limits),
         cmocka_unit_test(test_tos_dscp),
+        cmocka_unit_test(test_down_rate),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

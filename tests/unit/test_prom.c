@@ -3,6 +3,7 @@
 
 #include "metrics.h"
 #include "prom.h"
+#include "prom_guard.h"
 #include "report_live.h"
 
 #include <arpa/inet.h>
@@ -199,12 +200,40 @@ static void live_frame(void **state)
     assert_false(report_live_wanted(REPORT_LIVE_OFF, stdout, true, 60000000000ULL));
 }
 
+/* prom_guard: a burst, then the rate; each address its own bucket; many addresses forget the
+ * oldest, never refuse a new one */
+static void guard_rates(void **state)
+{
+    struct prom_guard g = {0};
+    struct sockaddr_in a = {.sin_family = AF_INET}, b = a;
+    int ok = 0;
+
+    (void)state;
+    inet_pton(AF_INET, "127.0.2.1", &a.sin_addr);
+    inet_pton(AF_INET, "127.0.2.2", &b.sin_addr);
+    for (int i = 0; i < 100; i++)
+        ok += prom_guard_admit(&g, (struct sockaddr *)&a, 1000);
+    assert_int_equal(ok, PROM_GUARD_BURST);
+    assert_int_equal(g.refused, 100 - PROM_GUARD_BURST);
+    assert_true(prom_guard_admit(&g, (struct sockaddr *)&b, 1000)); /* its own bucket */
+    ok = 0;
+    for (int i = 0; i < 100; i++) /* half a second later: half a second's rate */
+        ok += prom_guard_admit(&g, (struct sockaddr *)&a, 1500);
+    assert_int_equal(ok, PROM_GUARD_RATE / 2);
+    for (int i = 0; i < 3 * PROM_GUARD_ADDRS; i++) {
+        struct sockaddr_in c = {.sin_family = AF_INET,
+                                .sin_addr.s_addr = htonl(0x7f030000u + (uint32_t)i)};
+        assert_true(prom_guard_admit(&g, (struct sockaddr *)&c, 2000 + (uint64_t)i));
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(escape_and_samples), cmocka_unit_test(listen_specs),
-        cmocka_unit_test(daemon_counters),    cmocka_unit_test(daemon_rr_kinds),
-        cmocka_unit_test(clients_bounded),    cmocka_unit_test(live_frame),
+        cmocka_unit_test(escape_and_samples), cmocka_unit_test(guard_rates),
+        cmocka_unit_test(listen_specs),       cmocka_unit_test(daemon_counters),
+        cmocka_unit_test(daemon_rr_kinds),    cmocka_unit_test(clients_bounded),
+        cmocka_unit_test(live_frame),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

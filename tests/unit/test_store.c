@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "histo.h"
@@ -18,6 +19,7 @@
 #include "store_mesh.h"
 #include "store_run.h"
 #include "store_sweep.h"
+#include "store_tune.h"
 
 static void test_create(void **state)
 {
@@ -693,6 +695,46 @@ static void test_mesh_store(void **state)
     store_close(st);
 }
 
+static int count_tune(const struct store_tune *t, void *arg)
+{
+    char *seen = arg;
+
+    snprintf(seen + strlen(seen), 256 - strlen(seen), "%s%s@%s:%llu", seen[0] ? "," : "", t->target,
+             t->netns_name, t->netns_inode);
+    assert_non_null(strstr(t->changes, "tcp_rmem"));
+    return 0;
+}
+
+/* tune journals (v7): stored with their place, read back between two times, ends included */
+static void test_tune_journals(void **state)
+{
+    char path[300], err[512], seen[256] = "";
+    struct store_tune t = {.netns_inode = 4026532301, .changes = "[{\"name\":\"tcp_rmem\"}]"};
+    struct store *st;
+    int64_t id;
+
+    (void)state;
+    db_path("tune.db", path, sizeof(path));
+    st = store_open(path, true, err, sizeof(err));
+    assert_non_null(st);
+    snprintf(t.netns_name, sizeof(t.netns_name), "wB");
+    snprintf(t.target, sizeof(t.target), "first");
+    snprintf(t.applied_at, sizeof(t.applied_at), "2026-12-07T01:00:00Z");
+    assert_int_equal(store_add_tune(st, &t, &id, err, sizeof(err)), 0);
+    assert_int_equal(id, 1);
+    snprintf(t.target, sizeof(t.target), "second");
+    snprintf(t.applied_at, sizeof(t.applied_at), "2026-12-07T02:00:00Z");
+    assert_int_equal(store_add_tune(st, &t, &id, err, sizeof(err)), 0);
+    assert_int_equal(store_tune_between(st, "2026-12-07T01:30:00Z", "2026-12-07T02:00:00Z",
+                                        count_tune, seen, err, sizeof(err)),
+                     0);
+    assert_string_equal(seen, "second@wB:4026532301");
+    seen[0] = '\0';
+    assert_int_equal(store_tune_between(st, NULL, NULL, count_tune, seen, err, sizeof(err)), 0);
+    assert_string_equal(seen, "first@wB:4026532301,second@wB:4026532301");
+    store_close(st);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -705,6 +747,7 @@ int main(void)
         cmocka_unit_test(test_migrate_v2),
         cmocka_unit_test(test_doc_run),
         cmocka_unit_test(test_mesh_store),
+        cmocka_unit_test(test_tune_journals),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -372,7 +372,8 @@ static void test_pick_and_lock(void **state)
 
     copy_fixture("seed001-wan", root, sizeof(root));
     state_dir(root, dir, sizeof(dir));
-    assert_int_equal(tune_apply_pick_journal(dir, NULL, pick, sizeof(pick), err, sizeof(err)), -1);
+    assert_int_equal(tune_apply_pick_journal(dir, root, NULL, pick, sizeof(pick), err, sizeof(err)),
+                     -1);
     assert_contains(err, "no journal in");
     build_plan(root, 10 * G, 30 * MS, &p);
     assert_int_equal(apply(root, &p, false, &res), 0);
@@ -382,7 +383,8 @@ static void test_pick_and_lock(void **state)
     build_plan(root, 10 * G, 300 * MS, &p); /* a second apply on top */
     assert_true(p.nchanges > 0);
     assert_int_equal(apply(root, &p, false, &res), 0);
-    assert_int_equal(tune_apply_pick_journal(dir, NULL, pick, sizeof(pick), err, sizeof(err)), 0);
+    assert_int_equal(tune_apply_pick_journal(dir, root, NULL, pick, sizeof(pick), err, sizeof(err)),
+                     0);
     assert_string_equal(pick, res.journal); /* the newest */
     lock = tune_journal_lock(dir, err, sizeof(err));
     assert_true(lock >= 0);
@@ -391,12 +393,14 @@ static void test_pick_and_lock(void **state)
     tune_journal_unlock(lock);
     assert_int_equal(tune_apply_revert(pick, root, dir, NULL, &rr, err, sizeof(err)), 0);
     tune_apply_revert_free(&rr);
-    assert_int_equal(tune_apply_pick_journal(dir, NULL, pick, sizeof(pick), err, sizeof(err)), 0);
+    assert_int_equal(tune_apply_pick_journal(dir, root, NULL, pick, sizeof(pick), err, sizeof(err)),
+                     0);
     assert_string_equal(pick, first); /* the newest not reverted yet */
     assert_int_equal(tune_apply_revert(pick, root, dir, NULL, &rr, err, sizeof(err)), 0);
     tune_apply_revert_free(&rr);
     assert_same_tree("seed001-wan", root);
-    assert_int_equal(tune_apply_pick_journal(dir, NULL, pick, sizeof(pick), err, sizeof(err)), -1);
+    assert_int_equal(tune_apply_pick_journal(dir, root, NULL, pick, sizeof(pick), err, sizeof(err)),
+                     -1);
     assert_contains(err, "reverted already");
     tune_apply_result_free(&res);
     tune_plan_free(&p);

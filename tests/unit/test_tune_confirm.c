@@ -113,25 +113,25 @@ static void test_confirmed_is_kept(void **state)
     copy_fixture("seed001-wan", root, sizeof(root));
     assert_int_equal(apply_confirmed(root, OPERATOR_MS, &job, &res, err, sizeof(err)), 0);
     /* a second apply while this one waits: refused, nothing changed (the CLI's check) */
-    assert_int_equal(
-        tune_confirm_pending(job.state_dir, path, sizeof(path), why, sizeof(why), err, sizeof(err)),
-        1);
+    assert_int_equal(tune_confirm_pending(job.state_dir, job.sysroot, path, sizeof(path), why,
+                                          sizeof(why), err, sizeof(err)),
+                     1);
     assert_string_equal(path, res.journal);
     assert_contains(why, "waits for its confirmation");
-    assert_int_equal(tune_confirm_run(job.state_dir, path, sizeof(path), why, sizeof(why),
-                                      &too_late, err, sizeof(err)),
+    assert_int_equal(tune_confirm_run(job.state_dir, job.sysroot, path, sizeof(path), why,
+                                      sizeof(why), &too_late, err, sizeof(err)),
                      1);
     assert_string_equal(path, res.journal);
     assert_true(wait_ended(job.pid, 5000)); /* it saw the confirmation and left */
     sleep_ms(200);
     read_value(root, "/proc/sys/net/ipv4/tcp_rmem", v, sizeof(v));
     assert_string_equal(v, "4096 87380 134217728");
-    assert_int_equal(
-        tune_confirm_pending(job.state_dir, path, sizeof(path), why, sizeof(why), err, sizeof(err)),
-        0);
+    assert_int_equal(tune_confirm_pending(job.state_dir, job.sysroot, path, sizeof(path), why,
+                                          sizeof(why), err, sizeof(err)),
+                     0);
     /* nothing waits now */
-    assert_int_equal(tune_confirm_run(job.state_dir, path, sizeof(path), why, sizeof(why),
-                                      &too_late, err, sizeof(err)),
+    assert_int_equal(tune_confirm_run(job.state_dir, job.sysroot, path, sizeof(path), why,
+                                      sizeof(why), &too_late, err, sizeof(err)),
                      0);
     assert_false(too_late);
     assert_contains(why, "was confirmed already");
@@ -192,8 +192,8 @@ static void test_watchdog_leaves_alone(void **state)
     read_value(root, "/proc/sys/net/ipv4/tcp_rmem", v, sizeof(v));
     assert_string_equal(v, "4096 87380 134217728"); /* not replayed by the watchdog */
     /* the operator can still confirm or revert it */
-    assert_int_equal(tune_confirm_run(job.state_dir, path, sizeof(path), why, sizeof(why),
-                                      &too_late, err, sizeof(err)),
+    assert_int_equal(tune_confirm_run(job.state_dir, job.sysroot, path, sizeof(path), why,
+                                      sizeof(why), &too_late, err, sizeof(err)),
                      1);
     tune_apply_result_free(&res);
     rm_tree(root);

@@ -9,6 +9,7 @@
 
 #include "tune_journal.h"
 #include "tune_persist.h"
+#include "tune_place.h"
 #include "tune_state.h"
 
 #include <dirent.h>
@@ -162,7 +163,8 @@ static void test_planted_journal(void **state)
     assert_int_equal(chmod(top, 0777), 0);
     snprintf(p, sizeof(p), "%s/tune-20240101T000000.000000Z-1.jsonl", top);
     write_file(p, planted, 0600);
-    assert_int_equal(tune_apply_pick_journal(top, NULL, pick, sizeof(pick), err, sizeof(err)), -1);
+    assert_int_equal(tune_apply_pick_journal(top, NULL, NULL, pick, sizeof(pick), err, sizeof(err)),
+                     -1);
     assert_contains(err, "writable by everyone");
     assert_int_equal(tune_apply_revert(p, "/nonexistent", top, NULL, &rr, err, sizeof(err)), -1);
     assert_contains(err, "writable by everyone");
@@ -220,14 +222,56 @@ static void test_revert_removes_temps(void **state)
     rm_tree(root);
 }
 
+/* A journal belongs to the network namespace (inode, name), host and, for a child namespace,
+ * boot it was applied in; one of an older netrig (no place) only to the host's namespace. */
+static void test_place(void **state)
+{
+    struct hostwr_place here = {
+        .netns_inode = 4026532301, .host = "h1", .machine_id = "m1", .boot_id = "b1"};
+    struct tune_journal j;
+    char why[1024];
+    (void)state;
+
+    snprintf(here.netns_name, sizeof(here.netns_name), "wA");
+    memset(&j, 0, sizeof(j));
+    snprintf(j.path, sizeof(j.path), "/s/tune-1.jsonl");
+    snprintf(j.netns, sizeof(j.netns), "child");
+    j.place = here;
+    j.place_known = true;
+    assert_int_equal(tune_place_here(&j, &here, 1, why, sizeof(why)), 1);
+    j.place.netns_inode = 4026532302; /* another namespace, same name (recreated) */
+    assert_int_equal(tune_place_here(&j, &here, 1, why, sizeof(why)), 0);
+    assert_contains(why, "in another network namespace");
+    assert_contains(why, "inode 4026532302");
+    j.place = here;
+    snprintf(j.place.netns_name, sizeof(j.place.netns_name), "wB"); /* inode reused */
+    assert_int_equal(tune_place_here(&j, &here, 1, why, sizeof(why)), 0);
+    assert_contains(why, "network namespace wB (inode 4026532301) on host h1; this is network "
+                         "namespace wA");
+    j.place = here;
+    snprintf(j.place.machine_id, sizeof(j.place.machine_id), "m2");
+    assert_int_equal(tune_place_here(&j, &here, 1, why, sizeof(why)), 0);
+    assert_contains(why, "on another host");
+    j.place = here;
+    snprintf(j.place.boot_id, sizeof(j.place.boot_id), "b0"); /* the namespace died with it */
+    assert_int_equal(tune_place_here(&j, &here, 1, why, sizeof(why)), 0);
+    assert_contains(why, "earlier boot");
+    snprintf(j.netns, sizeof(j.netns), "host"); /* the host's namespace outlives a boot */
+    assert_int_equal(tune_place_here(&j, &here, 0, why, sizeof(why)), 1);
+    j.place_known = false; /* an older netrig's journal */
+    assert_int_equal(tune_place_here(&j, &here, 0, why, sizeof(why)), 1);
+    assert_int_equal(tune_place_here(&j, &here, 1, why, sizeof(why)), 0);
+    snprintf(j.netns, sizeof(j.netns), "child");
+    assert_int_equal(tune_place_here(&j, &here, 1, why, sizeof(why)), 0);
+    assert_contains(why, "names no network namespace");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_dir_modes),
-        cmocka_unit_test(test_dir_owner),
-        cmocka_unit_test(test_files),
-        cmocka_unit_test(test_planted_journal),
-        cmocka_unit_test(test_revert_removes_temps),
+        cmocka_unit_test(test_dir_modes), cmocka_unit_test(test_dir_owner),
+        cmocka_unit_test(test_files),     cmocka_unit_test(test_planted_journal),
+        cmocka_unit_test(test_place),     cmocka_unit_test(test_revert_removes_temps),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
