@@ -13,9 +13,12 @@
 #   1. main: a warnings-as-errors build running every other test, two at a time (tests that
 #      measure rates carry RUN_SERIAL and run alone);
 #   2. asan: an ASan+UBSan build running the unit tests and the "threads" integration tests;
-#   3. tsan: a ThreadSanitizer build running the same; any report fails the stage;
-#   4. valgrind: the daemon-and-client integration tests of the label "valgrind" under memcheck;
-#   5. fuzz: the libFuzzer targets, FUZZ_SECONDS (default 20) each (skipped without clang).
+#   3. tsan: a ThreadSanitizer build running the "threads" tests (integration, and the unit tests
+#      that start threads: a test without a second thread cannot race); any report fails it;
+#   4. valgrind: the daemon-and-client integration tests of the label "valgrind" under memcheck,
+#      two at a time;
+#   5. fuzz: the libFuzzer targets, FUZZ_SECONDS (default 20) each, two at a time (skipped
+#      without clang).
 # The sanitizer stages set NETRIG_SANITIZER (asan, tsan) for the tests: a "threads" test that
 # also judges rates or timing leaves those judgments out there (lib.sh `judge_rates`), since
 # a sanitizer's slowdown (TSan 5-15x) is not the code's speed.
@@ -26,6 +29,14 @@ jobs=${JOBS:-2}
 stages=" ${STAGES:-source main asan tsan valgrind fuzz} "
 want() { [[ $stages == *" $1 "* ]]; }
 stamp() { echo "== [$(date -u +%H:%M:%S)] $*"; }
+
+# The sanitizer builds: netrig and the unit tests only (the stages run no tool: no test of
+# theirs needs wanem or a fuzz target), at -O1 with debug information: it compiles faster than
+# -O2 and runs the tests several times faster than -O0, with stack traces still whole.
+san_flags="-g -O1"
+# The soak's hostile mix for 10 s instead of 30 under a sanitizer: every kind of hostile client
+# still comes, the main stage gives the long run
+san_soak=10
 
 # ctest_stage DIR ARGS...: ctest in DIR (through the command in the array wrap, if any), its
 # per-test times kept in DIR/stage-times.txt, slowest first
@@ -54,17 +65,17 @@ fi
 
 if want asan; then
     stamp "asan: AddressSanitizer + UndefinedBehaviorSanitizer, unit and threads tests"
-    cmake -S . -B build-ci-asan -DCMAKE_BUILD_TYPE=Debug -DNETRIG_WERROR=ON -DNETRIG_SANITIZE=ON \
-        >/dev/null
-    cmake --build build-ci-asan -j"$jobs"
-    NETRIG_SANITIZER=asan ctest_stage build-ci-asan -L '^(unit|threads)$'
+    cmake -S . -B build-ci-asan -DCMAKE_BUILD_TYPE=Debug "-DCMAKE_C_FLAGS_DEBUG=$san_flags" \
+        -DNETRIG_WERROR=ON -DNETRIG_SANITIZE=ON >/dev/null
+    cmake --build build-ci-asan -j"$jobs" --target netrig netrig_unit_tests
+    NETRIG_SANITIZER=asan SOAK_SECONDS=$san_soak ctest_stage build-ci-asan -L '^(unit|threads)$'
 fi
 
 if want tsan; then
-    stamp "tsan: ThreadSanitizer, unit and threads tests (no report allowed)"
-    cmake -S . -B build-ci-tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DNETRIG_WERROR=ON \
-        -DNETRIG_TSAN=ON >/dev/null
-    cmake --build build-ci-tsan -j"$jobs"
+    stamp "tsan: ThreadSanitizer, the threads tests (no report allowed)"
+    cmake -S . -B build-ci-tsan -DCMAKE_BUILD_TYPE=Debug "-DCMAKE_C_FLAGS_DEBUG=$san_flags" \
+        -DNETRIG_WERROR=ON -DNETRIG_TSAN=ON >/dev/null
+    cmake --build build-ci-tsan -j"$jobs" --target netrig netrig_unit_threads
     reports=$PWD/build-ci-tsan/tsan-reports
     rm -rf "$reports" && mkdir -p "$reports"
     # every report goes to a file of its own (a daemon's exit status is not always checked)
@@ -74,7 +85,7 @@ if want tsan; then
     # newer kernels (vm.mmap_rnd_bits > 28): run the tests without address randomisation
     setarch "$(uname -m)" -R true 2>/dev/null && wrap=(setarch "$(uname -m)" -R)
     rc=0
-    NETRIG_SANITIZER=tsan ctest_stage build-ci-tsan -L '^(unit|threads)$' || rc=$?
+    NETRIG_SANITIZER=tsan SOAK_SECONDS=$san_soak ctest_stage build-ci-tsan -L '^threads$' || rc=$?
     wrap=()
     if compgen -G "$reports/tsan*" >/dev/null; then
         echo "ThreadSanitizer reports:"
@@ -92,7 +103,7 @@ if want valgrind; then
             cmake -S . -B build-ci -DCMAKE_BUILD_TYPE=RelWithDebInfo -DNETRIG_WERROR=ON >/dev/null
             cmake --build build-ci -j"$jobs"
         }
-        NETRIG_VALGRIND=1 ctest --test-dir build-ci --output-on-failure -L '^valgrind$'
+        NETRIG_VALGRIND=1 ctest --test-dir build-ci -j"$jobs" --output-on-failure -L '^valgrind$'
     else
         echo "valgrind not installed: skipped"
     fi
@@ -101,7 +112,7 @@ fi
 if want fuzz; then
     stamp "fuzz: ${FUZZ_SECONDS:-20}s per target"
     rc=0
-    FUZZ_BUILD_DIR=build-ci-fuzz bash tests/fuzz/run.sh || rc=$?
+    FUZZ_BUILD_DIR=build-ci-fuzz FUZZ_JOBS=$jobs bash tests/fuzz/run.sh || rc=$?
     if [ "$rc" -eq 77 ]; then
         echo "fuzzing skipped"
     elif [ "$rc" -ne 0 ]; then

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds the libFuzzer targets (CMake option NETRIG_FUZZ, clang, ASan + UBSan) and runs each
-# for FUZZ_SECONDS (default 20) from its seed corpus in tests/fuzz/corpus/NAME. Fails on any
-# crash, leak or sanitizer report. Exits 77 (skipped) when clang or libFuzzer is unavailable.
+# for FUZZ_SECONDS (default 20), FUZZ_JOBS (default 1) at a time, from its seed corpus in
+# tests/fuzz/corpus/NAME. Fails on any crash, leak or sanitizer report. Exits 77 (skipped) when
+# clang or libFuzzer is unavailable.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
@@ -21,19 +22,33 @@ CC=clang cmake -S "$top" -B "$build" -DNETRIG_FUZZ=ON -DBUILD_TESTING=OFF \
     -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 cmake --build "$build" -j"$(nproc)" --target $(cd "$here" && ls fuzz_*.c | sed 's/\.c$//') >/dev/null
 
-status=0
+# FUZZ_JOBS targets at a time (default 1): each still fuzzes for FUZZ_SECONDS of its own
+fuzz_jobs=${FUZZ_JOBS:-1}
+fuzz_one() { # NAME: fuzz it, its log in $work/NAME.log, its verdict in $work/NAME.rc
+    local name=$1 corpus="$here/corpus/${1#fuzz_}" rc=0
+    mkdir -p "$work/corpus-$name"
+    (cd "$work" && "$build/$name" -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 \
+        -print_final_stats=1 "$work/corpus-$name" "$corpus") >"$work/$name.log" 2>&1 || rc=$?
+    echo "$rc" >"$work/$name.rc"
+}
+names=()
 for src in "$here"/fuzz_*.c; do
     name=$(basename "$src" .c)
-    corpus="$here/corpus/${name#fuzz_}"
-    mkdir -p "$work/corpus-$name"
-    echo "== $name: ${secs}s from $(ls "$corpus" | wc -l) seeds"
-    if ! (cd "$work" && "$build/$name" -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 \
-            -print_final_stats=1 "$work/corpus-$name" "$corpus") >"$work/$name.log" 2>&1; then
+    names+=("$name")
+    echo "== $name: ${secs}s from $(ls "$here/corpus/${name#fuzz_}" | wc -l) seeds"
+    fuzz_one "$name" &
+    while [ "$(jobs -rp | wc -l)" -ge "$fuzz_jobs" ]; do wait -n || true; done
+done
+wait
+
+status=0
+for name in "${names[@]}"; do
+    if [ "$(cat "$work/$name.rc" 2>/dev/null)" != 0 ]; then
         echo "$name FAILED:"
         tail -40 "$work/$name.log"
         status=1
     else
-        grep -E 'stat::number_of_executed_units' "$work/$name.log" | tail -1
+        echo "$name: $(grep -E 'stat::number_of_executed_units' "$work/$name.log" | tail -1)"
     fi
 done
 exit $status

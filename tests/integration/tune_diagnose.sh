@@ -42,15 +42,10 @@ for ns in $(ip netns list 2>/dev/null | awk '{print $1}' | grep -E '^nrtd-[rs]-[
     kill -0 "$owner" 2>/dev/null || ip netns del "$ns" 2>/dev/null || true
 done
 
-# snap [NS]: every readable net.ipv4.* and net.core.* sysctl (values exactly as read, tabs
-# kept), of namespace NS or of the host
-snap() {
-    local f
-    for f in /proc/sys/net/ipv4/* /proc/sys/net/core/*; do
-        [[ -f $f && -r $f ]] || continue
-        printf '%s=%s\n' "$f" "$(cat "$f" 2>/dev/null || echo '(unreadable)')"
-    done
-}
+# snap / snap_ns NS: every readable net.ipv4.* and net.core.* sysctl as PATH=VALUE (values
+# exactly as read, tabs kept), of the host or of namespace NS; one grep, not a process per file
+# (that took a second a snapshot on a loaded host, and the test takes a dozen)
+snap() { { grep -Hs '' /proc/sys/net/ipv4/* /proc/sys/net/core/* || true; } | sed 's/:/=/'; }
 snap_ns() { ip netns exec "$1" bash -c "$(declare -f snap); snap"; }
 
 HOST_BEFORE=$T/host.before
