@@ -96,8 +96,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         tune_journal_free(&j);
         /* each report loads the journal again: only for one that loads (a load allocates
          * TUNE_JOURNAL_MAX_BYTES, which is slow under ASan) */
-        tune_report_list_text(devnull, dir, names, 1);
-        list = tune_report_list_json(dir, names, 1);
+        tune_report_list_text(devnull, dir, NULL, names, 1);
+        list = tune_report_list_json(dir, NULL, names, 1);
         cJSON_Delete(list);
     }
     return 0;
