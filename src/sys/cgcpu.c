@@ -139,46 +139,44 @@ static const char *v1_mount(const char *sysroot, const char *ctl, const char *pa
     return NULL;
 }
 
-/* The tightest limit on the path up to the root: quota/period of each cgroup on it. */
-static double v1_quota(const char *sysroot, const char *mount, const char *path)
+/* One cgroup's own CPU limit in cores (0 when it sets none). */
+typedef double (*cg_limit_fn)(const char *sysroot, const char *mount, const char *path);
+
+static double v1_limit(const char *sysroot, const char *mount, const char *path)
 {
-    char p[256], buf[64];
-    double best = 0;
+    char buf[64];
+    long long q;
+    unsigned long long per;
 
-    snprintf(p, sizeof(p), "%s", path);
-    for (;;) {
-        long long q;
-        unsigned long long per;
-        char *slash;
-
-        if (cg_read(sysroot, mount, p, "cpu.cfs_quota_us", buf, sizeof(buf)) >= 0 &&
-            sscanf(buf, "%lld", &q) == 1 && q > 0 &&
-            cg_read(sysroot, mount, p, "cpu.cfs_period_us", buf, sizeof(buf)) >= 0 &&
-            sscanf(buf, "%llu", &per) == 1 && per > 0) {
-            double c = (double)q / (double)per;
-            if (best == 0 || c < best)
-                best = c;
-        }
-        slash = strrchr(p, '/');
-        if (!slash || (slash == p && !p[1]))
-            break;
-        slash[slash == p ? 1 : 0] = '\0';
-    }
-    return best;
+    if (cg_read(sysroot, mount, path, "cpu.cfs_quota_us", buf, sizeof(buf)) >= 0 &&
+        sscanf(buf, "%lld", &q) == 1 && q > 0 &&
+        cg_read(sysroot, mount, path, "cpu.cfs_period_us", buf, sizeof(buf)) >= 0 &&
+        sscanf(buf, "%llu", &per) == 1 && per > 0)
+        return (double)q / (double)per;
+    return 0;
 }
 
-static double v2_quota(const char *sysroot, const char *mount, const char *path)
+static double v2_limit(const char *sysroot, const char *mount, const char *path)
 {
-    char p[256], buf[64];
+    char buf[64];
+
+    return cg_read(sysroot, mount, path, "cpu.max", buf, sizeof(buf)) >= 0 ? cgcpu_parse_max(buf)
+                                                                           : 0;
+}
+
+/* The tightest limit on the path up to the root: each cgroup's own, the smallest. */
+static double path_quota(const char *sysroot, const char *mount, const char *path,
+                         cg_limit_fn limit)
+{
+    char p[256];
     double best = 0;
 
     snprintf(p, sizeof(p), "%s", path);
     for (;;) {
         char *slash;
-        double c;
+        double c = limit(sysroot, mount, p);
 
-        if (cg_read(sysroot, mount, p, "cpu.max", buf, sizeof(buf)) >= 0 &&
-            (c = cgcpu_parse_max(buf)) > 0 && (best == 0 || c < best))
+        if (c > 0 && (best == 0 || c < best))
             best = c;
         slash = strrchr(p, '/');
         if (!slash || (slash == p && !p[1]))
@@ -215,7 +213,7 @@ static void sample_v1(const char *sysroot, const struct cgcpu_where *w, struct c
             snprintf(out->path, sizeof(out->path), "%s", w->v1_cpu);
         if (cg_read(sysroot, cpu, w->v1_cpu, "cpu.stat", buf, sizeof(buf)) >= 0)
             cgcpu_parse_stat(buf, 1, out);
-        out->quota_cores = v1_quota(sysroot, cpu, w->v1_cpu);
+        out->quota_cores = path_quota(sysroot, cpu, w->v1_cpu, v1_limit);
     }
 }
 
@@ -236,7 +234,7 @@ static void sample_v2(const char *sysroot, const struct cgcpu_where *w, struct c
         out->version = 2;
         snprintf(out->path, sizeof(out->path), "%s", w->v2);
         cgcpu_parse_stat(buf, 2, out);
-        out->quota_cores = v2_quota(sysroot, m, w->v2);
+        out->quota_cores = path_quota(sysroot, m, w->v2, v2_limit);
         return;
     }
 }
