@@ -13,14 +13,9 @@
 #      /metrics connections do not block a scrape
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh" "$@"
-command -v python3 >/dev/null || skip "python3 is not installed"
-H=$(dirname "$0")/hostile.py
-hostile() { timeout 60 python3 "$H" "$@"; }
-client() { timeout 30 "$NETRIG" "$@" -c 127.0.0.1 -p "$SRV_PORT" -i 0 --no-save -J; }
-stop_server() { kill "$SRV_PID" && wait "$SRV_PID" 2>/dev/null || true; }
+source "$(dirname "${BASH_SOURCE[0]}")/hostile_lib.sh"
 # jq_num FILE FILTER: a number from a JSON file
 jq_num() { jq -r "$2" "$1"; }
-within() { awk -v v="$1" -v lo="$2" -v hi="$3" 'BEGIN { exit !(v >= lo && v <= hi) }'; }
 
 # ---- 1. trickle
 start_server --max-duration 2s --max-tests 1

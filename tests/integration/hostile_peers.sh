@@ -8,12 +8,7 @@
 #      addresses flooding: a real Prometheus (when installed) scrapes on time throughout
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh" "$@"
-command -v python3 >/dev/null || skip "python3 is not installed"
-H=$(dirname "$0")/hostile.py
-hostile() { timeout 60 python3 "$H" "$@"; }
-client() { timeout 30 "$NETRIG" "$@" -c 127.0.0.1 -p "$SRV_PORT" -i 0 --no-save -J; }
-stop_server() { kill "$SRV_PID" && wait "$SRV_PID" 2>/dev/null || true; }
-within() { awk -v v="$1" -v lo="$2" -v hi="$3" 'BEGIN { exit !(v >= lo && v <= hi) }'; }
+source "$(dirname "${BASH_SOURCE[0]}")/hostile_lib.sh"
 
 # ---- 1. rr: a response larger than the test's time allows at --max-rate
 start_server --max-rate 10M --deny 127.0.0.66/32

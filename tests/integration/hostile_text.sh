@@ -15,12 +15,7 @@
 #      one text at one time; an unresolvable name and an address outside the lists, one text
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh" "$@"
-command -v python3 >/dev/null || skip "python3 is not installed"
-H=$(dirname "$0")/hostile.py
-hostile() { timeout 60 python3 "$H" "$@"; }
-client() { timeout 30 "$NETRIG" "$@" -c 127.0.0.1 -p "$SRV_PORT" -i 0 --no-save -J; }
-stop_server() { kill "$SRV_PID" && wait "$SRV_PID" 2>/dev/null || true; }
-within() { awk -v v="$1" -v lo="$2" -v hi="$3" 'BEGIN { exit !(v >= lo && v <= hi) }'; }
+source "$(dirname "${BASH_SOURCE[0]}")/hostile_lib.sh"
 
 # ---- 4. the iperf3 UDP set-up turn, fair by address
 if command -v iperf3 >/dev/null; then
