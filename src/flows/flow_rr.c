@@ -5,6 +5,7 @@
 #define _GNU_SOURCE
 #include "flow_rr.h"
 
+#include "clock.h"
 #include "ctl.h"
 #include "result.h"
 #include "worker.h"
@@ -253,15 +254,6 @@ static int send_udp(struct worker *w, struct flow *f, uint64_t seq, uint32_t len
     return 0;
 }
 
-/* CLOCK_REALTIME in ns: the server's receive stamp */
-static uint64_t real_now(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
-
 /* Puts one request in flight, stamped with t (now, or its intended time). */
 static int issue(struct worker *w, struct flow *f, struct rr_state *s, uint64_t t)
 {
@@ -470,7 +462,7 @@ static int rr_answer(struct worker *w, struct flow *f, struct rr_state *s, size_
         flow_add(&f->txns, 1);
         flow_add(&f->sent, s->resp);
         worker_gate_take(w, n + s->resp);
-        return send_udp(w, f, seq, s->resp, s->req >= RR_STAMPED ? real_now() : 0);
+        return send_udp(w, f, seq, s->resp, s->req >= RR_STAMPED ? clock_real_ns() : 0);
     }
     worker_gate_take(w, n);
     flow_add(&f->bytes, n);

@@ -2,6 +2,8 @@
 #define _GNU_SOURCE
 #include "pingsock.h"
 
+#include "clock.h"
+
 #include <errno.h>
 #include <netinet/icmp6.h>
 #include <netinet/in.h>
@@ -103,14 +105,6 @@ int pingsock_send(struct pingsock *ps, uint16_t seq)
     return 0;
 }
 
-static uint64_t real_now(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
-
 int pingsock_recv(struct pingsock *ps, uint16_t *seq, uint64_t *at_real_ns)
 {
     uint8_t buf[1500], ctl[CMSG_SPACE(sizeof(struct timespec))];
@@ -157,6 +151,6 @@ int pingsock_recv(struct pingsock *ps, uint16_t *seq, uint64_t *at_real_ns)
             *at_real_ns = (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
         }
     if (!*at_real_ns)
-        *at_real_ns = real_now();
+        *at_real_ns = clock_real_ns();
     return 1;
 }

@@ -38,17 +38,8 @@ track_pid $!
 wait_until 5 "netserver listening" bash -c \
     "ip netns exec $NS_S ss -ltn 2>/dev/null | grep -q ':12865 '"
 
-mkfifo "$T/tick"
-SAMPLER_PIDS=()
-sampler() { # NS DEV FILE: "unix_time backlog_bytes" every 100 ms until killed
-    ip netns exec "$1" bash -c 'exec 3<>"$1"; while :; do o=$(tc -s qdisc show dev "$2")
-        [[ $o =~ backlog\ ([0-9]+)b ]] && echo "$EPOCHREALTIME ${BASH_REMATCH[1]}"
-        read -rt 0.1 -u 3 || :; done' sampler "$T/tick" "$2" >"$3" &
-    track_pid $!
-    SAMPLER_PIDS+=("$!")
-}
-sampler "$NS_C" "$VETH_DEV_B" "$T/up.log"
-sampler "$NS_S" "$VETH_DEV_A" "$T/down.log"
+backlog_sampler "$NS_C" "$VETH_DEV_B" "$T/up.log"
+backlog_sampler "$NS_S" "$VETH_DEV_A" "$T/down.log"
 truth() { # FROM TO (unix s): "MS N", both queues' mean delay over [FROM, TO)
     awk -v f="$1" -v e="$2" -v r=$RATE_MBIT '$1 >= f && $1 < e { s += $2; n++ }
         END { printf "%.3f %d\n", n ? s / n * 8 / (r * 1e6) * 1e3 : 0, n }' "$3"
@@ -90,8 +81,7 @@ read -r F_GT F_GTN < <(truth_both "$F_FROM" "$F_TO")
 rc=0
 ip netns exec "$NS_C" "$NETRIG" load -c "$VETH_A" -p "$SRV_PORT" --baseline 2 -t 5 --recovery 1 \
     -P 4 -C reno -J --no-save >"$T/load.json" 2>"$T/load.err" || rc=$?
-kill "${SAMPLER_PIDS[@]}" 2>/dev/null || true
-wait "${SAMPLER_PIDS[@]}" 2>/dev/null || true
+backlog_samplers_stop
 [[ $rc -eq 0 ]] || fail "netrig load: exit status $rc ($(head -c 300 "$T/load.err"))"
 N_INC=$(jq '.latency_increase.p50_us / 1000' "$T/load.json")
 N_FROM=$(jq '.start_unix_s + .phases[1].from_s' "$T/load.json")

@@ -18,6 +18,7 @@
 #     wait_until SECS DESC CMD...   poll CMD until it succeeds or SECS pass (the one readiness wait)
 #     judge_rates        true unless a sanitizer build runs (NETRIG_SANITIZER, set by run.sh):
 #                        wrap rate/timing checks of a "threads" test in `if judge_rates; then`
+#     backlog_sampler NS DEV FILE / backlog_samplers_stop   sample a qdisc's backlog every 100 ms
 #     listener_pids PORT / kill_listeners PORT...   find / kill detached daemons by port
 #     conns_at PORT MIN  at least MIN established connections at local port PORT (wait_until)
 #     need_netns         skip (77) unless root with `ip`, `tc` and network namespaces
@@ -65,6 +66,24 @@ _EXIT_HOOKS=()
 FAILS=0
 
 track_pid() { _PIDS+=("$1"); }
+
+# backlog_sampler NS DEV FILE: "unix_time backlog_bytes" of DEV's qdisc in NS every 100 ms into
+# FILE until backlog_samplers_stop (or exit); the wait is a read timeout on a FIFO nobody
+# writes: one process fewer per sample than sleep
+BACKLOG_PIDS=()
+backlog_sampler() {
+    [[ -p $T/tick ]] || mkfifo "$T/tick"
+    ip netns exec "$1" bash -c 'exec 3<>"$1"; while :; do o=$(tc -s qdisc show dev "$2")
+        [[ $o =~ backlog\ ([0-9]+)b ]] && echo "$EPOCHREALTIME ${BASH_REMATCH[1]}"
+        read -rt 0.1 -u 3 || :; done' sampler "$T/tick" "$2" >"$3" &
+    track_pid $!
+    BACKLOG_PIDS+=("$!")
+}
+backlog_samplers_stop() {
+    kill "${BACKLOG_PIDS[@]}" 2>/dev/null || true
+    wait "${BACKLOG_PIDS[@]}" 2>/dev/null || true
+    BACKLOG_PIDS=()
+}
 on_exit() { _EXIT_HOOKS+=("$1"); }
 
 _cleanup() {

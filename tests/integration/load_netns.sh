@@ -66,16 +66,6 @@ track_pid "$SRV_PID"
 SRV_PORT=$(wait_for_port "$SRV_LOG" "$SRV_PID")
 log "namespaces $NS_S / $NS_C, tbf ${RATE_MBIT}mbit both ways, daemon on $SRV_ADDR:$SRV_PORT"
 
-# sampler NS DEV FILE: "unix_time backlog_bytes" every 100 ms until killed (the wait is a read
-# timeout on a FIFO nobody writes: one process fewer per sample than sleep)
-mkfifo "$T/tick"
-sampler() {
-    ip netns exec "$1" bash -c 'exec 3<>"$1"; while :; do o=$(tc -s qdisc show dev "$2")
-        [[ $o =~ backlog\ ([0-9]+)b ]] && echo "$EPOCHREALTIME ${BASH_REMATCH[1]}"
-        read -rt 0.1 -u 3 || :; done' sampler "$T/tick" "$2" >"$3" &
-    track_pid $!
-    SAMPLER_PIDS+=("$!")
-}
 
 # the mean queueing delay (ms) both qdiscs held over the load run's loaded phase, and how many
 # samples that took: "MS N"
@@ -100,13 +90,11 @@ loaded() {
     local name=$1 limit=$2 rc=0 gt
     shift 2
     shape $RATE_MBIT "$limit" 16kb
-    SAMPLER_PIDS=()
-    sampler "$NS_C" veth-c "$T/tc-c.log"
-    sampler "$NS_S" veth-s "$T/tc-s.log"
+    backlog_sampler "$NS_C" veth-c "$T/tc-c.log"
+    backlog_sampler "$NS_S" veth-s "$T/tc-s.log"
     ip netns exec "$NS_C" "$NETRIG" load -c "$SRV_ADDR" -p "$SRV_PORT" --baseline 2 -t 5 \
         --recovery 1 --up -P 4 --db "$DB" "$@" >"$T/$name.out" 2>"$T/$name.err" || rc=$?
-    kill "${SAMPLER_PIDS[@]}" 2>/dev/null || true
-    wait "${SAMPLER_PIDS[@]}" 2>/dev/null || true
+    backlog_samplers_stop
     if [[ $rc -ne 0 ]]; then
         fail "$name: exit status $rc ($(head -c 400 "$T/$name.err"))"
         return 1

@@ -36,23 +36,12 @@ SRV_PID=$!
 track_pid "$SRV_PID"
 SRV_PORT=$(wait_for_port "$SRV_LOG" "$SRV_PID")
 
-# sampler NS DEV FILE: "unix_time backlog_bytes" every 100 ms until killed
-mkfifo "$T/tick"
-SAMPLER_PIDS=()
-sampler() {
-    ip netns exec "$1" bash -c 'exec 3<>"$1"; while :; do o=$(tc -s qdisc show dev "$2")
-        [[ $o =~ backlog\ ([0-9]+)b ]] && echo "$EPOCHREALTIME ${BASH_REMATCH[1]}"
-        read -rt 0.1 -u 3 || :; done' sampler "$T/tick" "$2" >"$3" &
-    track_pid $!
-    SAMPLER_PIDS+=("$!")
-}
-sampler "$NS_C" "$VETH_DEV_B" "$T/up.log"
-sampler "$NS_S" "$VETH_DEV_A" "$T/down.log"
+backlog_sampler "$NS_C" "$VETH_DEV_B" "$T/up.log"
+backlog_sampler "$NS_S" "$VETH_DEV_A" "$T/down.log"
 rc=0
 ip netns exec "$NS_C" "$NETRIG" load -c "$VETH_A" -p "$SRV_PORT" --baseline 2 -t 5 --recovery 2 \
     -P 4 -C reno -J --samples --icmp --no-save >"$T/load.json" 2>"$T/load.err" || rc=$?
-kill "${SAMPLER_PIDS[@]}" 2>/dev/null || true
-wait "${SAMPLER_PIDS[@]}" 2>/dev/null || true
+backlog_samplers_stop
 [[ $rc -eq 0 ]] || fail "load: exit status $rc ($(head -c 400 "$T/load.err"))"
 DOC=$T/load.json
 
