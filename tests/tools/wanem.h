@@ -162,7 +162,7 @@ struct wanem_counters {
     uint64_t queue_drop_bytes;
     uint64_t split_units;                   /* super-packets cut because some segments were lost */
     uint64_t reorder_held;                  /* packets held back by the reorder gap */
-    uint64_t reordered;                     /* ... of which a later packet overtook */
+    uint64_t reordered;                     /* ... of which a later one of its protocol overtook */
     uint64_t reordered_segs[WANEM_P_COUNT]; /* their segments, by protocol */
     uint64_t reorder_pool_full;             /* held-back packets that stayed in order: pool full */
     uint64_t writes, write_bytes, write_segments;
@@ -185,7 +185,8 @@ struct wanem_dir {
     struct wanem_loss loss;
     struct wanem_rng rng; /* jitter and reorder draws */
     uint64_t last_release_ns;
-    uint64_t seq, released_seq; /* arrival numbers; the highest released + 1 */
+    uint64_t seq;                           /* arrival numbers */
+    uint64_t released_seq[WANEM_P_COUNT];   /* the highest released + 1, by protocol */
     struct wanem_counters c;
 };
 

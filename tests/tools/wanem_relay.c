@@ -327,7 +327,9 @@ static void release(struct wanem_relay *rl, struct wanem_dir *d, struct wanem_en
     }
     count_release(d, e, now, rl->conf.slack_ns, written);
     if (pooled) {
-        if (d->released_seq > e->seq + 1) { /* a later packet went first */
+        /* a later packet of the same protocol went first: a UDP datagram overtaken only by the
+         * control connection's TCP reaches its receiver in order */
+        if (d->released_seq[e->proto] > e->seq + 1) {
             d->c.reordered++;
             d->c.reordered_segs[e->proto] += e->segs;
         }
@@ -336,8 +338,8 @@ static void release(struct wanem_relay *rl, struct wanem_dir *d, struct wanem_en
     } else {
         wanem_ring_pop(&d->ring);
     }
-    if (e->seq + 1 > d->released_seq)
-        d->released_seq = e->seq + 1;
+    if (e->seq + 1 > d->released_seq[e->proto])
+        d->released_seq[e->proto] = e->seq + 1;
 }
 
 /* Releases every packet that is due, both directions in due order; one due within the
