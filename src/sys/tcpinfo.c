@@ -47,6 +47,8 @@ static void from_tcp_info(const struct tcp_info *src, size_t len, struct tcpinfo
         out->rwnd_limited_us = ti.tcpi_rwnd_limited;
         out->sndbuf_limited_us = ti.tcpi_sndbuf_limited;
     }
+    if (HAS(tcpi_bytes_sent))
+        out->bytes_sent = ti.tcpi_bytes_sent;
     if (HAS(tcpi_bytes_retrans))
         out->bytes_retrans = ti.tcpi_bytes_retrans;
     if (HAS(tcpi_snd_wnd))
@@ -89,5 +91,6 @@ void tcpinfo_since(struct tcpinfo *now, const struct tcpinfo *before)
     now->bytes_acked = sub64(now->bytes_acked, before->bytes_acked);
     now->bytes_received = sub64(now->bytes_received, before->bytes_received);
     now->bytes_retrans = sub64(now->bytes_retrans, before->bytes_retrans);
+    now->bytes_sent = sub64(now->bytes_sent, before->bytes_sent);
     now->data_segs_out = (uint32_t)sub64(now->data_segs_out, before->data_segs_out);
 }

@@ -19,6 +19,7 @@ struct tcpinfo {
     uint64_t pacing_rate_bps;
     uint64_t busy_us, rwnd_limited_us, sndbuf_limited_us;
     uint64_t bytes_acked, bytes_received, bytes_retrans;
+    uint64_t bytes_sent; /* retransmitted bytes included (tcpi_bytes_sent, 4.19+) */
     uint32_t data_segs_out;
     uint8_t ca_state;
 };
