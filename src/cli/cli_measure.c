@@ -6,6 +6,7 @@
 #include "cpulist.h"
 #include "iperf3_client.h"
 #include "iperf3_proto.h"
+#include "mptcpinfo.h"
 #include "units.h"
 #include "params.h"
 #include "sock.h"
@@ -43,6 +44,7 @@ enum { OPT_IPERF3 = 512 };            /* --iperf3 */
 enum { OPT_LIVE = 600, OPT_NO_LIVE }; /* --live, --no-live */
 /* --sample TIME, --samples (cli.h has 700-: data options, and the output options) */
 enum { OPT_SAMPLE = 800, OPT_SAMPLES };
+enum { OPT_MPTCP = 900 }; /* --mptcp */
 
 static const struct option measure_long[] = {
     {"client", required_argument, NULL, 'c'},
@@ -102,6 +104,7 @@ static const struct option measure_long[] = {
     {"cport", required_argument, NULL, CLI_OPT_CPORT},
     {"bind-dev", required_argument, NULL, CLI_OPT_BIND_DEV},
     {"dont-fragment", no_argument, NULL, CLI_OPT_DONT_FRAGMENT},
+    {"mptcp", no_argument, NULL, OPT_MPTCP},
     {NULL, 0, NULL, 0},
 };
 
@@ -152,6 +155,7 @@ static const struct {
     {OPT_TXN_TIMEOUT, "--txn-timeout", K_TXN},
     {'w', "-w", K_STREAM | K_RR},
     {OPT_IPERF3, "--iperf3", K_STREAM},
+    {OPT_MPTCP, "--mptcp", K_STREAM | K_RR},
 };
 
 static int check_kind(int c, const struct measure_cli *mc)
@@ -337,6 +341,7 @@ static int measure_opt(int c, const char *arg, struct measure_cli *mc)
     case 'Z': p->zerocopy = true; return 0;
     case OPT_ZEROCOPY_RX: p->zerocopy_rx = true; return 0;
     case OPT_SKIP_RX_COPY: p->skip_rx_copy = true; return 0;
+    case OPT_MPTCP: p->mptcp = true; return 0;
     case OPT_FQ_RATE:
         if (cli_parse_rate("--fq-rate", arg, &v))
             return -1;
@@ -465,6 +470,25 @@ static int check_output(const struct measure_cli *mc)
     return 0;
 }
 
+/* --mptcp: on netrig servers, and this kernel must have it (with --from the daemon there
+ * opens the sockets, and its kernel answers) */
+static int check_mptcp(const struct measure_cli *mc)
+{
+    char err[256];
+
+    if (!mc->o.p.mptcp)
+        return 0;
+    if (mc->iperf3) {
+        cli_error("--mptcp applies to tests against netrig servers: drop --iperf3 (or --mptcp)");
+        return -1;
+    }
+    if (!mc->from && mptcpinfo_check(NULL, err, sizeof(err))) {
+        cli_error("--mptcp: %s", err);
+        return -1;
+    }
+    return 0;
+}
+
 /* One -c: HOST, HOST:PORT or [V6]:PORT (a port there wins over -p). */
 static int parse_one_target(struct measure_cli *mc)
 {
@@ -549,7 +573,8 @@ static int parse_measure(int argc, char **argv, struct measure_cli *mc)
         cli_error("%s", err);
         return -1;
     }
-    return check_output(mc) || check_modes(mc) || check_cpus(o->cpus) ? -1 : 0;
+    return check_output(mc) || check_modes(mc) || check_mptcp(mc) || check_cpus(o->cpus) ? -1
+                                                                                            : 0;
 }
 
 int cli_measure_parse(enum params_test kind, int argc, char **argv, struct client_opts *o,

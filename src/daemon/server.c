@@ -12,6 +12,7 @@
 #include "served.h"
 #include "session.h"
 #include "sock.h"
+#include "mptcpinfo.h"
 
 #include <errno.h>
 #include <netinet/in.h>
@@ -61,7 +62,12 @@ struct server {
 
 static void conf_from_opts(struct served_conf *c, const struct server_opts *o, uint16_t port)
 {
+    bool mptcp = c->mptcp;
+    char note[sizeof(c->mptcp_note)];
+
+    memcpy(note, c->mptcp_note, sizeof(note)); /* listen_open's, kept */
     *c = (struct served_conf){
+        .mptcp = mptcp,
         .timeout_ms = o->timeout_ms,
         .exclusive = o->exclusive,
         .limits = {.max_duration_ns = o->max_duration_ns,
@@ -75,6 +81,25 @@ static void conf_from_opts(struct served_conf *c, const struct server_opts *o, u
         .port = port,
         .host_snapshot = o->host_snapshot,
     };
+    memcpy(c->mptcp_note, note, sizeof(note));
+}
+
+/* The daemon's listener: MPTCP where this kernel and namespace have it (plain TCP clients
+ * still get plain TCP sockets from it), else TCP with the reason kept for --mptcp clients. */
+static int listen_open(struct server *s, uint16_t port, char *err, size_t errlen)
+{
+    const char *bind = s->o.bind[0] ? s->o.bind : NULL;
+    int fd = -1;
+
+    if (!mptcpinfo_check(NULL, s->conf.mptcp_note, sizeof(s->conf.mptcp_note)))
+        fd = sock_listen_proto(bind, port, s->o.family, mptcpinfo_proto(), s->conf.mptcp_note,
+                               sizeof(s->conf.mptcp_note));
+    s->conf.mptcp = fd >= 0;
+    if (fd >= 0)
+        s->conf.mptcp_note[0] = 0;
+    else
+        fd = sock_listen(bind, port, s->o.family, err, errlen);
+    return fd;
 }
 
 /* The descriptors the daemon may use: the soft limit raised to the hard one (a daemon's
@@ -125,7 +150,7 @@ struct server *server_create(const struct server_opts *o, char *err, size_t errl
     s->o = *o;
     s->o.max_memory = al.max_memory;
     s->cap = cap;
-    s->lfd = sock_listen(o->bind[0] ? o->bind : NULL, o->port, o->family, err, errlen);
+    s->lfd = listen_open(s, o->port, err, errlen);
     s->admit = s->lfd >= 0 ? admit_create(&al) : NULL;
     if (s->lfd < 0 || !s->admit) {
         if (s->lfd >= 0) {
@@ -137,6 +162,7 @@ struct server *server_create(const struct server_opts *o, char *err, size_t errl
     }
     sock_set_nonblock(s->lfd, true);
     conf_from_opts(&s->conf, o, sock_local_port(s->lfd));
+    LOG_DBG("listener: %s", s->conf.mptcp ? "MPTCP" : s->conf.mptcp_note);
     for (uint32_t i = 0; i < cap; i++)
         s->pend[i].fd = -1;
     LOG_DBG("budget: %u unsorted connections, %u descriptors and %llu MiB for tests", cap,
@@ -492,7 +518,7 @@ static void listener_reopen(struct server *s, int epfd)
     if (s->lfd >= 0)
         close(s->lfd);
     s->lfd = -1;
-    fd = sock_listen(s->o.bind[0] ? s->o.bind : NULL, s->conf.port, s->o.family, err, sizeof(err));
+    fd = listen_open(s, s->conf.port, err, sizeof(err));
     if (fd < 0) {
         if (!s->reopen_failed)
             LOG_ERR("--idle-timeout: cannot reopen the listening socket: %s; trying again", err);

@@ -123,12 +123,20 @@ static void tell_queued(void *arg, uint32_t ahead)
     cJSON_Delete(m);
 }
 
-/* A congestion control the kernel refuses: the refusal names the ones it offers. */
+/* MPTCP asked of a listener that is not MPTCP; a congestion control the kernel refuses (the
+ * refusal names the ones it offers). */
 static int check_congestion(struct session *ss)
 {
     int fd;
     char avail[256] = "?";
 
+    if (ss->p.mptcp && !ss->t.conf->mptcp) {
+        served_refuse(&ss->t, how(METRICS_REFUSED_BAD_REQUEST, "bad_request"),
+                      "this server's listener is not MPTCP (%s): run without --mptcp, or "
+                      "enable MPTCP on the server's host and restart it",
+                      ss->t.conf->mptcp_note[0] ? ss->t.conf->mptcp_note : "no MPTCP there");
+        return -EINVAL;
+    }
     if (!ss->p.congestion[0])
         return 0;
     fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);

@@ -672,6 +672,7 @@ void engine_finish(struct engine *e, struct side_result *out)
             engine_sample_app(e, f, sf);
         }
         engine_sample_load(e);
+        engine_sample_mptcp(e);
         for (uint32_t w = 0; e->res.lat && w < e->nworkers; w++)
             if (e->workers[w].lat)
                 histo_merge(e->res.lat, e->workers[w].lat);

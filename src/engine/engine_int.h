@@ -76,6 +76,8 @@ void engine_sample_cpus_format(struct engine *e);
 void engine_sample_send_method(struct engine *e);
 void engine_sample_app(const struct engine *e, struct flow *f, struct side_flow *sf);
 void engine_sample_load(struct engine *e);
+/* --mptcp: each flow's MPTCP connection and subflows at the end (res.mptcp) */
+void engine_sample_mptcp(struct engine *e);
 void engine_sample_recv_method(struct engine *e);
 void engine_sample_budget(const struct engine *e, struct flow *f, struct side_flow *sf);
 void engine_sample_counts(const struct engine *e, struct flow *f, struct side_flow *sf);

@@ -3,6 +3,7 @@
  * threads; at the end each flow's counts, the application's figures and the load. */
 #define _GNU_SOURCE
 #include "engine_int.h"
+#include "mptcpinfo.h"
 
 #include "clock.h"
 #include "cpu.h"
@@ -207,6 +208,17 @@ void engine_sample_app(const struct engine *e, struct flow *f, struct side_flow 
         sf->snd_wnd_mean = t->snd_wnd / t->n;
         sf->inflight_mean = t->inflight / t->n;
     }
+}
+
+void engine_sample_mptcp(struct engine *e)
+{
+    if (!e->p.mptcp || !e->kind->tcp || !e->nflows)
+        return;
+    free(e->res.mptcp);
+    e->res.mptcp = calloc(e->nflows, sizeof(*e->res.mptcp));
+    for (uint32_t i = 0; e->res.mptcp && i < e->nflows; i++)
+        if (e->flows[i].fd >= 0)
+            mptcpinfo_read(e->flows[i].fd, &e->res.mptcp[i]);
 }
 
 /* The worker threads' CPU and this host's counters over the measured period. */

@@ -38,7 +38,9 @@ void flow_sock_opts(const struct params *p, bool tcp, struct sock_flow_opts *out
     out->tcp = tcp;
     out->window = p->window;
     out->tos = p->tos;
-    out->fq_rate_bps = p->fq_rate_bps;
+    /* MPTCP sockets have no SO_MAX_PACING_RATE: a daemon's --max-rate holds them by the
+     * application's pacing it sets too (policy.c) */
+    out->fq_rate_bps = tcp && p->mptcp ? 0 : p->fq_rate_bps;
     if (!tcp) {
         out->dont_fragment = p->dont_fragment;
         return; /* a datagram socket: buffers, TOS, don't-fragment and the pacing cap */
@@ -47,4 +49,5 @@ void flow_sock_opts(const struct params *p, bool tcp, struct sock_flow_opts *out
     out->congestion = p->congestion;
     out->nodelay = p->nodelay;
     out->zerocopy = p->zerocopy;
+    out->mptcp = p->mptcp;
 }

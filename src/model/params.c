@@ -279,6 +279,29 @@ static int pacing_invalid(const struct params *p, char *err, size_t errlen)
 #undef FAIL
 }
 
+/* --mptcp: TCP stream and rr only, without the options MPTCP sockets refuse */
+static int mptcp_invalid(const struct params *p, char *err, size_t errlen)
+{
+    const char *what = NULL;
+
+    if (!p->mptcp)
+        return 0;
+    if (p->udp)
+        what = "-u (MPTCP carries TCP only)";
+    else if (p->test == PARAMS_TEST_CRR)
+        what = "crr (each transaction would open an MPTCP connection of its own)";
+    else if (p->zerocopy)
+        what = "-Z (MPTCP sockets have no MSG_ZEROCOPY)";
+    else if (p->zerocopy_rx)
+        what = "--zerocopy-rx (MPTCP sockets have no TCP_ZEROCOPY_RECEIVE)";
+    else if (p->fq_rate_bps)
+        what = "--fq-rate (MPTCP sockets have no SO_MAX_PACING_RATE: pace with -b RATE)";
+    if (!what)
+        return 0;
+    snprintf(err, errlen, "--mptcp does not apply with %s", what);
+    return -EINVAL;
+}
+
 /* --sample: 0, or a period from 10 ms (longer with many flows) to a day */
 static int sample_invalid(const struct params *p, char *err, size_t errlen)
 {
@@ -353,6 +376,8 @@ int params_validate(const struct params *p, char *err, size_t errlen)
              p->zerocopy_rx ? "--zerocopy-rx" : "--skip-rx-copy");
     if (p->zerocopy_rx && p->skip_rx_copy)
         FAIL("--zerocopy-rx and --skip-rx-copy exclude each other: pick one way to receive");
+    if (mptcp_invalid(p, err, errlen))
+        return -EINVAL;
     if (pacing_invalid(p, err, errlen) || limits_invalid(p, err, errlen) ||
         sample_invalid(p, err, errlen))
         return -EINVAL;
@@ -408,6 +433,8 @@ cJSON *params_to_json(const struct params *p)
     cJSON_AddNumberToObject(o, "rate_tps", (double)p->rate_tps);
     cJSON_AddBoolToObject(o, "connect_only", p->connect_only);
     cJSON_AddBoolToObject(o, "busy_poll", p->busy_poll);
+    if (p->mptcp) /* absent: plain TCP (and what an older server reads) */
+        cJSON_AddTrueToObject(o, "mptcp");
     cJSON_AddNumberToObject(o, "udp_rate_bps", (double)p->udp_rate_bps);
     cJSON_AddNumberToObject(o, "udp_pps", (double)p->udp_pps);
     cJSON_AddNumberToObject(o, "txn_timeout_s", p->txn_timeout_ns / 1e9);
@@ -534,6 +561,7 @@ int params_from_json(const cJSON *o, struct params *p, char *err, size_t errlen)
         get_bool(o, "udp", &p->udp, err, errlen) < 0 ||
         get_bool(o, "connect_only", &p->connect_only, err, errlen) < 0 ||
         get_bool(o, "busy_poll", &p->busy_poll, err, errlen) < 0 ||
+        get_bool(o, "mptcp", &p->mptcp, err, errlen) < 0 ||
         get_bool(o, "dont_fragment", &p->dont_fragment, err, errlen) < 0)
         return -EINVAL;
     if (*test) {

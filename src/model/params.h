@@ -56,6 +56,7 @@ struct params {
     uint64_t rate_tps;       /* --rate: transactions/s over all flows (open loop); 0 = closed */
     bool connect_only;       /* crr --connect-only */
     bool busy_poll;          /* spin on non-blocking sockets instead of sleeping in epoll */
+    bool mptcp;              /* --mptcp: TCP data connections are Multipath TCP (IPPROTO_MPTCP) */
     uint64_t udp_rate_bps;   /* -b: UDP stream rate per flow, bits/s */
     uint64_t udp_pps;        /* --pps: UDP stream datagrams/s per flow (instead of -b) */
     uint64_t txn_timeout_ns; /* rr/crr: a transaction unanswered this long is given up */

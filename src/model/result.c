@@ -48,6 +48,7 @@ void result_side_fini(struct side_result *s)
     free(s->cells);
     hostsnap_free(s->host);
     free(s->load);
+    free(s->mptcp);
     memset(s, 0, sizeof(*s));
 }
 

@@ -13,6 +13,7 @@
 #include "hostsnap.h"
 #include "params.h"
 #include "samples.h"
+#include "mptcpinfo.h"
 #include "tcpinfo.h"
 #include "txnlog.h"
 
@@ -149,6 +150,9 @@ struct side_result {
     struct hostsnap *host;
     char host_note[160];
     struct side_load *load; /* owned; NULL: not measured or not sent */
+    /* --mptcp: each flow's MPTCP connection as this side's socket saw it at the end, nflows
+     * of them (owned; NULL: not an MPTCP test, or an older peer's side) */
+    struct mptcpinfo *mptcp;
 };
 
 struct flow_summary {

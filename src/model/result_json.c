@@ -3,6 +3,7 @@
 #include "result_json.h"
 
 #include "cpujson.h"
+#include "result_json_mptcp.h"
 #include "samples_json.h"
 
 #include <errno.h>
@@ -107,6 +108,16 @@ static cJSON *flow_json(const struct run_result *r, const struct flow_summary *f
     }
     cJSON_AddNumberToObject(o, "client_cpu", f->client_cpu);
     cJSON_AddNumberToObject(o, "server_cpu", f->server_cpu);
+    if (r->params.mptcp) { /* each end's socket: its own subflows and counts */
+        cJSON *m = cJSON_AddObjectToObject(o, "mptcp");
+        cJSON_AddItemToObject(m, "client", result_json_mptcp(r->local.mptcp && f->id < r->local.nflows
+                                                                 ? &r->local.mptcp[f->id]
+                                                                 : NULL));
+        cJSON_AddItemToObject(m, "server",
+                              result_json_mptcp(r->remote.mptcp && f->id < r->remote.nflows
+                                                    ? &r->remote.mptcp[f->id]
+                                                    : NULL));
+    }
     if (r->params.zerocopy_rx) {
         cJSON_AddNumberToObject(o, "rx_zerocopy_bytes", (double)f->rx_zc_bytes);
         cJSON_AddNumberToObject(o, "rx_zerocopy_fraction", f->rx_zc_fraction);
@@ -380,6 +391,8 @@ cJSON *result_json_side(const struct side_result *s)
         if (f->has_udp_rx)
             cJSON_AddItemToObject(fo, "udp_rx", udp_rx_json(&f->udp));
         cJSON_AddItemToObject(fo, "tcpinfo", tcpinfo_json(&f->ti));
+        if (s->mptcp)
+            cJSON_AddItemToObject(fo, "mptcp", result_json_mptcp(&s->mptcp[i]));
         cJSON_AddItemToArray(arr, fo);
     }
     /* a day at 0.1 s intervals would overflow the client's message limit: send the last
@@ -773,6 +786,7 @@ int result_json_side_parse(const cJSON *o, uint32_t expect_flows, uint32_t max_i
     if (num(o, "seconds", 0, 1e7, &out->seconds) || num(o, "threads", 0, 65535, &v) ||
         parse_cpu(cJSON_GetObjectItemCaseSensitive(o, "cpu"), &out->cpu) ||
         parse_flows(flows, out, err, errlen) || parse_intervals(ivs, out) ||
+        result_json_mptcp_parse_flows(flows, expect_flows, &out->mptcp) ||
         result_json_load_parse(cJSON_GetObjectItemCaseSensitive(o, "load"), &out->load) ||
         samples_json_parse(cJSON_GetObjectItemCaseSensitive(o, "samples"), expect_flows, max_ticks,
                            &out->samples, err, errlen)) {

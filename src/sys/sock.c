@@ -1,6 +1,7 @@
 /* sock: set-up and control-channel socket helpers. */
 #define _GNU_SOURCE
 #include "sock.h"
+#include "mptcpinfo.h"
 #include "clock.h"
 
 #include "hostfs.h"
@@ -213,10 +214,12 @@ int sock_connect(const struct sock_addr *to, const struct sock_local *local,
     socklen_t elen = sizeof(rc);
 
     sock_addr_str((const struct sockaddr *)&to->ss, where, sizeof(where));
-    fd = socket(to->ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+    fd = socket(to->ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK,
+                fo && fo->mptcp ? mptcpinfo_proto() : 0);
     if (fd < 0) {
         rc = -errno;
-        snprintf(err, errlen, "cannot create socket: %s", strerror(-rc));
+        snprintf(err, errlen, "cannot create %ssocket: %s", fo && fo->mptcp ? "an MPTCP " : "",
+                 strerror(-rc));
         return rc;
     }
     rc = sock_bind_local(fd, to->ss.ss_family, local, err, errlen);
@@ -285,6 +288,12 @@ fail_quiet:
 
 int sock_listen(const char *bind_addr, uint16_t port, int family, char *err, size_t errlen)
 {
+    return sock_listen_proto(bind_addr, port, family, 0, err, errlen);
+}
+
+int sock_listen_proto(const char *bind_addr, uint16_t port, int family, int proto, char *err,
+                      size_t errlen)
+{
     struct sock_addr a;
     int fd, one = 1, zero = 0, rc;
 
@@ -306,9 +315,9 @@ int sock_listen(const char *bind_addr, uint16_t port, int family, char *err, siz
             a.len = sizeof(*s6);
         }
     }
-    fd = socket(a.ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    fd = socket(a.ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC, proto);
     if (fd < 0 && a.ss.ss_family == AF_INET6 && !(bind_addr && *bind_addr) && family != 6)
-        return sock_listen(NULL, port, 4, err, errlen); /* no IPv6 on this host */
+        return sock_listen_proto(NULL, port, 4, proto, err, errlen); /* no IPv6 on this host */
     if (fd < 0) {
         rc = -errno;
         snprintf(err, errlen, "cannot create socket: %s", strerror(-rc));

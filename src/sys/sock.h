@@ -35,6 +35,7 @@ struct sock_flow_opts {
     bool zerocopy;          /* SO_ZEROCOPY (senders) */
     uint8_t tos;            /* IP_TOS, or IPV6_TCLASS on IPv6 sockets (both set there) */
     bool dont_fragment;     /* IP_MTU_DISCOVER / IPV6_MTU_DISCOVER = PMTUDISC_DO (UDP) */
+    bool mptcp;             /* a Multipath TCP socket (IPPROTO_MPTCP; sock_connect) */
 };
 
 /* Where a client's sockets start from: -B, --bind-dev, --cport. NULL: anywhere. */
@@ -60,6 +61,10 @@ int sock_connect(const struct sock_addr *to, const struct sock_local *local,
 /* Listens on bind_addr (NULL: all addresses, IPv6 dual-stack when possible) and port
  * (0: ephemeral). Returns fd or -errno. */
 int sock_listen(const char *bind_addr, uint16_t port, int family, char *err, size_t errlen);
+/* The same with a protocol for socket(): 0 (TCP) or mptcpinfo_proto() (an MPTCP listener,
+ * which hands out plain TCP sockets to clients that do not ask for MPTCP). */
+int sock_listen_proto(const char *bind_addr, uint16_t port, int family, int proto, char *err,
+                      size_t errlen);
 uint16_t sock_local_port(int fd);
 
 /* Per-flow options after connect/accept: window, congestion control, nodelay, pacing,

@@ -1,0 +1,154 @@
+/* result_json_mptcp: a flow's MPTCP connection and its subflows as JSON (a side's results on
+ * the wire, the run document), and back from a peer with every value range-checked. */
+#include "result_json_mptcp.h"
+#include "result_json.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define U64MAX 9007199254740992.0 /* 2^53: exact in a double */
+#define U32MAX 4294967295.0
+
+static void add_addr(cJSON *o, const char *key, const struct mptcpinfo_addr *a)
+{
+    char s[64];
+
+    mptcpinfo_addr_str(a, s, sizeof(s));
+    cJSON_AddStringToObject(o, key, s);
+}
+
+cJSON *result_json_mptcp(const struct mptcpinfo *m)
+{
+    cJSON *o, *arr;
+
+    if (!m || !m->valid)
+        return cJSON_CreateNull();
+    o = cJSON_CreateObject();
+    cJSON_AddBoolToObject(o, "fallback", m->fallback);
+    cJSON_AddNumberToObject(o, "subflow_count", m->subflows);
+    cJSON_AddNumberToObject(o, "bytes_sent", (double)m->bytes_sent);
+    cJSON_AddNumberToObject(o, "bytes_acked", (double)m->bytes_acked);
+    cJSON_AddNumberToObject(o, "bytes_received", (double)m->bytes_received);
+    cJSON_AddNumberToObject(o, "bytes_retrans", (double)m->bytes_retrans);
+    cJSON_AddNumberToObject(o, "retransmits", m->retransmits);
+    arr = cJSON_AddArrayToObject(o, "subflows");
+    for (uint32_t i = 0; i < m->nsub && i < MPTCPINFO_MAX_SUB; i++) {
+        const struct mptcpinfo_sub *s = &m->sub[i];
+        cJSON *so = cJSON_CreateObject();
+        add_addr(so, "local", &s->local);
+        add_addr(so, "remote", &s->remote);
+        cJSON_AddNumberToObject(so, "bytes_sent", (double)s->bytes_sent);
+        cJSON_AddNumberToObject(so, "bytes_acked", (double)s->bytes_acked);
+        cJSON_AddNumberToObject(so, "bytes_received", (double)s->bytes_received);
+        cJSON_AddNumberToObject(so, "retransmits", s->retransmits);
+        cJSON_AddNumberToObject(so, "rtt_us", s->rtt_us);
+        cJSON_AddItemToArray(arr, so);
+    }
+    return o;
+}
+
+static int u64(const cJSON *o, const char *key, uint64_t *out)
+{
+    double v;
+
+    if (result_json_num(o, key, 0, U64MAX, 0, &v))
+        return -EINVAL;
+    *out = (uint64_t)v;
+    return 0;
+}
+
+static int u32(const cJSON *o, const char *key, uint32_t *out)
+{
+    double v;
+
+    if (result_json_num(o, key, 0, U32MAX, 0, &v))
+        return -EINVAL;
+    *out = (uint32_t)v;
+    return 0;
+}
+
+static int addr(const cJSON *o, const char *key, struct mptcpinfo_addr *a)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+
+    if (!v)
+        return 0;
+    return cJSON_IsString(v) && strlen(v->valuestring) < 64 ? mptcpinfo_addr_parse(v->valuestring, a)
+                                                            : -EINVAL;
+}
+
+static int parse_sub(const cJSON *so, struct mptcpinfo_sub *s)
+{
+    if (!cJSON_IsObject(so))
+        return -EINVAL;
+    return addr(so, "local", &s->local) || addr(so, "remote", &s->remote) ||
+                   u64(so, "bytes_sent", &s->bytes_sent) ||
+                   u64(so, "bytes_acked", &s->bytes_acked) ||
+                   u64(so, "bytes_received", &s->bytes_received) ||
+                   u32(so, "retransmits", &s->retransmits) || u32(so, "rtt_us", &s->rtt_us)
+               ? -EINVAL
+               : 0;
+}
+
+int result_json_mptcp_parse(const cJSON *o, struct mptcpinfo *out)
+{
+    const cJSON *arr, *so;
+    const cJSON *fb;
+    uint32_t n = 0;
+
+    memset(out, 0, sizeof(*out));
+    if (!o || cJSON_IsNull(o))
+        return 0;
+    arr = cJSON_GetObjectItemCaseSensitive(o, "subflows");
+    fb = cJSON_GetObjectItemCaseSensitive(o, "fallback");
+    if (!cJSON_IsObject(o) || (arr && !cJSON_IsArray(arr)) || (fb && !cJSON_IsBool(fb)) ||
+        cJSON_GetArraySize(arr) > MPTCPINFO_MAX_SUB)
+        return -EINVAL;
+    if (u32(o, "subflow_count", &out->subflows) || u64(o, "bytes_sent", &out->bytes_sent) ||
+        u64(o, "bytes_acked", &out->bytes_acked) ||
+        u64(o, "bytes_received", &out->bytes_received) ||
+        u64(o, "bytes_retrans", &out->bytes_retrans) ||
+        u32(o, "retransmits", &out->retransmits))
+        goto bad;
+    cJSON_ArrayForEach(so, arr)
+    {
+        if (parse_sub(so, &out->sub[n++]))
+            goto bad;
+    }
+    out->nsub = n;
+    out->fallback = cJSON_IsTrue(fb);
+    out->valid = true;
+    return 0;
+bad:
+    memset(out, 0, sizeof(*out));
+    return -EINVAL;
+}
+
+int result_json_mptcp_parse_flows(const cJSON *flows, uint32_t nflows, struct mptcpinfo **out)
+{
+    const cJSON *fo;
+    struct mptcpinfo *m = NULL;
+
+    *out = NULL;
+    cJSON_ArrayForEach(fo, flows)
+    {
+        const cJSON *mo = cJSON_GetObjectItemCaseSensitive(fo, "mptcp");
+        const cJSON *id = cJSON_GetObjectItemCaseSensitive(fo, "id");
+
+        if (!mo)
+            continue;
+        if (!cJSON_IsNumber(id) || id->valuedouble < 0 || id->valuedouble >= nflows ||
+            id->valuedouble != floor(id->valuedouble))
+            continue; /* the flows' own parser refuses those */
+        if (!m && !(m = calloc(nflows, sizeof(*m))))
+            return -ENOMEM;
+        if (result_json_mptcp_parse(mo, &m[(uint32_t)id->valuedouble])) {
+            free(m);
+            return -EINVAL;
+        }
+    }
+    *out = m;
+    return 0;
+}

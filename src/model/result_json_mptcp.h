@@ -1,0 +1,22 @@
+/* result_json_mptcp: a flow's MPTCP connection and its subflows as JSON, both ways
+ * (docs/json.md "mptcp"). */
+#ifndef NETRIG_RESULT_JSON_MPTCP_H
+#define NETRIG_RESULT_JSON_MPTCP_H
+
+#include <cjson/cJSON.h>
+#include <stdint.h>
+
+#include "mptcpinfo.h"
+
+/* {"fallback", "subflow_count", "bytes_*", "retransmits", "subflows": [{"local", "remote",
+ * "bytes_sent", "bytes_acked", "bytes_received", "retransmits", "rtt_us"}]}; null when m is
+ * NULL or not valid. */
+cJSON *result_json_mptcp(const struct mptcpinfo *m);
+/* Reads one back (null or absent: out not valid, 0). Anything out of range refuses it: -EINVAL
+ * with out zeroed. */
+int result_json_mptcp_parse(const cJSON *o, struct mptcpinfo *out);
+/* The "mptcp" members of a side's flows array (ids below nflows): *out an owned array of
+ * nflows, or NULL when no flow has one. 0, -EINVAL (one refused) or -ENOMEM. */
+int result_json_mptcp_parse_flows(const cJSON *flows, uint32_t nflows, struct mptcpinfo **out);
+
+#endif
