@@ -1,5 +1,6 @@
 /* report_text: human-readable stream results. */
 #include "report_text.h"
+#include "report_mptcp.h"
 
 #include "multi.h"
 
@@ -392,6 +393,7 @@ void report_text_summary(FILE *out, const struct run_result *r)
         fprintf(out, "; server: ");
         placement(out, &r->remote);
         fputc('\n', out);
+        report_mptcp_text(out, r);
         notes(out, r);
         return;
     }
@@ -400,6 +402,7 @@ void report_text_summary(FILE *out, const struct run_result *r)
         flow_table(out, r);
     else
         fprintf(out, "(%u flows: per-flow figures are in the -J output)\n", r->nflows);
+    report_mptcp_text(out, r);
     path_table(out, r);
     units_format_rate(s->throughput_bps, tp, sizeof(tp));
     units_format_rate(s->sender_bps, sp, sizeof(sp));
