@@ -573,8 +573,7 @@ static int parse_measure(int argc, char **argv, struct measure_cli *mc)
         cli_error("%s", err);
         return -1;
     }
-    return check_output(mc) || check_modes(mc) || check_mptcp(mc) || check_cpus(o->cpus) ? -1
-                                                                                            : 0;
+    return check_output(mc) || check_modes(mc) || check_mptcp(mc) || check_cpus(o->cpus) ? -1 : 0;
 }
 
 int cli_measure_parse(enum params_test kind, int argc, char **argv, struct client_opts *o,

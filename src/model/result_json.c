@@ -108,16 +108,8 @@ static cJSON *flow_json(const struct run_result *r, const struct flow_summary *f
     }
     cJSON_AddNumberToObject(o, "client_cpu", f->client_cpu);
     cJSON_AddNumberToObject(o, "server_cpu", f->server_cpu);
-    if (r->params.mptcp) { /* each end's socket: its own subflows and counts */
-        cJSON *m = cJSON_AddObjectToObject(o, "mptcp");
-        cJSON_AddItemToObject(m, "client", result_json_mptcp(r->local.mptcp && f->id < r->local.nflows
-                                                                 ? &r->local.mptcp[f->id]
-                                                                 : NULL));
-        cJSON_AddItemToObject(m, "server",
-                              result_json_mptcp(r->remote.mptcp && f->id < r->remote.nflows
-                                                    ? &r->remote.mptcp[f->id]
-                                                    : NULL));
-    }
+    if (r->params.mptcp)
+        result_json_mptcp_add_run_flow(o, &r->local, &r->remote, f->id);
     if (r->params.zerocopy_rx) {
         cJSON_AddNumberToObject(o, "rx_zerocopy_bytes", (double)f->rx_zc_bytes);
         cJSON_AddNumberToObject(o, "rx_zerocopy_fraction", f->rx_zc_fraction);

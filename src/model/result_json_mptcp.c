@@ -49,6 +49,20 @@ cJSON *result_json_mptcp(const struct mptcpinfo *m)
     return o;
 }
 
+static const struct mptcpinfo *side_mp(const struct side_result *s, uint32_t id)
+{
+    return s->mptcp && id < s->nflows ? &s->mptcp[id] : NULL;
+}
+
+void result_json_mptcp_add_run_flow(cJSON *o, const struct side_result *client,
+                                    const struct side_result *server, uint32_t id)
+{
+    cJSON *m = cJSON_AddObjectToObject(o, "mptcp");
+
+    cJSON_AddItemToObject(m, "client", result_json_mptcp(side_mp(client, id)));
+    cJSON_AddItemToObject(m, "server", result_json_mptcp(side_mp(server, id)));
+}
+
 static int u64(const cJSON *o, const char *key, uint64_t *out)
 {
     double v;
@@ -75,8 +89,9 @@ static int addr(const cJSON *o, const char *key, struct mptcpinfo_addr *a)
 
     if (!v)
         return 0;
-    return cJSON_IsString(v) && strlen(v->valuestring) < 64 ? mptcpinfo_addr_parse(v->valuestring, a)
-                                                            : -EINVAL;
+    return cJSON_IsString(v) && strlen(v->valuestring) < 64
+               ? mptcpinfo_addr_parse(v->valuestring, a)
+               : -EINVAL;
 }
 
 static int parse_sub(const cJSON *so, struct mptcpinfo_sub *s)
@@ -109,8 +124,7 @@ int result_json_mptcp_parse(const cJSON *o, struct mptcpinfo *out)
     if (u32(o, "subflow_count", &out->subflows) || u64(o, "bytes_sent", &out->bytes_sent) ||
         u64(o, "bytes_acked", &out->bytes_acked) ||
         u64(o, "bytes_received", &out->bytes_received) ||
-        u64(o, "bytes_retrans", &out->bytes_retrans) ||
-        u32(o, "retransmits", &out->retransmits))
+        u64(o, "bytes_retrans", &out->bytes_retrans) || u32(o, "retransmits", &out->retransmits))
         goto bad;
     cJSON_ArrayForEach(so, arr)
     {

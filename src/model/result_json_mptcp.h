@@ -7,11 +7,16 @@
 #include <stdint.h>
 
 #include "mptcpinfo.h"
+#include "result.h"
 
 /* {"fallback", "subflow_count", "bytes_*", "retransmits", "subflows": [{"local", "remote",
  * "bytes_sent", "bytes_acked", "bytes_received", "retransmits", "rtt_us"}]}; null when m is
  * NULL or not valid. */
 cJSON *result_json_mptcp(const struct mptcpinfo *m);
+/* The run document's flow `id`: o.mptcp = {"client": ..., "server": ...}, each end's socket
+ * with its own subflows and counts (null for an end that sent none). */
+void result_json_mptcp_add_run_flow(cJSON *o, const struct side_result *client,
+                                    const struct side_result *server, uint32_t id);
 /* Reads one back (null or absent: out not valid, 0). Anything out of range refuses it: -EINVAL
  * with out zeroed. */
 int result_json_mptcp_parse(const cJSON *o, struct mptcpinfo *out);

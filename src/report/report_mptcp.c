@@ -48,8 +48,7 @@ static void flow_rows(FILE *out, const struct mptcpinfo *tx, const struct mptcpi
         if (p)
             units_format_bytes((double)p->bytes_received, recv, sizeof(recv));
         fprintf(out, "  %-31s %10s %10s %5u %6.2fms %5.1f%%\n", path, acked, recv, s->retransmits,
-                s->rtt_us / 1e3,
-                total ? 100.0 * (double)s->bytes_acked / (double)total : 0.0);
+                s->rtt_us / 1e3, total ? 100.0 * (double)s->bytes_acked / (double)total : 0.0);
     }
 }
 
@@ -81,8 +80,9 @@ void report_mptcp_text(FILE *out, const struct run_result *r)
             continue;
         }
         if (tx->fallback) {
-            fprintf(out, "flow %u (%s): fell back to plain TCP (the peer or the path did not "
-                         "agree to MPTCP)\n",
+            fprintf(out,
+                    "flow %u (%s): fell back to plain TCP (the peer or the path did not "
+                    "agree to MPTCP)\n",
                     f->id, f->client_sends ? "up" : "down");
             continue;
         }

@@ -116,8 +116,7 @@ int mptcpinfo_parse_info(const void *buf, size_t len, struct mptcpinfo *out)
 
 /* The header both subflow options start with; *stride, *n: each element's size and how many
  * of them the buffer holds (at most MPTCPINFO_MAX_SUB); *total: how many the kernel has. */
-static int sfdata_parse(const void *buf, size_t len, size_t *stride, uint32_t *n,
-                        uint32_t *total)
+static int sfdata_parse(const void *buf, size_t len, size_t *stride, uint32_t *n, uint32_t *total)
 {
     struct sfdata d;
     size_t room;

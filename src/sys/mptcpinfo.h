@@ -27,11 +27,11 @@ struct mptcpinfo_sub {
 };
 
 struct mptcpinfo {
-    bool valid;         /* an MPTCP socket that answered MPTCP_INFO */
-    bool fallback;      /* the connection fell back to plain TCP (no MPTCP option agreed) */
-    uint32_t subflows;  /* subflows the kernel listed (may exceed nsub) */
-    uint32_t nsub;      /* entries in sub[] */
-    uint32_t retransmits;                      /* MPTCP-level (data sequence) retransmits */
+    bool valid;           /* an MPTCP socket that answered MPTCP_INFO */
+    bool fallback;        /* the connection fell back to plain TCP (no MPTCP option agreed) */
+    uint32_t subflows;    /* subflows the kernel listed (may exceed nsub) */
+    uint32_t nsub;        /* entries in sub[] */
+    uint32_t retransmits; /* MPTCP-level (data sequence) retransmits */
     uint64_t bytes_sent, bytes_received, bytes_acked, bytes_retrans; /* MPTCP level */
     struct mptcpinfo_sub sub[MPTCPINFO_MAX_SUB];
 };

@@ -259,8 +259,8 @@ static void test_live(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_info),      cmocka_unit_test(test_tcpinfo),
-        cmocka_unit_test(test_addrs),     cmocka_unit_test(test_addr_text),
+        cmocka_unit_test(test_info),  cmocka_unit_test(test_tcpinfo),
+        cmocka_unit_test(test_addrs), cmocka_unit_test(test_addr_text),
         cmocka_unit_test(test_live),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -183,6 +183,28 @@ static int wire_round_trip(const struct params *in, struct params *out, char *er
     return rc;
 }
 
+/* --mptcp crosses the wire only when set (an older server reads plain TCP from its absence);
+ * stream and rr take it */
+static void test_json_mptcp(void **state)
+{
+    struct params in, out;
+    char err[256];
+    cJSON *j;
+    (void)state;
+
+    params_defaults(&in);
+    j = params_to_json(&in);
+    assert_null(cJSON_GetObjectItemCaseSensitive(j, "mptcp"));
+    cJSON_Delete(j);
+    in.mptcp = true;
+    assert_int_equal(wire_round_trip(&in, &out, err, sizeof(err)), 0);
+    assert_true(out.mptcp);
+    in.test = PARAMS_TEST_RR;
+    assert_int_equal(wire_round_trip(&in, &out, err, sizeof(err)), 0);
+    assert_true(out.mptcp);
+    assert_int_equal(out.test, PARAMS_TEST_RR);
+}
+
 static void test_json_round_trip_custom(void **state)
 {
     struct params in, out;
@@ -308,6 +330,13 @@ static void test_from_json_rejects(void **state)
         {"{\"congestion\":7}", "'congestion'"},
         {"{\"title\":[\"x\"]}", "'title'"},
         {"{\"title\":\"bell\\u0007\"}", "unprintable"},
+        {"{\"mptcp\":1}", "'mptcp'"},
+        {"{\"mptcp\":true,\"udp\":true,\"udp_rate_bps\":1e6,\"write_size\":1400}",
+         "--mptcp does not apply with -u"},
+        {"{\"mptcp\":true,\"test\":\"crr\"}", "--mptcp does not apply with crr"},
+        {"{\"mptcp\":true,\"zerocopy\":true}", "--mptcp does not apply with -Z"},
+        {"{\"mptcp\":true,\"zerocopy_rx\":true}", "with --zerocopy-rx"},
+        {"{\"mptcp\":true,\"fq_rate_bps\":1e6}", "with --fq-rate"},
     };
     struct params p;
     char err[256];
@@ -521,6 +550,7 @@ int main(void)
         cmocka_unit_test(test_validate_rejects),
         cmocka_unit_test(test_validate_limits_accepted),
         cmocka_unit_test(test_json_round_trip_custom),
+        cmocka_unit_test(test_json_mptcp),
         cmocka_unit_test(test_json_round_trip_odd_durations),
         cmocka_unit_test(test_json_server_threads_default),
         cmocka_unit_test(test_json_fields),
