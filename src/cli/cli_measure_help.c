@@ -91,6 +91,8 @@ void cli_help_stream(FILE *out)
             "      --skip-rx-copy      receivers discard data in the kernel (MSG_TRUNC): measures\n"
             "                          the network and the sender; the receiver's copy is not\n"
             "                          counted\n"
+            "      --mptcp             Multipath TCP data connections (IPPROTO_MPTCP): the report\n"
+            "                          shows each flow's subflows and what each path carried\n"
             "UDP:\n"
             "  -u, --udp               paced UDP datagrams with sequence numbers and timestamps\n"
             "  -b, --bitrate RATE[/N]  per-flow rate (default 1M); N datagrams back to back\n"
@@ -126,7 +128,8 @@ void cli_help_rr(FILE *out)
             "      --histogram FILE    write the full latency distribution to FILE\n"
             "  -w, --window SIZE       socket buffers; -C ALGO congestion control\n"
             "      --cport PORT        local port of the flows: flow i uses PORT + i\n"
-            "      --dont-fragment     UDP: never fragment datagrams (IP_PMTUDISC_DO)\n");
+            "      --dont-fragment     UDP: never fragment datagrams (IP_PMTUDISC_DO)\n"
+            "      --mptcp             TCP flows over Multipath TCP, their subflows reported\n");
     fputs(help_units, out);
 }
 
