@@ -490,102 +490,6 @@ static void test_side_parse_load_absent_or_newer(void **state)
     cJSON_Delete(doc);
 }
 
-/* --mptcp: a side's flows carry their MPTCP connection and subflows both ways; anything out of
- * range refuses the side */
-static void mptcp_fill(struct side_result *in)
-{
-    struct mptcpinfo *m;
-
-    fill_side(in);
-    in->mptcp = calloc(in->nflows, sizeof(*in->mptcp));
-    assert_non_null(in->mptcp);
-    m = &in->mptcp[0];
-    m->valid = true;
-    m->subflows = m->nsub = 2;
-    m->bytes_sent = 76000000;
-    m->bytes_acked = 75999000;
-    m->retransmits = 4;
-    assert_int_equal(mptcpinfo_addr_parse("10.232.1.1:40000", &m->sub[0].local), 0);
-    assert_int_equal(mptcpinfo_addr_parse("10.232.1.2:5301", &m->sub[0].remote), 0);
-    assert_int_equal(mptcpinfo_addr_parse("[fd00::1]:40001", &m->sub[1].local), 0);
-    assert_int_equal(mptcpinfo_addr_parse("[fd00::2]:5301", &m->sub[1].remote), 0);
-    m->sub[0].bytes_sent = 25000000;
-    m->sub[1].bytes_acked = 50000000;
-    m->sub[1].bytes_received = 12;
-    m->sub[1].retransmits = 3;
-    m->sub[1].rtt_us = 2500;
-    in->mptcp[1].valid = true;
-    in->mptcp[1].fallback = true;
-}
-
-static int mptcp_hostile(const char *key, const char *value)
-{
-    struct side_result in, out;
-    cJSON *doc, *m, *v = cJSON_Parse(value);
-    char err[256] = "";
-    int rc;
-
-    assert_non_null(v);
-    mptcp_fill(&in);
-    doc = result_json_side(&in);
-    result_side_fini(&in);
-    m = cJSON_GetObjectItemCaseSensitive(
-        cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(doc, "flows"), 0), "mptcp");
-    if (!strncmp(key, "sub.", 4)) {
-        m = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(m, "subflows"), 0);
-        key += 4;
-    }
-    assert_non_null(m);
-    cJSON_DeleteItemFromObjectCaseSensitive(m, key);
-    cJSON_AddItemToObject(m, key, v);
-    memset(&out, 0, sizeof(out));
-    rc = result_json_side_parse(doc, 2, 1000, 1000, &out, err, sizeof(err));
-    cJSON_Delete(doc);
-    if (rc)
-        assert_null(out.mptcp); /* refused: nothing left allocated */
-    result_side_fini(&out);
-    return rc;
-}
-
-static void test_side_mptcp(void **state)
-{
-    struct side_result in, out;
-    char err[256] = "", nine[512] = "[{}";
-    (void)state;
-
-    mptcp_fill(&in);
-    assert_int_equal(side_via_text(&in, 2, &out, err, sizeof(err)), 0);
-    assert_non_null(out.mptcp);
-    assert_memory_equal(&out.mptcp[0], &in.mptcp[0], sizeof(in.mptcp[0]));
-    assert_true(out.mptcp[1].valid);
-    assert_true(out.mptcp[1].fallback);
-    assert_int_equal(out.mptcp[1].nsub, 0);
-    result_side_fini(&out);
-    free(in.mptcp);
-    in.mptcp = NULL; /* a plain TCP side: no member, nothing allocated */
-    assert_int_equal(side_via_text(&in, 2, &out, err, sizeof(err)), 0);
-    assert_null(out.mptcp);
-    result_side_fini(&out);
-    result_side_fini(&in);
-    assert_int_equal(mptcp_hostile("bytes_sent", "-1"), -EPROTO);
-    assert_int_equal(mptcp_hostile("bytes_acked", "1e300"), -EPROTO);
-    assert_int_equal(mptcp_hostile("subflow_count", "\"2\""), -EPROTO);
-    assert_int_equal(mptcp_hostile("fallback", "1"), -EPROTO);
-    assert_int_equal(mptcp_hostile("subflows", "{}"), -EPROTO);
-    assert_int_equal(mptcp_hostile("subflows", "[1]"), -EPROTO);
-    for (int i = 0; i < 8; i++)
-        strcat(nine, ",{}");
-    strcat(nine, "]");
-    assert_int_equal(mptcp_hostile("subflows", nine), -EPROTO);
-    assert_int_equal(mptcp_hostile("sub.local", "\"nohost:1\""), -EPROTO);
-    assert_int_equal(mptcp_hostile("sub.local", "\"10.0.0.1:65536\""), -EPROTO);
-    assert_int_equal(mptcp_hostile("sub.remote", "7"), -EPROTO);
-    assert_int_equal(mptcp_hostile("sub.rtt_us", "4294967296"), -EPROTO);
-    assert_int_equal(mptcp_hostile("sub.retransmits", "-3"), -EPROTO);
-    /* within range: parses */
-    assert_int_equal(mptcp_hostile("sub.rtt_us", "4294967295"), 0);
-}
-
 static void test_side_parse_not_object(void **state)
 {
     struct side_result out;
@@ -818,7 +722,6 @@ int main(void)
         cmocka_unit_test(test_side_parse_hostile_load),
         cmocka_unit_test(test_side_parse_load_absent_or_newer),
         cmocka_unit_test(test_side_parse_not_object),
-        cmocka_unit_test(test_side_mptcp),
         cmocka_unit_test(test_run_document_keys),
         cmocka_unit_test(test_run_document_text_round_trip),
         cmocka_unit_test(test_run_document_unknown_retransmits),
