@@ -65,10 +65,10 @@ void engine_sample_measure_start(struct engine *e, uint64_t now)
 
 /* What flow i moved on the wire, both ways, since the previous interval: from TCP_INFO for a
  * connection (the kernel's bytes acked and received, not what sits in our socket buffer),
- * else what the flow wrote and read. */
+ * else what the flow wrote and read (also for MPTCP, whose TCP_INFO is its first subflow's) */
 static uint64_t wire_delta(struct engine *e, uint32_t i, const struct tcpinfo *ti, uint64_t bytes)
 {
-    uint64_t now = ti->valid
+    uint64_t now = ti->valid && !e->p.mptcp
                        ? ti->bytes_acked + ti->bytes_received
                        : bytes + atomic_load_explicit(&e->flows[i].sent, memory_order_relaxed);
     uint64_t d = now > e->prev_wire[i] ? now - e->prev_wire[i] : 0;
