@@ -216,6 +216,7 @@ void engine_sample_mptcp(struct engine *e)
         return;
     free(e->res.mptcp);
     e->res.mptcp = calloc(e->nflows, sizeof(*e->res.mptcp));
+    e->res.nmptcp = e->res.mptcp ? e->nflows : 0;
     for (uint32_t i = 0; e->res.mptcp && i < e->nflows; i++)
         if (e->flows[i].fd >= 0)
             mptcpinfo_read(e->flows[i].fd, &e->res.mptcp[i]);

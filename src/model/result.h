@@ -151,8 +151,9 @@ struct side_result {
     char host_note[160];
     struct side_load *load; /* owned; NULL: not measured or not sent */
     /* --mptcp: each flow's MPTCP connection as this side's socket saw it at the end, nflows
-     * of them (owned; NULL: not an MPTCP test, or an older peer's side) */
+     * of them (owned; NULL: not an MPTCP test, or an older peer's side), nmptcp entries */
     struct mptcpinfo *mptcp;
+    uint32_t nmptcp;
 };
 
 struct flow_summary {

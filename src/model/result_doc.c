@@ -3,6 +3,7 @@
 #include "result_doc.h"
 
 #include "cpujson.h"
+#include "result_json_mptcp.h"
 
 #include <errno.h>
 #include <math.h>
@@ -267,5 +268,7 @@ int result_from_doc(const cJSON *doc, struct run_result *r, char *err, size_t er
         snprintf(err, errlen, "out of memory reading a run document");
         return -ENOMEM;
     }
+    if (r->params.mptcp)
+        result_json_mptcp_from_doc(item(doc, "flows"), r->nflows, &r->local, &r->remote);
     return 0;
 }

@@ -778,7 +778,7 @@ int result_json_side_parse(const cJSON *o, uint32_t expect_flows, uint32_t max_i
     if (num(o, "seconds", 0, 1e7, &out->seconds) || num(o, "threads", 0, 65535, &v) ||
         parse_cpu(cJSON_GetObjectItemCaseSensitive(o, "cpu"), &out->cpu) ||
         parse_flows(flows, out, err, errlen) || parse_intervals(ivs, out) ||
-        result_json_mptcp_parse_flows(flows, expect_flows, &out->mptcp) ||
+        result_json_mptcp_parse_flows(flows, expect_flows, out) ||
         result_json_load_parse(cJSON_GetObjectItemCaseSensitive(o, "load"), &out->load) ||
         samples_json_parse(cJSON_GetObjectItemCaseSensitive(o, "samples"), expect_flows, max_ticks,
                            &out->samples, err, errlen)) {

@@ -51,7 +51,7 @@ cJSON *result_json_mptcp(const struct mptcpinfo *m)
 
 static const struct mptcpinfo *side_mp(const struct side_result *s, uint32_t id)
 {
-    return s->mptcp && id < s->nflows ? &s->mptcp[id] : NULL;
+    return s->mptcp && id < s->nmptcp ? &s->mptcp[id] : NULL;
 }
 
 void result_json_mptcp_add_run_flow(cJSON *o, const struct side_result *client,
@@ -140,12 +140,13 @@ bad:
     return -EINVAL;
 }
 
-int result_json_mptcp_parse_flows(const cJSON *flows, uint32_t nflows, struct mptcpinfo **out)
+int result_json_mptcp_parse_flows(const cJSON *flows, uint32_t nflows, struct side_result *out)
 {
     const cJSON *fo;
     struct mptcpinfo *m = NULL;
 
-    *out = NULL;
+    out->mptcp = NULL;
+    out->nmptcp = 0;
     cJSON_ArrayForEach(fo, flows)
     {
         const cJSON *mo = cJSON_GetObjectItemCaseSensitive(fo, "mptcp");
@@ -163,6 +164,37 @@ int result_json_mptcp_parse_flows(const cJSON *flows, uint32_t nflows, struct mp
             return -EINVAL;
         }
     }
-    *out = m;
+    out->mptcp = m;
+    out->nmptcp = m ? nflows : 0;
     return 0;
+}
+
+/* The run document's flows[].mptcp.client and .server, back into each side (a --from run's
+ * document, read for the text report): what does not parse is left out. */
+void result_json_mptcp_from_doc(const cJSON *flows, uint32_t nflows, struct side_result *client,
+                                struct side_result *server)
+{
+    const cJSON *fo;
+    uint32_t i = 0;
+
+    if (!nflows || !cJSON_IsArray(flows))
+        return;
+    client->mptcp = calloc(nflows, sizeof(*client->mptcp));
+    server->mptcp = calloc(nflows, sizeof(*server->mptcp));
+    if (!client->mptcp || !server->mptcp) {
+        free(client->mptcp);
+        free(server->mptcp);
+        client->mptcp = server->mptcp = NULL;
+        return;
+    }
+    client->nmptcp = server->nmptcp = nflows;
+    cJSON_ArrayForEach(fo, flows)
+    {
+        const cJSON *m = cJSON_GetObjectItemCaseSensitive(fo, "mptcp");
+        if (i == nflows)
+            break;
+        result_json_mptcp_parse(cJSON_GetObjectItemCaseSensitive(m, "client"), &client->mptcp[i]);
+        result_json_mptcp_parse(cJSON_GetObjectItemCaseSensitive(m, "server"), &server->mptcp[i]);
+        i++;
+    }
 }

@@ -20,8 +20,13 @@ void result_json_mptcp_add_run_flow(cJSON *o, const struct side_result *client,
 /* Reads one back (null or absent: out not valid, 0). Anything out of range refuses it: -EINVAL
  * with out zeroed. */
 int result_json_mptcp_parse(const cJSON *o, struct mptcpinfo *out);
-/* The "mptcp" members of a side's flows array (ids below nflows): *out an owned array of
- * nflows, or NULL when no flow has one. 0, -EINVAL (one refused) or -ENOMEM. */
-int result_json_mptcp_parse_flows(const cJSON *flows, uint32_t nflows, struct mptcpinfo **out);
+/* The "mptcp" members of a side's flows array (ids below nflows): out->mptcp an owned array
+ * of nflows (out->nmptcp), or NULL when no flow has one. 0, -EINVAL (one refused) or
+ * -ENOMEM. */
+int result_json_mptcp_parse_flows(const cJSON *flows, uint32_t nflows, struct side_result *out);
+/* The run document's flows (nflows of them, in order): their mptcp.client and mptcp.server
+ * into client's and server's mptcp arrays; a value out of range leaves that view out. */
+void result_json_mptcp_from_doc(const cJSON *flows, uint32_t nflows, struct side_result *client,
+                                struct side_result *server);
 
 #endif

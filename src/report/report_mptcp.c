@@ -28,7 +28,7 @@ static const struct mptcpinfo_sub *peer_sub(const struct mptcpinfo *rx,
 
 static const struct mptcpinfo *side_mp(const struct side_result *s, uint32_t id)
 {
-    return s->mptcp && id < s->nflows && s->mptcp[id].valid ? &s->mptcp[id] : NULL;
+    return s->mptcp && id < s->nmptcp && s->mptcp[id].valid ? &s->mptcp[id] : NULL;
 }
 
 static void flow_rows(FILE *out, const struct mptcpinfo *tx, const struct mptcpinfo *rx)
