@@ -167,6 +167,11 @@ static int exchange_params(struct i3s *ss)
     cJSON_Delete(j);
     if (rc)
         return refuse(ss, I3S_BAD, code, err_no, err);
+    if (ss->ip.p.mptcp && !ss->t.conf->mptcp) {
+        snprintf(err, sizeof(err), "MPTCP (-m): this server's listener is not MPTCP (%s)",
+                 ss->t.conf->mptcp_note[0] ? ss->t.conf->mptcp_note : "no MPTCP there");
+        return refuse(ss, I3S_BAD, IPERF3_IEUNIMP, 0, err);
+    }
     if (ss->ip.ignored)
         LOG_INFO("iperf3 test %s: ignoring option(s) %s", ss->tag, ss->ip.ignored_names);
     ss->nflows = params_total_flows(&ss->ip.p);

@@ -400,8 +400,6 @@ static int check_unsupported(struct pdec *d, const struct i3_raw *r)
     if (cJSON_GetObjectItemCaseSensitive(d->j, "authtoken"))
         return refuse(d, IPERF3_IEAUTHTEST, 0, -EOPNOTSUPP,
                       "RSA authentication (--username) is not supported");
-    if (r->mptcp)
-        return refuse(d, IPERF3_IEUNIMP, 0, -EOPNOTSUPP, "MPTCP (-m) is not supported");
     if (r->num && r->blocks)
         return refuse(d, IPERF3_IEENDCONDITIONS, 0, -EINVAL, "both -n %.0f and -k %.0f given",
                       r->num, r->blocks);
@@ -508,6 +506,7 @@ static void to_params(const struct i3_raw *r, struct params *p)
     p->test = PARAMS_TEST_STREAM;
     p->iperf3_wire = true;
     p->udp = r->udp;
+    p->mptcp = r->mptcp; /* -m: its sockets are MPTCP; the daemon's listener must be too */
     p->iperf3_udp64 = r->udp64;
     p->flows = (uint32_t)r->parallel;
     p->dir = r->reverse ? PARAMS_DIR_REVERSE : r->bidir ? PARAMS_DIR_BIDIR : PARAMS_DIR_FORWARD;

@@ -285,6 +285,11 @@ static void test_params_312(void **state)
     assert_int_equal(decode_text("{\"udp\":true,\"udp_counters_64bit\":1}", &ip, &code, &en, err),
                      0);
     assert_true(ip.p.iperf3_udp64);
+    /* -m (iperf3 3.17): an MPTCP test, which the daemon runs when its listener is MPTCP */
+    assert_int_equal(decode_text("{\"tcp\":true,\"mptcp\":1}", &ip, &code, &en, err), 0);
+    assert_true(ip.p.mptcp);
+    assert_int_equal(decode_text("{\"tcp\":true}", &ip, &code, &en, err), 0);
+    assert_false(ip.p.mptcp);
 }
 
 struct bad_case {
@@ -326,7 +331,8 @@ static void test_params_hostile(void **state)
         {"{\"TOS\":-1}", IPERF3_IESETTOS, "'TOS'"},
         {"{\"flowlabel\":5}", IPERF3_IESETFLOW, "flow label"},
         {"{\"dont_fragment\":2}", IPERF3_IESETDONTFRAGMENT, "'dont_fragment'"},
-        {"{\"mptcp\":true}", IPERF3_IEUNIMP, "MPTCP"},
+        {"{\"mptcp\":true,\"udp\":true}", IPERF3_IERECVPARAMS, "--mptcp does not apply with -u"},
+        {"{\"mptcp\":true,\"zerocopy\":true}", IPERF3_IERECVPARAMS, "with -Z"},
         {"{\"reverse\":true,\"bidirectional\":true}", IPERF3_IEREVERSEBIDIR, "--bidir"},
         {"{\"udp\":true,\"len\":8}", IPERF3_IEUDPBLOCKSIZE, "16 to"},
         {"{\"udp\":true,\"len\":70000}", IPERF3_IEUDPBLOCKSIZE, "16 to"},
