@@ -155,8 +155,10 @@ int mptcpinfo_parse_tcpinfo(const void *buf, size_t len, struct mptcpinfo *out)
         struct mptcpinfo_sub *s = &out->sub[i];
         struct tcpinfo ti;
 
-        if (tcpinfo_from_raw((const uint8_t *)buf + off + i * stride, stride, &ti))
-            return -EINVAL; /* shorter than the oldest struct tcp_info */
+        if (tcpinfo_from_raw((const uint8_t *)buf + off + i * stride, stride, &ti)) {
+            out->nsub = i; /* shorter than the oldest struct tcp_info */
+            return -EINVAL;
+        }
         s->bytes_sent = ti.bytes_sent;
         s->bytes_acked = ti.bytes_acked;
         s->bytes_received = ti.bytes_received;
