@@ -39,7 +39,7 @@ struct served_conf {
     const char *history_db; /* --db: the server's side of each test goes here; NULL = no */
     uint16_t port;          /* the daemon's port (iperf3 UDP streams use it on UDP too) */
     bool mptcp;             /* the listener is MPTCP: --mptcp clients' data connections are */
-    char mptcp_note[160];   /* when not, why (mptcpinfo_check's message) */
+    char mptcp_note[160];   /* when not, why (mptcpinfo_why_not) */
     _Atomic int *stop;      /* raised when the daemon shuts down */
 
     /* this host's settings with a test's results (and a third-party run's) */

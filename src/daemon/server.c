@@ -91,7 +91,7 @@ static int listen_open(struct server *s, uint16_t port, char *err, size_t errlen
     const char *bind = s->o.bind[0] ? s->o.bind : NULL;
     int fd = -1;
 
-    if (!mptcpinfo_check(NULL, s->conf.mptcp_note, sizeof(s->conf.mptcp_note)))
+    if (!mptcpinfo_why_not(NULL, s->conf.mptcp_note, sizeof(s->conf.mptcp_note)))
         fd = sock_listen_proto(bind, port, s->o.family, mptcpinfo_proto(), s->conf.mptcp_note,
                                sizeof(s->conf.mptcp_note));
     s->conf.mptcp = fd >= 0;

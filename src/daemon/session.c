@@ -133,7 +133,7 @@ static int check_congestion(struct session *ss)
     if (ss->p.mptcp && !ss->t.conf->mptcp) {
         served_refuse(&ss->t, how(METRICS_REFUSED_BAD_REQUEST, "bad_request"),
                       "this server's listener is not MPTCP (%s): run without --mptcp, or "
-                      "enable MPTCP on the server's host and restart it",
+                      "enable MPTCP on the server's host and restart the daemon",
                       ss->t.conf->mptcp_note[0] ? ss->t.conf->mptcp_note : "no MPTCP there");
         return -EINVAL;
     }

@@ -47,7 +47,7 @@ struct sfdata {
 
 int mptcpinfo_proto(void) { return IPPROTO_MPTCP; }
 
-int mptcpinfo_check(const char *sysroot, char *err, size_t errlen)
+int mptcpinfo_why_not(const char *sysroot, char *why, size_t len)
 {
     uint64_t enabled = 1;
     int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, IPPROTO_MPTCP), e;
@@ -58,17 +58,25 @@ int mptcpinfo_check(const char *sysroot, char *err, size_t errlen)
     }
     e = errno;
     if (!hostfs_read_u64(sysroot, "/proc/sys/net/mptcp/enabled", &enabled) && !enabled)
-        snprintf(err, errlen,
-                 "MPTCP is disabled in this network namespace (net.mptcp.enabled = 0): enable "
-                 "it with 'sysctl -w net.mptcp.enabled=1', or leave out --mptcp");
+        snprintf(why, len, "MPTCP is disabled in the network namespace (net.mptcp.enabled = 0)");
     else if (e == EPROTONOSUPPORT || e == ENOPROTOOPT || e == EINVAL || e == EAFNOSUPPORT)
-        snprintf(err, errlen,
-                 "this kernel has no MPTCP (socket(IPPROTO_MPTCP): %s): run on a kernel built "
-                 "with CONFIG_MPTCP, or leave out --mptcp",
-                 strerror(e));
+        snprintf(why, len, "the kernel has no MPTCP (socket(IPPROTO_MPTCP): %s)", strerror(e));
     else
-        snprintf(err, errlen, "cannot open an MPTCP socket: %s", strerror(e));
+        snprintf(why, len, "cannot open an MPTCP socket: %s", strerror(e));
     return -e;
+}
+
+int mptcpinfo_check(const char *sysroot, char *err, size_t errlen)
+{
+    char why[160];
+    int rc = mptcpinfo_why_not(sysroot, why, sizeof(why));
+
+    if (rc)
+        snprintf(err, errlen, "%s: %s, or leave out --mptcp", why,
+                 strstr(why, "enabled = 0")    ? "enable it with 'sysctl -w net.mptcp.enabled=1'"
+                 : strstr(why, "has no MPTCP") ? "run on a kernel built with CONFIG_MPTCP"
+                                               : "see the error");
+    return rc;
 }
 
 bool mptcpinfo_is_mptcp(int fd)

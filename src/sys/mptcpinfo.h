@@ -36,8 +36,10 @@ struct mptcpinfo {
     struct mptcpinfo_sub sub[MPTCPINFO_MAX_SUB];
 };
 
-/* Whether an MPTCP socket can be opened here: 0, or -errno with err one line saying why and
- * what to do (no MPTCP in the kernel; net.mptcp.enabled = 0 under sysroot's /proc). */
+/* Whether an MPTCP socket can be opened here: 0, or -errno with why the short cause (no MPTCP
+ * in the kernel; net.mptcp.enabled = 0 under sysroot's /proc). */
+int mptcpinfo_why_not(const char *sysroot, char *why, size_t len);
+/* The same with err one line for the command line: the cause and what to do. */
 int mptcpinfo_check(const char *sysroot, char *err, size_t errlen);
 /* The protocol number for socket(): IPPROTO_MPTCP. */
 int mptcpinfo_proto(void);

@@ -163,5 +163,5 @@ ip netns exec "$NS_C" "$NETRIG" stream --mptcp -c 10.232.1.2 -p "$SRV2_PORT" -t 
     >"$T/srv_off.out" 2>"$T/srv_off.err" || rc=$?
 check "daemon without MPTCP: the client fails (exit $rc)" test "$rc" -ne 0
 check "daemon without MPTCP: the refusal says its listener is not MPTCP ($(head -c 300 "$T/srv_off.err"))" \
-    grep -q "listener is not MPTCP (MPTCP is disabled in this network namespace" "$T/srv_off.err"
+    grep -q "listener is not MPTCP (MPTCP is disabled in the network namespace" "$T/srv_off.err"
 finish
