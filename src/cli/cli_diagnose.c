@@ -137,6 +137,11 @@ static int own_opt(int *i, int argc, char **argv, struct diag_cli *dc)
                   a);
         return -1;
     }
+    if (!strcmp(a, "--mptcp")) {
+        cli_error("option --mptcp does not apply to 'netrig diagnose': its rules read one TCP "
+                  "connection per flow, an MPTCP flow has several (use 'netrig stream --mptcp')");
+        return -1;
+    }
     return 0;
 }
 

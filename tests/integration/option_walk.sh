@@ -106,7 +106,7 @@ dscp|--dscp AF11|ALL dg|.params.tos == 40
 cport|--cport @CPORT@|st su sr sb rt ru i3 dg|.params.test != null
 bind-dev|--bind-dev lo|ALL dg|.params.test != null
 dont-fragment|--dont-fragment|su ru|.params.dont_fragment == true
-mptcp|--mptcp|st sr sb rt dg|.params.mptcp == true and all(.flows[]; .mptcp.client.subflow_count >= 1 and .mptcp.server.subflow_count >= 1)
+mptcp|--mptcp|st sr sb rt|.params.mptcp == true and all(.flows[]; .mptcp.client.subflow_count >= 1 and .mptcp.server.subflow_count >= 1)
 user|elsewhere serve_access.sh (--auth-file)
 credentials|elsewhere serve_access.sh (--auth-file)
 from|elsewhere netns_mesh.sh (third-party tests)
