@@ -31,6 +31,15 @@ static const struct mptcpinfo *side_mp(const struct side_result *s, uint32_t id)
     return s->mptcp && id < s->nmptcp && s->mptcp[id].valid ? &s->mptcp[id] : NULL;
 }
 
+static uint32_t sub_retrans(const struct mptcpinfo *m)
+{
+    uint32_t n = 0;
+
+    for (uint32_t i = 0; i < m->nsub; i++)
+        n += m->sub[i].retransmits;
+    return n;
+}
+
 static void flow_rows(FILE *out, const struct mptcpinfo *tx, const struct mptcpinfo *rx)
 {
     uint64_t total = 0;
@@ -86,8 +95,9 @@ void report_mptcp_text(FILE *out, const struct run_result *r)
                     f->id, f->client_sends ? "up" : "down");
             continue;
         }
-        fprintf(out, "flow %u (%s, sent by the %s): %u subflow%s\n", f->id,
-                f->client_sends ? "up" : "down", who, tx->subflows, tx->subflows == 1 ? "" : "s");
+        fprintf(out, "flow %u (%s, sent by the %s): %u subflow%s, %u retransmits in all\n", f->id,
+                f->client_sends ? "up" : "down", who, tx->subflows, tx->subflows == 1 ? "" : "s",
+                sub_retrans(tx));
         fprintf(out, "  %-31s %10s %10s %5s %8s %6s\n", "subflow: sender > receiver", "acked",
                 "received", "retr", "rtt", "share");
         flow_rows(out, tx, rx);
