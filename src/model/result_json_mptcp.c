@@ -1,7 +1,6 @@
 /* result_json_mptcp: a flow's MPTCP connection and its subflows as JSON (a side's results on
  * the wire, the run document), and back from a peer with every value range-checked. */
 #include "result_json_mptcp.h"
-#include "result_json.h"
 
 #include <errno.h>
 #include <math.h>
@@ -63,11 +62,26 @@ void result_json_mptcp_add_run_flow(cJSON *o, const struct side_result *client,
     cJSON_AddItemToObject(m, "server", result_json_mptcp(side_mp(server, id)));
 }
 
+/* o[key]: absent reads 0; present must be a finite whole number in [0, hi] */
+static int whole(const cJSON *o, const char *key, double hi, double *v)
+{
+    const cJSON *n = cJSON_GetObjectItemCaseSensitive(o, key);
+
+    *v = 0;
+    if (!n)
+        return 0;
+    if (!cJSON_IsNumber(n) || !isfinite(n->valuedouble) || n->valuedouble < 0 ||
+        n->valuedouble > hi || n->valuedouble != floor(n->valuedouble))
+        return -EINVAL;
+    *v = n->valuedouble;
+    return 0;
+}
+
 static int u64(const cJSON *o, const char *key, uint64_t *out)
 {
     double v;
 
-    if (result_json_num(o, key, 0, U64MAX, 0, &v))
+    if (whole(o, key, U64MAX, &v))
         return -EINVAL;
     *out = (uint64_t)v;
     return 0;
@@ -77,7 +91,7 @@ static int u32(const cJSON *o, const char *key, uint32_t *out)
 {
     double v;
 
-    if (result_json_num(o, key, 0, U32MAX, 0, &v))
+    if (whole(o, key, U32MAX, &v))
         return -EINVAL;
     *out = (uint32_t)v;
     return 0;

@@ -111,6 +111,7 @@ static void test_side_mptcp(void **state)
     result_side_fini(&in);
     assert_int_equal(mptcp_hostile("bytes_sent", "-1"), -EPROTO);
     assert_int_equal(mptcp_hostile("bytes_acked", "1e300"), -EPROTO);
+    assert_int_equal(mptcp_hostile("bytes_received", "1.5"), -EPROTO);
     assert_int_equal(mptcp_hostile("subflow_count", "\"2\""), -EPROTO);
     assert_int_equal(mptcp_hostile("fallback", "1"), -EPROTO);
     assert_int_equal(mptcp_hostile("subflows", "{}"), -EPROTO);
