@@ -84,6 +84,7 @@ void engine_plan(const struct flow_kind *kind, const struct params *p, bool is_c
         (uint64_t)out->cap_intervals * sizeof(struct interval) +
         (cells <= RESULT_MAX_INTERVAL_CELLS ? cells * sizeof(struct interval_flow) : 0) +
         (kind->transactional && is_client ? sizeof(struct histo) : 0) +
+        (p->mptcp ? (uint64_t)out->nflows * sizeof(struct mptcpinfo) : 0) + /* at the end */
         series_bytes(p, out->nflows, total_ns);
     out->fds = 1 /* notify_fd */ + out->nflows * (1 + fn.fds) +
                out->nworkers * (2 + (p->zerocopy ? 1 : 0));
