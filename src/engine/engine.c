@@ -85,6 +85,7 @@ void engine_plan(const struct flow_kind *kind, const struct params *p, bool is_c
         (cells <= RESULT_MAX_INTERVAL_CELLS ? cells * sizeof(struct interval_flow) : 0) +
         (kind->transactional && is_client ? sizeof(struct histo) : 0) +
         (p->mptcp ? (uint64_t)out->nflows * sizeof(struct mptcpinfo) : 0) + /* at the end */
+        engine_sample_mptcp_bytes(p, out->nflows, out->cap_intervals) +
         series_bytes(p, out->nflows, total_ns);
     out->fds = 1 /* notify_fd */ + out->nflows * (1 + fn.fds) +
                out->nworkers * (2 + (p->zerocopy ? 1 : 0));
@@ -162,7 +163,7 @@ struct engine *engine_create(const struct flow_kind *kind, const struct params *
     e->nworkers = plan.nworkers;
     e->nflows = plan.nflows;
     e->clk_tck = sysconf(_SC_CLK_TCK);
-    if (alloc_per_flow(e, plan.cap_intervals))
+    if (alloc_per_flow(e, plan.cap_intervals) || engine_sample_mptcp_init(e, plan.cap_intervals))
         goto nomem;
     for (uint32_t w = 0; w < e->nworkers; w++)
         e->workers[w].epfd = e->workers[w].stopfd = e->workers[w].memfd = -1;
@@ -741,6 +742,7 @@ void engine_destroy(struct engine *e)
     free(e->base_ti);
     free(e->base_timeouts);
     free(e->prev_wire);
+    free(e->mp_prev);
     free(e->base_wait);
     free(e->end_wait);
     free(e->trace);

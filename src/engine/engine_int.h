@@ -30,7 +30,8 @@ struct engine {
     uint64_t next_sample; /* --sample: when the next tick is due (0 = off) */
     struct engine_limits lim;
     struct cpu_sys_snap cpu_start, cpu_meas, cpu_prev;
-    struct tcpinfo *base_ti; /* per-flow TCP_INFO at the end of omit (retransmits etc.) */
+    struct tcpinfo *base_ti;   /* per-flow TCP_INFO at the end of omit (retransmits etc.) */
+    struct mptcpinfo *mp_prev; /* --mptcp with interval cells: each flow at the last interval */
     struct cpu_thread_snap thr_meas, thr_prev;
     struct cpu_proc_snap proc_meas; /* the process's own CPU and its cgroup's, at measure start */
     struct cgcpu_snap cg_meas;
@@ -78,6 +79,13 @@ void engine_sample_app(const struct engine *e, struct flow *f, struct side_flow 
 void engine_sample_load(struct engine *e);
 /* --mptcp: each flow's MPTCP connection and subflows at the end (res.mptcp) */
 void engine_sample_mptcp(struct engine *e);
+/* --mptcp: room for each interval's subflow counts when the flows x intervals are few enough
+ * (engine_create; 0 or -ENOMEM), and their bytes for flow i in interval k (the engine's thread,
+ * at each interval: stack buffers, no allocation) */
+int engine_sample_mptcp_init(struct engine *e, uint32_t cap_intervals);
+void engine_sample_mptcp_interval(struct engine *e, uint32_t k, uint32_t i);
+/* what engine_sample_mptcp_init takes for p, as engine_plan counts it */
+uint64_t engine_sample_mptcp_bytes(const struct params *p, uint32_t nflows, uint32_t cap_iv);
 void engine_sample_recv_method(struct engine *e);
 void engine_sample_budget(const struct engine *e, struct flow *f, struct side_flow *sf);
 void engine_sample_counts(const struct engine *e, struct flow *f, struct side_flow *sf);

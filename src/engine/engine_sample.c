@@ -9,6 +9,7 @@
 #include "cpu.h"
 #include "cpulist.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -130,6 +131,7 @@ int engine_sample_interval(struct engine *e, uint64_t now, bool omitted,
         iv->wire_bytes += wire_delta(e, i, &ti, b);
         iv->retrans += dre;
         if (iv->flows) {
+            engine_sample_mptcp_interval(e, (uint32_t)(iv - e->res.intervals), i);
             iv->flows[i].bytes = b - e->prev[i];
             iv->flows[i].retrans = dre;
             iv->flows[i].rtt_us = ti.rtt_us;
@@ -220,6 +222,68 @@ void engine_sample_mptcp(struct engine *e)
     for (uint32_t i = 0; e->res.mptcp && i < e->nflows; i++)
         if (e->flows[i].fd >= 0)
             mptcpinfo_read(e->flows[i].fd, &e->res.mptcp[i]);
+}
+
+static bool mptcp_cells_kept(const struct params *p, uint32_t nflows, uint32_t cap_iv)
+{
+    return p->mptcp && nflows && cap_iv && (uint64_t)nflows * cap_iv <= RESULT_MAX_MPTCP_CELLS;
+}
+
+uint64_t engine_sample_mptcp_bytes(const struct params *p, uint32_t nflows, uint32_t cap_iv)
+{
+    if (!mptcp_cells_kept(p, nflows, cap_iv))
+        return 0;
+    return (uint64_t)nflows * cap_iv * sizeof(struct interval_mptcp) +
+           (uint64_t)nflows * sizeof(struct mptcpinfo);
+}
+
+int engine_sample_mptcp_init(struct engine *e, uint32_t cap_intervals)
+{
+    if (!mptcp_cells_kept(&e->p, e->nflows, cap_intervals) || !e->kind->tcp || !e->res.cells)
+        return 0;
+    e->res.mptcp_cells = calloc((size_t)e->nflows * cap_intervals, sizeof(*e->res.mptcp_cells));
+    e->mp_prev = calloc(e->nflows, sizeof(*e->mp_prev));
+    return e->res.mptcp_cells && e->mp_prev ? 0 : -ENOMEM;
+}
+
+static bool same_addr(const struct mptcpinfo_addr *a, const struct mptcpinfo_addr *b)
+{
+    return a->family == b->family && a->port == b->port && !memcmp(a->addr, b->addr, 16);
+}
+
+/* the subflow of m between the same two addresses as s */
+static const struct mptcpinfo_sub *same_sub(const struct mptcpinfo *m,
+                                            const struct mptcpinfo_sub *s)
+{
+    for (uint32_t j = 0; j < m->nsub; j++)
+        if (same_addr(&m->sub[j].local, &s->local) && same_addr(&m->sub[j].remote, &s->remote))
+            return &m->sub[j];
+    return NULL;
+}
+
+void engine_sample_mptcp_interval(struct engine *e, uint32_t k, uint32_t i)
+{
+    struct interval_mptcp *c;
+    struct mptcpinfo now;
+
+    if (!e->res.mptcp_cells || !e->mp_prev || k >= e->res.cap_intervals || e->flows[i].fd < 0 ||
+        mptcpinfo_read(e->flows[i].fd, &now))
+        return;
+    c = &e->res.mptcp_cells[(size_t)k * e->nflows + i];
+    c->n = 0;
+    for (uint32_t j = 0; j < now.nsub; j++) {
+        const struct mptcpinfo_sub *s = &now.sub[j], *was = same_sub(&e->mp_prev[i], s);
+        struct interval_subflow *d = &c->sub[c->n++];
+
+        d->local = s->local;
+        d->remote = s->remote;
+        d->bytes_acked =
+            s->bytes_acked - (was && was->bytes_acked <= s->bytes_acked ? was->bytes_acked : 0);
+        d->bytes_received =
+            s->bytes_received -
+            (was && was->bytes_received <= s->bytes_received ? was->bytes_received : 0);
+    }
+    e->mp_prev[i] = now;
 }
 
 /* The worker threads' CPU and this host's counters over the measured period. */

@@ -49,6 +49,7 @@ void result_side_fini(struct side_result *s)
     hostsnap_free(s->host);
     free(s->load);
     free(s->mptcp);
+    free(s->mptcp_cells);
     memset(s, 0, sizeof(*s));
 }
 

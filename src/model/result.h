@@ -67,6 +67,21 @@ struct side_flow {
     struct result_udp_rx udp;
 };
 
+/* --mptcp: what one subflow of a flow moved in one interval, as this side's socket counted */
+struct interval_subflow {
+    struct mptcpinfo_addr local, remote;
+    uint64_t bytes_acked, bytes_received;
+};
+
+/* A flow's subflows in one interval: side_result.mptcp_cells[interval * nflows + flow] */
+struct interval_mptcp {
+    uint32_t n;
+    struct interval_subflow sub[MPTCPINFO_MAX_SUB];
+};
+
+/* the flows x intervals an MPTCP test keeps per-interval subflow counts for (~1.8 MB) */
+#define RESULT_MAX_MPTCP_CELLS 4096u
+
 struct interval_flow {
     uint64_t bytes;
     uint32_t retrans; /* delta over the interval (sender side) */
@@ -126,8 +141,11 @@ struct side_result {
     uint32_t nintervals, cap_intervals;
     struct interval *intervals;
     struct interval_flow *cells; /* storage behind intervals[].flows */
-    struct cpu_usage cpu;        /* over the measured period (after omit) */
-    double seconds;              /* measured period */
+    /* --mptcp, at most RESULT_MAX_MPTCP_CELLS flows x intervals: each interval's subflow
+     * counts per flow, [interval * nflows + flow] (owned; NULL: none kept) */
+    struct interval_mptcp *mptcp_cells;
+    struct cpu_usage cpu; /* over the measured period (after omit) */
+    double seconds;       /* measured period */
     uint32_t threads;
     char cpus[256];      /* CPUs the workers were pinned to; "" = unpinned */
     char cpus_seen[256]; /* CPUs the workers were seen running on */

@@ -68,6 +68,7 @@ void result_json_add_interval(cJSON *o, const struct run_result *r, const struct
                                     (double)result_interval_flow_retrans(&r->params, iv, i));
             cJSON_AddNumberToObject(f, "rtt_us", iv->flows[i].rtt_us);
             cJSON_AddNumberToObject(f, "cwnd", iv->flows[i].cwnd);
+            result_json_mptcp_add_interval_flow(f, s, iv, i);
             cJSON_AddItemToArray(fa, f);
         }
     }

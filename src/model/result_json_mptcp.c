@@ -3,6 +3,7 @@
 #include "result_json_mptcp.h"
 
 #include <errno.h>
+#include <stdint.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -46,6 +47,31 @@ cJSON *result_json_mptcp(const struct mptcpinfo *m)
         cJSON_AddItemToArray(arr, so);
     }
     return o;
+}
+
+void result_json_mptcp_add_interval_flow(cJSON *f, const struct side_result *s,
+                                         const struct interval *iv, uint32_t i)
+{
+    uintptr_t at = (uintptr_t)iv, first = (uintptr_t)s->intervals;
+    const struct interval_mptcp *c;
+    size_t k;
+    cJSON *arr;
+
+    if (!s->mptcp_cells || i >= s->nflows || at < first)
+        return;
+    k = (at - first) / sizeof(*iv); /* iv is s->intervals[k] (else nothing to add) */
+    if (k >= s->cap_intervals || &s->intervals[k] != iv)
+        return;
+    c = &s->mptcp_cells[k * s->nflows + i];
+    arr = cJSON_AddArrayToObject(f, "mptcp_subflows");
+    for (uint32_t j = 0; j < c->n && j < MPTCPINFO_MAX_SUB; j++) {
+        cJSON *so = cJSON_CreateObject();
+        add_addr(so, "local", &c->sub[j].local);
+        add_addr(so, "remote", &c->sub[j].remote);
+        cJSON_AddNumberToObject(so, "bytes_acked", (double)c->sub[j].bytes_acked);
+        cJSON_AddNumberToObject(so, "bytes_received", (double)c->sub[j].bytes_received);
+        cJSON_AddItemToArray(arr, so);
+    }
 }
 
 static const struct mptcpinfo *side_mp(const struct side_result *s, uint32_t id)

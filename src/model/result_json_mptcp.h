@@ -17,6 +17,11 @@ cJSON *result_json_mptcp(const struct mptcpinfo *m);
  * with its own subflows and counts (null for an end that sent none). */
 void result_json_mptcp_add_run_flow(cJSON *o, const struct side_result *client,
                                     const struct side_result *server, uint32_t id);
+/* Interval iv (one of s->intervals) of side s, flow i: f.mptcp_subflows = [{"local",
+ * "remote", "bytes_acked", "bytes_received"}], what each subflow moved in the interval;
+ * nothing when s kept none. */
+void result_json_mptcp_add_interval_flow(cJSON *f, const struct side_result *s,
+                                         const struct interval *iv, uint32_t i);
 /* Reads one back (null or absent: out not valid, 0). Anything out of range refuses it: -EINVAL
  * with out zeroed. */
 int result_json_mptcp_parse(const cJSON *o, struct mptcpinfo *out);

@@ -110,7 +110,21 @@ if ((rx1 > 0 && rx2 > 0 && q1 > p1 && q2 > p2)); then
 else
     fail "mptcp: a path carried nothing (path 1 $rx1 B, path 2 $rx2 B)"
 fi
+# per interval (the client's socket, -i 1 by default): each interval lists both subflows, and
+# what each interval's deltas add up to is what the end-of-test counts say (the last bytes
+# acknowledged after the last interval aside)
+check_jq "mptcp: every interval lists the flow's subflows" "$OUT" \
+    '(.intervals | length) >= 3 and all(.intervals[1:][]; (.flows[0].mptcp_subflows | length) == 2)'
+check_jq "mptcp: the intervals' acked bytes per subflow add up to no more than its end count, and to most of it" "$OUT" \
+    '.flows[0].mptcp.client.subflows as $fin | [.intervals[].flows[0].mptcp_subflows[]] | group_by(.local) |
+     all(.[]; . as $g | ($g | map(.bytes_acked) | add) as $sum |
+         ([$fin[] | select(.local == $g[0].local) | .bytes_acked] | add // 0) as $e |
+         $sum <= $e and $sum >= 0.8 * $e)'
 if judge_rates; then
+    p1=$(jq -c '[.intervals[1:][] | .flows[0].mptcp_subflows | (map(select(.local | startswith("10.232.1.1:")) | .bytes_acked) | add) / (map(.bytes_acked) | add) * 1000 | round / 1000]' "$OUT")
+    log "mptcp: path 1's share of each interval after the first: $p1"
+    check_jq "mptcp: path 1 carried 1/3 (+-0.08) of every interval after the first (got $p1)" "$OUT" \
+        'all(.intervals[1:][] | .flows[0].mptcp_subflows; (map(select(.local | startswith("10.232.1.1:")) | .bytes_acked) | add) / (map(.bytes_acked) | add) | . > 0.2533 and . < 0.4133)'
     check_jq "mptcp: throughput within 5 % of 141.08 Mbit/s, the two paths' sum (got $(mbit "$tp"))" \
         "$OUT" '.summary.throughput_bps > 134.03e6 and .summary.throughput_bps < 148.13e6'
 fi

@@ -5,6 +5,7 @@
 
 #include "mptcpinfo.h"
 #include "result_json.h"
+#include "result_json_mptcp.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -127,10 +128,57 @@ static void test_side_mptcp(void **state)
     assert_int_equal(mptcp_hostile("sub.rtt_us", "4294967295"), 0);
 }
 
+/* each interval's subflow counts: from the side's cells, only for one of its own intervals */
+static void test_interval_subflows(void **state)
+{
+    struct side_result s;
+    struct interval copy;
+    struct interval_mptcp *c;
+    cJSON *f = cJSON_CreateObject(), *arr, *so;
+    (void)state;
+
+    assert_int_equal(result_side_init(&s, 2, 3), 0);
+    s.nintervals = 3;
+    s.mptcp_cells = calloc(2 * 3, sizeof(*s.mptcp_cells));
+    assert_non_null(s.mptcp_cells);
+    c = &s.mptcp_cells[1 * 2 + 1]; /* interval 1, flow 1 */
+    c->n = 2;
+    assert_int_equal(mptcpinfo_addr_parse("10.232.1.1:40000", &c->sub[0].local), 0);
+    assert_int_equal(mptcpinfo_addr_parse("10.232.1.2:5301", &c->sub[0].remote), 0);
+    assert_int_equal(mptcpinfo_addr_parse("10.232.2.1:40001", &c->sub[1].local), 0);
+    c->sub[0].bytes_acked = 5875000;
+    c->sub[1].bytes_acked = 11750000;
+    c->sub[1].bytes_received = 3;
+    result_json_mptcp_add_interval_flow(f, &s, &s.intervals[1], 1);
+    arr = cJSON_GetObjectItemCaseSensitive(f, "mptcp_subflows");
+    assert_int_equal(cJSON_GetArraySize(arr), 2);
+    so = cJSON_GetArrayItem(arr, 1);
+    assert_string_equal(cJSON_GetObjectItemCaseSensitive(so, "local")->valuestring,
+                        "10.232.2.1:40001");
+    assert_string_equal(cJSON_GetObjectItemCaseSensitive(so, "remote")->valuestring, "?");
+    assert_int_equal(cJSON_GetObjectItemCaseSensitive(so, "bytes_acked")->valuedouble, 11750000);
+    assert_int_equal(cJSON_GetObjectItemCaseSensitive(so, "bytes_received")->valuedouble, 3);
+    cJSON_Delete(f);
+    /* flow 0 of interval 1 had none: an empty list; a copy of an interval, a flow out of
+     * range: nothing */
+    f = cJSON_CreateObject();
+    result_json_mptcp_add_interval_flow(f, &s, &s.intervals[1], 0);
+    assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(f, "mptcp_subflows")), 0);
+    cJSON_Delete(f);
+    f = cJSON_CreateObject();
+    copy = s.intervals[1];
+    result_json_mptcp_add_interval_flow(f, &s, &copy, 1);
+    result_json_mptcp_add_interval_flow(f, &s, &s.intervals[1], 2);
+    assert_null(cJSON_GetObjectItemCaseSensitive(f, "mptcp_subflows"));
+    cJSON_Delete(f);
+    result_side_fini(&s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_side_mptcp),
+        cmocka_unit_test(test_interval_subflows),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
