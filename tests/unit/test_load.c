@@ -202,7 +202,7 @@ static void test_one_way_and_drain(void **state)
         int64_t up = 3000000, down = 200000;
         if ((t >= 5 * S && t < 15 * S) || (i >= 1500 && i < 1520 && i != 1505))
             up += 15000000, down += 5000000;
-        txnlog_add_owd(lr.part[LOAD_UDP_PROBE].local.log, t, (uint64_t)(up + down), up + off);
+        txnlog_add_owd(lr.part[LOAD_UDP_PROBE].local.log, 0, t, (uint64_t)(up + down), up + off);
     }
     load_analyze(&lr);
     assert_true(lr.owd_judged);
