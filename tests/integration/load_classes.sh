@@ -1,0 +1,151 @@
+#!/usr/bin/env bash
+# load_classes: netrig load --classes rrul against a queue that honours DSCP. Two namespaces
+# joined by a veth pair; each end's egress is an htb with two classes and no borrowing: EF
+# (DSCP 46, matched by a u32 filter on the DS field) gets EF_MBIT with a short bfifo of
+# EF_LIMIT bytes, everything else OTHER_MBIT with a long one of OTHER_LIMIT bytes. `netrig
+# serve` in one namespace, `netrig load --classes rrul` (one reno flow per class each way, one
+# UDP probe flow per class) in the other. Checked:
+#  - the marks reach the wire both ways: the EF class of the daemon's end carried the daemon's
+#    EF flow (megabytes, where the EF probe's answers alone are a few hundred KB), which only
+#    happens if the daemon marked its own sockets (the class set travels in the hello);
+#  - EF's latency increase under load is at most what its queue can hold, both ways, at its
+#    rate (the configured bound, plus a margin for a busy host), and BE's is at least half of
+#    what the other class's queues held on average (sampled every 100 ms from tc on both ends
+#    over the loaded phase), at most what they can hold, and clearly above EF's;
+#  - each class's goodput is in the report; EF's up and down stay within its class's rate;
+#  - the history keeps the classes' probes and the chart names the classes; the text report
+#    lists them; -P with --classes and an unknown set are refused with a one-line error.
+# Needs root, `ip netns`, veth, sch_htb and cls_u32; exits 77 (skipped) without them.
+set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh" "$@"
+
+EF_MBIT=10
+EF_LIMIT=6000 # 4 frames: at most 4.8 ms at 10 Mbit/s
+OTHER_MBIT=30
+OTHER_LIMIT=150000 # 40 ms at 30 Mbit/s
+FRAME=1514
+
+# refused before anything runs (no daemon needed)
+rc=0
+"$NETRIG" load --classes rrul -P 2 --no-save >"$T/p.out" 2>"$T/p.err" || rc=$?
+check "-P with --classes: exit 2 (got $rc)" test "$rc" -eq 2
+check "-P with --classes: one line naming both" \
+    bash -c '[[ $(wc -l <"$1") -eq 1 ]] && grep -q -- "-P 2 does not combine with --classes rrul" "$1"' _ "$T/p.err"
+rc=0
+"$NETRIG" load --classes wmm --no-save >"$T/w.out" 2>"$T/w.err" || rc=$?
+check "--classes wmm: exit 2 (got $rc), naming the value" \
+    bash -c '[[ $0 -eq 2 ]] && grep -q "invalid value .wmm. for --classes" "$1"' "$rc" "$T/w.err"
+# the text report: a short run on loopback (the embedded daemon)
+"$NETRIG" load --classes rrul --baseline 0.3 -t 0.5 --recovery 0.3 --no-save >"$T/text.out" 2>&1 ||
+    fail "load --classes on loopback: $(head -c 300 "$T/text.out")"
+check "the text report has a row per class" \
+    bash -c 'for c in BE BK CS5 EF; do grep -qE "^$c +[0-9]+ " "$0" || exit 1; done' "$T/text.out"
+
+veth_pair
+NS_S=$VETH_NS_A
+NS_C=$VETH_NS_B
+for end in "$NS_S $VETH_DEV_A" "$NS_C $VETH_DEV_B"; do
+    read -r ns dev <<<"$end"
+    tcn() { ip netns exec "$ns" tc "$@"; }
+    tcn qdisc add dev "$dev" root handle 1: htb default 20 2>"$T/tc.err" ||
+        skip "cannot add an htb qdisc: $(cat "$T/tc.err")"
+    tcn class add dev "$dev" parent 1: classid 1:10 htb rate ${EF_MBIT}mbit ceil ${EF_MBIT}mbit quantum 1514
+    tcn class add dev "$dev" parent 1: classid 1:20 htb rate ${OTHER_MBIT}mbit ceil ${OTHER_MBIT}mbit quantum 1514
+    tcn qdisc add dev "$dev" parent 1:10 handle 10: bfifo limit $EF_LIMIT
+    tcn qdisc add dev "$dev" parent 1:20 handle 20: bfifo limit $OTHER_LIMIT
+    tcn filter add dev "$dev" parent 1: protocol ip prio 1 u32 match ip dsfield 0xb8 0xfc \
+        flowid 1:10 2>"$T/tc.err" || skip "cannot add a u32 filter: $(cat "$T/tc.err")"
+done
+
+ip netns exec "$NS_S" "$NETRIG" serve -p 0 -B "$VETH_A" 2>"$T/serve.log" &
+SRV_PID=$!
+track_pid "$SRV_PID"
+SRV_PORT=$(wait_for_port "$T/serve.log" "$SRV_PID")
+log "daemon in $NS_S on $VETH_A:$SRV_PORT; htb EF ${EF_MBIT} Mbit/s (${EF_LIMIT} B), others ${OTHER_MBIT} Mbit/s (${OTHER_LIMIT} B)"
+
+# "unix_time backlog_bytes" of the other classes' bfifo (handle 20:) every 100 ms
+other_sampler() { # NS DEV FILE
+    [[ -p $T/tick ]] || mkfifo "$T/tick"
+    ip netns exec "$1" bash -c 'exec 3<>"$1"; while :; do
+        o=$(tc -s qdisc show dev "$2" | sed -n "/^qdisc bfifo 20:/,/^qdisc/p")
+        [[ $o =~ backlog\ ([0-9]+)b ]] && echo "$EPOCHREALTIME ${BASH_REMATCH[1]}"
+        read -rt 0.1 -u 3 || :; done' sampler "$T/tick" "$2" >"$3" &
+    track_pid $!
+    BACKLOG_PIDS+=("$!")
+}
+other_sampler "$NS_S" "$VETH_DEV_A" "$T/bl-s.log"
+other_sampler "$NS_C" "$VETH_DEV_B" "$T/bl-c.log"
+ef_bytes() { # NS DEV: bytes class 1:10 has sent
+    ip netns exec "$1" tc -s class show dev "$2" classid 1:10 | awk '/Sent/ { print $2; exit }'
+}
+EF_S0=$(ef_bytes "$NS_S" "$VETH_DEV_A")
+
+DB=$T/history.db
+rc=0
+timeout 60 ip netns exec "$NS_C" "$NETRIG" load -c "$VETH_A:$SRV_PORT" --classes rrul -C reno \
+    --baseline 2 -t 6 --recovery 1 -J --db "$DB" >"$T/load.json" 2>"$T/load.err" || rc=$?
+backlog_samplers_stop
+check "load --classes rrul exit 0 (got $rc: $(head -c 300 "$T/load.err"))" test "$rc" -eq 0
+EF_S=$(($(ef_bytes "$NS_S" "$VETH_DEV_A") - EF_S0))
+D=$T/load.json
+jq -c '.classes[] | {name, up_bps, down_bps, increase_p50_us,
+    idle: .phases.baseline.latency_us.p50, loaded: .phases.loaded.latency_us.p50,
+    answered: .phases.loaded.answered}' "$D" | while read -r l; do log "$l"; done
+
+check_jq "the document names the set" "$D" '.params.classes == "rrul"'
+check_jq "four classes in flent's order with their DSCPs" "$D" \
+    '[.classes[] | "\(.name)=\(.dscp)"] == ["BE=0", "BK=8", "CS5=40", "EF=46"]'
+check_jq "every class answered probes idle and loaded" "$D" \
+    '[.classes[] | .phases.baseline.answered > 0 and .phases.loaded.answered > 0] | all'
+
+# the daemon marked its EF flow: its end's EF class carried it (answers alone: < 0.5 MB)
+EF_DOWN=$(jq '.classes[3].down_bps' "$D")
+check "the daemon's EF class sent $EF_S bytes: its EF flow was marked (>= 2 MB)" \
+    test "$EF_S" -ge 2000000
+check "EF's down goodput $EF_DOWN is within its class's ${EF_MBIT} Mbit/s" \
+    awk -v x="$EF_DOWN" -v r=$EF_MBIT 'BEGIN { exit !(x > 0.5e6 && x <= r * 1e6 * 1.02) }'
+check_jq "EF's up goodput is within its class's rate" "$D" \
+    ".classes[3].up_bps > 0.5e6 and .classes[3].up_bps <= $EF_MBIT * 1e6 * 1.02"
+check_jq "the other classes' goodput up shares the other class's rate" "$D" \
+    "([.classes[0:3][] | .up_bps] | add) <= $OTHER_MBIT * 1e6 * 1.02 and ([.classes[0:3][] | .up_bps] | min) > 0"
+
+# EF's bound: its queue full both ways, plus the frame in service each way, at its rate
+EF_BOUND_US=$(awk -v l=$EF_LIMIT -v f=$FRAME -v r=$EF_MBIT 'BEGIN { printf "%.0f", 2 * (l + f) * 8 / r }')
+EF_INC=$(jq '.classes[3].increase_p50_us' "$D")
+BE_INC=$(jq '.classes[0].increase_p50_us' "$D")
+# what the other classes' queues held on average over the loaded phase, both ways, in us
+start=$(jq .start_unix_s "$D")
+from=$(jq '.phases[1].from_s' "$D")
+end=$(jq '.phases[1].end_s' "$D")
+mean_q() {
+    awk -v s="$start" -v f="$from" -v e="$end" \
+        '$1 >= s + f && $1 < s + e { n++; sum += $2 } END { printf "%.0f %d", n ? sum / n : 0, n }' "$1"
+}
+read -r QS NS_ <<<"$(mean_q "$T/bl-s.log")"
+read -r QC NC_ <<<"$(mean_q "$T/bl-c.log")"
+GT_US=$(awk -v a="$QS" -v b="$QC" -v r=$OTHER_MBIT 'BEGIN { printf "%.0f", (a + b) * 8 / r }')
+log "EF +${EF_INC} us (bound ${EF_BOUND_US} us); BE +${BE_INC} us; other queues held ${QC} B up, ${QS} B down ($NC_, $NS_ samples): ${GT_US} us"
+check "the other queues were sampled under load ($NC_ and $NS_ samples)" \
+    bash -c '[[ $0 -ge 20 && $1 -ge 20 ]]' "$NC_" "$NS_"
+check "EF's increase ${EF_INC} us is within its queue's bound ${EF_BOUND_US} us (+3 ms)" \
+    awk -v x="$EF_INC" -v b="$EF_BOUND_US" 'BEGIN { exit !(x <= b + 3000) }'
+check "BE's increase ${BE_INC} us is at least half the queued ${GT_US} us" \
+    awk -v x="$BE_INC" -v g="$GT_US" 'BEGIN { exit !(g > 10000 && x >= 0.5 * g) }'
+BE_BOUND_US=$(awk -v l=$OTHER_LIMIT -v f=$FRAME -v r=$OTHER_MBIT 'BEGIN { printf "%.0f", 2 * (l + f) * 8 / r }')
+check "BE's increase ${BE_INC} us is within its queues' bound ${BE_BOUND_US} us (+3 ms)" \
+    awk -v x="$BE_INC" -v b="$BE_BOUND_US" 'BEGIN { exit !(x <= b + 3000) }'
+check "BE's increase ${BE_INC} us is clearly above EF's ${EF_INC} us" \
+    awk -v be="$BE_INC" -v ef="$EF_INC" 'BEGIN { exit !(be >= 2 * ef + 10000) }'
+check_jq "the verdict is BE's (the UDP probe's figures are the first class's)" "$D" \
+    '.latency_increase.probe == "udp" and (.latency_increase.p50_us - .classes[0].increase_p50_us | fabs) < 1'
+
+# the history keeps each class's probe records, and the chart draws them
+"$NETRIG" export last --samples --json --db "$DB" >"$T/series.json" 2>"$T/export.err"
+check_jq "the history keeps every class's probe records" "$T/series.json" \
+    '[.[0].probes | .udp, .udp_bk, .udp_cs5, .udp_ef | (.t_s | length) > 100] | all'
+if command -v gnuplot >/dev/null 2>&1; then
+    "$NETRIG" plot last --db "$DB" -o "$T/load.svg" 2>"$T/plot.err"
+    check "the chart names each class ($(head -c 200 "$T/plot.err"))" \
+        bash -c 'grep -q "EF up" "$0" && grep -q "UDP EF probes" "$0"' "$T/load.svg"
+fi
+finish
