@@ -119,15 +119,16 @@ static cJSON *classes_json(const struct load_result *lr)
         char probe[16];
         cJSON_AddStringToObject(o, "name", dsclass_name(lr->lp.classes, c));
         cJSON_AddNumberToObject(o, "dscp", dsclass_dscp(lr->lp.classes, c));
-        cJSON_AddStringToObject(o, "probe", load_class_probe(lr->lp.classes, c, probe,
-                                                             sizeof(probe)));
-        cJSON_AddItemToObject(o, "up_bps",
-                              lr->ran[LOAD_UP] ? cJSON_CreateNumber(cs->up_bps) : cJSON_CreateNull());
-        cJSON_AddItemToObject(o, "down_bps", lr->ran[LOAD_DOWN] ? cJSON_CreateNumber(cs->down_bps)
-                                                                : cJSON_CreateNull());
-        cJSON_AddItemToObject(o, "increase_p50_us", cs->judged
-                                                        ? cJSON_CreateNumber(cs->increase_p50_us)
-                                                        : cJSON_CreateNull());
+        cJSON_AddStringToObject(o, "probe",
+                                load_class_probe(lr->lp.classes, c, probe, sizeof(probe)));
+        cJSON_AddItemToObject(
+            o, "up_bps", lr->ran[LOAD_UP] ? cJSON_CreateNumber(cs->up_bps) : cJSON_CreateNull());
+        cJSON_AddItemToObject(o, "down_bps",
+                              lr->ran[LOAD_DOWN] ? cJSON_CreateNumber(cs->down_bps)
+                                                 : cJSON_CreateNull());
+        cJSON_AddItemToObject(o, "increase_p50_us",
+                              cs->judged ? cJSON_CreateNumber(cs->increase_p50_us)
+                                         : cJSON_CreateNull());
         ph = cJSON_AddObjectToObject(o, "phases");
         for (int i = 0; i < LOAD_NPHASES; i++)
             cJSON_AddItemToObject(ph, load_phase_name((enum load_phase)i),
@@ -233,7 +234,8 @@ static cJSON *probe_records(const struct txnlog *log, int64_t off_ns)
     cJSON *t = cJSON_AddArrayToObject(x, "t_s"), *l = cJSON_AddArrayToObject(x, "latency_us");
 
     for (uint32_t i = 0; i < log->n; i++) {
-        cJSON_AddItemToArray(t, cJSON_CreateNumber(((double)log->rec[i].t_ns + (double)off_ns) / 1e9));
+        cJSON_AddItemToArray(t,
+                             cJSON_CreateNumber(((double)log->rec[i].t_ns + (double)off_ns) / 1e9));
         cJSON_AddItemToArray(l, log->rec[i].lat_ns == TXNLOG_LOST
                                     ? cJSON_CreateNull()
                                     : cJSON_CreateNumber((double)log->rec[i].lat_ns / 1e3));
@@ -261,8 +263,8 @@ static cJSON *series_json(const struct load_result *lr)
     for (int p = LOAD_UDP_PROBE; p <= LOAD_TCP_PROBE; p++) {
         const struct txnlog *log = lr->ran[p] ? lr->part[p].local.log : NULL;
         const char *name = p == LOAD_UDP_PROBE ? "udp" : "tcp";
-        cJSON_AddItemToObject(pr, name, log ? probe_records(log, lr->part_off_ns[p])
-                                            : cJSON_CreateNull());
+        cJSON_AddItemToObject(pr, name,
+                              log ? probe_records(log, lr->part_off_ns[p]) : cJSON_CreateNull());
     }
     for (uint32_t c = 1; c < lr->nclasses; c++) { /* --classes: the first is "udp" */
         const struct txnlog *log = load_class_log(lr, c);

@@ -31,10 +31,10 @@ struct load_params {
     uint32_t threads; /* -T: worker threads of each load test */
     bool up, down;    /* directions loaded */
     uint64_t baseline_ns, loaded_ns, recovery_ns;
-    uint64_t probe_rate;            /* probes a second, each kind; 0 = no probes */
-    uint64_t sample_ns;             /* the load flows' time series; 0 = none */
-    uint32_t window;                /* -w */
-    bool icmp;                      /* --icmp: an ICMP echo probe beside them */
+    uint64_t probe_rate; /* probes a second, each kind; 0 = no probes */
+    uint64_t sample_ns;  /* the load flows' time series; 0 = none */
+    uint32_t window;     /* -w */
+    bool icmp;           /* --icmp: an ICMP echo probe beside them */
     /* --classes: one load flow per class each way and the UDP probe with one flow per class,
      * each marked with its class (dsclass.h); DSCLASS_NONE = unmarked, -P flows */
     uint8_t classes;

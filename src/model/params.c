@@ -300,6 +300,27 @@ static int sample_invalid(const struct params *p, char *err, size_t errlen)
     return -EINVAL;
 }
 
+/* --classes: a known set, not beside a TOS byte of its own, not on crr. */
+static bool classes_invalid(const struct params *p, char *err, size_t errlen)
+{
+    if (!p->classes)
+        return false;
+    if (!dsclass_count(p->classes))
+        snprintf(err, errlen, "class set %u is unknown", p->classes);
+    else if (p->tos)
+        snprintf(err, errlen,
+                 "the classes (--classes %s) mark each flow: a TOS byte (%u, -S/--dscp) does not "
+                 "combine with them",
+                 dsclass_set_name(p->classes), p->tos);
+    else if (p->test == PARAMS_TEST_CRR)
+        snprintf(err, errlen,
+                 "the classes (--classes %s) mark stream and rr flows: crr does not take them",
+                 dsclass_set_name(p->classes));
+    else
+        return false;
+    return true;
+}
+
 int params_validate(const struct params *p, char *err, size_t errlen)
 {
 #define FAIL(...)                                                                                  \
@@ -352,19 +373,10 @@ int params_validate(const struct params *p, char *err, size_t errlen)
     if ((p->zerocopy_rx || p->skip_rx_copy) && (p->udp || p->test != PARAMS_TEST_STREAM))
         FAIL("%s applies to TCP stream tests only (not -u, rr or crr)",
              p->zerocopy_rx ? "--zerocopy-rx" : "--skip-rx-copy");
-    if (p->classes && !dsclass_count(p->classes))
-        FAIL("class set %u is unknown", p->classes);
-    if (p->classes && p->tos)
-        FAIL("the classes (--classes %s) mark each flow: a TOS byte (%u, -S/--dscp) does not "
-             "combine with them",
-             dsclass_set_name(p->classes), p->tos);
-    if (p->classes && p->test == PARAMS_TEST_CRR)
-        FAIL("the classes (--classes %s) mark stream and rr flows: crr does not take them",
-             dsclass_set_name(p->classes));
     if (p->zerocopy_rx && p->skip_rx_copy)
         FAIL("--zerocopy-rx and --skip-rx-copy exclude each other: pick one way to receive");
     if (pacing_invalid(p, err, errlen) || limits_invalid(p, err, errlen) ||
-        sample_invalid(p, err, errlen))
+        sample_invalid(p, err, errlen) || classes_invalid(p, err, errlen))
         return -EINVAL;
     if (p->test != PARAMS_TEST_STREAM) {
         uint32_t max = p->udp ? PARAMS_MAX_UDP_DATAGRAM : PARAMS_MAX_WRITE;

@@ -155,8 +155,7 @@ static int write_probes(struct plot_job *j, struct store *st, int64_t id, const 
     return a && b ? 1 : -EIO;
 }
 
-static const char *const class_colour[DSCLASS_MAX] = {"#1f77b4", "#7f7f7f", "#ff7f0e",
-                                                      "#d62728"};
+static const char *const class_colour[DSCLASS_MAX] = {"#1f77b4", "#7f7f7f", "#ff7f0e", "#d62728"};
 
 /* --classes: each class's flow up (solid) and down (dashed). */
 static void class_tput_panel(struct plot_job *j, struct store *st, int64_t id,
@@ -249,8 +248,7 @@ static uint32_t probe_lines(const struct phases *ph, struct probe_line *pl)
 
 #define PLOT_LOAD_MAX_PROBES (DSCLASS_MAX + 2)
 
-static void latency_panel(struct plot_job *j, struct store *st, int64_t id,
-                          const struct phases *ph)
+static void latency_panel(struct plot_job *j, struct store *st, int64_t id, const struct phases *ph)
 {
     struct probe_line pl[PLOT_LOAD_MAX_PROBES];
     uint32_t np = probe_lines(ph, pl);

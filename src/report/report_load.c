@@ -191,8 +191,7 @@ void report_load_text(FILE *out, const struct load_result *lr)
     header(out, lr);
     fprintf(out, "\n                      UDP probe latency (ms)%s  UDP  TCP p50\n",
             lr->nclasses ? " of BE" : "      ");
-    fputs(
-          "phase     time (s)       p50    p90    p99    max   lost   (ms)  up           down\n",
+    fputs("phase     time (s)       p50    p90    p99    max   lost   (ms)  up           down\n",
           out);
     for (int ph = 0; ph < LOAD_NPHASES; ph++)
         phase_row(out, lr, ph);

@@ -226,6 +226,39 @@ static void test_one_way_and_drain(void **state)
     load_result_fini(&lr);
 }
 
+/* test_classes' document: the set, each class with its probe, the classes' records. */
+static void classes_document(const struct load_result *lr)
+{
+    cJSON *doc, *a, *ef, *probes;
+
+    doc = load_json(lr, true);
+    assert_string_equal(
+        cJSON_GetObjectItem(cJSON_GetObjectItem(doc, "params"), "classes")->valuestring, "rrul");
+    a = cJSON_GetObjectItem(doc, "classes");
+    assert_int_equal(cJSON_GetArraySize(a), 4);
+    ef = cJSON_GetArrayItem(a, 3);
+    assert_string_equal(cJSON_GetObjectItem(ef, "name")->valuestring, "EF");
+    assert_int_equal(cJSON_GetObjectItem(ef, "dscp")->valueint, 46);
+    assert_string_equal(cJSON_GetObjectItem(ef, "probe")->valuestring, "udp_ef");
+    assert_dbl_near(cJSON_GetObjectItem(ef, "increase_p50_us")->valuedouble, 800, 1e-9);
+    assert_dbl_near(cJSON_GetObjectItem(ef, "up_bps")->valuedouble, 40e6, 1e-3);
+    assert_true(cJSON_IsNull(cJSON_GetObjectItem(ef, "down_bps"))); /* not loaded down */
+    assert_dbl_near(
+        cJSON_GetObjectItem(
+            cJSON_GetObjectItem(cJSON_GetObjectItem(cJSON_GetObjectItem(ef, "phases"), "loaded"),
+                                "latency_us"),
+            "p50")
+            ->valuedouble,
+        1000, 1e-9);
+    probes = cJSON_GetObjectItem(doc, "probes");
+    assert_int_equal(
+        cJSON_GetArraySize(cJSON_GetObjectItem(cJSON_GetObjectItem(probes, "udp_ef"), "t_s")),
+        2000);
+    assert_int_equal(
+        cJSON_GetArraySize(cJSON_GetObjectItem(cJSON_GetObjectItem(probes, "udp"), "t_s")), 2000);
+    cJSON_Delete(doc);
+}
+
 /* --classes rrul: the UDP probe's records of four flows, one per class, every 2.5 ms (each
  * class at 100/s); idle all answer in 200 us, under load BE in 20 ms, BK in 30 ms, CS5 in 5
  * ms and EF in 1 ms (a queue that favours the high classes). The split leaves BE's in the UDP
@@ -237,7 +270,7 @@ static void test_classes(void **state)
     struct txnlog *log;
     struct load_result lr;
     char name[16];
-    cJSON *doc, *a, *ef, *probes;
+    cJSON *doc;
 
     (void)state;
     build(&lr, false);
@@ -255,7 +288,8 @@ static void test_classes(void **state)
     lr.part[LOAD_UP].nflows = 4;
     lr.part[LOAD_UP].flows = calloc(4, sizeof(struct flow_summary));
     for (uint32_t f = 0; f < 4; f++)
-        lr.part[LOAD_UP].flows[f] = (struct flow_summary){.id = f, .throughput_bps = 10e6 * (f + 1)};
+        lr.part[LOAD_UP].flows[f] =
+            (struct flow_summary){.id = f, .throughput_bps = 10e6 * (f + 1)};
     assert_int_equal(load_split_classes(&lr), 0);
     assert_int_equal(lr.nclasses, 4);
     assert_int_equal(log->n, 2000); /* BE's records stay */
@@ -283,32 +317,7 @@ static void test_classes(void **state)
     assert_string_equal(load_class_probe(DSCLASS_RRUL, 2, name, sizeof(name)), "udp_cs5");
     assert_string_equal(load_class_probe(DSCLASS_RRUL, 3, name, sizeof(name)), "udp_ef");
 
-    doc = load_json(&lr, true);
-    assert_string_equal(
-        cJSON_GetObjectItem(cJSON_GetObjectItem(doc, "params"), "classes")->valuestring, "rrul");
-    a = cJSON_GetObjectItem(doc, "classes");
-    assert_int_equal(cJSON_GetArraySize(a), 4);
-    ef = cJSON_GetArrayItem(a, 3);
-    assert_string_equal(cJSON_GetObjectItem(ef, "name")->valuestring, "EF");
-    assert_int_equal(cJSON_GetObjectItem(ef, "dscp")->valueint, 46);
-    assert_string_equal(cJSON_GetObjectItem(ef, "probe")->valuestring, "udp_ef");
-    assert_dbl_near(cJSON_GetObjectItem(ef, "increase_p50_us")->valuedouble, 800, 1e-9);
-    assert_dbl_near(cJSON_GetObjectItem(ef, "up_bps")->valuedouble, 40e6, 1e-3);
-    assert_true(cJSON_IsNull(cJSON_GetObjectItem(ef, "down_bps"))); /* not loaded down */
-    assert_dbl_near(cJSON_GetObjectItem(
-                        cJSON_GetObjectItem(cJSON_GetObjectItem(cJSON_GetObjectItem(ef, "phases"),
-                                                                "loaded"),
-                                            "latency_us"),
-                        "p50")
-                        ->valuedouble,
-                    1000, 1e-9);
-    probes = cJSON_GetObjectItem(doc, "probes");
-    assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(cJSON_GetObjectItem(probes, "udp_ef"),
-                                                            "t_s")),
-                     2000);
-    assert_int_equal(
-        cJSON_GetArraySize(cJSON_GetObjectItem(cJSON_GetObjectItem(probes, "udp"), "t_s")), 2000);
-    cJSON_Delete(doc);
+    classes_document(&lr);
     lr.lp.classes = DSCLASS_NONE; /* without classes: null */
     lr.nclasses = 0;
     doc = load_json(&lr, false);
