@@ -10,6 +10,7 @@
 
 #include "load_json.h"
 #include "load_result.h"
+#include "metric.h"
 
 #define S 1000000000ULL
 
@@ -271,6 +272,9 @@ static void test_classes(void **state)
     struct load_result lr;
     char name[16];
     cJSON *doc;
+    struct metric_value mv[METRIC_MAX];
+    double ef_metric = -1;
+    size_t m;
 
     (void)state;
     build(&lr, false);
@@ -318,6 +322,11 @@ static void test_classes(void **state)
     assert_string_equal(load_class_probe(DSCLASS_RRUL, 3, name, sizeof(name)), "udp_ef");
 
     classes_document(&lr);
+    m = metric_from_load(&lr, mv, METRIC_MAX);
+    for (size_t i = 0; i < m; i++)
+        if (!strcmp(mv[i].def->name, "ef_latency_increase_p50_us"))
+            ef_metric = mv[i].value;
+    assert_dbl_near(ef_metric, 800, 1e-9);
     lr.lp.classes = DSCLASS_NONE; /* without classes: null */
     lr.nclasses = 0;
     doc = load_json(&lr, false);
