@@ -426,8 +426,8 @@ static void collect(struct store *st, const struct store_run *r, struct flow_ser
 }
 
 /* cwnd (column 2) and srtt in ms (column 3) of every TCP flow, one data block each. */
-static uint32_t write_flows(struct plot_job *j, const struct flow_series *fs, char *path,
-                            size_t len, char (*names)[48])
+static uint32_t write_flows(struct plot_job *j, const struct flow_series *fs,
+                            const struct phases *ph, char *path, size_t len, char (*names)[48])
 {
     FILE *f = plot_job_data(j, "flows.dat", path, len);
     uint32_t blocks = 0;
@@ -443,7 +443,11 @@ static uint32_t write_flows(struct plot_job *j, const struct flow_series *fs, ch
                     fprintf(f, "%.6f %u %.6g\n", s->t_s[k], row->cwnd, row->rtt_us / 1e3);
             }
             fputs("\n\n", f);
-            snprintf(names[blocks++], 48, "%s flow %u", fs->label[i], fl);
+            if (ph->nclasses) /* --classes: flow i is class i mod n */
+                snprintf(names[blocks++], 48, "%s flow %u (%s)", fs->label[i], fl,
+                         ph->cls[fl % ph->nclasses]);
+            else
+                snprintf(names[blocks++], 48, "%s flow %u", fs->label[i], fl);
         }
     if (f)
         fclose(f);
@@ -456,13 +460,16 @@ static int plot_flows(struct store *st, const struct store_run *r, struct plot_o
     struct flow_series fs;
     char path[600], names[PLOT_LOAD_MAX_FLOWS][48];
     struct plot_job j;
+    struct phases ph = {0};
     uint32_t n;
     int rc = -1;
 
     collect(st, r, &fs);
+    if (!strcmp(r->test, "load"))
+        read_phases(st, r->id, &ph);
     if (plot_job_open(&j, o->format, 720, err, errlen))
         goto out;
-    n = write_flows(&j, &fs, path, sizeof(path), names);
+    n = write_flows(&j, &fs, &ph, path, sizeof(path), names);
     if (!n) {
         snprintf(err, errlen,
                  "run %lld has no TCP_INFO samples to plot (it ran without --sample, or over UDP)",
@@ -472,8 +479,6 @@ static int plot_flows(struct store *st, const struct store_run *r, struct plot_o
     }
     fputs("set multiplot layout 2,1\nset xrange [0:*]\nset yrange [0:*]\n", j.gp);
     if (!strcmp(r->test, "load")) {
-        struct phases ph;
-        read_phases(st, r->id, &ph);
         if (ph.ok)
             fprintf(j.gp, "set xrange [0:%.6f]\n", ph.end[LOAD_RECOVERY]);
         shade(j.gp, &ph);
