@@ -97,7 +97,10 @@ static void verdict(FILE *out, const struct load_result *lr)
             "\nlatency under load: %+.1f ms at the median, %+.1f ms at p99 (%s probes; the loaded "
             "phase from %.1f s)\n",
             load_ms_shown(lr->increase_p50_us), load_ms_shown(lr->increase_p99_us),
-            lr->judged_by == LOAD_UDP_PROBE ? "UDP" : "TCP", busy->from_s);
+            lr->judged_by != LOAD_UDP_PROBE ? "TCP"
+            : lr->nclasses                  ? "BE's UDP"
+                                            : "UDP",
+            busy->from_s);
     if (lr->owd_judged)
         fprintf(out, "  of which the way up %+.1f ms, the way down %+.1f ms (one-way delays)\n",
                 load_ms_shown(lr->increase_up_p50_us), load_ms_shown(lr->increase_down_p50_us));
