@@ -3,7 +3,8 @@
  * second left out, nearest-rank percentiles and loss per phase, the increase and its band (at
  * the band edges), the TCP probe judging when the UDP one had no answers, a probe rate not
  * kept, the advice (a queue sized for the rate, a kernel without fq_codel and cake, reno
- * named) and the document's keys. */
+ * named) and the document's keys; with --classes the probe split by class, each class's
+ * figures, metric and document, and the advice on whether the queue spared EF. */
 #include "test_util.h"
 
 #include <stdlib.h>
@@ -265,6 +266,74 @@ static void classes_document(const struct load_result *lr)
  * ms and EF in 1 ms (a queue that favours the high classes). The split leaves BE's in the UDP
  * log (the verdict is best effort's), the classes get their own figures, the up test's four
  * flows their class's goodput, and the document names each class with its probe. */
+static void build_classes(struct load_result *lr, const uint64_t loaded_ns[4])
+{
+    struct txnlog *log;
+
+    build(lr, false);
+    lr->lp.classes = DSCLASS_RRUL;
+    log = lr->part[LOAD_UDP_PROBE].local.log;
+    log->n = 0;
+    txnlog_fini(log);
+    assert_int_equal(txnlog_init(log, 8000), 0);
+    for (uint32_t i = 0; i < 8000; i++) {
+        uint64_t t = (uint64_t)i * 2500000ULL;
+        bool loaded = t >= 5 * S && t < 15 * S;
+        txnlog_add_owd(log, i % 4, t, loaded ? loaded_ns[i % 4] : 200000, TXNLOG_NO_OWD);
+    }
+    lr->part[LOAD_UDP_PROBE].local.flows[0].reqs_sent = 8000;
+    lr->part[LOAD_UP].nflows = 4;
+    lr->part[LOAD_UP].flows = calloc(4, sizeof(struct flow_summary));
+    for (uint32_t f = 0; f < 4; f++)
+        lr->part[LOAD_UP].flows[f] =
+            (struct flow_summary){.id = f, .throughput_bps = 10e6 * (f + 1)};
+}
+
+/* The advice line on the classes, or NULL. */
+static const char *class_advice(const struct load_result *lr, char (*adv)[400])
+{
+    size_t n = load_advice(lr, adv, 8);
+
+    for (size_t i = 0; i < n; i++)
+        if (strstr(adv[i], "DSCP") || strstr(adv[i], "favours EF"))
+            return adv[i];
+    return NULL;
+}
+
+/* The advice on the classes: a queue that spares EF said so; one where every class waited
+ * alike named, with what would spare EF; none when best effort waited little. */
+static void test_classes_advice(void **state)
+{
+    static const uint64_t favours[4] = {20000000, 30000000, 5000000, 1000000};
+    static const uint64_t alike[4] = {20000000, 20500000, 19800000, 20100000};
+    static const uint64_t idle[4] = {300000, 300000, 300000, 300000};
+    struct load_result lr;
+    char adv[8][400];
+    const char *a;
+
+    (void)state;
+    build_classes(&lr, favours);
+    assert_int_equal(load_split_classes(&lr), 0);
+    load_analyze(&lr);
+    a = class_advice(&lr, adv);
+    assert_non_null(a);
+    assert_contains(a, "honours DSCP: EF waited +0.8 ms under load against best effort's +19.8");
+    load_result_fini(&lr);
+    build_classes(&lr, alike);
+    assert_int_equal(load_split_classes(&lr), 0);
+    load_analyze(&lr);
+    a = class_advice(&lr, adv);
+    assert_non_null(a);
+    assert_contains(a, "Every class waited alike under load (EF +19.9 ms");
+    assert_contains(a, "cake's diffserv4 mode (not in this kernel)");
+    load_result_fini(&lr);
+    build_classes(&lr, idle);
+    assert_int_equal(load_split_classes(&lr), 0);
+    load_analyze(&lr);
+    assert_null(class_advice(&lr, adv));
+    load_result_fini(&lr);
+}
+
 static void test_classes(void **state)
 {
     static const uint64_t loaded_ns[4] = {20000000, 30000000, 5000000, 1000000};
@@ -277,23 +346,8 @@ static void test_classes(void **state)
     size_t m;
 
     (void)state;
-    build(&lr, false);
-    lr.lp.classes = DSCLASS_RRUL;
+    build_classes(&lr, loaded_ns);
     log = lr.part[LOAD_UDP_PROBE].local.log;
-    log->n = 0;
-    txnlog_fini(log);
-    assert_int_equal(txnlog_init(log, 8000), 0);
-    for (uint32_t i = 0; i < 8000; i++) {
-        uint64_t t = (uint64_t)i * 2500000ULL;
-        bool loaded = t >= 5 * S && t < 15 * S;
-        txnlog_add_owd(log, i % 4, t, loaded ? loaded_ns[i % 4] : 200000, TXNLOG_NO_OWD);
-    }
-    lr.part[LOAD_UDP_PROBE].local.flows[0].reqs_sent = 8000;
-    lr.part[LOAD_UP].nflows = 4;
-    lr.part[LOAD_UP].flows = calloc(4, sizeof(struct flow_summary));
-    for (uint32_t f = 0; f < 4; f++)
-        lr.part[LOAD_UP].flows[f] =
-            (struct flow_summary){.id = f, .throughput_bps = 10e6 * (f + 1)};
     assert_int_equal(load_split_classes(&lr), 0);
     assert_int_equal(lr.nclasses, 4);
     assert_int_equal(log->n, 2000); /* BE's records stay */
@@ -344,6 +398,7 @@ int main(void)
         cmocka_unit_test(test_not_judged),
         cmocka_unit_test(test_one_way_and_drain),
         cmocka_unit_test(test_classes),
+        cmocka_unit_test(test_classes_advice),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
