@@ -11,7 +11,8 @@
 #  - EF's latency increase under load is at most what its queues can hold, both ways, at its
 #    rate (the configured bound, plus 3 ms for a busy host); BE's is what the other class's
 #    queues held on average (sampled every 100 ms from tc over the loaded phase, both ways,
-#    within 30 %), at most what they can hold, and clearly above EF's;
+#    within 30 %), at most what they can hold, and clearly above EF's; the advice says the
+#    queue honours DSCP;
 #  - each class's goodput is in the report; EF's up and down stay within its class's rate;
 #  - the history keeps the classes' probes and the chart names the classes; the text report
 #    lists them; -P with --classes and an unknown set are refused with a one-line error.
@@ -166,6 +167,7 @@ judged check "BE's increase ${BE_INC} us is within its queues' bound ${BE_BOUND_
     awk -v x="$BE_INC" -v b="$BE_BOUND_US" 'BEGIN { exit !(x <= b + 3000) }'
 judged check "BE's increase ${BE_INC} us is clearly above EF's ${EF_INC} us" \
     awk -v be="$BE_INC" -v ef="$EF_INC" 'BEGIN { exit !(be >= 2 * ef + 10000) }'
+judged check_jq "the advice says the queue honours DSCP" "$D" '.advice | any(test("honours DSCP: EF waited"))'
 check_jq "the verdict is BE's (the UDP probe's figures are the first class's)" "$D" \
     '.latency_increase.probe == "udp" and (.latency_increase.p50_us - .classes[0].increase_p50_us | fabs) < 1'
 
