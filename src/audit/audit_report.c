@@ -2,6 +2,7 @@
 #include "audit_report.h"
 
 #include "audit.h"
+#include "units.h"
 
 #include <cjson/cJSON.h>
 #include <errno.h>
@@ -104,9 +105,9 @@ void audit_report_text(const struct audit_ctx *ctx, FILE *out, bool colour)
     const struct audit_finding *fs = audit_findings(ctx, &n);
     char rate[32], rtt[32], bdp[32], verdict[256], line[PATH_MAX + 512];
 
-    audit_fmt_rate(t->rate_bps, rate, sizeof(rate));
-    audit_fmt_time(t->rtt_s, rtt, sizeof(rtt));
-    audit_fmt_bytes(t->bdp_bytes, bdp, sizeof(bdp));
+    units_format_rate(t->rate_bps, rate, sizeof(rate));
+    units_format_duration(t->rtt_s, rtt, sizeof(rtt));
+    units_format_bytes(t->bdp_bytes, bdp, sizeof(bdp));
     fprintf(out, "netrig audit: %s x %s (BDP %s), %s profile\n", rate, rtt, bdp,
             audit_get_profile(ctx) == AUDIT_PROFILE_LATENCY ? "latency" : "throughput");
     snprintf(line, sizeof(line), "rate: %s; RTT: %s; kernel %s%s%s", t->rate_source, t->rtt_source,

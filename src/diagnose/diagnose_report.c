@@ -3,6 +3,7 @@
 
 #include "audit.h"
 #include "result_json.h"
+#include "units.h"
 
 #include <string.h>
 
@@ -44,7 +45,7 @@ static void end_text(const char *who, const char *buf_name, const struct diagnos
                                 100 * e->wait);
 
     if (e->buf && n < len) {
-        audit_fmt_bytes(e->buf, b, sizeof(b));
+        units_format_bytes(e->buf, b, sizeof(b));
         n += (size_t)snprintf(out + n, len - n, ", %s %s", buf_name, b);
     }
     if (e->thread_known && n < len)
@@ -82,9 +83,9 @@ void diagnose_report_text(FILE *out, const char *what, const struct diagnose_sam
 {
     char tp[32], a[32], b[32], c[32], d[32], line[240], fix[DIAG_TEXT_LEN + 128];
 
-    audit_fmt_rate(s->throughput_bps, tp, sizeof(tp));
-    audit_fmt_time(v->srtt_us / 1e6, a, sizeof(a));
-    audit_fmt_time(s->min_rtt_us / 1e6, b, sizeof(b));
+    units_format_rate(s->throughput_bps, tp, sizeof(tp));
+    units_format_duration(v->srtt_us / 1e6, a, sizeof(a));
+    units_format_duration(s->min_rtt_us / 1e6, b, sizeof(b));
     wrap(out, "netrig diagnose: ", 2, what);
     fprintf(out, "  throughput %s over %.1f s", tp, s->seconds);
     if (s->warmup_s > 0)
@@ -95,12 +96,12 @@ void diagnose_report_text(FILE *out, const char *what, const struct diagnose_sam
             "limited %.0f%%\n",
             100 * v->busy, 100 * v->f_rwnd, 100 * v->f_sndbuf);
     if (s->samples) {
-        audit_fmt_bytes(s->inflight_mean, c, sizeof(c));
-        audit_fmt_bytes(s->wnd_mean, d, sizeof(d));
+        units_format_bytes(s->inflight_mean, c, sizeof(c));
+        units_format_bytes(s->wnd_mean, d, sizeof(d));
         fprintf(out, "  srtt %s (mean), min_rtt %s; in flight %s of a %s window per flow\n", a, b,
                 c, d);
     } else {
-        audit_fmt_bytes((double)s->snd_wnd, c, sizeof(c));
+        units_format_bytes((double)s->snd_wnd, c, sizeof(c));
         fprintf(out, "  srtt %s, min_rtt %s, peer window %s\n", a, b, c);
     }
     if (s->snd.known) {

@@ -5,6 +5,7 @@
 #include "tune_confirm.h"
 #include "tune_place.h"
 #include "tune_risk.h"
+#include "units.h"
 
 #include <time.h>
 
@@ -47,8 +48,8 @@ static void target_line(FILE *out, const struct tune_plan *plan, const char *wha
 {
     char rate[32], bdp[32];
 
-    audit_fmt_rate(plan->target.rate_bps, rate, sizeof(rate));
-    audit_fmt_bytes(plan->target.bdp_bytes, bdp, sizeof(bdp));
+    units_format_rate(plan->target.rate_bps, rate, sizeof(rate));
+    units_format_bytes(plan->target.bdp_bytes, bdp, sizeof(bdp));
     fprintf(out, "netrig tune: %s x %g ms (BDP %s), %s profile%s; %s\n", rate,
             plan->target.rtt_s * 1e3, bdp,
             plan->profile == AUDIT_PROFILE_LATENCY ? "latency" : "throughput",
