@@ -3,6 +3,7 @@
 
 #include "audit.h"
 #include "units.h"
+#include "wrap.h"
 
 #include <cjson/cJSON.h>
 #include <errno.h>
@@ -10,7 +11,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define WIDTH  80
 #define INDENT 8
 
 static const char *status_colour(enum audit_status s)
@@ -25,33 +25,13 @@ static const char *status_colour(enum audit_status s)
     }
 }
 
-/* Prints prefix + text wrapped at WIDTH, continuation lines indented two more. */
+/* Prints prefix + text wrapped, after indent spaces; continuation lines indented two more. */
 static void wrapped(FILE *out, int indent, const char *prefix, const char *text)
 {
-    size_t col = (size_t)indent + strlen(prefix);
-    bool first = true;
+    char lead[64];
 
-    fprintf(out, "%*s%s", indent, "", prefix);
-    for (const char *p = text; *p;) {
-        size_t word;
-        while (*p == ' ')
-            p++;
-        if (!*p)
-            break;
-        word = strcspn(p, " ");
-        if (!first && col + 1 + word > WIDTH) {
-            fprintf(out, "\n%*s", indent + 2, "");
-            col = (size_t)indent + 2;
-        } else if (!first) {
-            fputc(' ', out);
-            col++;
-        }
-        fprintf(out, "%.*s", (int)word, p);
-        col += word;
-        p += word;
-        first = false;
-    }
-    fputc('\n', out);
+    snprintf(lead, sizeof(lead), "%*s%s", indent, "", prefix);
+    wrap_print(out, lead, indent + 2, text);
 }
 
 #define LABEL_WIDTH 34
@@ -78,7 +58,7 @@ static void print_finding(FILE *out, const struct audit_finding *f, bool colour)
     fprintf(out, "  %s%-7s%s %s", colour ? status_colour(f->status) : "", status,
             colour ? "\033[0m" : "", label);
     if (value[0] && strlen(label) <= LABEL_WIDTH &&
-        2 + 8 + LABEL_WIDTH + 1 + strlen(value) <= WIDTH)
+        2 + 8 + LABEL_WIDTH + 1 + strlen(value) <= WRAP_WIDTH)
         fprintf(out, "%*s %s\n", (int)(LABEL_WIDTH - strlen(label)), "", value);
     else if (value[0]) {
         fputc('\n', out);

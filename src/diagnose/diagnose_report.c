@@ -4,36 +4,9 @@
 #include "audit.h"
 #include "result_json.h"
 #include "units.h"
+#include "wrap.h"
 
 #include <string.h>
-
-#define WIDTH 80
-
-/* Prints text wrapped at WIDTH columns: the first line after lead, the rest indented. */
-static void wrap(FILE *out, const char *lead, int indent, const char *text)
-{
-    int room = WIDTH - (int)strlen(lead);
-    const char *p = text;
-
-    fputs(lead, out);
-    while (*p) {
-        size_t n = strlen(p), cut = n;
-        if ((int)n > room) {
-            cut = (size_t)room;
-            while (cut > 0 && p[cut] != ' ')
-                cut--;
-            if (cut == 0)
-                cut = (size_t)room;
-        }
-        fprintf(out, "%.*s\n", (int)cut, p);
-        p += cut;
-        while (*p == ' ')
-            p++;
-        if (*p)
-            fprintf(out, "%*s", indent, "");
-        room = WIDTH - indent;
-    }
-}
 
 /* "sender: waited on its socket 98% of the time, SO_SNDBUF 16.8 MB, its busiest thread on
  * CPU 0 2% of the time (waiting for a CPU 0%)" */
@@ -86,7 +59,7 @@ void diagnose_report_text(FILE *out, const char *what, const struct diagnose_sam
     units_format_rate(s->throughput_bps, tp, sizeof(tp));
     units_format_duration(v->srtt_us / 1e6, a, sizeof(a));
     units_format_duration(s->min_rtt_us / 1e6, b, sizeof(b));
-    wrap(out, "netrig diagnose: ", 2, what);
+    wrap_print(out, "netrig diagnose: ", 2, what);
     fprintf(out, "  throughput %s over %.1f s", tp, s->seconds);
     if (s->warmup_s > 0)
         fprintf(out, " after a %.2f s warm-up", s->warmup_s);
@@ -106,19 +79,19 @@ void diagnose_report_text(FILE *out, const char *what, const struct diagnose_sam
     }
     if (s->snd.known) {
         end_text("sender", "SO_SNDBUF", &s->snd, line, sizeof(line));
-        wrap(out, "  ", 4, line);
+        wrap_print(out, "  ", 4, line);
     }
     if (s->rcv.known) {
         end_text("receiver", "SO_RCVBUF", &s->rcv, line, sizeof(line));
-        wrap(out, "  ", 4, line);
+        wrap_print(out, "  ", 4, line);
     }
     fprintf(out, "\nVerdict: %s  [%s]\n", v->title, diagnose_id_name(v->id));
     for (size_t i = 0; i < v->nevidence; i++)
-        wrap(out, "  - ", 4, v->evidence[i]);
-    wrap(out, "Advice: ", 2, v->advice);
+        wrap_print(out, "  - ", 4, v->evidence[i]);
+    wrap_print(out, "Advice: ", 2, v->advice);
     if (v->tune[0]) {
         fix_text(what, s, v->tune, fix, sizeof(fix));
-        wrap(out, "Fix: ", 2, fix);
+        wrap_print(out, "Fix: ", 2, fix);
     }
 }
 
