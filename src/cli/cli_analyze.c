@@ -103,11 +103,8 @@ static int parse_an(const char *cmd, int argc, char **argv, void (*help)(FILE *)
             return 1;
         }
         if (c == '?' || c == ':' ||
-            (c != OPT_DB && (c == OPT_CHART ? !strchr(allowed, 'c') : !strchr(allowed, c)))) {
-            cli_error("%s option '%s' for %s: see 'netrig help %s'",
-                      c == ':' ? "missing value for" : "unknown", argv[optind - 1], cmd, cmd);
-            return -1;
-        }
+            (c != OPT_DB && (c == OPT_CHART ? !strchr(allowed, 'c') : !strchr(allowed, c))))
+            return cli_opt_error(c, argv, cmd);
         if (c == OPT_DB)
             ac->db = optarg;
         else if (c == 'J')

@@ -232,11 +232,8 @@ int cli_history_parse(const char *cmd, int argc, char **argv, const int *allowed
         }
         for (const int *a = allowed; *a; a++)
             ok |= *a == c;
-        if (c == '?' || c == ':' || !ok) {
-            cli_error("%s option '%s' for %s: see 'netrig help %s'",
-                      c == ':' ? "missing value for" : "unknown", argv[optind - 1], cmd, cmd);
-            return -1;
-        }
+        if (c == '?' || c == ':' || !ok)
+            return cli_opt_error(c, argv, cmd);
         if (hist_opt(c, optarg, hc))
             return -1;
     }

@@ -297,11 +297,8 @@ static int parse_tune(int argc, char **argv, struct tune_cli *tc)
             cli_help_tune(stdout);
             return 1;
         }
-        if (c == '?' || c == ':') {
-            cli_error("%s option '%s' for tune: see 'netrig help tune'",
-                      c == '?' ? "unknown" : "missing value for", argv[optind - 1]);
-            return -1;
-        }
+        if (c == '?' || c == ':')
+            return cli_opt_error(c, argv, "tune");
         if (tune_opt(c, optarg, tc))
             return -1;
     }
