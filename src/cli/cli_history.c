@@ -653,7 +653,8 @@ int cli_show(int argc, char **argv, _Atomic int *stop)
     struct hist_cli hc;
     struct store *st;
     struct store_run r;
-    int64_t *ids = NULL;
+    enum store_run_ref kind;
+    int64_t *ids = NULL, ref;
     size_t n = 0;
     char err[512];
     int rc = cli_history_parse("show", argc, argv, allowed, cli_help_show, &hc);
@@ -668,18 +669,11 @@ int cli_show(int argc, char **argv, _Atomic int *stop)
     st = cli_history_read(hc.db);
     if (!st)
         return CLI_EXIT_FAIL;
-    if (!strncmp(argv[optind], "sweep:", 6) && argv[optind][6] && !strchr(argv[optind], ',')) {
-        rc = cli_sweep_show(st, strtoll(argv[optind] + 6, NULL, 10), hc.json, stdout, NULL);
-        store_close(st);
-        return rc ? CLI_EXIT_FAIL : CLI_EXIT_OK;
-    }
-    if (!strncmp(argv[optind], "mesh:", 5) && argv[optind][5] && !strchr(argv[optind], ',')) {
-        rc = cli_mesh_show(st, strtoll(argv[optind] + 5, NULL, 10), hc.json, stdout);
-        store_close(st);
-        return rc ? CLI_EXIT_FAIL : CLI_EXIT_OK;
-    }
-    if (!strncmp(argv[optind], "group:", 6) && argv[optind][6] && !strchr(argv[optind], ',')) {
-        rc = cli_group_show(st, strtoll(argv[optind] + 6, NULL, 10), hc.json, stdout);
+    kind = store_run_ref_parse(argv[optind], &ref);
+    if (kind != STORE_RUN_REF_NONE) {
+        rc = kind == STORE_RUN_REF_SWEEP  ? cli_sweep_show(st, ref, hc.json, stdout, NULL)
+             : kind == STORE_RUN_REF_MESH ? cli_mesh_show(st, ref, hc.json, stdout)
+                                          : cli_group_show(st, ref, hc.json, stdout);
         store_close(st);
         return rc ? CLI_EXIT_FAIL : CLI_EXIT_OK;
     }
