@@ -2,7 +2,7 @@
  * interval's bytes, wire bytes, transactions, TCP_INFO and CPU; the scheduler figures of its
  * threads; at the end each flow's counts, the application's figures and the load. */
 #define _GNU_SOURCE
-#include "engine_int.h"
+#include "engine_priv.h"
 
 #include "clock.h"
 #include "cpu.h"
