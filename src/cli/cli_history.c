@@ -10,6 +10,7 @@
 #include "store_run.h"
 #include "store_sweep.h"
 #include "units.h"
+#include "wrap.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -533,31 +534,28 @@ cJSON *cli_history_run_json(struct store *st, const struct store_run *r)
 
 static void show_params(struct store *st, int64_t id, FILE *out)
 {
-    char *text = store_run_document(st, id), item[320];
+    char *text = store_run_document(st, id), line[8192];
     cJSON *doc = text ? cJSON_Parse(text) : NULL, *p, *v;
-    size_t col = 2;
+    size_t n = 0;
 
     free(text);
     p = cJSON_GetObjectItemCaseSensitive(doc, "params");
-    fputs("parameters:\n ", out);
+    line[0] = '\0';
     cJSON_ArrayForEach(v, p)
     {
-        if (cJSON_IsString(v) && !v->valuestring[0])
+        if (n >= sizeof(line) || (cJSON_IsString(v) && !v->valuestring[0]))
             continue;
         if (cJSON_IsString(v))
-            snprintf(item, sizeof(item), " %s=%s", v->string, v->valuestring);
+            n += (size_t)snprintf(line + n, sizeof(line) - n, " %s=%s", v->string, v->valuestring);
         else if (cJSON_IsBool(v))
-            snprintf(item, sizeof(item), " %s=%s", v->string, cJSON_IsTrue(v) ? "yes" : "no");
+            n += (size_t)snprintf(line + n, sizeof(line) - n, " %s=%s", v->string,
+                                  cJSON_IsTrue(v) ? "yes" : "no");
         else
-            snprintf(item, sizeof(item), " %s=%.10g", v->string, v->valuedouble);
-        if (col + strlen(item) > 79) {
-            fputs("\n ", out);
-            col = 2;
-        }
-        fputs(item, out);
-        col += strlen(item);
+            n += (size_t)snprintf(line + n, sizeof(line) - n, " %s=%.10g", v->string,
+                                  v->valuedouble);
     }
-    fputc('\n', out);
+    fputs("parameters:\n", out);
+    wrap_print(out, NULL, 2, line);
     cJSON_Delete(doc);
 }
 
