@@ -164,9 +164,14 @@ int cli_opt_error(int c, char *const argv[], const char *cmd)
         arg = one;
     }
     if (c == ':')
-        cli_error("option '%s' for %s needs a value: see 'netrig help %s'", arg, cmd, cmd);
-    else
-        cli_error("unknown option '%s' for %s: see 'netrig help %s'", arg, cmd, cmd);
+        return cli_opt_no_value(arg, cmd);
+    cli_error("unknown option '%s' for %s: see 'netrig help %s'", arg, cmd, cmd);
+    return -1;
+}
+
+int cli_opt_no_value(const char *opt, const char *cmd)
+{
+    cli_error("option '%s' for %s needs a value: see 'netrig help %s'", opt, cmd, cmd);
     return -1;
 }
 

@@ -177,5 +177,8 @@ void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
  * '-t' for cmd needs a value: ..." (a short option named alone, also inside a group like -Jx)
  * and returns -1. */
 int cli_opt_error(int c, char *const argv[], const char *cmd);
+/* Its "option 'opt' for cmd needs a value: ..." alone, for the options diagnose and sweep pick
+ * out of their command lines before getopt_long sees them. Returns -1. */
+int cli_opt_no_value(const char *opt, const char *cmd);
 
 #endif
