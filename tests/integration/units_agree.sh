@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # units_agree: one run printed by `netrig diagnose` and by the reports (`netrig show`, the
-# stream text) says its throughput in the same words, and every rate and size either command
-# prints is in the one set of units core/units prints (bit/s .. Tbit/s, B .. TiB): issue 27,
-# diagnose had its own formatter (kbit/s, kB, MB).
+# stream text) says its throughput in the same words, every rate and size either command
+# prints is in the one set of units core/units prints (bit/s .. Tbit/s, B .. TiB), and both
+# print round-trip times as durations with their unit: issue 27, diagnose had its own
+# formatter (kbit/s, kB, MB) and the stream table printed "1599us".
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh" "$@"
 
@@ -31,3 +32,8 @@ done
 check "diagnose prints sizes as the reports do (KiB/MiB)" grep -qE '[0-9] (KiB|MiB|GiB)' "$T/diag.txt"
 check "diagnose prints no decimal kB/MB or kbit/s" \
     bash -c "! grep -qE '[0-9] (kB|MB|GB|kbit/s)' '$T/diag.txt'"
+# round-trip times: diagnose's srtt and the stream table's rtt column both as "874 us", "1.6 ms"
+check "diagnose: srtt as a duration with its unit ($(grep -m1 srtt "$T/diag.txt"))" \
+    grep -qE '^  srtt [0-9.]+ (us|ms|s) ' "$T/diag.txt"
+check "stream: the flow's rtt in the same form ($(grep -A1 '^flow' "$T/stream.txt" | tail -1))" \
+    grep -qE '^ +0 up .* [0-9.]+ (us|ms|s) +[0-9]+ seg' "$T/stream.txt"
