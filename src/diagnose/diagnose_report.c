@@ -142,7 +142,7 @@ static cJSON *end_json(const struct diagnose_end *e)
         cJSON_AddNullToObject(o, "thread");
     }
     if (e->host_known)
-        cJSON_AddItemToObject(o, "host", result_json_load_host(&e->host));
+        cJSON_AddItemToObject(o, "host", result_json_hostload_host(&e->host));
     else
         cJSON_AddNullToObject(o, "host");
     return o;
