@@ -63,37 +63,70 @@ if want main; then
     ctest_stage build-ci -LE '^source$'
 fi
 
-if want asan; then
-    stamp "asan: AddressSanitizer + UndefinedBehaviorSanitizer, unit and threads tests"
+# The sanitizer stages: each builds, then runs its ctest. Their tests mostly wait (fixed
+# durations, daemons' timeouts: about 0.65 of a core between both stages), so when both are
+# wanted their ctests run at the same time, each two tests at a time and each keeping its own
+# RUN_SERIAL tests alone in it; their logs print one after the other. SAN_TOGETHER=0 runs them
+# one after the other.
+asan_build() {
     cmake -S . -B build-ci-asan -DCMAKE_BUILD_TYPE=Debug "-DCMAKE_C_FLAGS_DEBUG=$san_flags" \
         -DNETRIG_WERROR=ON -DNETRIG_SANITIZE=ON >/dev/null
     cmake --build build-ci-asan -j"$jobs" --target netrig netrig_unit_tests
+}
+asan_test() {
     NETRIG_SANITIZER=asan SOAK_SECONDS=$san_soak ctest_stage build-ci-asan -L '^(unit|threads)$'
-fi
-
-if want tsan; then
-    stamp "tsan: ThreadSanitizer, the threads tests (no report allowed)"
+}
+tsan_build() {
     cmake -S . -B build-ci-tsan -DCMAKE_BUILD_TYPE=Debug "-DCMAKE_C_FLAGS_DEBUG=$san_flags" \
         -DNETRIG_WERROR=ON -DNETRIG_TSAN=ON >/dev/null
     cmake --build build-ci-tsan -j"$jobs" --target netrig netrig_unit_threads
-    reports=$PWD/build-ci-tsan/tsan-reports
+}
+tsan_test() {
+    local reports=$PWD/build-ci-tsan/tsan-reports rc=0 wrap=()
     rm -rf "$reports" && mkdir -p "$reports"
     # every report goes to a file of its own (a daemon's exit status is not always checked)
     # and makes the process exit 66; suppressions only for third-party code (tests/tsan.supp)
-    export TSAN_OPTIONS="halt_on_error=1 exitcode=66 second_deadlock_stack=1 log_path=$reports/tsan suppressions=$PWD/tests/tsan.supp"
     # ThreadSanitizer's shadow memory does not fit beside a fully randomised address space on
     # newer kernels (vm.mmap_rnd_bits > 28): run the tests without address randomisation
     setarch "$(uname -m)" -R true 2>/dev/null && wrap=(setarch "$(uname -m)" -R)
-    rc=0
-    NETRIG_SANITIZER=tsan SOAK_SECONDS=$san_soak ctest_stage build-ci-tsan -L '^threads$' || rc=$?
-    wrap=()
+    TSAN_OPTIONS="halt_on_error=1 exitcode=66 second_deadlock_stack=1 log_path=$reports/tsan suppressions=$PWD/tests/tsan.supp" \
+        NETRIG_SANITIZER=tsan SOAK_SECONDS=$san_soak ctest_stage build-ci-tsan -L '^threads$' || rc=$?
     if compgen -G "$reports/tsan*" >/dev/null; then
         echo "ThreadSanitizer reports:"
         cat "$reports"/tsan*
         rc=1
     fi
-    unset TSAN_OPTIONS
-    [[ $rc -eq 0 ]] || exit "$rc"
+    return "$rc"
+}
+
+if want asan && want tsan && [[ ${SAN_TOGETHER:-1} != 0 ]]; then
+    stamp "asan + tsan: AddressSanitizer + UndefinedBehaviorSanitizer (unit and threads tests) and ThreadSanitizer (threads tests, no report allowed), side by side"
+    asan_build
+    tsan_build
+    stamp "asan + tsan: both builds done, their tests side by side"
+    arc=0 trc=0
+    asan_test >build-ci-asan/side.log 2>&1 &
+    apid=$!
+    tsan_test >build-ci-tsan/side.log 2>&1 &
+    tpid=$!
+    wait "$apid" || arc=$?
+    wait "$tpid" || trc=$?
+    stamp "asan (exit $arc)"
+    cat build-ci-asan/side.log
+    stamp "tsan (exit $trc)"
+    cat build-ci-tsan/side.log
+    ((arc == 0 && trc == 0)) || exit 1
+else
+    if want asan; then
+        stamp "asan: AddressSanitizer + UndefinedBehaviorSanitizer, unit and threads tests"
+        asan_build
+        asan_test
+    fi
+    if want tsan; then
+        stamp "tsan: ThreadSanitizer, the threads tests (no report allowed)"
+        tsan_build
+        tsan_test
+    fi
 fi
 
 if want valgrind; then

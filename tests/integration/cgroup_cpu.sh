@@ -56,8 +56,16 @@ thr=$(jq -r '.summary.cpu.remote.cgroup.throttled_periods' "$T/a.json")
 log "cgroup cpuacct.usage delta $cg s; netrig: server process $own s, its cgroup $rep s; throttled periods: cgroup $((t1 - t0)), netrig $thr"
 near() { awk -v x="$1" -v y="$2" -v f="$3" 'BEGIN { d = x - y; if (d < 0) d = -d; exit !(y > 0 && d <= f * y) }'; }
 check "the server used CPU in the cgroup ($cg s)" awk -v c="$cg" 'BEGIN { exit !(c > 0.2) }'
-check "the server's own CPU ($own s) within 5 % of the cgroup's cpuacct.usage ($cg s)" near "$own" "$cg" 0.05
-check "the cgroup usage netrig reports ($rep s) within 5 % of cpuacct.usage ($cg s)" near "$rep" "$cg" 0.05
+# The counter also holds the session's set-up and tear-down, outside netrig's measured window:
+# a few milliseconds, within 5 %; under a sanitizer thread start and join cost several times
+# more (TSan: 5.3 % seen), so 10 % there, and never above the counter (a subset of it)
+tol=0.05
+judge_rates || tol=0.10
+pct=$(awk -v t="$tol" 'BEGIN { print t * 100 }')
+check "the server's own CPU ($own s) within $pct % of the cgroup's cpuacct.usage ($cg s)" near "$own" "$cg" "$tol"
+check "the cgroup usage netrig reports ($rep s) within $pct % of cpuacct.usage ($cg s)" near "$rep" "$cg" "$tol"
+check "the figures are not above the counter they are part of ($own, $rep <= $cg s + 1 %)" \
+    awk -v a="$own" -v b="$rep" -v c="$cg" 'BEGIN { exit !(a <= c * 1.01 && b <= c * 1.01) }'
 check_jq "the server names its cgroup's quota, 0.3 CPU" "$T/a.json" \
     '.summary.cpu.remote.cgroup | .version == 1 and (.quota_cores > 0.299 and .quota_cores < 0.301)'
 check "the cgroup was throttled (cpu.stat nr_throttled +$((t1 - t0)))" test $((t1 - t0)) -gt 0

@@ -48,7 +48,9 @@ SRV_PID=$!
 track_pid "$SRV_PID"
 SRV_PORT=$(wait_for_port "$SRV_LOG" "$SRV_PID")
 big='{"flows":300,"threads":1,"duration_s":5,"interval_s":1,"test":"stream"}'
-hostile hello "$SRV_PORT" "$big" --hold 5 --src 127.0.0.66 >"$T/h1.json" &
+# (it holds 20 s, past everything below even on a loaded sanitizer build, and is killed after:
+# with 5 s a slow run saw it leave before the deadline's log line, which proves nothing)
+hostile hello "$SRV_PORT" "$big" --hold 20 --src 127.0.0.66 >"$T/h1.json" &
 h1=$!
 wait_until 10 "the first hostile hello's answer" test -s "$T/h1.json"
 hostile hello "$SRV_PORT" "$big" --src 127.0.0.66 >"$T/h2.json"
@@ -67,6 +69,7 @@ wait_until 10 "the first reservation given back at its set-up deadline" \
 alive "$h1" || fail "the first attacker let go before its reservation ended"
 hostile hello "$SRV_PORT" "$big" --src 127.0.0.66 >"$T/h4.json"
 check_jq "after the set-up deadline the address's share is free again" "$T/h4.json" '.type == "accept"'
+kill "$h1" 2>/dev/null || true
 wait "$h1" || true
 stop_server
 

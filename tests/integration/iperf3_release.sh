@@ -7,7 +7,8 @@
 #   -n / -k / -u -n / -u -k: the daemon's receivers got exactly what the client's count says;
 #   --max-rate paces an iperf3 client (forward, -R, --bidir) as it paces a netrig one;
 #   --max-duration / --max-flows refusals name the daemon's real limit in its log.
-# Rates are measured, so it runs alone (RUN_SERIAL).
+# Its rates are bounds a loaded machine cannot break (--fq-rate's and --max-rate's ceilings, the
+# latter's floor a quarter of the cap): it runs beside other tests.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh" "$@"
 
