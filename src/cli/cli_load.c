@@ -250,12 +250,8 @@ static int parse_load(int argc, char **argv, struct load_cli *lc)
             cli_help_load(stdout);
             return 1;
         }
-        if (c == '?' || c == ':') {
-            cli_error(c == '?' ? "unknown option '%s' for load: see 'netrig help load'"
-                               : "option '%s' needs a value: see 'netrig help load'",
-                      argv[optind - 1]);
-            return -1;
-        }
+        if (c == '?' || c == ':')
+            return cli_opt_error(c, argv, "load");
         if (load_opt(c, optarg, lc))
             return -1;
     }

@@ -1,6 +1,6 @@
 /* engine: timing and sampling around the worker threads of one side. */
 #define _GNU_SOURCE
-#include "engine_int.h"
+#include "engine_priv.h"
 #include "engine_series.h"
 #include "clock.h"
 

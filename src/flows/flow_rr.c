@@ -313,10 +313,7 @@ static ssize_t recv_stamped(struct worker *w, struct flow *f, const struct rr_st
 /* CLOCK_REALTIME minus the worker's clock, for kernel timestamps. */
 static int64_t real_offset(const struct worker *w)
 {
-    struct timespec ts;
-
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec - (int64_t)worker_now(w);
+    return (int64_t)clock_real_ns() - (int64_t)worker_now(w);
 }
 
 static void arm_timer(struct flow *f, struct rr_state *s)

@@ -31,7 +31,7 @@ static bool loss_based(const char *cc)
            !strcmp(cc, "illinois") || !strcmp(cc, "highspeed");
 }
 
-/* "190 KB at 95.1 Mbit/s up": bytes queued for the increase at a direction's rate. */
+/* "185.5 KiB at 95.10 Mbit/s up": bytes queued for the increase at a direction's rate. */
 static void queue_text(double inc_s, double bps, const char *dir, char *buf, size_t len)
 {
     char rate[32], q[32], q5[32];

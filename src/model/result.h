@@ -110,7 +110,7 @@ struct side_thread {
 
 /* What a side's host did during the measured period: its data threads' CPU and the host's
  * counters (hostctr). A server sends its own with its results. */
-struct side_load {
+struct side_hostload {
     double seconds;
     uint32_t nthreads;
     struct side_thread thread[SIDE_MAX_THREADS];
@@ -148,7 +148,7 @@ struct side_result {
      * if known (e.g. "the daemon declined to send its settings") */
     struct hostsnap *host;
     char host_note[160];
-    struct side_load *load; /* owned; NULL: not measured or not sent */
+    struct side_hostload *hostload; /* owned; NULL: not measured or not sent */
 };
 
 struct flow_summary {

@@ -279,8 +279,8 @@ cJSON *result_json_run(const struct run_result *r)
         cJSON_AddItemToArray(arr, flow_json(r, &r->flows[i]));
     cJSON_AddItemToObject(o, "summary", summary_json(r));
     pl = cJSON_AddObjectToObject(o, "load");
-    cJSON_AddItemToObject(pl, "client", result_json_load(r->local.load));
-    cJSON_AddItemToObject(pl, "server", result_json_load(r->remote.load));
+    cJSON_AddItemToObject(pl, "client", result_json_hostload(r->local.hostload));
+    cJSON_AddItemToObject(pl, "server", result_json_hostload(r->remote.hostload));
     warn = cJSON_AddArrayToObject(o, "warnings");
     if (r->local.warning[0])
         cJSON_AddItemToArray(warn, cJSON_CreateString(r->local.warning));
@@ -354,7 +354,7 @@ cJSON *result_json_side(const struct side_result *s)
     cJSON_AddStringToObject(o, "warning", s->warning);
     cJSON_AddStringToObject(o, "boot_id", s->boot_id);
     cJSON_AddItemToObject(o, "cpu", cpu_json(&s->cpu));
-    cJSON_AddItemToObject(o, "load", result_json_load(s->load));
+    cJSON_AddItemToObject(o, "load", result_json_hostload(s->hostload));
     arr = cJSON_AddArrayToObject(o, "flows");
     for (uint32_t i = 0; i < s->nflows; i++) {
         const struct side_flow *f = &s->flows[i];
@@ -773,7 +773,7 @@ int result_json_side_parse(const cJSON *o, uint32_t expect_flows, uint32_t max_i
     if (num(o, "seconds", 0, 1e7, &out->seconds) || num(o, "threads", 0, 65535, &v) ||
         parse_cpu(cJSON_GetObjectItemCaseSensitive(o, "cpu"), &out->cpu) ||
         parse_flows(flows, out, err, errlen) || parse_intervals(ivs, out) ||
-        result_json_load_parse(cJSON_GetObjectItemCaseSensitive(o, "load"), &out->load) ||
+        result_json_hostload_parse(cJSON_GetObjectItemCaseSensitive(o, "load"), &out->hostload) ||
         samples_json_parse(cJSON_GetObjectItemCaseSensitive(o, "samples"), expect_flows, max_ticks,
                            &out->samples, err, errlen)) {
         if (!err[0])

@@ -3,6 +3,7 @@
 
 #include "load_json.h"
 #include "units.h"
+#include "wrap.h"
 
 #include <math.h>
 #include <string.h>
@@ -160,32 +161,6 @@ static void classes(FILE *out, const struct load_result *lr)
     }
 }
 
-/* Prints text wrapped at 78 columns, the first line after lead, the rest indented. */
-static void wrapped(FILE *out, const char *lead, const char *text)
-{
-    size_t col = strlen(lead);
-
-    fputs(lead, out);
-    while (*text) {
-        size_t word = strcspn(text, " ");
-        if (col + word > 78 && col > 4) {
-            fputs("\n    ", out);
-            col = 4;
-        }
-        fprintf(out, "%.*s", (int)word, text);
-        col += word;
-        text += word;
-        if (*text == ' ') {
-            text++;
-            if (*text) {
-                fputc(' ', out);
-                col++;
-            }
-        }
-    }
-    fputc('\n', out);
-}
-
 void report_load_text(FILE *out, const struct load_result *lr)
 {
     char adv[8][400], warn[8][320];
@@ -202,8 +177,8 @@ void report_load_text(FILE *out, const struct load_result *lr)
     verdict(out, lr);
     fputs("\nadvice:\n", out);
     for (size_t i = 0; i < na; i++)
-        wrapped(out, "  - ", adv[i]);
+        wrap_print(out, "  - ", 4, adv[i]);
     load_warnings(lr, warn, &nw, 8);
     for (size_t i = 0; i < nw; i++)
-        wrapped(out, "warning: ", warn[i]);
+        wrap_print(out, "warning: ", 4, warn[i]);
 }
