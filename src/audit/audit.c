@@ -10,6 +10,7 @@
 #include "audit_queue.h"
 #include "audit_sysctl.h"
 #include "hostfs.h"
+#include "units.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -450,42 +451,6 @@ void audit_fix_sysctl(struct audit_finding *f, const char *name, const char *val
     f->persistent = false;
 }
 
-/* --- human number forms -------------------------------------------------------------------- */
-
-void audit_fmt_bytes(double bytes, char *buf, size_t len)
-{
-    static const char *const names[] = {"B", "kB", "MB", "GB", "TB", "PB"};
-    int i = 0;
-
-    while (bytes >= 999.5 && i < 5) {
-        bytes /= 1000;
-        i++;
-    }
-    snprintf(buf, len, i ? "%.3g %s" : "%.0f %s", bytes, names[i]);
-}
-
-void audit_fmt_time(double s, char *buf, size_t len)
-{
-    if (s >= 1)
-        snprintf(buf, len, "%.3g s", s);
-    else if (s >= 1e-3)
-        snprintf(buf, len, "%.3g ms", s * 1e3);
-    else
-        snprintf(buf, len, "%.3g us", s * 1e6);
-}
-
-void audit_fmt_rate(double bps, char *buf, size_t len)
-{
-    static const char *const names[] = {"bit/s", "kbit/s", "Mbit/s", "Gbit/s", "Tbit/s"};
-    int i = 0;
-
-    while (bps >= 999.5 && i < 4) {
-        bps /= 1000;
-        i++;
-    }
-    snprintf(buf, len, "%.3g %s", bps, names[i]);
-}
-
 /* --- the run ------------------------------------------------------------------------------- */
 
 static void read_host_facts(struct audit_ctx *ctx)
@@ -626,8 +591,8 @@ void audit_verdict(const struct audit_ctx *ctx, char *buf, size_t len)
     char rate[32], rtt[32], what[64];
 
     audit_count(ctx, c);
-    audit_fmt_rate(ctx->target.rate_bps, rate, sizeof(rate));
-    audit_fmt_time(ctx->target.rtt_s, rtt, sizeof(rtt));
+    units_format_rate(ctx->target.rate_bps, rate, sizeof(rate));
+    units_format_duration(ctx->target.rtt_s, rtt, sizeof(rtt));
     if (c[AUDIT_BAD] && c[AUDIT_WARN])
         snprintf(what, sizeof(what), "fix %zu bad, %zu warn", c[AUDIT_BAD], c[AUDIT_WARN]);
     else if (c[AUDIT_BAD] || c[AUDIT_WARN])

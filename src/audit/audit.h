@@ -154,9 +154,4 @@ struct audit_finding *audit_unreadable(struct audit_ctx *ctx, const char *id, co
 /* Fills fix and persist for a sysctl: "sysctl -w name=value" and the sysctl.d line. */
 void audit_fix_sysctl(struct audit_finding *f, const char *name, const char *value);
 
-/* Human forms used in reasons: "37.5 MB" (powers of 1000), "30 ms", "46.6 Mbit/s". */
-void audit_fmt_bytes(double bytes, char *buf, size_t len);
-void audit_fmt_time(double s, char *buf, size_t len);
-void audit_fmt_rate(double bps, char *buf, size_t len);
-
 #endif

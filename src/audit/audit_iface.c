@@ -4,6 +4,7 @@
 #include "audit_iface.h"
 
 #include "cpulist.h"
+#include "units.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -270,8 +271,8 @@ static void check_link(struct audit_ctx *ctx, struct audit_iface *ifc)
         AUDIT_SET(f->reason, "the driver reports no link speed (virtual NIC, or link down)");
         return;
     }
-    audit_fmt_rate((double)ifc->speed_mbps * 1e6, link, sizeof(link));
-    audit_fmt_rate(t->rate_bps, rate, sizeof(rate));
+    units_format_rate((double)ifc->speed_mbps * 1e6, link, sizeof(link));
+    units_format_rate(t->rate_bps, rate, sizeof(rate));
     AUDIT_SET(f->current, "%lld Mb/s", (long long)ifc->speed_mbps);
     AUDIT_SET(f->recommended, "%s", f->current);
     if (!slow) {
@@ -306,8 +307,8 @@ static void check_mtu(struct audit_ctx *ctx, struct audit_iface *ifc)
     AUDIT_SET(f->current, "%llu", (unsigned long long)ifc->mtu);
     AUDIT_SET(f->recommended, "%s", st == AUDIT_OK ? f->current : "9000");
     /* best TCP goodput on Ethernet: link x (MTU - 52) / (MTU + 38) */
-    audit_fmt_rate(link * ((double)ifc->mtu - 52) / ((double)ifc->mtu + 38), at, sizeof(at));
-    audit_fmt_rate(link * (9000.0 - 52) / (9000.0 + 38), at9k, sizeof(at9k));
+    units_format_rate(link * ((double)ifc->mtu - 52) / ((double)ifc->mtu + 38), at, sizeof(at));
+    units_format_rate(link * (9000.0 - 52) / (9000.0 + 38), at9k, sizeof(at9k));
     if (ifc->mtu < 128)
         AUDIT_SET(f->reason, "an MTU this small cannot carry TCP efficiently");
     else if (st == AUDIT_OK && ifc->mtu >= 9000 && ifc->type != 1)
@@ -348,7 +349,7 @@ static void check_txqueuelen(struct audit_ctx *ctx, struct audit_iface *ifc)
     f = audit_add(ctx, "nic.txqueuelen", ifc->name, AUDIT_G_NIC, low ? AUDIT_WARN : AUDIT_OK);
     AUDIT_SET(f->current, "%llu", (unsigned long long)ifc->txqlen);
     AUDIT_SET(f->recommended, "%s", low ? "10000" : f->current);
-    audit_fmt_rate(t->rate_bps, rate, sizeof(rate));
+    units_format_rate(t->rate_bps, rate, sizeof(rate));
     if (!low) {
         AUDIT_SET(f->reason, "the transmit queue is long enough for a %s target", rate);
         return;

@@ -5,6 +5,7 @@
 
 #include "audit_iface.h"
 #include "hostfs.h"
+#include "units.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -321,9 +322,9 @@ static void check_bandwidth(struct audit_ctx *ctx, const struct audit_iface *ifc
     enum audit_status st = raw < port ? AUDIT_BAD : raw < 1.25 * port ? AUDIT_WARN : AUDIT_OK;
     struct audit_finding *f = audit_add(ctx, "pcie.bandwidth", ifc->name, AUDIT_G_PCIE, st);
 
-    audit_fmt_rate(raw, rraw, sizeof(rraw));
-    audit_fmt_rate(port, rport, sizeof(rport));
-    audit_fmt_rate(1.25 * port, rneed, sizeof(rneed));
+    units_format_rate(raw, rraw, sizeof(rraw));
+    units_format_rate(port, rport, sizeof(rport));
+    units_format_rate(1.25 * port, rneed, sizeof(rneed));
     AUDIT_SET(f->current, "%s raw", rraw);
     AUDIT_SET(f->recommended, st == AUDIT_OK ? "%s raw" : ">= %s raw",
               st == AUDIT_OK ? rraw : rneed);

@@ -4,6 +4,7 @@
 #include "audit_queue.h"
 
 #include "audit_iface.h"
+#include "units.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -309,7 +310,7 @@ static void check_backlog(struct audit_ctx *ctx, int rows, uint64_t dropped)
     st = rows > 0 && dropped > 0 ? (v < want ? AUDIT_BAD : AUDIT_WARN)
          : v < want              ? AUDIT_WARN
                                  : AUDIT_OK;
-    audit_fmt_rate(t->rate_bps, rate, sizeof(rate));
+    units_format_rate(t->rate_bps, rate, sizeof(rate));
     if (rows > 0)
         snprintf(evidence, sizeof(evidence),
                  "softnet_stat: %llu backlog drops since boot on %d "

@@ -2,6 +2,8 @@
 #include "audit_report.h"
 
 #include "audit.h"
+#include "units.h"
+#include "wrap.h"
 
 #include <cjson/cJSON.h>
 #include <errno.h>
@@ -9,7 +11,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define WIDTH  80
 #define INDENT 8
 
 static const char *status_colour(enum audit_status s)
@@ -24,33 +25,13 @@ static const char *status_colour(enum audit_status s)
     }
 }
 
-/* Prints prefix + text wrapped at WIDTH, continuation lines indented two more. */
+/* Prints prefix + text wrapped, after indent spaces; continuation lines indented two more. */
 static void wrapped(FILE *out, int indent, const char *prefix, const char *text)
 {
-    size_t col = (size_t)indent + strlen(prefix);
-    bool first = true;
+    char lead[64];
 
-    fprintf(out, "%*s%s", indent, "", prefix);
-    for (const char *p = text; *p;) {
-        size_t word;
-        while (*p == ' ')
-            p++;
-        if (!*p)
-            break;
-        word = strcspn(p, " ");
-        if (!first && col + 1 + word > WIDTH) {
-            fprintf(out, "\n%*s", indent + 2, "");
-            col = (size_t)indent + 2;
-        } else if (!first) {
-            fputc(' ', out);
-            col++;
-        }
-        fprintf(out, "%.*s", (int)word, p);
-        col += word;
-        p += word;
-        first = false;
-    }
-    fputc('\n', out);
+    snprintf(lead, sizeof(lead), "%*s%s", indent, "", prefix);
+    wrap_print(out, lead, indent + 2, text);
 }
 
 #define LABEL_WIDTH 34
@@ -77,7 +58,7 @@ static void print_finding(FILE *out, const struct audit_finding *f, bool colour)
     fprintf(out, "  %s%-7s%s %s", colour ? status_colour(f->status) : "", status,
             colour ? "\033[0m" : "", label);
     if (value[0] && strlen(label) <= LABEL_WIDTH &&
-        2 + 8 + LABEL_WIDTH + 1 + strlen(value) <= WIDTH)
+        2 + 8 + LABEL_WIDTH + 1 + strlen(value) <= WRAP_WIDTH)
         fprintf(out, "%*s %s\n", (int)(LABEL_WIDTH - strlen(label)), "", value);
     else if (value[0]) {
         fputc('\n', out);
@@ -104,9 +85,9 @@ void audit_report_text(const struct audit_ctx *ctx, FILE *out, bool colour)
     const struct audit_finding *fs = audit_findings(ctx, &n);
     char rate[32], rtt[32], bdp[32], verdict[256], line[PATH_MAX + 512];
 
-    audit_fmt_rate(t->rate_bps, rate, sizeof(rate));
-    audit_fmt_time(t->rtt_s, rtt, sizeof(rtt));
-    audit_fmt_bytes(t->bdp_bytes, bdp, sizeof(bdp));
+    units_format_rate(t->rate_bps, rate, sizeof(rate));
+    units_format_duration(t->rtt_s, rtt, sizeof(rtt));
+    units_format_bytes(t->bdp_bytes, bdp, sizeof(bdp));
     fprintf(out, "netrig audit: %s x %s (BDP %s), %s profile\n", rate, rtt, bdp,
             audit_get_profile(ctx) == AUDIT_PROFILE_LATENCY ? "latency" : "throughput");
     snprintf(line, sizeof(line), "rate: %s; RTT: %s; kernel %s%s%s", t->rate_source, t->rtt_source,

@@ -4,6 +4,7 @@
 #include "audit_sysctl.h"
 
 #include "audit_bufcap.h"
+#include "units.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -70,9 +71,9 @@ static void target_text(const struct audit_target *t, char *buf, size_t len)
 {
     char bdp[32], rate[32], rtt[32];
 
-    audit_fmt_bytes(t->bdp_bytes, bdp, sizeof(bdp));
-    audit_fmt_rate(t->rate_bps, rate, sizeof(rate));
-    audit_fmt_time(t->rtt_s, rtt, sizeof(rtt));
+    units_format_bytes(t->bdp_bytes, bdp, sizeof(bdp));
+    units_format_rate(t->rate_bps, rate, sizeof(rate));
+    units_format_duration(t->rtt_s, rtt, sizeof(rtt));
     snprintf(buf, len, "BDP %s at %s x %s", bdp, rate, rtt);
 }
 
@@ -140,7 +141,7 @@ static void check_congestion(struct audit_ctx *ctx)
     rec = word_in(avail, "bbr") || (!word_in(avail, "htcp") && audit_kernel_at_least(ctx, 4, 9))
               ? "bbr"
               : "htcp";
-    audit_fmt_time(t->rtt_s, rtt, sizeof(rtt));
+    units_format_duration(t->rtt_s, rtt, sizeof(rtt));
     if (!strcmp(cur, "bbr") || !strcmp(cur, "htcp") || !strcmp(cur, "bbr2") || !strcmp(cur, "bbr3"))
         st = AUDIT_OK;
     else if (!strcmp(cur, "reno"))
@@ -274,8 +275,8 @@ static void check_window_scaling(struct audit_ctx *ctx)
                    audit_kernel_at_least(ctx, 4, 15));
     AUDIT_SET(f->current, "%llu", (unsigned long long)v);
     AUDIT_SET(f->recommended, "1");
-    audit_fmt_rate(65535 * 8 / t->rtt_s, cap, sizeof(cap));
-    audit_fmt_time(t->rtt_s, rtt, sizeof(rtt));
+    units_format_rate(65535 * 8 / t->rtt_s, cap, sizeof(cap));
+    units_format_duration(t->rtt_s, rtt, sizeof(rtt));
     if (v) {
         AUDIT_SET(f->reason, "windows may exceed 64 KiB");
         return;
@@ -559,9 +560,9 @@ static void cap_text(const struct audit_bufcap *m, enum audit_bufcap_side side, 
     char bytes[48], rate[48];
     double lo, hi;
 
-    fmt_range(buf * m->lo, buf * m->hi, audit_fmt_bytes, bytes, sizeof(bytes));
+    fmt_range(buf * m->lo, buf * m->hi, units_format_bytes, bytes, sizeof(bytes));
     audit_bufcap_rate(m, buf, rtt_s, &lo, &hi);
-    fmt_range(lo, hi, audit_fmt_rate, rate, sizeof(rate));
+    fmt_range(lo, hi, units_format_rate, rate, sizeof(rate));
     snprintf(out, len, "%s%s%s (%s), which caps %s at %s",
              side == AUDIT_BUFCAP_RECEIVE ? "a window of " : "", bytes,
              side == AUDIT_BUFCAP_RECEIVE ? "" : " in flight", m->basis, who, rate);
@@ -588,7 +589,7 @@ static void check_tcp_mem_max(struct audit_ctx *ctx, const char *id, const char 
                                                : AUDIT_BAD;
     f = add_sysctl(ctx, id, AUDIT_G_BUFFERS, st, audit_kernel_at_least(ctx, 4, 15));
     target_text(t, tgt, sizeof(tgt));
-    audit_fmt_bytes((double)v[2], have, sizeof(have));
+    units_format_bytes((double)v[2], have, sizeof(have));
     cap_text(&m, side, (double)v[2], t->rtt_s, "one flow", cap, sizeof(cap));
     AUDIT_SET(f->current, "%llu", (unsigned long long)v[2]);
     AUDIT_SET(f->recommended, "%llu", (unsigned long long)(st == AUDIT_OK ? v[2] : rec));
@@ -596,7 +597,7 @@ static void check_tcp_mem_max(struct audit_ctx *ctx, const char *id, const char 
         AUDIT_SET(f->reason, "%s; %s max %s gives %s: enough", tgt, name, have, cap);
         return;
     }
-    audit_fmt_bytes((double)rec * m.lo, atrec, sizeof(atrec));
+    units_format_bytes((double)rec * m.lo, atrec, sizeof(atrec));
     AUDIT_SET(f->reason, "%s; %s max %s gives %s; %llu gives %s%s%s%s", tgt, name, have, cap,
               (unsigned long long)rec, side == AUDIT_BUFCAP_RECEIVE ? "a window of " : "", atrec,
               side == AUDIT_BUFCAP_RECEIVE ? " or more" : " or more in flight",
@@ -626,7 +627,7 @@ static void check_core_max(struct audit_ctx *ctx, const char *id, const char *pa
     ok = 2.0 * (double)v * m.lo >= t->bdp_bytes;
     f = add_sysctl(ctx, id, AUDIT_G_BUFFERS, ok ? AUDIT_OK : AUDIT_BAD, false);
     target_text(t, tgt, sizeof(tgt));
-    audit_fmt_bytes(2.0 * (double)v, got, sizeof(got));
+    units_format_bytes(2.0 * (double)v, got, sizeof(got));
     cap_text(&m, side, 2.0 * (double)v, t->rtt_s, "that flow", cap, sizeof(cap));
     AUDIT_SET(f->current, "%llu", (unsigned long long)v);
     AUDIT_SET(f->recommended, "%llu", (unsigned long long)(ok ? v : rec));
@@ -697,8 +698,8 @@ static void check_tcp_mem(struct audit_ctx *ctx)
          : used >= 0 && (uint64_t)used >= v[1]        ? AUDIT_WARN
                                                       : AUDIT_OK;
     f = add_sysctl(ctx, id, AUDIT_G_BUFFERS, st, false);
-    audit_fmt_bytes((double)v[2] * PAGE_BYTES, maxb, sizeof(maxb));
-    audit_fmt_bytes(2 * t->bdp_bytes, need, sizeof(need));
+    units_format_bytes((double)v[2] * PAGE_BYTES, maxb, sizeof(maxb));
+    units_format_bytes(2 * t->bdp_bytes, need, sizeof(need));
     AUDIT_SET(f->current, "%llu %llu %llu", (unsigned long long)v[0], (unsigned long long)v[1],
               (unsigned long long)v[2]);
     AUDIT_SET(f->recommended, "%s", f->current);

@@ -4,6 +4,7 @@
 #include "log.h"
 #include "units.h"
 
+#include <getopt.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -148,6 +149,30 @@ void cli_error(const char *fmt, ...)
     va_end(ap);
     log_escape(raw, text, sizeof(text)); /* a peer's text in it never drives the terminal */
     fprintf(stderr, "netrig: %s\n", text);
+}
+
+int cli_opt_error(int c, char *const argv[], const char *cmd)
+{
+    const char *arg = optind > 0 ? argv[optind - 1] : "?";
+    int opt = c == '?' || c == ':' ? optopt : c; /* getopt_long names a refused one in optopt */
+    char one[3];
+
+    if (c != '?' && c != ':' && optarg && optarg == arg && optind > 1)
+        arg = argv[optind - 2]; /* "--chart x": the option, not its value */
+    if (opt > ' ' && opt < 127 && opt != '?' && strncmp(arg, "--", 2)) {
+        snprintf(one, sizeof(one), "-%c", opt);
+        arg = one;
+    }
+    if (c == ':')
+        return cli_opt_no_value(arg, cmd);
+    cli_error("unknown option '%s' for %s: see 'netrig help %s'", arg, cmd, cmd);
+    return -1;
+}
+
+int cli_opt_no_value(const char *opt, const char *cmd)
+{
+    cli_error("option '%s' for %s needs a value: see 'netrig help %s'", opt, cmd, cmd);
+    return -1;
 }
 
 int cli_parse_u32(const char *opt, const char *val, uint32_t lo, uint32_t hi, uint32_t *out)

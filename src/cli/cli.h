@@ -171,5 +171,14 @@ int cli_parse_rate(const char *opt, const char *val, uint64_t *out);
 int cli_parse_sample(const char *val, uint64_t *ns);
 /* Prints "netrig: <line>" to stderr. */
 void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* The one error for an option on cmd's command line, right after getopt_long returned c: c '?'
+ * (getopt_long knows no such option), ':' (its value is missing), or an option it parsed that
+ * cmd does not take. Prints "unknown option '-x' for cmd: see 'netrig help cmd'" or "option
+ * '-t' for cmd needs a value: ..." (a short option named alone, also inside a group like -Jx)
+ * and returns -1. */
+int cli_opt_error(int c, char *const argv[], const char *cmd);
+/* Its "option 'opt' for cmd needs a value: ..." alone, for the options diagnose and sweep pick
+ * out of their command lines before getopt_long sees them. Returns -1. */
+int cli_opt_no_value(const char *opt, const char *cmd);
 
 #endif

@@ -103,11 +103,8 @@ static int parse_an(const char *cmd, int argc, char **argv, void (*help)(FILE *)
             return 1;
         }
         if (c == '?' || c == ':' ||
-            (c != OPT_DB && (c == OPT_CHART ? !strchr(allowed, 'c') : !strchr(allowed, c)))) {
-            cli_error("%s option '%s' for %s: see 'netrig help %s'",
-                      c == ':' ? "missing value for" : "unknown", argv[optind - 1], cmd, cmd);
-            return -1;
-        }
+            (c != OPT_DB && (c == OPT_CHART ? !strchr(allowed, 'c') : !strchr(allowed, c))))
+            return cli_opt_error(c, argv, cmd);
         if (c == OPT_DB)
             ac->db = optarg;
         else if (c == 'J')
@@ -178,20 +175,13 @@ int cli_compare(int argc, char **argv, _Atomic int *stop)
     return rc == -EDOM ? CLI_EXIT_USAGE : rc ? CLI_EXIT_FAIL : CLI_EXIT_OK;
 }
 
-/* "PREFIXN" ("sweep:4", "mesh:2") -> N, else 0. */
-static long long unit_id(const char *s, const char *prefix)
+/* N of "sweep:N", else 0. */
+static int64_t sweep_id(const char *s)
 {
-    size_t n = strlen(prefix);
-    char *end;
-    long long v;
+    int64_t id;
 
-    if (strncmp(s, prefix, n))
-        return 0;
-    v = strtoll(s + n, &end, 10);
-    return *end || v <= 0 ? 0 : v;
+    return store_run_ref_parse(s, &id) == STORE_RUN_REF_SWEEP ? id : 0;
 }
-
-static long long sweep_id(const char *s) { return unit_id(s, "sweep:"); }
 
 int cli_plot(int argc, char **argv, _Atomic int *stop)
 {
@@ -248,7 +238,8 @@ int cli_plot(int argc, char **argv, _Atomic int *stop)
 static int report_write(struct store *st, char **argv, unsigned flags, FILE *f, char *note,
                         size_t notelen, char *err, size_t errlen)
 {
-    int64_t *a = NULL, *b = NULL;
+    int64_t *a = NULL, *b = NULL, ref;
+    enum store_run_ref kind;
     size_t na = 0, nb = 0;
     int rc;
 
@@ -258,10 +249,10 @@ static int report_write(struct store *st, char **argv, unsigned flags, FILE *f, 
                  ? -1
                  : report_html_compare(st, a, na, argv[optind + 1], b, nb, argv[optind + 2], flags,
                                        f, note, notelen, err, errlen);
-    } else if (sweep_id(argv[optind])) {
-        rc = report_html_sweep(st, sweep_id(argv[optind]), f, note, notelen, err, errlen);
-    } else if (unit_id(argv[optind], "mesh:")) {
-        rc = report_html_mesh(st, unit_id(argv[optind], "mesh:"), f, note, notelen, err, errlen);
+    } else if ((kind = store_run_ref_parse(argv[optind], &ref)) == STORE_RUN_REF_SWEEP) {
+        rc = report_html_sweep(st, ref, f, note, notelen, err, errlen);
+    } else if (kind == STORE_RUN_REF_MESH) {
+        rc = report_html_mesh(st, ref, f, note, notelen, err, errlen);
     } else {
         rc = resolve(st, argv[optind], &a, &na)
                  ? -1

@@ -108,11 +108,8 @@ static int parse_audit(int argc, char **argv, struct audit_cli *ac)
             cli_help_audit(stdout);
             return 1;
         }
-        if (c == '?' || c == ':') {
-            cli_error("%s option '%s' for audit: see 'netrig help audit'",
-                      c == '?' ? "unknown" : "missing value for", argv[optind - 1]);
-            return -1;
-        }
+        if (c == '?' || c == ':')
+            return cli_opt_error(c, argv, "audit");
         if (audit_opt(c, optarg, ac))
             return -1;
     }

@@ -80,10 +80,8 @@ static int take_value(int *i, int argc, char **argv, const char **val)
         *val = eq + 1;
         return 0;
     }
-    if (*i + 1 >= argc) {
-        cli_error("option '%s' needs a value: see 'netrig help diagnose'", argv[*i]);
-        return -1;
-    }
+    if (*i + 1 >= argc)
+        return cli_opt_no_value(argv[*i], "diagnose");
     *val = argv[++*i];
     return 0;
 }

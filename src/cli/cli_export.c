@@ -167,6 +167,10 @@ static void csv_series(FILE *out, struct store *st, const struct store_run *r)
     if (load) {
         csv_probes(out, st, r, "udp");
         csv_probes(out, st, r, "tcp");
+        for (uint32_t c = 1; c < dsclass_count(DSCLASS_RRUL); c++) { /* --classes */
+            char name[16];
+            csv_probes(out, st, r, load_class_probe(DSCLASS_RRUL, c, name, sizeof(name)));
+        }
     }
 }
 
@@ -230,6 +234,14 @@ static void json_series(cJSON *doc, struct store *st, const struct store_run *r)
     pr = cJSON_AddObjectToObject(doc, "probes");
     cJSON_AddItemToObject(pr, "udp", probe_series(st, r->id, "udp"));
     cJSON_AddItemToObject(pr, "tcp", probe_series(st, r->id, "tcp"));
+    for (uint32_t c = 1; c < dsclass_count(DSCLASS_RRUL); c++) { /* --classes: when stored */
+        char name[16];
+        cJSON *x = probe_series(st, r->id, load_class_probe(DSCLASS_RRUL, c, name, sizeof(name)));
+        if (cJSON_IsNull(x))
+            cJSON_Delete(x);
+        else
+            cJSON_AddItemToObject(pr, name, x);
+    }
 }
 
 int cli_export(int argc, char **argv, _Atomic int *stop)

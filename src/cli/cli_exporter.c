@@ -88,10 +88,7 @@ static int parse(int argc, char **argv, struct exporter_cli *ec)
             ec->probes = (unsigned)n;
             break;
         }
-        default:
-            cli_error("%s option '%s' for exporter: see 'netrig help exporter'",
-                      c == ':' ? "missing value for" : "unknown", argv[optind - 1]);
-            return -1;
+        default: return cli_opt_error(c, argv, "exporter");
         }
     }
     if (optind < argc) {

@@ -10,6 +10,7 @@
 #include "store_run.h"
 #include "store_sweep.h"
 #include "units.h"
+#include "wrap.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -232,11 +233,8 @@ int cli_history_parse(const char *cmd, int argc, char **argv, const int *allowed
         }
         for (const int *a = allowed; *a; a++)
             ok |= *a == c;
-        if (c == '?' || c == ':' || !ok) {
-            cli_error("%s option '%s' for %s: see 'netrig help %s'",
-                      c == ':' ? "missing value for" : "unknown", argv[optind - 1], cmd, cmd);
-            return -1;
-        }
+        if (c == '?' || c == ':' || !ok)
+            return cli_opt_error(c, argv, cmd);
         if (hist_opt(c, optarg, hc))
             return -1;
     }
@@ -536,31 +534,28 @@ cJSON *cli_history_run_json(struct store *st, const struct store_run *r)
 
 static void show_params(struct store *st, int64_t id, FILE *out)
 {
-    char *text = store_run_document(st, id), item[320];
+    char *text = store_run_document(st, id), line[8192];
     cJSON *doc = text ? cJSON_Parse(text) : NULL, *p, *v;
-    size_t col = 2;
+    size_t n = 0;
 
     free(text);
     p = cJSON_GetObjectItemCaseSensitive(doc, "params");
-    fputs("parameters:\n ", out);
+    line[0] = '\0';
     cJSON_ArrayForEach(v, p)
     {
-        if (cJSON_IsString(v) && !v->valuestring[0])
+        if (n >= sizeof(line) || (cJSON_IsString(v) && !v->valuestring[0]))
             continue;
         if (cJSON_IsString(v))
-            snprintf(item, sizeof(item), " %s=%s", v->string, v->valuestring);
+            n += (size_t)snprintf(line + n, sizeof(line) - n, " %s=%s", v->string, v->valuestring);
         else if (cJSON_IsBool(v))
-            snprintf(item, sizeof(item), " %s=%s", v->string, cJSON_IsTrue(v) ? "yes" : "no");
+            n += (size_t)snprintf(line + n, sizeof(line) - n, " %s=%s", v->string,
+                                  cJSON_IsTrue(v) ? "yes" : "no");
         else
-            snprintf(item, sizeof(item), " %s=%.10g", v->string, v->valuedouble);
-        if (col + strlen(item) > 79) {
-            fputs("\n ", out);
-            col = 2;
-        }
-        fputs(item, out);
-        col += strlen(item);
+            n += (size_t)snprintf(line + n, sizeof(line) - n, " %s=%.10g", v->string,
+                                  v->valuedouble);
     }
-    fputc('\n', out);
+    fputs("parameters:\n", out);
+    wrap_print(out, NULL, 2, line);
     cJSON_Delete(doc);
 }
 
@@ -656,7 +651,8 @@ int cli_show(int argc, char **argv, _Atomic int *stop)
     struct hist_cli hc;
     struct store *st;
     struct store_run r;
-    int64_t *ids = NULL;
+    enum store_run_ref kind;
+    int64_t *ids = NULL, ref;
     size_t n = 0;
     char err[512];
     int rc = cli_history_parse("show", argc, argv, allowed, cli_help_show, &hc);
@@ -671,18 +667,11 @@ int cli_show(int argc, char **argv, _Atomic int *stop)
     st = cli_history_read(hc.db);
     if (!st)
         return CLI_EXIT_FAIL;
-    if (!strncmp(argv[optind], "sweep:", 6) && argv[optind][6] && !strchr(argv[optind], ',')) {
-        rc = cli_sweep_show(st, strtoll(argv[optind] + 6, NULL, 10), hc.json, stdout, NULL);
-        store_close(st);
-        return rc ? CLI_EXIT_FAIL : CLI_EXIT_OK;
-    }
-    if (!strncmp(argv[optind], "mesh:", 5) && argv[optind][5] && !strchr(argv[optind], ',')) {
-        rc = cli_mesh_show(st, strtoll(argv[optind] + 5, NULL, 10), hc.json, stdout);
-        store_close(st);
-        return rc ? CLI_EXIT_FAIL : CLI_EXIT_OK;
-    }
-    if (!strncmp(argv[optind], "group:", 6) && argv[optind][6] && !strchr(argv[optind], ',')) {
-        rc = cli_group_show(st, strtoll(argv[optind] + 6, NULL, 10), hc.json, stdout);
+    kind = store_run_ref_parse(argv[optind], &ref);
+    if (kind != STORE_RUN_REF_NONE) {
+        rc = kind == STORE_RUN_REF_SWEEP  ? cli_sweep_show(st, ref, hc.json, stdout, NULL)
+             : kind == STORE_RUN_REF_MESH ? cli_mesh_show(st, ref, hc.json, stdout)
+                                          : cli_group_show(st, ref, hc.json, stdout);
         store_close(st);
         return rc ? CLI_EXIT_FAIL : CLI_EXIT_OK;
     }

@@ -48,6 +48,10 @@ void cli_help_load(FILE *out)
         "      --recovery TIME     probes only, after the load (default 5s)\n"
         "load:\n"
         "  -P, --parallel N        TCP flows each way (default 4)\n"
+        "      --classes rrul      flent's RRUL classes: one TCP flow each way and one UDP\n"
+        "                          probe per class, marked BE (DSCP 0), BK (CS1), CS5 and EF\n"
+        "                          on both ends; each class's throughput and latency (not\n"
+        "                          with -P)\n"
         "      --up                load from this host to the daemon only\n"
         "      --down              load from the daemon to this host only\n"
         "  -T, --threads N         worker threads of each direction's test (default 1)\n"
@@ -81,6 +85,7 @@ enum {
     OPT_SAMPLE,
     OPT_SAMPLES,
     OPT_ICMP,
+    OPT_CLASSES,
     OPT_TITLE,
     OPT_DB,
     OPT_NO_SAVE,
@@ -110,6 +115,7 @@ static const struct option load_long[] = {
     {"json", no_argument, NULL, 'J'},
     {"samples", no_argument, NULL, OPT_SAMPLES},
     {"icmp", no_argument, NULL, OPT_ICMP},
+    {"classes", required_argument, NULL, OPT_CLASSES},
     {"title", required_argument, NULL, OPT_TITLE},
     {"db", required_argument, NULL, OPT_DB},
     {"no-save", no_argument, NULL, OPT_NO_SAVE},
@@ -121,6 +127,7 @@ struct load_cli {
     struct load_opts o;
     const char *target; /* -c */
     bool json, samples, no_save, up, down;
+    bool flows_given; /* -P */
     const char *db;
 };
 
@@ -171,7 +178,15 @@ static int load_opt(int c, const char *arg, struct load_cli *lc)
     case OPT_BASELINE: return phase_time("--baseline", arg, &lp->baseline_ns);
     case 't': return phase_time("-t", arg, &lp->loaded_ns);
     case OPT_RECOVERY: return phase_time("--recovery", arg, &lp->recovery_ns);
-    case 'P': return cli_parse_u32("-P", arg, 1, PARAMS_MAX_FLOWS, &lp->flows);
+    case 'P':
+        lc->flows_given = true;
+        return cli_parse_u32("-P", arg, 1, PARAMS_MAX_FLOWS, &lp->flows);
+    case OPT_CLASSES:
+        if (dsclass_parse(arg, &lp->classes)) {
+            cli_error("invalid value '%s' for --classes: use rrul (BE, BK, CS5 and EF)", arg);
+            return -1;
+        }
+        return 0;
     case OPT_UP: lc->up = true; return 0;
     case OPT_DOWN: lc->down = true; return 0;
     case 'T': return cli_parse_u32("-T", arg, 1, PARAMS_MAX_THREADS, &lp->threads);
@@ -204,7 +219,8 @@ static int check_parts(const struct load_params *lp)
     char err[320];
 
     params_defaults(&p);
-    p.flows = lp->flows;
+    p.flows = dsclass_count(lp->classes) ? dsclass_count(lp->classes) : lp->flows;
+    p.classes = lp->classes;
     p.threads = lp->threads;
     p.window = lp->window;
     p.duration_ns = lp->loaded_ns;
@@ -234,12 +250,8 @@ static int parse_load(int argc, char **argv, struct load_cli *lc)
             cli_help_load(stdout);
             return 1;
         }
-        if (c == '?' || c == ':') {
-            cli_error(c == '?' ? "unknown option '%s' for load: see 'netrig help load'"
-                               : "option '%s' needs a value: see 'netrig help load'",
-                      argv[optind - 1]);
-            return -1;
-        }
+        if (c == '?' || c == ':')
+            return cli_opt_error(c, argv, "load");
         if (load_opt(c, optarg, lc))
             return -1;
     }
@@ -251,6 +263,15 @@ static int parse_load(int argc, char **argv, struct load_cli *lc)
         lc->o.lp.up = lc->up;
         lc->o.lp.down = lc->down;
     }
+    if (lc->o.lp.classes && lc->flows_given) {
+        cli_error("-P %u does not combine with --classes %s, which runs one flow per class each "
+                  "way (%u): drop -P",
+                  lc->o.lp.flows, dsclass_set_name(lc->o.lp.classes),
+                  dsclass_count(lc->o.lp.classes));
+        return -1;
+    }
+    if (lc->o.lp.classes)
+        lc->o.lp.flows = dsclass_count(lc->o.lp.classes);
     if (lc->samples && !lc->json) {
         cli_error("--samples adds the series to the JSON document: give -J too");
         return -1;

@@ -524,15 +524,8 @@ static int parse_measure(int argc, char **argv, struct measure_cli *mc)
             help_for(mc->kind, stdout);
             return 1;
         }
-        if (c == '?') {
-            cli_error("unknown option '%s' for %s: see 'netrig help %s'", argv[optind - 1], name,
-                      name);
-            return -1;
-        }
-        if (c == ':') {
-            cli_error("option '%s' needs a value: see 'netrig help %s'", argv[optind - 1], name);
-            return -1;
-        }
+        if (c == '?' || c == ':')
+            return cli_opt_error(c, argv, name);
         if ((rc = measure_opt(c, optarg, mc)))
             return rc;
     }

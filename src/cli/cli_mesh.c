@@ -306,10 +306,7 @@ static int parse_mesh(int argc, char **argv, struct mesh_cli *mc)
         case OPT_DB: mc->db = optarg; break;
         case OPT_NO_SAVE: mc->no_save = true; break;
         case 'h': cli_help_mesh(stdout); return 1;
-        default:
-            cli_error("%s option '%s' for mesh: see 'netrig help mesh'",
-                      c == ':' ? "missing value for" : "unknown", argv[optind - 1]);
-            return -1;
+        default: return cli_opt_error(c, argv, "mesh");
         }
     }
     if (optind != argc - 1) {

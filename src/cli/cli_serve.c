@@ -369,11 +369,8 @@ static int parse_serve(int argc, char **argv, struct serve_cli *sc)
             cli_help_serve(stdout);
             return 1;
         }
-        if (c == '?' || c == ':') {
-            cli_error("%s option '%s' for serve: see 'netrig help serve'",
-                      c == '?' ? "unknown" : "missing value for", argv[optind - 1]);
-            return -1;
-        }
+        if (c == '?' || c == ':')
+            return cli_opt_error(c, argv, "serve");
         if (serve_opt(c, optarg, sc))
             return -1;
     }

@@ -75,7 +75,7 @@ static const char *opt_value(const char *name, int argc, char **argv, int *i)
     if (strcmp(argv[*i], name))
         return NULL;
     if (*i + 1 >= argc) {
-        cli_error("option '%s' needs a value: see 'netrig help sweep'", name);
+        cli_opt_no_value(name, "sweep");
         return "";
     }
     return argv[++*i];

@@ -15,6 +15,7 @@
 #include "tune_plan.h"
 #include "tune_report.h"
 #include "tune_risk.h"
+#include "units.h"
 
 #include <cjson/cJSON.h>
 #include <getopt.h>
@@ -296,11 +297,8 @@ static int parse_tune(int argc, char **argv, struct tune_cli *tc)
             cli_help_tune(stdout);
             return 1;
         }
-        if (c == '?' || c == ':') {
-            cli_error("%s option '%s' for tune: see 'netrig help tune'",
-                      c == '?' ? "unknown" : "missing value for", argv[optind - 1]);
-            return -1;
-        }
+        if (c == '?' || c == ':')
+            return cli_opt_error(c, argv, "tune");
         if (tune_opt(c, optarg, tc))
             return -1;
     }
@@ -451,7 +449,7 @@ static void describe(const struct tune_plan *plan, char *target, size_t len, cha
     time_t now = time(NULL);
     struct tm tm;
 
-    audit_fmt_rate(plan->target.rate_bps, rate, sizeof(rate));
+    units_format_rate(plan->target.rate_bps, rate, sizeof(rate));
     snprintf(target, len, "%s x %g ms", rate, plan->target.rtt_s * 1e3);
     gmtime_r(&now, &tm);
     snprintf(stamp, slen, "%04d-%02d-%02dT%02d:%02d:%02dZ for %s", tm.tm_year + 1900, tm.tm_mon + 1,

@@ -7,6 +7,7 @@
 #include "cpulist.h"
 #include "auth.h"
 #include "ctl.h"
+#include "dsclass.h"
 #include "engine.h"
 #include "flow_kinds.h"
 #include "hostfs.h"
@@ -593,6 +594,13 @@ static int session_setup(struct client_session *s, char *err, size_t errlen)
     rc = hello(o, s->c.ctl, id, r, &s->accept, err, errlen);
     if (rc)
         return rc;
+    if (o->p.classes && ctl_accept_classes(s->accept) != o->p.classes) {
+        snprintf(err, errlen,
+                 "the server does not mark its flows by class (--classes %s): it runs an older "
+                 "netrig; upgrade it",
+                 dsclass_set_name(o->p.classes));
+        return -EPROTO;
+    }
     p = o->p;
     apply_rate_limit(s->accept, &p, r);
     s->e = engine_create(flow_kind_for(&p, true), &p, true, &cpus, err, errlen);

@@ -52,7 +52,7 @@ static int open_udp_flows(const struct client_opts *o, const struct sock_addr *t
         }
         struct sock_local local = client_local(o, (int)i);
 
-        fds[i] = dataconn_udp_connect(to, port, &local, &o->p, err, errlen);
+        fds[i] = dataconn_udp_connect(to, port, &local, &o->p, i, err, errlen);
         if (fds[i] < 0 || (rc = engine_attach(e, i, fds[i], err, errlen))) {
             rc = fds[i] < 0 ? fds[i] : rc;
             if (fds[i] >= 0)
@@ -128,7 +128,7 @@ static int open_tcp_flows(const struct client_opts *o, const struct sock_addr *t
     for (uint32_t i = 0; i < n; i++) {
         uint8_t hello_buf[CTL_DATA_HELLO_LEN];
         struct sock_local local = client_local(o, (int)i);
-        int fd = dataconn_tcp_connect(to, &local, &o->p, o->timeout_ms, err, errlen);
+        int fd = dataconn_tcp_connect(to, &local, &o->p, i, o->timeout_ms, err, errlen);
         int rc;
 
         if (fd < 0)

@@ -224,7 +224,7 @@ static int open_tcp(struct i3c *c, const struct sock_addr *to, const char *cooki
 
     for (uint32_t i = 0; i < params_total_flows(&o->p); i++) {
         struct sock_local local = client_local(o, (int)i);
-        int fd = dataconn_tcp_connect(to, &local, &o->p, o->timeout_ms, err, errlen);
+        int fd = dataconn_tcp_connect(to, &local, &o->p, i, o->timeout_ms, err, errlen);
         int rc;
 
         if (fd < 0)
@@ -290,7 +290,7 @@ static int open_udp(struct i3c *c, const struct sock_addr *to, struct engine *e,
 
     for (uint32_t i = 0; i < params_total_flows(&o->p); i++) {
         struct sock_local local = client_local(o, (int)i);
-        int fd = dataconn_udp_connect(to, port, &local, &o->p, err, errlen), rc;
+        int fd = dataconn_udp_connect(to, port, &local, &o->p, i, err, errlen), rc;
 
         if (fd < 0)
             return fd;

@@ -79,13 +79,20 @@ static void part_opts(const struct load_opts *o, enum load_part part, struct cli
         p->rate_tps = lp->probe_rate;
         p->duration_ns = lp->baseline_ns + lp->loaded_ns + lp->recovery_ns;
         p->probe = true;
+        if (part == LOAD_UDP_PROBE && dsclass_count(lp->classes)) {
+            /* one flow per class, each at the probe rate */
+            p->classes = lp->classes;
+            p->flows = dsclass_count(lp->classes);
+            p->rate_tps = lp->probe_rate * p->flows;
+        }
         if (part == LOAD_TCP_PROBE) {
             p->txn_timeout_ns = LOAD_TCP_PROBE_TIMEOUT_NS;
             p->window = probe_window(lp->probe_rate);
         }
         return;
     }
-    p->flows = lp->flows;
+    p->flows = dsclass_count(lp->classes) ? dsclass_count(lp->classes) : lp->flows;
+    p->classes = lp->classes;
     p->threads = lp->threads;
     p->dir = part == LOAD_UP ? PARAMS_DIR_FORWARD : PARAMS_DIR_REVERSE;
     p->duration_ns = lp->loaded_ns;
@@ -368,6 +375,11 @@ int load_run(const struct load_opts *o, _Atomic int *stop, struct load_result *l
             pthread_join(th[p], NULL);
     icmp_conclude(lr, &icmp, icmp_started);
     rc = conclude(lr, run);
+    if (load_split_classes(lr) && !lr->partial) {
+        lr->partial = true;
+        snprintf(lr->error, sizeof(lr->error), "out of memory for the classes' probes");
+        rc = 1;
+    }
     offsets(lr);
     load_check_kernel(&lr->kernel);
     load_analyze(lr);

@@ -2,7 +2,9 @@
  * Four ordinary runs against one daemon, each with its own control connection: a UDP and a TCP
  * latency probe (open-loop request/response at --probe-rate, every probe's time and latency
  * kept) from start to end, and between the baseline and the recovery the load — -P TCP streams
- * up and -P down — each prepared just before its start and started at an agreed instant. The
+ * up and -P down — each prepared just before its start and started at an agreed instant. With
+ * --classes the load has one flow per class each way and the UDP probe one flow per class, each
+ * marked with its class on both ends (params.classes); the TCP probe stays unmarked. The
  * parts' results go into a load_result, which load_analyze cuts into phases. */
 #ifndef NETRIG_LOAD_H
 #define NETRIG_LOAD_H

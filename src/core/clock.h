@@ -25,4 +25,14 @@ static inline double clock_mono_s(void) { return (double)clock_mono_ns() / 1e9; 
 static inline uint64_t clock_real_ns(void) { return clock_read_ns(CLOCK_REALTIME); }
 static inline double clock_real_s(void) { return (double)clock_real_ns() / 1e9; }
 
+/* The time ms milliseconds from now on clock id, as the absolute timespec a timed wait takes
+ * (pthread_cond_timedwait reads CLOCK_REALTIME unless its condition's attributes name another). */
+static inline struct timespec clock_deadline_ts(clockid_t id, int64_t ms)
+{
+    uint64_t ns = clock_read_ns(id) + (uint64_t)(ms > 0 ? ms : 0) * 1000000ULL;
+
+    return (struct timespec){.tv_sec = (time_t)(ns / 1000000000ULL),
+                             .tv_nsec = (long)(ns % 1000000000ULL)};
+}
+
 #endif

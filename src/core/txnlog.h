@@ -9,7 +9,7 @@
 #include <stdint.h>
 
 #define TXNLOG_LOST    UINT64_MAX /* lat_ns of a transaction given up on (lost or timed out) */
-#define TXNLOG_MAX_CAP (1u << 22) /* records a log holds at most (64 MiB) */
+#define TXNLOG_MAX_CAP (1u << 22) /* records a log holds at most (128 MiB) */
 
 #define TXNLOG_NO_OWD INT64_MIN /* up_ns when the answer carried no receive stamp */
 
@@ -20,6 +20,7 @@ struct txnlog_rec {
      * host's CLOCK_REALTIME, so it holds the clocks' offset too (only differences between
      * records mean a delay); lat_ns - up_ns is the way back. TXNLOG_NO_OWD: not known. */
     int64_t up_ns;
+    uint32_t flow; /* the flow it went on (a probe per class: its class), 0 if not known */
 };
 
 struct txnlog {
@@ -35,16 +36,18 @@ void txnlog_fini(struct txnlog *l);
 static inline void txnlog_add(struct txnlog *l, uint64_t t_ns, uint64_t lat_ns)
 {
     if (l->n < l->cap)
-        l->rec[l->n++] = (struct txnlog_rec){t_ns, lat_ns, TXNLOG_NO_OWD};
+        l->rec[l->n++] = (struct txnlog_rec){t_ns, lat_ns, TXNLOG_NO_OWD, 0};
     else
         l->dropped++;
 }
 
-/* As txnlog_add, with the way out (see txnlog_rec.up_ns). */
-static inline void txnlog_add_owd(struct txnlog *l, uint64_t t_ns, uint64_t lat_ns, int64_t up_ns)
+/* As txnlog_add, with the way out (see txnlog_rec.up_ns; TXNLOG_NO_OWD: not known) and the
+ * flow. */
+static inline void txnlog_add_owd(struct txnlog *l, uint32_t flow, uint64_t t_ns, uint64_t lat_ns,
+                                  int64_t up_ns)
 {
     if (l->n < l->cap)
-        l->rec[l->n++] = (struct txnlog_rec){t_ns, lat_ns, up_ns};
+        l->rec[l->n++] = (struct txnlog_rec){t_ns, lat_ns, up_ns, flow};
     else
         l->dropped++;
 }

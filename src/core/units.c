@@ -166,3 +166,13 @@ void units_format_bytes(double bytes, char *buf, size_t len)
     else
         snprintf(buf, len, "%.*f %s", bytes >= 100 ? 1 : 2, bytes, names[i]);
 }
+
+void units_format_duration(double s, char *buf, size_t len)
+{
+    if (s >= 1)
+        snprintf(buf, len, "%.3g s", s);
+    else if (s >= 1e-3)
+        snprintf(buf, len, "%.3g ms", s * 1e3);
+    else
+        snprintf(buf, len, "%.3g us", s * 1e6);
+}

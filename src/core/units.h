@@ -1,4 +1,5 @@
-/* units: parsing and printing of sizes, rates and durations as users type them. */
+/* units: parsing and printing of sizes, rates and durations as users type them; every command
+ * prints a rate, a size or a duration through here, so one run reads the same everywhere. */
 #ifndef NETRIG_UNITS_H
 #define NETRIG_UNITS_H
 
@@ -21,7 +22,9 @@ int units_parse_count(const char *s, uint64_t *out);
 
 /* "21.37 Gbit/s" style, with the unit chosen for 3-4 significant digits. */
 void units_format_rate(double bps, char *buf, size_t len);
-/* "1.23 GiB" style. */
+/* "1.23 GiB" style (K/M/G/T are powers of 1024, as the size parser's). */
 void units_format_bytes(double bytes, char *buf, size_t len);
+/* A duration in seconds as "1.5 s", "40.3 ms" or "850 us" (three significant digits). */
+void units_format_duration(double s, char *buf, size_t len);
 
 #endif

@@ -364,8 +364,7 @@ int admit_exclusive_acquire(struct admit *a, int wait_ms, const _Atomic int *sto
             rc = -ETIMEDOUT;
             break;
         }
-        clock_gettime(CLOCK_REALTIME, &ts);
-        ts.tv_sec += 1;
+        ts = clock_deadline_ts(CLOCK_REALTIME, 1000);
         pthread_cond_timedwait(&a->cond, &a->lock, &ts);
     }
     a->excl_waiting--;
@@ -463,13 +462,7 @@ int admit_udp_turn_take(struct admit *a, const struct sockaddr *peer, int wait_m
     int rc = 0;
 
     peer_key(peer, key);
-    clock_gettime(CLOCK_REALTIME, &ts);
-    ts.tv_sec += wait_ms / 1000;
-    ts.tv_nsec += (long)(wait_ms % 1000) * 1000000L;
-    if (ts.tv_nsec >= 1000000000L) {
-        ts.tv_sec++;
-        ts.tv_nsec -= 1000000000L;
-    }
+    ts = clock_deadline_ts(CLOCK_REALTIME, wait_ms);
     pthread_mutex_lock(&a->lock);
     if (!a->udp_busy && !a->udp_chosen) {
         udp_granted(a, key);
@@ -635,9 +628,7 @@ uint32_t admit_wait_threads(struct admit *a, int wait_ms)
 
     pthread_mutex_lock(&a->lock);
     while (a->threads > 0 && clock_mono_ns() < deadline) {
-        struct timespec ts;
-        clock_gettime(CLOCK_REALTIME, &ts);
-        ts.tv_sec += 1;
+        struct timespec ts = clock_deadline_ts(CLOCK_REALTIME, 1000);
         pthread_cond_timedwait(&a->cond, &a->lock, &ts);
     }
     left = a->threads;

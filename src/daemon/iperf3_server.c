@@ -433,12 +433,14 @@ static int on_interval(void *arg, const struct side_result *s, const struct inte
 {
     struct i3s *ss = arg;
     double bps;
+    char got[32];
 
     (void)s;
     if (!policy_meter_add(&ss->meter, iv, &bps))
         return 0;
+    units_format_rate(bps, got, sizeof(got));
     served_stop(&ss->t, (struct served_refusal){.count = I3S_LIMIT, .i3_code = IPERF3_IETOTALRATE},
-                "over --max-rate: %.4g Mbit/s", bps / 1e6);
+                "over --max-rate: %s", got);
     return 1;
 }
 

@@ -305,6 +305,7 @@ static int register_test(struct session *ss)
     cJSON_AddStringToObject(m, "test_id", ss->idhex);
     cJSON_AddStringToObject(m, "netrig_version", NETRIG_VERSION);
     ctl_accept_set_flow_rate(m, ss->flow_rate_bps);
+    ctl_accept_set_classes(m, ss->p.classes);
     rc = open_side_paths(ss, m);
     if (!rc)
         rc = ctl_send(ss->t.ctl, m, timeout_ms(ss));

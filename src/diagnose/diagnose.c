@@ -3,6 +3,7 @@
 #include "diagnose_priv.h"
 
 #include "audit.h"
+#include "units.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -32,19 +33,19 @@ void diag_evidence(struct diagnose_verdict *v, const char *fmt, ...)
 
 const char *diag_rate(double bps, char *buf)
 {
-    audit_fmt_rate(bps, buf, 32);
+    units_format_rate(bps, buf, 32);
     return buf;
 }
 
 const char *diag_bytes(double b, char *buf)
 {
-    audit_fmt_bytes(b, buf, 32);
+    units_format_bytes(b, buf, 32);
     return buf;
 }
 
 const char *diag_usec(double us, char *buf)
 {
-    audit_fmt_time(us / 1e6, buf, 32);
+    units_format_duration(us / 1e6, buf, 32);
     return buf;
 }
 

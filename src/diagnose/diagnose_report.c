@@ -3,36 +3,10 @@
 
 #include "audit.h"
 #include "result_json.h"
+#include "units.h"
+#include "wrap.h"
 
 #include <string.h>
-
-#define WIDTH 80
-
-/* Prints text wrapped at WIDTH columns: the first line after lead, the rest indented. */
-static void wrap(FILE *out, const char *lead, int indent, const char *text)
-{
-    int room = WIDTH - (int)strlen(lead);
-    const char *p = text;
-
-    fputs(lead, out);
-    while (*p) {
-        size_t n = strlen(p), cut = n;
-        if ((int)n > room) {
-            cut = (size_t)room;
-            while (cut > 0 && p[cut] != ' ')
-                cut--;
-            if (cut == 0)
-                cut = (size_t)room;
-        }
-        fprintf(out, "%.*s\n", (int)cut, p);
-        p += cut;
-        while (*p == ' ')
-            p++;
-        if (*p)
-            fprintf(out, "%*s", indent, "");
-        room = WIDTH - indent;
-    }
-}
 
 /* "sender: waited on its socket 98% of the time, SO_SNDBUF 16.8 MB, its busiest thread on
  * CPU 0 2% of the time (waiting for a CPU 0%)" */
@@ -44,7 +18,7 @@ static void end_text(const char *who, const char *buf_name, const struct diagnos
                                 100 * e->wait);
 
     if (e->buf && n < len) {
-        audit_fmt_bytes(e->buf, b, sizeof(b));
+        units_format_bytes(e->buf, b, sizeof(b));
         n += (size_t)snprintf(out + n, len - n, ", %s %s", buf_name, b);
     }
     if (e->thread_known && n < len)
@@ -82,10 +56,10 @@ void diagnose_report_text(FILE *out, const char *what, const struct diagnose_sam
 {
     char tp[32], a[32], b[32], c[32], d[32], line[240], fix[DIAG_TEXT_LEN + 128];
 
-    audit_fmt_rate(s->throughput_bps, tp, sizeof(tp));
-    audit_fmt_time(v->srtt_us / 1e6, a, sizeof(a));
-    audit_fmt_time(s->min_rtt_us / 1e6, b, sizeof(b));
-    wrap(out, "netrig diagnose: ", 2, what);
+    units_format_rate(s->throughput_bps, tp, sizeof(tp));
+    units_format_duration(v->srtt_us / 1e6, a, sizeof(a));
+    units_format_duration(s->min_rtt_us / 1e6, b, sizeof(b));
+    wrap_print(out, "netrig diagnose: ", 2, what);
     fprintf(out, "  throughput %s over %.1f s", tp, s->seconds);
     if (s->warmup_s > 0)
         fprintf(out, " after a %.2f s warm-up", s->warmup_s);
@@ -95,29 +69,29 @@ void diagnose_report_text(FILE *out, const char *what, const struct diagnose_sam
             "limited %.0f%%\n",
             100 * v->busy, 100 * v->f_rwnd, 100 * v->f_sndbuf);
     if (s->samples) {
-        audit_fmt_bytes(s->inflight_mean, c, sizeof(c));
-        audit_fmt_bytes(s->wnd_mean, d, sizeof(d));
+        units_format_bytes(s->inflight_mean, c, sizeof(c));
+        units_format_bytes(s->wnd_mean, d, sizeof(d));
         fprintf(out, "  srtt %s (mean), min_rtt %s; in flight %s of a %s window per flow\n", a, b,
                 c, d);
     } else {
-        audit_fmt_bytes((double)s->snd_wnd, c, sizeof(c));
+        units_format_bytes((double)s->snd_wnd, c, sizeof(c));
         fprintf(out, "  srtt %s, min_rtt %s, peer window %s\n", a, b, c);
     }
     if (s->snd.known) {
         end_text("sender", "SO_SNDBUF", &s->snd, line, sizeof(line));
-        wrap(out, "  ", 4, line);
+        wrap_print(out, "  ", 4, line);
     }
     if (s->rcv.known) {
         end_text("receiver", "SO_RCVBUF", &s->rcv, line, sizeof(line));
-        wrap(out, "  ", 4, line);
+        wrap_print(out, "  ", 4, line);
     }
     fprintf(out, "\nVerdict: %s  [%s]\n", v->title, diagnose_id_name(v->id));
     for (size_t i = 0; i < v->nevidence; i++)
-        wrap(out, "  - ", 4, v->evidence[i]);
-    wrap(out, "Advice: ", 2, v->advice);
+        wrap_print(out, "  - ", 4, v->evidence[i]);
+    wrap_print(out, "Advice: ", 2, v->advice);
     if (v->tune[0]) {
         fix_text(what, s, v->tune, fix, sizeof(fix));
-        wrap(out, "Fix: ", 2, fix);
+        wrap_print(out, "Fix: ", 2, fix);
     }
 }
 
@@ -168,7 +142,7 @@ static cJSON *end_json(const struct diagnose_end *e)
         cJSON_AddNullToObject(o, "thread");
     }
     if (e->host_known)
-        cJSON_AddItemToObject(o, "host", result_json_load_host(&e->host));
+        cJSON_AddItemToObject(o, "host", result_json_hostload_host(&e->host));
     else
         cJSON_AddNullToObject(o, "host");
     return o;

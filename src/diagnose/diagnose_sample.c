@@ -79,7 +79,7 @@ static void add_app(struct acc *a, const struct side_flow *sf, const struct side
 /* The busiest thread of an end (those that send, or those that receive) and its host. */
 static void end_load(const struct side_result *side, bool sends, struct diagnose_end *e)
 {
-    const struct side_load *l = side->load;
+    const struct side_hostload *l = side->hostload;
     double best = -1;
 
     e->cpu = -1;

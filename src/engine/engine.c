@@ -1,6 +1,6 @@
 /* engine: timing and sampling around the worker threads of one side. */
 #define _GNU_SOURCE
-#include "engine_int.h"
+#include "engine_priv.h"
 #include "engine_series.h"
 #include "clock.h"
 
@@ -261,7 +261,7 @@ int engine_attach(struct engine *e, uint32_t id, int fd, char *err, size_t errle
         return -EPROTO;
     }
     f = &e->flows[id];
-    flow_sock_opts(&e->p, e->kind->tcp, &fo);
+    flow_sock_opts(&e->p, e->kind->tcp, id, &fo);
     rc = sock_apply_flow_opts(fd, &fo, f->sender, err, errlen, warn, sizeof(warn));
     if (rc)
         return rc;

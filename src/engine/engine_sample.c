@@ -2,7 +2,7 @@
  * interval's bytes, wire bytes, transactions, TCP_INFO and CPU; the scheduler figures of its
  * threads; at the end each flow's counts, the application's figures and the load. */
 #define _GNU_SOURCE
-#include "engine_int.h"
+#include "engine_priv.h"
 #include "mptcpinfo.h"
 
 #include "clock.h"
@@ -289,7 +289,7 @@ void engine_sample_mptcp_interval(struct engine *e, uint32_t k, uint32_t i)
 /* The worker threads' CPU and this host's counters over the measured period. */
 void engine_sample_load(struct engine *e)
 {
-    struct side_load *l = calloc(1, sizeof(*l));
+    struct side_hostload *l = calloc(1, sizeof(*l));
 
     if (!l)
         return;
@@ -316,8 +316,8 @@ void engine_sample_load(struct engine *e)
             t->sends |= e->flows[i].worker == w && e->flows[i].sender;
     }
     hostctr_delta(&e->hosts[0], &e->hosts[1], &l->host);
-    free(e->res.load);
-    e->res.load = l;
+    free(e->res.hostload);
+    e->res.hostload = l;
 }
 
 /* How this side's receivers read: one method, or "mixed" (zero-copy fell back on some). */

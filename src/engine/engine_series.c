@@ -2,6 +2,7 @@
 #define _GNU_SOURCE
 #include "engine_series.h"
 
+#include "clock.h"
 #include "tcpinfo.h"
 
 #include <errno.h>
@@ -48,13 +49,7 @@ struct samples *engine_series_new(const struct flow *flows, uint32_t nflows, boo
     return s;
 }
 
-static uint64_t thread_cpu_ns(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
+static uint64_t thread_cpu_ns(void) { return clock_read_ns(CLOCK_THREAD_CPUTIME_ID); }
 
 static void fill_row(struct sample *r, const struct tcpinfo *ti)
 {

@@ -1,6 +1,7 @@
 /* flow: sets a flow up as its kind says, and the socket options of data flows. */
 #include "flow.h"
 
+#include "dsclass.h"
 #include "sock.h"
 
 #include <errno.h>
@@ -32,12 +33,12 @@ void flow_fini(struct flow *f)
     f->priv = NULL;
 }
 
-void flow_sock_opts(const struct params *p, bool tcp, struct sock_flow_opts *out)
+void flow_sock_opts(const struct params *p, bool tcp, uint32_t flow, struct sock_flow_opts *out)
 {
     memset(out, 0, sizeof(*out));
     out->tcp = tcp;
     out->window = p->window;
-    out->tos = p->tos;
+    out->tos = dsclass_flow_tos(p->classes, p->tos, flow);
     /* MPTCP sockets have no SO_MAX_PACING_RATE: a daemon's --max-rate holds them by the
      * application's pacing it sets too (policy.c) */
     out->fq_rate_bps = tcp && p->mptcp ? 0 : p->fq_rate_bps;

@@ -148,9 +148,10 @@ int flow_init(struct flow *f, uint32_t id, const struct flow_kind *kind, const s
               bool is_client);
 void flow_fini(struct flow *f);
 
-/* The socket options of a data flow of test p: all of them on TCP; on a datagram socket the
+/* The socket options of data flow number flow of test p (its TOS: its class under
+ * params.classes): all of them on TCP; on a datagram socket the
  * buffers, TOS, don't-fragment and the pacing cap. */
-void flow_sock_opts(const struct params *p, bool tcp, struct sock_flow_opts *out);
+void flow_sock_opts(const struct params *p, bool tcp, uint32_t flow, struct sock_flow_opts *out);
 
 /* How many of `want` units the flow may send now: all of them without a budget (or before it
  * is armed); otherwise what it has reserved, topping the reservation up to `want` from the

@@ -124,18 +124,18 @@ static inline uint64_t worker_now(const struct worker *w)
         return w->fake_now(w->fake_ctx);
     return clock_mono_ns();
 }
-/* A transaction completed (lat_ns) or was given up on (TXNLOG_LOST), sent (or meant to be) at
- * t_ns: into the worker's log when it keeps one. */
-static inline void worker_log_txn(struct worker *w, uint64_t t_ns, uint64_t lat_ns)
+/* A transaction of flow `flow` completed (lat_ns) or was given up on (TXNLOG_LOST), sent (or
+ * meant to be) at t_ns: into the worker's log when it keeps one. */
+static inline void worker_log_txn(struct worker *w, uint32_t flow, uint64_t t_ns, uint64_t lat_ns)
 {
     if (w->log)
-        txnlog_add(w->log, t_ns, lat_ns);
+        txnlog_add_owd(w->log, flow, t_ns, lat_ns, TXNLOG_NO_OWD);
 }
-static inline void worker_log_txn_owd(struct worker *w, uint64_t t_ns, uint64_t lat_ns,
-                                      int64_t up_ns)
+static inline void worker_log_txn_owd(struct worker *w, uint32_t flow, uint64_t t_ns,
+                                      uint64_t lat_ns, int64_t up_ns)
 {
     if (w->log)
-        txnlog_add_owd(w->log, t_ns, lat_ns, up_ns);
+        txnlog_add_owd(w->log, flow, t_ns, lat_ns, up_ns);
 }
 /* Has the engine asked this worker to stop? (relaxed load, for blocking loops) */
 bool worker_stop_requested(struct worker *w);

@@ -3,6 +3,7 @@
 #include "dataconn.h"
 #include "clock.h"
 
+#include "dsclass.h"
 #include "engine.h"
 #include "flow.h"
 
@@ -38,11 +39,12 @@ int dataconn_local_addr(int fd, struct sockaddr_storage *out)
 }
 
 int dataconn_tcp_connect(const struct sock_addr *to, const struct sock_local *local,
-                         const struct params *p, int timeout_ms, char *err, size_t errlen)
+                         const struct params *p, uint32_t flow, int timeout_ms, char *err,
+                         size_t errlen)
 {
     struct sock_flow_opts fo;
 
-    flow_sock_opts(p, true, &fo);
+    flow_sock_opts(p, true, flow, &fo);
     return sock_connect(to, local, &fo, timeout_ms, err, errlen);
 }
 
@@ -154,10 +156,11 @@ int dataconn_udp_gather(int ctl, const struct sockaddr *peer, int *fds, uint32_t
 }
 
 int dataconn_udp_connect(const struct sock_addr *server, uint16_t port,
-                         const struct sock_local *local, const struct params *p, char *err,
-                         size_t errlen)
+                         const struct sock_local *local, const struct params *p, uint32_t flow,
+                         char *err, size_t errlen)
 {
     struct sock_addr to = *server;
+    uint8_t tos = dsclass_flow_tos(p->classes, p->tos, flow);
     int fd, rc;
 
     if (to.ss.ss_family == AF_INET6)
@@ -170,8 +173,9 @@ int dataconn_udp_connect(const struct sock_addr *server, uint16_t port,
         return -errno;
     }
     rc = sock_bind_local(fd, to.ss.ss_family, local, err, errlen);
-    if (!rc && p->tos && (rc = sock_set_tos(fd, p->tos)))
-        snprintf(err, errlen, "cannot set the TOS byte %u (-S/--dscp): %s", p->tos, strerror(-rc));
+    if (!rc && tos && (rc = sock_set_tos(fd, tos)))
+        snprintf(err, errlen, "cannot set the TOS byte %u (-S/--dscp, --classes): %s", tos,
+                 strerror(-rc));
     if (rc) {
         close(fd);
         return rc;

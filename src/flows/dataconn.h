@@ -17,9 +17,10 @@ struct engine;
 
 /* Client: a TCP data connection to `to` from `local` (may be NULL) with test p's pre-connect
  * options (window, MSS, TOS; TCP_NODELAY only with -N). Returns fd or -errno with err filled,
- * as sock_connect. */
+ * as sock_connect. flow: its number (its TOS under params.classes). */
 int dataconn_tcp_connect(const struct sock_addr *to, const struct sock_local *local,
-                         const struct params *p, int timeout_ms, char *err, size_t errlen);
+                         const struct params *p, uint32_t flow, int timeout_ms, char *err,
+                         size_t errlen);
 
 /* Server: n UDP sockets on the control connection's local address, ephemeral ports. */
 int dataconn_udp_open(const struct sockaddr_storage *local, uint32_t n, int *fds, uint16_t *ports,
@@ -35,10 +36,10 @@ int dataconn_udp_gather(int ctl, const struct sockaddr *peer, int *fds, uint32_t
 /* Is from the same address as peer (IPv4-mapped IPv6 counted as IPv4, ports ignored)? */
 bool dataconn_same_host(const struct sockaddr *from, const struct sockaddr *peer);
 /* Client: a UDP socket from `local` (may be NULL) connected to the server's port for one
- * flow, with test p's TOS. */
+ * flow (number flow), with its TOS: p's, or its class's under params.classes. */
 int dataconn_udp_connect(const struct sock_addr *server, uint16_t port,
-                         const struct sock_local *local, const struct params *p, char *err,
-                         size_t errlen);
+                         const struct sock_local *local, const struct params *p, uint32_t flow,
+                         char *err, size_t errlen);
 /* Client: (re)sends the hello of flow on fd. */
 void dataconn_udp_hello(int fd, const uint8_t id[CTL_TEST_ID_LEN], uint32_t flow);
 

@@ -119,7 +119,7 @@ static void record(struct worker *w, struct flow *f, uint64_t t, uint64_t now, i
 
     if (atomic_load_explicit(&w->measuring, memory_order_relaxed))
         histo_record(w->lat, lat);
-    worker_log_txn_owd(w, t, lat, up);
+    worker_log_txn_owd(w, f->id, t, lat, up);
     flow_add(&f->txns, 1);
     flow_add(&f->lat_sum_ns, lat);
 }
@@ -313,10 +313,7 @@ static ssize_t recv_stamped(struct worker *w, struct flow *f, const struct rr_st
 /* CLOCK_REALTIME minus the worker's clock, for kernel timestamps. */
 static int64_t real_offset(const struct worker *w)
 {
-    struct timespec ts;
-
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec - (int64_t)worker_now(w);
+    return (int64_t)clock_real_ns() - (int64_t)worker_now(w);
 }
 
 static void arm_timer(struct flow *f, struct rr_state *s)
@@ -404,7 +401,7 @@ static int rr_client_timer(struct worker *w, struct flow *f, uint64_t now)
     /* the oldest request went unanswered for too long */
     while (s->inflight && oldest(s) + s->timeout_ns <= now) {
         flow_add(&f->timeouts, 1);
-        worker_log_txn(w, oldest(s), TXNLOG_LOST);
+        worker_log_txn(w, f->id, oldest(s), TXNLOG_LOST);
         if (!s->udp) { /* a TCP stream cannot resynchronise: the flow ends */
             worker_flow_finish(w, f, ETIMEDOUT);
             return 1;
@@ -422,7 +419,7 @@ static int rr_client_timer(struct worker *w, struct flow *f, uint64_t now)
             rc = issue(w, f, s, s->probe ? now : s->next_intended);
         } else {
             flow_add(&f->timeouts, 1); /* too many outstanding: counted as given up */
-            worker_log_txn(w, s->next_intended, TXNLOG_LOST);
+            worker_log_txn(w, f->id, s->next_intended, TXNLOG_LOST);
         }
         s->next_intended += s->period_ns;
     }
@@ -581,7 +578,7 @@ static void rr_client_alone(struct worker *w, struct flow *f)
             complete_one(w, f, s, worker_now(w));
         } else if (!worker_stop_requested(w)) {
             flow_add(&f->timeouts, 1);
-            worker_log_txn(w, t0, TXNLOG_LOST);
+            worker_log_txn(w, f->id, t0, TXNLOG_LOST);
             if (!s->udp) { /* a TCP stream cannot resynchronise */
                 err = ETIMEDOUT;
                 break;

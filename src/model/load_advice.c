@@ -31,7 +31,7 @@ static bool loss_based(const char *cc)
            !strcmp(cc, "illinois") || !strcmp(cc, "highspeed");
 }
 
-/* "190 KB at 95.1 Mbit/s up": bytes queued for the increase at a direction's rate. */
+/* "185.5 KiB at 95.10 Mbit/s up": bytes queued for the increase at a direction's rate. */
 static void queue_text(double inc_s, double bps, const char *dir, char *buf, size_t len)
 {
     char rate[32], q[32], q5[32];
@@ -145,6 +145,43 @@ static void congestion(const struct load_result *lr, struct lines *l)
             cc);
 }
 
+/* --classes: whether the queue spared the high classes, from each class's increase. */
+static void classes(const struct load_result *lr, struct lines *l)
+{
+    const struct load_class_stats *c = lr->cls;
+    double be, ef;
+
+    if (lr->nclasses != 4 || !c[0].judged || !c[1].judged || !c[2].judged || !c[3].judged)
+        return;
+    be = c[0].increase_p50_us;
+    ef = c[3].increase_p50_us;
+    if (be <= load_band_limit_ms(0) * 1000)
+        return; /* best effort itself waited little: nothing to spare */
+    if (ef <= 0.5 * be)
+        add(l,
+            "The queue honours DSCP: EF waited %+.1f ms under load against best effort's "
+            "%+.1f ms (BK %+.1f, CS5 %+.1f); traffic marked EF (calls, games) is spared the "
+            "queue.",
+            load_ms_shown(ef), load_ms_shown(be), load_ms_shown(c[1].increase_p50_us),
+            load_ms_shown(c[2].increase_p50_us));
+    else if (ef < 0.8 * be)
+        add(l,
+            "The queue favours EF only a little: %+.1f ms under load against best effort's "
+            "%+.1f ms; a class of its own with a short queue would spare it more.",
+            load_ms_shown(ef), load_ms_shown(be));
+    else
+        add(l,
+            "Every class waited alike under load (EF %+.1f ms, CS5 %+.1f, BK %+.1f, BE %+.1f): "
+            "the queue does not honour DSCP, so marking calls EF does not spare them. cake's "
+            "diffserv4 mode%s, or htb or prio with filters on the DS field, on the bottleneck's "
+            "egress would.",
+            load_ms_shown(ef), load_ms_shown(c[2].increase_p50_us),
+            load_ms_shown(c[1].increase_p50_us), load_ms_shown(be),
+            lr->kernel.cake == 1   ? " (this kernel has cake)"
+            : lr->kernel.cake == 0 ? " (not in this kernel)"
+                                   : "");
+}
+
 size_t load_advice(const struct load_result *lr, char (*lines)[400], size_t max)
 {
     struct lines l = {lines, 0, max};
@@ -166,6 +203,7 @@ size_t load_advice(const struct load_result *lr, char (*lines)[400], size_t max)
         return l.n;
     }
     shorter_queue(lr, &l);
+    classes(lr, &l);
     aqm(lr, &l);
     pacing(lr, &l);
     congestion(lr, &l);

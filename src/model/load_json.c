@@ -105,6 +105,40 @@ static cJSON *icmp_json(const struct load_result *lr)
     return o;
 }
 
+/* --classes: each class's mark, probe per phase, increase and goodput (null without) */
+static cJSON *classes_json(const struct load_result *lr)
+{
+    cJSON *a;
+
+    if (!lr->nclasses)
+        return cJSON_CreateNull();
+    a = cJSON_CreateArray();
+    for (uint32_t c = 0; c < lr->nclasses; c++) {
+        const struct load_class_stats *cs = &lr->cls[c];
+        cJSON *o = cJSON_CreateObject(), *ph;
+        char probe[16];
+        cJSON_AddStringToObject(o, "name", dsclass_name(lr->lp.classes, c));
+        cJSON_AddNumberToObject(o, "dscp", dsclass_dscp(lr->lp.classes, c));
+        cJSON_AddStringToObject(o, "probe",
+                                load_class_probe(lr->lp.classes, c, probe, sizeof(probe)));
+        cJSON_AddItemToObject(
+            o, "up_bps", lr->ran[LOAD_UP] ? cJSON_CreateNumber(cs->up_bps) : cJSON_CreateNull());
+        cJSON_AddItemToObject(o, "down_bps",
+                              lr->ran[LOAD_DOWN] ? cJSON_CreateNumber(cs->down_bps)
+                                                 : cJSON_CreateNull());
+        cJSON_AddItemToObject(o, "increase_p50_us",
+                              cs->judged ? cJSON_CreateNumber(cs->increase_p50_us)
+                                         : cJSON_CreateNull());
+        ph = cJSON_AddObjectToObject(o, "phases");
+        for (int i = 0; i < LOAD_NPHASES; i++)
+            cJSON_AddItemToObject(ph, load_phase_name((enum load_phase)i),
+                                  load_class_log(lr, c) ? probe_json(&cs->probe[i])
+                                                        : cJSON_CreateNull());
+        cJSON_AddItemToArray(a, o);
+    }
+    return a;
+}
+
 static cJSON *rates_json(const struct load_result *lr)
 {
     cJSON *o = cJSON_CreateObject();
@@ -193,6 +227,22 @@ void load_warnings(const struct load_result *lr, char (*w)[320], size_t *n, size
         snprintf(w[(*n)++], sizeof(w[0]), "the probes stopped early: no load could run");
 }
 
+/* A probe's records on the load's clock: their send times and latencies (null: lost). */
+static cJSON *probe_records(const struct txnlog *log, int64_t off_ns)
+{
+    cJSON *x = cJSON_CreateObject();
+    cJSON *t = cJSON_AddArrayToObject(x, "t_s"), *l = cJSON_AddArrayToObject(x, "latency_us");
+
+    for (uint32_t i = 0; i < log->n; i++) {
+        cJSON_AddItemToArray(t,
+                             cJSON_CreateNumber(((double)log->rec[i].t_ns + (double)off_ns) / 1e9));
+        cJSON_AddItemToArray(l, log->rec[i].lat_ns == TXNLOG_LOST
+                                    ? cJSON_CreateNull()
+                                    : cJSON_CreateNumber((double)log->rec[i].lat_ns / 1e3));
+    }
+    return x;
+}
+
 /* --samples: each part's time series and each probe's records, on the load's clock. */
 static cJSON *series_json(const struct load_result *lr)
 {
@@ -212,22 +262,16 @@ static cJSON *series_json(const struct load_result *lr)
     }
     for (int p = LOAD_UDP_PROBE; p <= LOAD_TCP_PROBE; p++) {
         const struct txnlog *log = lr->ran[p] ? lr->part[p].local.log : NULL;
-        cJSON *x, *t, *l;
-        if (!log) {
-            cJSON_AddNullToObject(pr, p == LOAD_UDP_PROBE ? "udp" : "tcp");
-            continue;
-        }
-        x = cJSON_AddObjectToObject(pr, p == LOAD_UDP_PROBE ? "udp" : "tcp");
-        t = cJSON_AddArrayToObject(x, "t_s");
-        l = cJSON_AddArrayToObject(x, "latency_us");
-        for (uint32_t i = 0; i < log->n; i++) {
-            cJSON_AddItemToArray(
-                t,
-                cJSON_CreateNumber(((double)log->rec[i].t_ns + (double)lr->part_off_ns[p]) / 1e9));
-            cJSON_AddItemToArray(l, log->rec[i].lat_ns == TXNLOG_LOST
-                                        ? cJSON_CreateNull()
-                                        : cJSON_CreateNumber((double)log->rec[i].lat_ns / 1e3));
-        }
+        const char *name = p == LOAD_UDP_PROBE ? "udp" : "tcp";
+        cJSON_AddItemToObject(pr, name,
+                              log ? probe_records(log, lr->part_off_ns[p]) : cJSON_CreateNull());
+    }
+    for (uint32_t c = 1; c < lr->nclasses; c++) { /* --classes: the first is "udp" */
+        const struct txnlog *log = load_class_log(lr, c);
+        char name[16];
+        cJSON_AddItemToObject(pr, load_class_probe(lr->lp.classes, c, name, sizeof(name)),
+                              log ? probe_records(log, lr->part_off_ns[LOAD_UDP_PROBE])
+                                  : cJSON_CreateNull());
     }
     return o;
 }
@@ -261,6 +305,7 @@ cJSON *load_json(const struct load_result *lr, bool series)
     cJSON_AddItemToObject(o, "latency_increase", increase_json(lr));
     cJSON_AddItemToObject(o, "probe_rate", rates_json(lr));
     cJSON_AddItemToObject(o, "icmp", icmp_json(lr));
+    cJSON_AddItemToObject(o, "classes", classes_json(lr));
     cJSON_AddItemToObject(o, "kernel", kernel_json(&lr->kernel));
     a = cJSON_AddArrayToObject(o, "advice");
     for (size_t i = 0; i < na; i++)

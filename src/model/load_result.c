@@ -1,6 +1,8 @@
 /* load_result: a load run's phases and figures, derived from its parts. */
 #include "load_result.h"
 
+#include <ctype.h>
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -38,6 +40,7 @@ cJSON *load_params_json(const struct load_params *lp)
     cJSON_AddStringToObject(o, "congestion", lp->congestion);
     cJSON_AddStringToObject(o, "title", lp->title);
     cJSON_AddBoolToObject(o, "icmp", lp->icmp);
+    cJSON_AddStringToObject(o, "classes", dsclass_set_name(lp->classes));
     return o;
 }
 
@@ -53,6 +56,7 @@ int load_params_from_json(const cJSON *o, struct load_params *lp)
 {
     const cJSON *cc = cJSON_GetObjectItemCaseSensitive(o, "congestion");
     const cJSON *title = cJSON_GetObjectItemCaseSensitive(o, "title");
+    const cJSON *classes = cJSON_GetObjectItemCaseSensitive(o, "classes");
 
     load_params_defaults(lp);
     if (!cJSON_IsObject(o))
@@ -72,6 +76,8 @@ int load_params_from_json(const cJSON *o, struct load_params *lp)
         snprintf(lp->congestion, sizeof(lp->congestion), "%s", cc->valuestring);
     if (cJSON_IsString(title))
         snprintf(lp->title, sizeof(lp->title), "%s", title->valuestring);
+    if (cJSON_IsString(classes) && dsclass_parse(classes->valuestring, &lp->classes))
+        lp->classes = DSCLASS_NONE;
     return 0;
 }
 
@@ -254,7 +260,9 @@ static void probe_rate(struct load_result *lr, int p)
     uint64_t sent = 0, late = 0;
 
     memset(pr, 0, sizeof(*pr));
-    pr->intended_per_s = (double)lr->lp.probe_rate;
+    /* --classes: the UDP probe sends at the rate for each class */
+    pr->intended_per_s = (double)lr->lp.probe_rate *
+                         (p == LOAD_UDP_PROBE && lr->nclasses ? (double)lr->nclasses : 1.0);
     for (uint32_t i = 0; i < r->local.nflows; i++) {
         sent += r->local.flows[i].reqs_sent;
         late += r->local.flows[i].reqs_late;
@@ -336,6 +344,81 @@ static void drain(struct load_result *lr, double le, double end)
     }
 }
 
+int load_split_classes(struct load_result *lr)
+{
+    struct txnlog *log = lr->part[LOAD_UDP_PROBE].local.log;
+    uint32_t n = dsclass_count(lr->lp.classes), keep = 0, count[DSCLASS_MAX] = {0};
+
+    lr->nclasses = n;
+    if (!n || !lr->ran[LOAD_UDP_PROBE] || !log)
+        return 0;
+    for (uint32_t i = 0; i < log->n; i++)
+        count[dsclass_of_flow(lr->lp.classes, log->rec[i].flow)]++;
+    for (uint32_t c = 1; c < n; c++)
+        if (txnlog_init(&lr->class_log[c], count[c] ? count[c] : 1)) {
+            for (uint32_t k = 1; k < c; k++)
+                txnlog_fini(&lr->class_log[k]);
+            return -ENOMEM;
+        }
+    for (uint32_t i = 0; i < log->n; i++) {
+        uint32_t c = dsclass_of_flow(lr->lp.classes, log->rec[i].flow);
+        if (c == 0)
+            log->rec[keep++] = log->rec[i];
+        else
+            lr->class_log[c].rec[lr->class_log[c].n++] = log->rec[i];
+    }
+    log->n = keep;
+    return 0;
+}
+
+const struct txnlog *load_class_log(const struct load_result *lr, uint32_t c)
+{
+    if (c >= lr->nclasses || !lr->ran[LOAD_UDP_PROBE])
+        return NULL;
+    return c ? &lr->class_log[c] : lr->part[LOAD_UDP_PROBE].local.log;
+}
+
+const char *load_class_probe(uint8_t set, uint32_t c, char *buf, size_t len)
+{
+    size_t k = 0;
+
+    if (c == 0 || !dsclass_count(set)) {
+        snprintf(buf, len, "udp");
+        return buf;
+    }
+    snprintf(buf, len, "udp_%s", dsclass_name(set, c));
+    for (k = 4; buf[k]; k++)
+        buf[k] = (char)tolower((unsigned char)buf[k]);
+    return buf;
+}
+
+/* --classes: each class's probe per phase, its increase, its flows' goodput each way. */
+static void classes(struct load_result *lr)
+{
+    for (uint32_t c = 0; c < lr->nclasses; c++) {
+        struct load_class_stats *cs = &lr->cls[c];
+        const struct txnlog *log = load_class_log(lr, c);
+        memset(cs, 0, sizeof(*cs));
+        for (int ph = 0; log && ph < LOAD_NPHASES; ph++)
+            probe_stats(log, off_s(lr, LOAD_UDP_PROBE), lr->phase[ph].from_s, lr->phase[ph].end_s,
+                        &cs->probe[ph]);
+        cs->judged = (lr->ran[LOAD_UP] || lr->ran[LOAD_DOWN]) &&
+                     cs->probe[LOAD_BASELINE].answered && cs->probe[LOAD_LOADED].answered;
+        if (cs->judged)
+            cs->increase_p50_us = cs->probe[LOAD_LOADED].p50_us - cs->probe[LOAD_BASELINE].p50_us;
+    }
+    for (int p = LOAD_UP; p <= LOAD_DOWN; p++) {
+        const struct run_result *r = &lr->part[p];
+        for (uint32_t i = 0; lr->nclasses && lr->ran[p] && i < r->nflows; i++) {
+            struct load_class_stats *cs = &lr->cls[dsclass_of_flow(lr->lp.classes, r->flows[i].id)];
+            if (p == LOAD_UP)
+                cs->up_bps += r->flows[i].throughput_bps;
+            else
+                cs->down_bps += r->flows[i].throughput_bps;
+        }
+    }
+}
+
 void load_analyze(struct load_result *lr)
 {
     double ls, le, end, settle;
@@ -379,6 +462,7 @@ void load_analyze(struct load_result *lr)
     snprintf(lr->cc_down, sizeof(lr->cc_down), "%s",
              lr->ran[LOAD_DOWN] ? lr->part[LOAD_DOWN].remote.congestion : "");
     judge(lr);
+    classes(lr);
 }
 
 void load_result_fini(struct load_result *lr)
@@ -386,4 +470,6 @@ void load_result_fini(struct load_result *lr)
     for (int p = 0; p < LOAD_NPARTS; p++)
         result_fini(&lr->part[p]);
     txnlog_fini(&lr->icmp_log);
+    for (uint32_t c = 0; c < DSCLASS_MAX; c++)
+        txnlog_fini(&lr->class_log[c]);
 }

@@ -13,6 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "dsclass.h"
 #include "params.h"
 #include "result.h"
 #include "txnlog.h"
@@ -30,10 +31,13 @@ struct load_params {
     uint32_t threads; /* -T: worker threads of each load test */
     bool up, down;    /* directions loaded */
     uint64_t baseline_ns, loaded_ns, recovery_ns;
-    uint64_t probe_rate;            /* probes a second, each kind; 0 = no probes */
-    uint64_t sample_ns;             /* the load flows' time series; 0 = none */
-    uint32_t window;                /* -w */
-    bool icmp;                      /* --icmp: an ICMP echo probe beside them */
+    uint64_t probe_rate; /* probes a second, each kind; 0 = no probes */
+    uint64_t sample_ns;  /* the load flows' time series; 0 = none */
+    uint32_t window;     /* -w */
+    bool icmp;           /* --icmp: an ICMP echo probe beside them */
+    /* --classes: one load flow per class each way and the UDP probe with one flow per class,
+     * each marked with its class (dsclass.h); DSCLASS_NONE = unmarked, -P flows */
+    uint8_t classes;
     char congestion[PARAMS_CC_LEN]; /* -C; "" = the hosts' default */
     char title[128];
 };
@@ -63,6 +67,15 @@ struct load_probe_rate {
     double intended_per_s, sent_per_s, answered_per_s;
     double late_pct; /* requests that left over 1 ms after their time */
     bool kept;       /* sent at least 95 % of the intended rate */
+};
+
+/* --classes: one class's figures. Its probe is the UDP probe's flow marked with the class, at
+ * the probe rate; its throughput is the goodput of its load flow each way (receiver's view). */
+struct load_class_stats {
+    struct load_probe_stats probe[LOAD_NPHASES];
+    double up_bps, down_bps; /* over the load's test; 0 for a direction not loaded */
+    bool judged;             /* answers in the baseline and under load */
+    double increase_p50_us;  /* loaded p50 - baseline p50 */
 };
 
 /* What the kernel of this host offers against bufferbloat: 1 has it, 0 lacks it, -1 not known. */
@@ -109,6 +122,12 @@ struct load_result {
     char icmp_kind[16];
     char icmp_error[256];
     double icmp_increase_p50_us;
+    /* --classes: each class's figures (dsclass order; nclasses of them). The UDP probe's log
+     * (part[LOAD_UDP_PROBE].local.log) keeps the first class's (BE) records, so its phases,
+     * the verdict and the drain are best effort's; class_log[c] holds class c's (c >= 1). */
+    uint32_t nclasses;
+    struct load_class_stats cls[DSCLASS_MAX];
+    struct txnlog class_log[DSCLASS_MAX];
     bool partial;
     bool probes_cut; /* the probes were stopped early: no load part could run */
     char error[256];
@@ -121,6 +140,14 @@ int load_params_from_json(const cJSON *o, struct load_params *lp);
 
 /* The phases, probe statistics, increase, band and congestion controls from the parts. */
 void load_analyze(struct load_result *lr);
+/* --classes: moves the UDP probe's records of every class but the first into class_log (its
+ * flow tells the class); before load_analyze. 0, or -ENOMEM (the log is left whole). */
+int load_split_classes(struct load_result *lr);
+/* The records of class c's probe (the UDP probe's log for c = 0), NULL when none. */
+const struct txnlog *load_class_log(const struct load_result *lr, uint32_t c);
+/* The probe name of class c in the history and the --samples JSON: "udp" for the first
+ * (BE), "udp_bk", "udp_cs5", "udp_ef" for the others; buf gets it. */
+const char *load_class_probe(uint8_t set, uint32_t c, char *buf, size_t len);
 void load_result_fini(struct load_result *lr);
 
 /* Bands of the latency increase, as the public bufferbloat graders draw them. */

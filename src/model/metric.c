@@ -6,6 +6,7 @@
 
 #include "units.h"
 
+#include <ctype.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -56,6 +57,11 @@ static const struct metric_def defs[] = {
     {"loaded_latency_p50_us", "loaded latency p50", METRIC_US, false},
     {"loaded_latency_p99_us", "loaded latency p99", METRIC_US, false},
     {"loaded_probe_loss_pct", "probe loss under load", METRIC_PCT, false},
+    /* netrig load --classes: each class's probe, loaded p50 minus idle p50 */
+    {"be_latency_increase_p50_us", "BE latency increase p50", METRIC_US, false},
+    {"bk_latency_increase_p50_us", "BK latency increase p50", METRIC_US, false},
+    {"cs5_latency_increase_p50_us", "CS5 latency increase p50", METRIC_US, false},
+    {"ef_latency_increase_p50_us", "EF latency increase p50", METRIC_US, false},
 };
 
 const struct metric_def *metric_all(size_t *n)
@@ -253,6 +259,16 @@ size_t metric_from_load(const struct load_result *lr, struct metric_value *out, 
         if (lr->ran[LOAD_DOWN])
             put(&l, "server_to_client_bps", busy->down_bps);
         put(&l, "retransmits", retr);
+    }
+    for (uint32_t c = 0; c < lr->nclasses; c++) {
+        char name[40];
+        size_t k;
+        if (!lr->cls[c].judged)
+            continue;
+        snprintf(name, sizeof(name), "%s_latency_increase_p50_us", dsclass_name(lr->lp.classes, c));
+        for (k = 0; name[k] && name[k] != '_'; k++)
+            name[k] = (char)tolower((unsigned char)name[k]);
+        put(&l, name, lr->cls[c].increase_p50_us);
     }
     if (lr->band < 0)
         return l.n;

@@ -2,6 +2,7 @@
  * is checked here before any other module sees it. */
 #include "params.h"
 
+#include "dsclass.h"
 #include "units.h"
 
 #include <ctype.h>
@@ -322,6 +323,27 @@ static int sample_invalid(const struct params *p, char *err, size_t errlen)
     return -EINVAL;
 }
 
+/* --classes: a known set, not beside a TOS byte of its own, not on crr. */
+static bool classes_invalid(const struct params *p, char *err, size_t errlen)
+{
+    if (!p->classes)
+        return false;
+    if (!dsclass_count(p->classes))
+        snprintf(err, errlen, "class set %u is unknown", p->classes);
+    else if (p->tos)
+        snprintf(err, errlen,
+                 "the classes (--classes %s) mark each flow: a TOS byte (%u, -S/--dscp) does not "
+                 "combine with them",
+                 dsclass_set_name(p->classes), p->tos);
+    else if (p->test == PARAMS_TEST_CRR)
+        snprintf(err, errlen,
+                 "the classes (--classes %s) mark stream and rr flows: crr does not take them",
+                 dsclass_set_name(p->classes));
+    else
+        return false;
+    return true;
+}
+
 int params_validate(const struct params *p, char *err, size_t errlen)
 {
 #define FAIL(...)                                                                                  \
@@ -379,7 +401,7 @@ int params_validate(const struct params *p, char *err, size_t errlen)
     if (mptcp_invalid(p, err, errlen))
         return -EINVAL;
     if (pacing_invalid(p, err, errlen) || limits_invalid(p, err, errlen) ||
-        sample_invalid(p, err, errlen))
+        sample_invalid(p, err, errlen) || classes_invalid(p, err, errlen))
         return -EINVAL;
     if (p->test != PARAMS_TEST_STREAM) {
         uint32_t max = p->udp ? PARAMS_MAX_UDP_DATAGRAM : PARAMS_MAX_WRITE;
@@ -445,6 +467,8 @@ cJSON *params_to_json(const struct params *p)
     cJSON_AddNumberToObject(o, "burst", p->burst);
     cJSON_AddNumberToObject(o, "tos", p->tos);
     cJSON_AddBoolToObject(o, "dont_fragment", p->dont_fragment);
+    if (p->classes) /* absent: every flow gets tos */
+        cJSON_AddStringToObject(o, "classes", dsclass_set_name(p->classes));
     if (p->down_rate_set) /* absent: the server's flows go at the one rate */
         cJSON_AddNumberToObject(o, "down_rate_bps", (double)p->down_rate_bps);
     return o;
@@ -508,7 +532,7 @@ static int get_bool(const cJSON *o, const char *key, bool *out, char *err, size_
 int params_from_json(const cJSON *o, struct params *p, char *err, size_t errlen)
 {
     double v;
-    char dir[16] = "", test[16] = "";
+    char dir[16] = "", test[16] = "", classes[16] = "";
     int rc;
 
     params_defaults(p);
@@ -558,6 +582,7 @@ int params_from_json(const cJSON *o, struct params *p, char *err, size_t errlen)
         get_str(o, "title", p->title, sizeof(p->title), err, errlen) < 0 ||
         get_str(o, "direction", dir, sizeof(dir), err, errlen) < 0 ||
         get_str(o, "test", test, sizeof(test), err, errlen) < 0 ||
+        get_str(o, "classes", classes, sizeof(classes), err, errlen) < 0 ||
         get_bool(o, "udp", &p->udp, err, errlen) < 0 ||
         get_bool(o, "connect_only", &p->connect_only, err, errlen) < 0 ||
         get_bool(o, "busy_poll", &p->busy_poll, err, errlen) < 0 ||
@@ -571,6 +596,10 @@ int params_from_json(const cJSON *o, struct params *p, char *err, size_t errlen)
             return -EINVAL;
         }
         p->test = (enum params_test)t;
+    }
+    if (dsclass_parse(classes, &p->classes)) {
+        snprintf(err, errlen, "parameter 'classes' must be \"rrul\" or \"\"");
+        return -EINVAL;
     }
     if (!strcmp(dir, "reverse"))
         p->dir = PARAMS_DIR_REVERSE;

@@ -74,7 +74,10 @@ struct params {
     uint64_t app_rate_bps; /* TCP -b: each sending flow paced in the application, bits/s */
     uint32_t burst;        /* -b RATE/BURST: writes (TCP) or datagrams (UDP) back to back */
     uint8_t tos;           /* -S/--dscp: IP TOS byte (IPv6 traffic class) of data packets */
-    bool dont_fragment;    /* UDP: IP_PMTUDISC_DO, datagrams are never fragmented */
+    /* netrig load --classes: flow i marked with class i of the set in turn (dsclass.h), on
+     * both ends; DSCLASS_NONE (0) = every flow gets tos. Not with tos, not with crr. */
+    uint8_t classes;
+    bool dont_fragment; /* UDP: IP_PMTUDISC_DO, datagrams are never fragmented */
     /* Not on the wire: this end's TCP receivers read at most this fast per flow (a daemon's
      * --max-rate share for clients that do not pace themselves); 0 = unpaced. */
     uint64_t recv_rate_bps;

@@ -47,7 +47,7 @@ void result_side_fini(struct side_result *s)
     free(s->intervals);
     free(s->cells);
     hostsnap_free(s->host);
-    free(s->load);
+    free(s->hostload);
     free(s->mptcp);
     free(s->mptcp_cells);
     memset(s, 0, sizeof(*s));

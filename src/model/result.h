@@ -126,7 +126,7 @@ struct side_thread {
 
 /* What a side's host did during the measured period: its data threads' CPU and the host's
  * counters (hostctr). A server sends its own with its results. */
-struct side_load {
+struct side_hostload {
     double seconds;
     uint32_t nthreads;
     struct side_thread thread[SIDE_MAX_THREADS];
@@ -167,7 +167,7 @@ struct side_result {
      * if known (e.g. "the daemon declined to send its settings") */
     struct hostsnap *host;
     char host_note[160];
-    struct side_load *load; /* owned; NULL: not measured or not sent */
+    struct side_hostload *hostload; /* owned; NULL: not measured or not sent */
     /* --mptcp: each flow's MPTCP connection as this side's socket saw it at the end, nflows
      * of them (owned; NULL: not an MPTCP test, or an older peer's side), nmptcp entries */
     struct mptcpinfo *mptcp;

@@ -109,8 +109,7 @@ static cJSON *flow_json(const struct run_result *r, const struct flow_summary *f
     }
     cJSON_AddNumberToObject(o, "client_cpu", f->client_cpu);
     cJSON_AddNumberToObject(o, "server_cpu", f->server_cpu);
-    if (r->params.mptcp)
-        result_json_mptcp_add_run_flow(o, &r->local, &r->remote, f->id);
+    result_json_mptcp_add_run_flow(o, r, f->id);
     if (r->params.zerocopy_rx) {
         cJSON_AddNumberToObject(o, "rx_zerocopy_bytes", (double)f->rx_zc_bytes);
         cJSON_AddNumberToObject(o, "rx_zerocopy_fraction", f->rx_zc_fraction);
@@ -283,8 +282,8 @@ cJSON *result_json_run(const struct run_result *r)
         cJSON_AddItemToArray(arr, flow_json(r, &r->flows[i]));
     cJSON_AddItemToObject(o, "summary", summary_json(r));
     pl = cJSON_AddObjectToObject(o, "load");
-    cJSON_AddItemToObject(pl, "client", result_json_load(r->local.load));
-    cJSON_AddItemToObject(pl, "server", result_json_load(r->remote.load));
+    cJSON_AddItemToObject(pl, "client", result_json_hostload(r->local.hostload));
+    cJSON_AddItemToObject(pl, "server", result_json_hostload(r->remote.hostload));
     warn = cJSON_AddArrayToObject(o, "warnings");
     if (r->local.warning[0])
         cJSON_AddItemToArray(warn, cJSON_CreateString(r->local.warning));
@@ -358,7 +357,7 @@ cJSON *result_json_side(const struct side_result *s)
     cJSON_AddStringToObject(o, "warning", s->warning);
     cJSON_AddStringToObject(o, "boot_id", s->boot_id);
     cJSON_AddItemToObject(o, "cpu", cpu_json(&s->cpu));
-    cJSON_AddItemToObject(o, "load", result_json_load(s->load));
+    cJSON_AddItemToObject(o, "load", result_json_hostload(s->hostload));
     arr = cJSON_AddArrayToObject(o, "flows");
     for (uint32_t i = 0; i < s->nflows; i++) {
         const struct side_flow *f = &s->flows[i];
@@ -384,8 +383,7 @@ cJSON *result_json_side(const struct side_result *s)
         if (f->has_udp_rx)
             cJSON_AddItemToObject(fo, "udp_rx", udp_rx_json(&f->udp));
         cJSON_AddItemToObject(fo, "tcpinfo", tcpinfo_json(&f->ti));
-        if (s->mptcp)
-            cJSON_AddItemToObject(fo, "mptcp", result_json_mptcp(&s->mptcp[i]));
+        result_json_mptcp_add_side_flow(fo, s, i);
         cJSON_AddItemToArray(arr, fo);
     }
     /* a day at 0.1 s intervals would overflow the client's message limit: send the last
@@ -780,7 +778,7 @@ int result_json_side_parse(const cJSON *o, uint32_t expect_flows, uint32_t max_i
         parse_cpu(cJSON_GetObjectItemCaseSensitive(o, "cpu"), &out->cpu) ||
         parse_flows(flows, out, err, errlen) || parse_intervals(ivs, out) ||
         result_json_mptcp_parse_flows(flows, expect_flows, out) ||
-        result_json_load_parse(cJSON_GetObjectItemCaseSensitive(o, "load"), &out->load) ||
+        result_json_hostload_parse(cJSON_GetObjectItemCaseSensitive(o, "load"), &out->hostload) ||
         samples_json_parse(cJSON_GetObjectItemCaseSensitive(o, "samples"), expect_flows, max_ticks,
                            &out->samples, err, errlen)) {
         if (!err[0])

@@ -29,11 +29,11 @@ const cJSON *result_json_at(const cJSON *o, const char *path);
  * absent (0), anything else -EINVAL. Shared by result_json*.c. */
 int result_json_num(const cJSON *o, const char *key, double lo, double hi, double def, double *out);
 
-/* A side's load (result_json_load.c): null when l is NULL; the parser sets *out to NULL for
+/* A side's load (result_json_hostload.c): null when l is NULL; the parser sets *out to NULL for
  * an absent or null object, else allocates it. 0, -EINVAL or -ENOMEM. */
-cJSON *result_json_load(const struct side_load *l);
-cJSON *result_json_load_host(const struct hostctr_delta *h); /* the "host" member alone */
-int result_json_load_parse(const cJSON *o, struct side_load **out);
+cJSON *result_json_hostload(const struct side_hostload *l);
+cJSON *result_json_hostload_host(const struct hostctr_delta *h); /* the "host" member alone */
+int result_json_hostload_parse(const cJSON *o, struct side_hostload **out);
 
 /* A side's results on the wire, and back. The parser checks every value; expect_flows bounds
  * the flow ids accepted (each at most once), max_intervals the interval count, max_ticks the

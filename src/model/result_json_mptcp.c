@@ -79,13 +79,21 @@ static const struct mptcpinfo *side_mp(const struct side_result *s, uint32_t id)
     return s->mptcp && id < s->nmptcp ? &s->mptcp[id] : NULL;
 }
 
-void result_json_mptcp_add_run_flow(cJSON *o, const struct side_result *client,
-                                    const struct side_result *server, uint32_t id)
+void result_json_mptcp_add_run_flow(cJSON *o, const struct run_result *r, uint32_t id)
 {
-    cJSON *m = cJSON_AddObjectToObject(o, "mptcp");
+    cJSON *m;
 
-    cJSON_AddItemToObject(m, "client", result_json_mptcp(side_mp(client, id)));
-    cJSON_AddItemToObject(m, "server", result_json_mptcp(side_mp(server, id)));
+    if (!r->params.mptcp)
+        return;
+    m = cJSON_AddObjectToObject(o, "mptcp");
+    cJSON_AddItemToObject(m, "client", result_json_mptcp(side_mp(&r->local, id)));
+    cJSON_AddItemToObject(m, "server", result_json_mptcp(side_mp(&r->remote, id)));
+}
+
+void result_json_mptcp_add_side_flow(cJSON *fo, const struct side_result *s, uint32_t i)
+{
+    if (s->mptcp && i < s->nmptcp)
+        cJSON_AddItemToObject(fo, "mptcp", result_json_mptcp(&s->mptcp[i]));
 }
 
 /* o[key]: absent reads 0; present must be a finite whole number in [0, hi] */

@@ -13,10 +13,11 @@
  * "bytes_sent", "bytes_acked", "bytes_received", "retransmits", "rtt_us"}]}; null when m is
  * NULL or not valid. */
 cJSON *result_json_mptcp(const struct mptcpinfo *m);
-/* The run document's flow `id`: o.mptcp = {"client": ..., "server": ...}, each end's socket
- * with its own subflows and counts (null for an end that sent none). */
-void result_json_mptcp_add_run_flow(cJSON *o, const struct side_result *client,
-                                    const struct side_result *server, uint32_t id);
+/* The run document's flow `id` of a --mptcp run: o.mptcp = {"client": ..., "server": ...},
+ * each end's socket with its own subflows and counts (null for an end that sent none). */
+void result_json_mptcp_add_run_flow(cJSON *o, const struct run_result *r, uint32_t id);
+/* A side's flow i on the wire: fo.mptcp when the side holds MPTCP figures. */
+void result_json_mptcp_add_side_flow(cJSON *fo, const struct side_result *s, uint32_t i);
 /* Interval iv (one of s->intervals) of side s, flow i: f.mptcp_subflows = [{"local",
  * "remote", "bytes_acked", "bytes_received"}], what each subflow moved in the interval;
  * nothing when s kept none. */

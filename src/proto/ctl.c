@@ -3,6 +3,7 @@
 #include "log.h"
 #include "clock.h"
 
+#include "dsclass.h"
 #include "sock.h"
 
 #include <ctype.h>
@@ -287,6 +288,22 @@ void ctl_accept_set_flow_rate(cJSON *accept, uint64_t bps)
 {
     if (bps)
         cJSON_AddNumberToObject(accept, "flow_rate_limit_bps", (double)bps);
+}
+
+void ctl_accept_set_classes(cJSON *accept, uint8_t set)
+{
+    if (dsclass_count(set))
+        cJSON_AddStringToObject(accept, "classes", dsclass_set_name(set));
+}
+
+uint8_t ctl_accept_classes(const cJSON *accept)
+{
+    const cJSON *c = cJSON_GetObjectItemCaseSensitive(accept, "classes");
+    uint8_t set = DSCLASS_NONE;
+
+    if (!cJSON_IsString(c) || dsclass_parse(c->valuestring, &set))
+        return DSCLASS_NONE;
+    return set;
 }
 
 uint64_t ctl_accept_flow_rate(const cJSON *accept)

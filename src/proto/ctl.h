@@ -50,6 +50,10 @@ void ctl_send_error(int fd, const char *code, const char *fmt, ...)
  * setter adds nothing for 0; the getter returns 0 when absent or outside 1 bit/s to 1 Pbit/s. */
 void ctl_accept_set_flow_rate(cJSON *accept, uint64_t bps);
 uint64_t ctl_accept_flow_rate(const cJSON *accept);
+/* The class set (params.classes) the server marks its flows with, in its accept: the client
+ * refuses a server that does not say it (an older one would send its flows unmarked). */
+void ctl_accept_set_classes(cJSON *accept, uint8_t set);
+uint8_t ctl_accept_classes(const cJSON *accept);
 
 /* Data connection hello: magic, test id, flow index (big-endian), reserved. */
 void ctl_data_hello_encode(uint8_t out[CTL_DATA_HELLO_LEN], const uint8_t id[CTL_TEST_ID_LEN],

@@ -232,6 +232,6 @@ double plot_bps_scale(double max, const char **unit)
         *unit = "Mbit/s";
         return 1e6;
     }
-    *unit = "kbit/s";
+    *unit = "Kbit/s"; /* the unit names of units_format_rate */
     return 1e3;
 }

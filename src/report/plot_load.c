@@ -18,9 +18,26 @@
 struct phases {
     double start[LOAD_NPHASES], end[LOAD_NPHASES], from[LOAD_NPHASES];
     bool ok;
+    /* --classes: the classes' names in flow order (nclasses 0: none) */
+    uint32_t nclasses;
+    char cls[DSCLASS_MAX][8];
 };
 
-/* The phase boundaries the stored document holds. */
+/* The classes the stored document names (--classes), in their flows' order. */
+static void read_classes(const cJSON *doc, struct phases *ph)
+{
+    const cJSON *c;
+
+    cJSON_ArrayForEach(c, cJSON_GetObjectItemCaseSensitive(doc, "classes"))
+    {
+        const cJSON *name = cJSON_GetObjectItemCaseSensitive(c, "name");
+        if (ph->nclasses >= DSCLASS_MAX || !cJSON_IsString(name))
+            break;
+        snprintf(ph->cls[ph->nclasses++], sizeof(ph->cls[0]), "%.7s", name->valuestring);
+    }
+}
+
+/* The phase boundaries the stored document holds, and its classes. */
 static void read_phases(struct store *st, int64_t id, struct phases *ph)
 {
     char *text = store_run_document(st, id);
@@ -29,6 +46,7 @@ static void read_phases(struct store *st, int64_t id, struct phases *ph)
 
     memset(ph, 0, sizeof(*ph));
     free(text);
+    read_classes(doc, ph);
     cJSON_ArrayForEach(p, cJSON_GetObjectItemCaseSensitive(doc, "phases"))
     {
         const cJSON *s = cJSON_GetObjectItemCaseSensitive(p, "start_s");
@@ -71,9 +89,10 @@ static void title(FILE *gp, const struct store_run *r, const char *what)
     fputc('\n', gp);
 }
 
-/* A part's throughput over time, all flows added, into a data file; its largest value. */
+/* A part's throughput over time, all flows added (flow < 0) or one flow's, into a data file;
+ * its largest value. */
 static double write_tput(struct plot_job *j, struct store *st, int64_t id, const char *part,
-                         char *path, size_t len, bool *any)
+                         int flow, char *path, size_t len, bool *any)
 {
     struct samples *s = NULL;
     char err[256], name[32];
@@ -81,7 +100,7 @@ static double write_tput(struct plot_job *j, struct store *st, int64_t id, const
     FILE *f;
 
     *any = false;
-    snprintf(name, sizeof(name), "%s.dat", part);
+    snprintf(name, sizeof(name), "%s%s%d.dat", part, flow < 0 ? "" : "-", flow < 0 ? 0 : flow);
     f = plot_job_data(j, name, path, len);
     if (!f)
         return 0;
@@ -89,7 +108,8 @@ static double write_tput(struct plot_job *j, struct store *st, int64_t id, const
         for (uint32_t k = 0; k < s->n; k++) {
             double bps = 0;
             for (uint32_t fl = 0; fl < s->nflows; fl++)
-                bps += s->kind[fl] != SAMPLES_NONE ? samples_bps(s, k, fl) : 0;
+                if (flow < 0 || fl == (uint32_t)flow)
+                    bps += s->kind[fl] != SAMPLES_NONE ? samples_bps(s, k, fl) : 0;
             fprintf(f, "%.6f %.6g\n", s->t_s[k], bps);
             max = fmax(max, bps);
         }
@@ -135,12 +155,46 @@ static int write_probes(struct plot_job *j, struct store *st, int64_t id, const 
     return a && b ? 1 : -EIO;
 }
 
+static const char *const class_colour[DSCLASS_MAX] = {"#1f77b4", "#7f7f7f", "#ff7f0e", "#d62728"};
+
+/* --classes: each class's flow up (solid) and down (dashed). */
+static void class_tput_panel(struct plot_job *j, struct store *st, int64_t id,
+                             const struct phases *ph)
+{
+    char path[2][DSCLASS_MAX][600];
+    bool has[2][DSCLASS_MAX];
+    double max = 0;
+    const char *unit;
+    int lines = 0;
+
+    for (int d = 0; d < 2; d++)
+        for (uint32_t c = 0; c < ph->nclasses; c++)
+            max = fmax(max, write_tput(j, st, id, d ? "down" : "up", (int)c, path[d][c],
+                                       sizeof(path[d][c]), &has[d][c]));
+    double scale = plot_bps_scale(max, &unit);
+    fprintf(j->gp, "set ylabel 'throughput per class (%s)'\nset yrange [0:*]\n", unit);
+    for (int d = 0; d < 2; d++)
+        for (uint32_t c = 0; c < ph->nclasses; c++) {
+            if (!has[d][c])
+                continue;
+            fputs(lines++ ? ", " : "plot ", j->gp);
+            plot_gp_str(j->gp, path[d][c]);
+            fprintf(j->gp, " using 1:($2/%g) with lines lw 2 dt %d lc rgb '%s' title '%s %s'",
+                    scale, d ? 2 : 1, class_colour[c], ph->cls[c], d ? "down" : "up");
+        }
+    if (!lines)
+        fputs("set label 10 'no samples stored (--sample 0?)' at graph 0.5,0.5 center\n"
+              "plot 1/0 notitle\nunset label 10",
+              j->gp);
+    fputc('\n', j->gp);
+}
+
 static void tput_panel(struct plot_job *j, struct store *st, int64_t id)
 {
     char up[600], down[600];
     bool has_up, has_down;
-    double max = fmax(write_tput(j, st, id, "up", up, sizeof(up), &has_up),
-                      write_tput(j, st, id, "down", down, sizeof(down), &has_down));
+    double max = fmax(write_tput(j, st, id, "up", -1, up, sizeof(up), &has_up),
+                      write_tput(j, st, id, "down", -1, down, sizeof(down), &has_down));
     const char *unit;
     double scale = plot_bps_scale(max, &unit);
 
@@ -164,37 +218,69 @@ static void tput_panel(struct plot_job *j, struct store *st, int64_t id)
     fputc('\n', j->gp);
 }
 
-static void latency_panel(struct plot_job *j, struct store *st, int64_t id)
-{
-    static const char *const probes[2] = {"udp", "tcp"}, *const colour[2] = {"#d62728", "#9467bd"};
-    char ok[2][600], lost[2][600];
-    uint32_t nlost[2];
-    int have[2], n = 0;
+/* The probes a load run may have stored: name, label, colour. */
+struct probe_line {
+    char name[16], label[16];
+    const char *colour;
+};
 
-    for (int p = 0; p < 2; p++)
-        have[p] = write_probes(j, st, id, probes[p], ok[p], lost[p], sizeof(ok[p]), &nlost[p]) > 0;
+static uint32_t probe_lines(const struct phases *ph, struct probe_line *pl)
+{
+    uint32_t n = 0;
+
+    pl[n++] = (struct probe_line){"udp", "UDP", "#d62728"};
+    if (ph->nclasses) { /* the UDP probe is best effort's; the other classes follow */
+        snprintf(pl[0].label, sizeof(pl[0].label), "UDP %s", ph->cls[0]);
+        pl[0].colour = class_colour[0];
+    }
+    pl[n++] = (struct probe_line){"tcp", "TCP", "#9467bd"};
+    for (uint32_t c = 1; c < ph->nclasses; c++) {
+        struct probe_line *l = &pl[n++];
+        snprintf(l->name, sizeof(l->name), "udp_%s", ph->cls[c]);
+        for (char *q = l->name; *q; q++)
+            *q = (char)(*q >= 'A' && *q <= 'Z' ? *q - 'A' + 'a' : *q);
+        snprintf(l->label, sizeof(l->label), "UDP %s", ph->cls[c]);
+        l->colour = class_colour[c];
+    }
+    pl[n++] = (struct probe_line){"icmp", "ICMP", "#8c564b"};
+    return n;
+}
+
+#define PLOT_LOAD_MAX_PROBES (DSCLASS_MAX + 2)
+
+static void latency_panel(struct plot_job *j, struct store *st, int64_t id, const struct phases *ph)
+{
+    struct probe_line pl[PLOT_LOAD_MAX_PROBES];
+    uint32_t np = probe_lines(ph, pl);
+    char ok[PLOT_LOAD_MAX_PROBES][600], lost[PLOT_LOAD_MAX_PROBES][600];
+    uint32_t nlost[PLOT_LOAD_MAX_PROBES];
+    int have[PLOT_LOAD_MAX_PROBES], n = 0, any = 0;
+
+    for (uint32_t p = 0; p < np; p++)
+        any += have[p] =
+            write_probes(j, st, id, pl[p].name, ok[p], lost[p], sizeof(ok[p]), &nlost[p]) > 0;
     fputs("set ylabel 'probe latency (ms)'\nset yrange [0:*]\nset xlabel 'time (s)'\n", j->gp);
-    if (!have[0] && !have[1]) {
+    if (!any) {
         fputs("set label 10 'no probes stored (--probe-rate 0)' at graph 0.5,0.5 center\n"
               "plot 1/0 notitle\n",
               j->gp);
         return;
     }
     fputs("plot ", j->gp);
-    for (int p = 0; p < 2; p++) {
+    for (uint32_t p = 0; p < np; p++) {
         if (!have[p])
             continue;
         fputs(n++ ? ", " : "", j->gp);
         plot_gp_str(j->gp, ok[p]);
         fprintf(j->gp, " using 1:2 with points pt 7 ps 0.35 lc rgb '%s' title '%s probes'",
-                colour[p], p ? "TCP" : "UDP");
+                pl[p].colour, pl[p].label);
         if (nlost[p]) {
             fputs(", ", j->gp);
             plot_gp_str(j->gp, lost[p]);
             fprintf(j->gp,
                     " every ::0::%u using 1:(0) with points pt 2 ps 0.8 lc rgb '%s' "
                     "title '%s lost (%u)'",
-                    nlost[p] - 1, colour[p], p ? "TCP" : "UDP", nlost[p]);
+                    nlost[p] - 1, pl[p].colour, pl[p].label, nlost[p]);
         }
     }
     fputc('\n', j->gp);
@@ -214,9 +300,12 @@ static int plot_all(struct store *st, const struct store_run *r, struct plot_out
         fprintf(j.gp, "set xrange [0:%.6f]\n", ph.end[LOAD_RECOVERY]);
     shade(j.gp, &ph);
     title(j.gp, r, "latency under load");
-    tput_panel(&j, st, r->id);
+    if (ph.nclasses)
+        class_tput_panel(&j, st, r->id, &ph);
+    else
+        tput_panel(&j, st, r->id);
     fputs("unset title\n", j.gp);
-    latency_panel(&j, st, r->id);
+    latency_panel(&j, st, r->id, &ph);
     fputs("unset multiplot\n", j.gp);
     return plot_job_finish(&j, o, err, errlen);
 }
@@ -255,12 +344,14 @@ static int ccdf(struct plot_job *j, const struct txnlog *log, double from, doubl
 static int plot_cdf(struct store *st, const struct store_run *r, struct plot_out *o, char *err,
                     size_t errlen)
 {
-    static const char *const probes[2] = {"udp", "tcp"};
+    struct probe_line pl[PLOT_LOAD_MAX_PROBES];
     struct phases ph;
     struct plot_job j;
+    uint32_t np;
     int lines = 0;
 
     read_phases(st, r->id, &ph);
+    np = probe_lines(&ph, pl);
     if (!ph.ok) {
         snprintf(err, errlen, "run %lld's stored document has no phases", (long long)r->id);
         return -1;
@@ -271,21 +362,27 @@ static int plot_cdf(struct store *st, const struct store_run *r, struct plot_out
     fputs("set logscale xy\nset xlabel 'latency (ms)'\nset ylabel 'share of probes at least "
           "this slow'\n",
           j.gp);
-    for (int p = 0; p < 2; p++) {
+    for (uint32_t p = 0; p < np; p++) {
         struct txnlog log;
-        if (store_run_probes(st, r->id, probes[p], &log, err, errlen) != 1)
+        if (store_run_probes(st, r->id, pl[p].name, &log, err, errlen) != 1)
             continue;
         for (int phase = LOAD_BASELINE; phase <= LOAD_LOADED; phase++) {
             char path[600], name[32];
             uint32_t n;
-            snprintf(name, sizeof(name), "%s-%d.dat", probes[p], phase);
+            snprintf(name, sizeof(name), "%s-%d.dat", pl[p].name, phase);
             if (ccdf(&j, &log, ph.from[phase], ph.end[phase], name, path, sizeof(path), &n) || !n)
                 continue;
             fputs(lines++ ? ", " : "plot ", j.gp);
             plot_gp_str(j.gp, path);
+            /* without classes: colour by phase, the UDP probe bold; with them: colour by
+             * class, idle dashed */
+            bool by_phase = !ph.nclasses, bold = by_phase ? p == 0 : phase == LOAD_LOADED;
             fprintf(j.gp, " using 1:2 with steps lw %d dt %d lc rgb '%s' title '%s %s (%u)'",
-                    p ? 1 : 2, p ? 2 : 1, phase == LOAD_BASELINE ? "#1f77b4" : "#d62728",
-                    p ? "TCP" : "UDP", phase == LOAD_BASELINE ? "idle" : "loaded", n);
+                    bold ? 2 : 1, bold ? 1 : 2,
+                    !by_phase                ? pl[p].colour
+                    : phase == LOAD_BASELINE ? "#1f77b4"
+                                             : "#d62728",
+                    pl[p].label, phase == LOAD_BASELINE ? "idle" : "loaded", n);
         }
         txnlog_fini(&log);
     }
@@ -329,8 +426,8 @@ static void collect(struct store *st, const struct store_run *r, struct flow_ser
 }
 
 /* cwnd (column 2) and srtt in ms (column 3) of every TCP flow, one data block each. */
-static uint32_t write_flows(struct plot_job *j, const struct flow_series *fs, char *path,
-                            size_t len, char (*names)[48])
+static uint32_t write_flows(struct plot_job *j, const struct flow_series *fs,
+                            const struct phases *ph, char *path, size_t len, char (*names)[48])
 {
     FILE *f = plot_job_data(j, "flows.dat", path, len);
     uint32_t blocks = 0;
@@ -346,7 +443,11 @@ static uint32_t write_flows(struct plot_job *j, const struct flow_series *fs, ch
                     fprintf(f, "%.6f %u %.6g\n", s->t_s[k], row->cwnd, row->rtt_us / 1e3);
             }
             fputs("\n\n", f);
-            snprintf(names[blocks++], 48, "%s flow %u", fs->label[i], fl);
+            if (ph->nclasses) /* --classes: flow i is class i mod n */
+                snprintf(names[blocks++], 48, "%s flow %u (%s)", fs->label[i], fl,
+                         ph->cls[fl % ph->nclasses]);
+            else
+                snprintf(names[blocks++], 48, "%s flow %u", fs->label[i], fl);
         }
     if (f)
         fclose(f);
@@ -359,13 +460,16 @@ static int plot_flows(struct store *st, const struct store_run *r, struct plot_o
     struct flow_series fs;
     char path[600], names[PLOT_LOAD_MAX_FLOWS][48];
     struct plot_job j;
+    struct phases ph = {0};
     uint32_t n;
     int rc = -1;
 
     collect(st, r, &fs);
+    if (!strcmp(r->test, "load"))
+        read_phases(st, r->id, &ph);
     if (plot_job_open(&j, o->format, 720, err, errlen))
         goto out;
-    n = write_flows(&j, &fs, path, sizeof(path), names);
+    n = write_flows(&j, &fs, &ph, path, sizeof(path), names);
     if (!n) {
         snprintf(err, errlen,
                  "run %lld has no TCP_INFO samples to plot (it ran without --sample, or over UDP)",
@@ -375,8 +479,6 @@ static int plot_flows(struct store *st, const struct store_run *r, struct plot_o
     }
     fputs("set multiplot layout 2,1\nset xrange [0:*]\nset yrange [0:*]\n", j.gp);
     if (!strcmp(r->test, "load")) {
-        struct phases ph;
-        read_phases(st, r->id, &ph);
         if (ph.ok)
             fprintf(j.gp, "set xrange [0:%.6f]\n", ph.end[LOAD_RECOVERY]);
         shade(j.gp, &ph);

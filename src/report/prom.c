@@ -2,6 +2,7 @@
 #include "prom.h"
 #include "prom_guard.h"
 
+#include "clock.h"
 #include "sock.h"
 
 #include <errno.h>
@@ -176,14 +177,6 @@ struct prom_http {
     uint64_t cached_at;
 };
 
-static uint64_t mono_ms(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
-
 /* libmicrohttpd opened or closed a connection (on its thread). */
 static void on_connection(void *cls, struct MHD_Connection *c, void **socket_context,
                           enum MHD_ConnectionNotificationCode code)
@@ -201,7 +194,8 @@ static void on_connection(void *cls, struct MHD_Connection *c, void **socket_con
         for (size_t i = 0; i < sizeof(h->conns) / sizeof(h->conns[0]); i++) {
             if (h->conns[i].fd >= 0)
                 continue;
-            h->conns[i] = (struct prom_conn){.fd = ci->connect_fd, .since = mono_ms()};
+            h->conns[i] =
+                (struct prom_conn){.fd = ci->connect_fd, .since = (uint64_t)clock_mono_ms()};
             *socket_context = &h->conns[i];
             break;
         }
@@ -236,7 +230,7 @@ static void *reaper_main(void *arg)
     pthread_mutex_lock(&h->lock);
     while (!h->stop) {
         struct timespec ts;
-        uint64_t now = mono_ms();
+        uint64_t now = (uint64_t)clock_mono_ms();
 
         for (size_t i = 0; i < sizeof(h->conns) / sizeof(h->conns[0]); i++) {
             struct prom_conn *pc = &h->conns[i];
@@ -244,10 +238,7 @@ static void *reaper_main(void *arg)
                                 (!pc->headers && now - pc->since >= PROM_HEADERS_MS)))
                 shutdown(pc->fd, SHUT_RDWR);
         }
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        ts.tv_nsec += PROM_REAP_MS * 1000000L;
-        ts.tv_sec += ts.tv_nsec / 1000000000L;
-        ts.tv_nsec %= 1000000000L;
+        ts = clock_deadline_ts(CLOCK_MONOTONIC, PROM_REAP_MS);
         pthread_cond_timedwait(&h->wake, &h->lock, &ts);
     }
     pthread_mutex_unlock(&h->lock);
@@ -340,7 +331,7 @@ static enum MHD_Result on_metrics(struct prom_http *h, struct MHD_Connection *c,
     struct MHD_Response *r;
     enum MHD_Result rc;
 
-    if (!h->cached || nth <= 1 || mono_ms() - h->cached_at >= PROM_CACHE_MS) {
+    if (!h->cached || nth <= 1 || (uint64_t)clock_mono_ms() - h->cached_at >= PROM_CACHE_MS) {
         struct prom_buf b = {0};
         h->fn(h->ctx, &b);
         if (b.oom || !(r = MHD_create_response_from_buffer(b.len, b.data ? b.data : strdup(""),
@@ -356,7 +347,7 @@ static enum MHD_Result on_metrics(struct prom_http *h, struct MHD_Connection *c,
         h->cached = r;
         h->cached_body = b.data;
         h->cached_len = b.len;
-        h->cached_at = mono_ms();
+        h->cached_at = (uint64_t)clock_mono_ms();
     }
     if (nth < PROM_GUARD_PER_CONN)
         return MHD_queue_response(c, MHD_HTTP_OK, h->cached);
@@ -408,7 +399,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
             *con_cls = (void *)(uintptr_t)1;
         ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
         if (!strcmp(url, "/metrics") &&
-            !prom_guard_admit(&h->guard, ci ? ci->client_addr : NULL, mono_ms()))
+            !prom_guard_admit(&h->guard, ci ? ci->client_addr : NULL, (uint64_t)clock_mono_ms()))
             return too_many(c);
         return MHD_YES;
     }

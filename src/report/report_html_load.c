@@ -68,6 +68,39 @@ static void phases_table(FILE *out, const cJSON *doc)
     fputs("</table>\n", out);
 }
 
+/* --classes: each class's probe latency idle and loaded, its increase and its goodput. */
+static void classes_table(FILE *out, const cJSON *doc)
+{
+    const cJSON *c;
+
+    if (!cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(doc, "classes")))
+        return;
+    fputs("<h3>Classes</h3>\n<p>Each class's UDP probe and TCP flow, marked on both ends; "
+          "throughput: the receiver's view.</p>\n<table>\n<tr><th>class</th><th>DSCP</th>"
+          "<th>idle p50 (ms)</th><th>loaded p50 (ms)</th><th>p99</th><th>increase (ms)</th>"
+          "<th>lost</th><th>up</th><th>down</th></tr>\n",
+          out);
+    cJSON_ArrayForEach(c, cJSON_GetObjectItemCaseSensitive(doc, "classes"))
+    {
+        const cJSON *inc = cJSON_GetObjectItemCaseSensitive(c, "increase_p50_us");
+        fputs("<tr><td>", out);
+        report_html_esc(out, text(c, "name"));
+        fprintf(out, "</td><td class=\"n\">%.0f</td>", num(c, "dscp"));
+        cell_ms(out, num(c, "phases.baseline.latency_us.p50"));
+        cell_ms(out, num(c, "phases.loaded.latency_us.p50"));
+        cell_ms(out, num(c, "phases.loaded.latency_us.p99"));
+        if (cJSON_IsNumber(inc))
+            fprintf(out, "<td class=\"n\">%+.1f</td>", load_ms_shown(inc->valuedouble));
+        else
+            fputs("<td class=\"n\">-</td>", out);
+        fprintf(out, "<td class=\"n\">%.1f %%</td>", num(c, "phases.loaded.loss_pct"));
+        cell_rate(out, num(c, "up_bps"));
+        cell_rate(out, num(c, "down_bps"));
+        fputs("</tr>\n", out);
+    }
+    fputs("</table>\n", out);
+}
+
 static void strings(FILE *out, const cJSON *doc, const char *key, const char *cls)
 {
     const cJSON *a = cJSON_GetObjectItemCaseSensitive(doc, key), *x;
@@ -108,6 +141,7 @@ static void verdict(FILE *out, const cJSON *doc)
     report_html_esc(out, line);
     fputs("</p>\n", out);
     phases_table(out, doc);
+    classes_table(out, doc);
     fputs("<h3>Advice</h3>\n", out);
     strings(out, doc, "advice", "");
     strings(out, doc, "warnings", " class=\"note\"");

@@ -104,7 +104,7 @@ static void flow_rows(struct frame *f, const struct run_result *r, const struct 
 
         units_format_rate(per_s((double)c->bytes * 8, len), rt, sizeof(rt));
         if (c->rtt_us)
-            snprintf(rtt, sizeof(rtt), "%u us", c->rtt_us);
+            units_format_duration(c->rtt_us / 1e6, rtt, sizeof(rtt));
         if (up && (c->rtt_us || c->cwnd)) { /* TCP_INFO of the sending end: ours */
             snprintf(retr, sizeof(retr), "%u", c->retrans);
             snprintf(cwnd, sizeof(cwnd), "%useg", c->cwnd);

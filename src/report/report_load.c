@@ -3,6 +3,7 @@
 
 #include "load_json.h"
 #include "units.h"
+#include "wrap.h"
 
 #include <math.h>
 #include <string.h>
@@ -30,7 +31,12 @@ static void header(FILE *out, const struct load_result *lr)
     const struct load_params *lp = &lr->lp;
     char dirs[64];
 
-    if (lp->up && lp->down)
+    if (lr->nclasses)
+        snprintf(dirs, sizeof(dirs), "one TCP flow per %s class %s", dsclass_set_name(lp->classes),
+                 lp->up && lp->down ? "up and down"
+                 : lp->up           ? "up"
+                                    : "down");
+    else if (lp->up && lp->down)
         snprintf(dirs, sizeof(dirs), "%u TCP flow%s up and %u down", lp->flows,
                  lp->flows == 1 ? "" : "s", lp->flows);
     else
@@ -45,7 +51,12 @@ static void header(FILE *out, const struct load_result *lr)
         fprintf(out, "%s %s (down: %s)", lp->up ? "," : "", lr->cc_down[0] ? lr->cc_down : "none",
                 lr->ran[LOAD_DOWN] ? "the daemon sends" : "it did not run");
     fputc('\n', out);
-    if (lp->probe_rate)
+    if (lp->probe_rate && lr->nclasses)
+        fprintf(out,
+                "latency probes: UDP request/response per class and TCP (unmarked), %llu a "
+                "second each (%d bytes)\n",
+                (unsigned long long)lp->probe_rate, LOAD_PROBE_SIZE);
+    else if (lp->probe_rate)
         fprintf(out,
                 "latency probes: UDP and TCP request/response, %llu a second each (%d bytes)\n",
                 (unsigned long long)lp->probe_rate, LOAD_PROBE_SIZE);
@@ -87,7 +98,10 @@ static void verdict(FILE *out, const struct load_result *lr)
             "\nlatency under load: %+.1f ms at the median, %+.1f ms at p99 (%s probes; the loaded "
             "phase from %.1f s)\n",
             load_ms_shown(lr->increase_p50_us), load_ms_shown(lr->increase_p99_us),
-            lr->judged_by == LOAD_UDP_PROBE ? "UDP" : "TCP", busy->from_s);
+            lr->judged_by != LOAD_UDP_PROBE ? "TCP"
+            : lr->nclasses                  ? "BE's UDP"
+                                            : "UDP",
+            busy->from_s);
     if (lr->owd_judged)
         fprintf(out, "  of which the way up %+.1f ms, the way down %+.1f ms (one-way delays)\n",
                 load_ms_shown(lr->increase_up_p50_us), load_ms_shown(lr->increase_down_p50_us));
@@ -114,30 +128,37 @@ static void verdict(FILE *out, const struct load_result *lr)
                 load_band_words(lr->band));
 }
 
-/* Prints text wrapped at 78 columns, the first line after lead, the rest indented. */
-static void wrapped(FILE *out, const char *lead, const char *text)
+/* --classes: each class's probe latency idle and loaded, its increase and loss under load, and
+ * its flow's goodput each way. */
+static void classes(FILE *out, const struct load_result *lr)
 {
-    size_t col = strlen(lead);
-
-    fputs(lead, out);
-    while (*text) {
-        size_t word = strcspn(text, " ");
-        if (col + word > 78 && col > 4) {
-            fputs("\n    ", out);
-            col = 4;
-        }
-        fprintf(out, "%.*s", (int)word, text);
-        col += word;
-        text += word;
-        if (*text == ' ') {
-            text++;
-            if (*text) {
-                fputc(' ', out);
-                col++;
-            }
-        }
+    if (!lr->nclasses)
+        return;
+    fprintf(out,
+            "\nclasses (marked on both ends; latency: the class's UDP probe, ms; throughput: its\n"
+            "TCP flow, receiver's view)\n"
+            "class  DSCP  idle p50  loaded p50    p99  increase   lost  up           down\n");
+    for (uint32_t c = 0; c < lr->nclasses; c++) {
+        const struct load_class_stats *cs = &lr->cls[c];
+        const struct load_probe_stats *b = &cs->probe[LOAD_BASELINE], *l = &cs->probe[LOAD_LOADED];
+        char i50[16], l50[16], l99[16], inc[16], loss[16], up[24], down[24];
+        ms(b->p50_us, i50, sizeof(i50));
+        ms(l->p50_us, l50, sizeof(l50));
+        ms(l->p99_us, l99, sizeof(l99));
+        if (cs->judged)
+            snprintf(inc, sizeof(inc), "%+.1f", load_ms_shown(cs->increase_p50_us));
+        else
+            snprintf(inc, sizeof(inc), "-");
+        if (l->sent)
+            snprintf(loss, sizeof(loss), "%.1f%%", l->loss_pct);
+        else
+            snprintf(loss, sizeof(loss), "-");
+        rate(cs->up_bps, up, sizeof(up));
+        rate(cs->down_bps, down, sizeof(down));
+        fprintf(out, "%-5s  %4u  %8s  %10s %6s  %8s %6s  %-12s %s\n",
+                dsclass_name(lr->lp.classes, c), dsclass_dscp(lr->lp.classes, c), i50, l50, l99,
+                inc, loss, up, down);
     }
-    fputc('\n', out);
 }
 
 void report_load_text(FILE *out, const struct load_result *lr)
@@ -146,16 +167,18 @@ void report_load_text(FILE *out, const struct load_result *lr)
     size_t na = load_advice(lr, adv, 8), nw;
 
     header(out, lr);
-    fputs("\n                      UDP probe latency (ms)        UDP  TCP p50\n"
-          "phase     time (s)       p50    p90    p99    max   lost   (ms)  up           down\n",
+    fprintf(out, "\n                      UDP probe latency (ms)%s  UDP  TCP p50\n",
+            lr->nclasses ? " of BE" : "      ");
+    fputs("phase     time (s)       p50    p90    p99    max   lost   (ms)  up           down\n",
           out);
     for (int ph = 0; ph < LOAD_NPHASES; ph++)
         phase_row(out, lr, ph);
+    classes(out, lr);
     verdict(out, lr);
     fputs("\nadvice:\n", out);
     for (size_t i = 0; i < na; i++)
-        wrapped(out, "  - ", adv[i]);
+        wrap_print(out, "  - ", 4, adv[i]);
     load_warnings(lr, warn, &nw, 8);
     for (size_t i = 0; i < nw; i++)
-        wrapped(out, "warning: ", warn[i]);
+        wrap_print(out, "warning: ", 4, warn[i]);
 }

@@ -201,7 +201,7 @@ static void flow_table(FILE *out, const struct run_result *r)
         units_format_bytes((double)f->bytes, rb, sizeof(rb));
         units_format_rate(f->throughput_bps, tp, sizeof(tp));
         if (f->has_sender_tcpinfo) {
-            snprintf(rtt, sizeof(rtt), "%uus", f->rtt_us);
+            units_format_duration(f->rtt_us / 1e6, rtt, sizeof(rtt)); /* as diagnose's srtt */
             snprintf(retr, sizeof(retr), "%u", f->retransmits);
             snprintf(cwnd, sizeof(cwnd), "%u seg", f->cwnd);
         }

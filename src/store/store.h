@@ -14,7 +14,7 @@
 #include "hostsnap.h"
 #include "result.h"
 
-#define STORE_SCHEMA_VERSION 7
+#define STORE_SCHEMA_VERSION 8
 #define STORE_APPLICATION_ID 0x4e524754 /* "NRGT" */
 #define STORE_BUSY_MS        15000
 

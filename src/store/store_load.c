@@ -66,6 +66,12 @@ static int add_parts(struct store *st, int64_t id, const struct load_result *lr,
     if (lr->icmp_ran &&
         store_add_probes(st, id, "icmp", &lr->icmp_log, lr->icmp_off_ns, err, errlen))
         return -EIO;
+    for (uint32_t c = 1; c < lr->nclasses; c++) { /* --classes: the first is "udp" */
+        char name[16];
+        if (store_add_probes(st, id, load_class_probe(lr->lp.classes, c, name, sizeof(name)),
+                             load_class_log(lr, c), lr->part_off_ns[LOAD_UDP_PROBE], err, errlen))
+            return -EIO;
+    }
     return 0;
 }
 

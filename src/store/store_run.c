@@ -398,12 +398,62 @@ static bool all_digits(const char *s, size_t n)
     return true;
 }
 
+enum store_run_ref store_run_ref_parse(const char *s, int64_t *id)
+{
+    static const struct {
+        const char *prefix;
+        enum store_run_ref kind;
+    } refs[] = {{"sweep:", STORE_RUN_REF_SWEEP},
+                {"mesh:", STORE_RUN_REF_MESH},
+                {"group:", STORE_RUN_REF_GROUP}};
+
+    *id = 0;
+    for (size_t i = 0; i < sizeof(refs) / sizeof(refs[0]); i++) {
+        size_t n = strlen(refs[i].prefix);
+        const char *num = s + n;
+        int64_t v;
+
+        if (strncmp(s, refs[i].prefix, n) || !all_digits(num, strlen(num)))
+            continue;
+        v = strtoll(num, NULL, 10); /* at most 18 digits: no overflow */
+        if (!v)
+            return STORE_RUN_REF_NONE;
+        *id = v;
+        return refs[i].kind;
+    }
+    return STORE_RUN_REF_NONE;
+}
+
+/* The query and the "has no runs" error of a sweep, mesh or group. */
+static int resolve_ref(struct store *st, enum store_run_ref kind, int64_t id, struct idset *set,
+                       char *err, size_t errlen)
+{
+    static const char *const sql[] = {
+        [STORE_RUN_REF_SWEEP] = "SELECT r.id FROM runs r JOIN sweep_points p"
+                                " ON r.sweep_point_id = p.id WHERE p.sweep_id = ? ORDER BY r.id",
+        [STORE_RUN_REF_MESH] = "SELECT run_id FROM mesh_cells WHERE mesh_id = ?"
+                               " AND run_id IS NOT NULL ORDER BY run_id",
+        [STORE_RUN_REF_GROUP] = "SELECT id FROM runs WHERE group_id = ? ORDER BY group_idx, id",
+    };
+    static const char *const name[] = {[STORE_RUN_REF_SWEEP] = "sweep",
+                                       [STORE_RUN_REF_MESH] = "mesh",
+                                       [STORE_RUN_REF_GROUP] = "group"};
+    int rc = add_query(st, set, sql[kind], "i", id);
+
+    if (rc == -ENOENT)
+        snprintf(err, errlen, "%s %lld has no runs: see 'netrig history%s'", name[kind],
+                 (long long)id, kind == STORE_RUN_REF_MESH ? " --meshes" : "");
+    return rc;
+}
+
 /* One item of a run set. */
 static int resolve_item(struct store *st, const char *item, struct idset *set, char *err,
                         size_t errlen)
 {
     const char *dash = strchr(item, '-');
     size_t len = strlen(item);
+    enum store_run_ref kind;
+    int64_t ref;
     int rc;
 
     if (all_digits(item, len)) {
@@ -421,25 +471,8 @@ static int resolve_item(struct store *st, const char *item, struct idset *set, c
         rc = add_query(st, set, "SELECT max(id) FROM runs HAVING count(*) > 0", "");
         if (rc == -ENOENT)
             snprintf(err, errlen, "the history '%s' holds no runs yet", store_path(st));
-    } else if (!strncmp(item, "sweep:", 6) && all_digits(item + 6, strlen(item + 6))) {
-        rc = add_query(st, set,
-                       "SELECT r.id FROM runs r JOIN sweep_points p"
-                       " ON r.sweep_point_id = p.id WHERE p.sweep_id = ? ORDER BY r.id",
-                       "i", (int64_t)strtoll(item + 6, NULL, 10));
-        if (rc == -ENOENT)
-            snprintf(err, errlen, "sweep %s has no runs: see 'netrig history'", item + 6);
-    } else if (!strncmp(item, "group:", 6) && all_digits(item + 6, strlen(item + 6))) {
-        rc = add_query(st, set, "SELECT id FROM runs WHERE group_id = ? ORDER BY group_idx, id",
-                       "i", (int64_t)strtoll(item + 6, NULL, 10));
-        if (rc == -ENOENT)
-            snprintf(err, errlen, "group %s has no runs: see 'netrig history'", item + 6);
-    } else if (!strncmp(item, "mesh:", 5) && all_digits(item + 5, strlen(item + 5))) {
-        rc = add_query(st, set,
-                       "SELECT run_id FROM mesh_cells WHERE mesh_id = ?"
-                       " AND run_id IS NOT NULL ORDER BY run_id",
-                       "i", (int64_t)strtoll(item + 5, NULL, 10));
-        if (rc == -ENOENT)
-            snprintf(err, errlen, "mesh %s has no runs: see 'netrig history --meshes'", item + 5);
+    } else if ((kind = store_run_ref_parse(item, &ref)) != STORE_RUN_REF_NONE) {
+        rc = resolve_ref(st, kind, ref, set, err, errlen);
     } else {
         rc =
             add_query(st, set, "SELECT run_id FROM tags WHERE name = ? ORDER BY run_id", "t", item);

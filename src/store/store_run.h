@@ -99,6 +99,19 @@ struct store_flow {
 int store_run_flows(struct store *st, int64_t id, int (*fn)(const struct store_flow *f, void *arg),
                     void *arg);
 
+/* The runs a reference names as one unit: a sweep's, a mesh's, a daemon group's. */
+enum store_run_ref {
+    STORE_RUN_REF_NONE,
+    STORE_RUN_REF_SWEEP,
+    STORE_RUN_REF_MESH,
+    STORE_RUN_REF_GROUP
+};
+
+/* The one reader of "sweep:N", "mesh:N" and "group:N" (N: 1 to 18 digits, not 0): the kind,
+ * with N in *id; STORE_RUN_REF_NONE (and *id 0) for anything else: an id, a range, a list, a
+ * tag, "sweep:", "mesh:0", "group:3x". */
+enum store_run_ref store_run_ref_parse(const char *s, int64_t *id);
+
 /* Resolves a run set (comma-separated ids, ranges A-B, tag names, "last", "sweep:N",
  * "mesh:N", "group:N") into *ids (malloc'd, in order, no repeats). Returns 0, or a negative errno
  * with err. */

@@ -171,6 +171,19 @@ static const char *const migrations[STORE_SCHEMA_VERSION] = {
     " netns_inode INTEGER NOT NULL DEFAULT 0, netns_name TEXT NOT NULL DEFAULT '',"
     " target TEXT NOT NULL DEFAULT '', changes TEXT NOT NULL);"
     "CREATE INDEX tune_journals_at ON tune_journals(applied_at);",
+
+    /* v8: the probes' names beyond udp and tcp: load --icmp's echo probe and load --classes'
+     * marked UDP probes (udp is best effort's). SQLite cannot change a CHECK: the table is
+     * made anew and its rows copied. */
+    "CREATE TABLE probes_v8 ("
+    " run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,"
+    " probe TEXT NOT NULL CHECK (probe IN ('udp', 'tcp', 'icmp', 'udp_bk', 'udp_cs5',"
+    " 'udp_ef')), seq INTEGER NOT NULL,"
+    " t_us INTEGER NOT NULL, latency_us REAL,"
+    " PRIMARY KEY (run_id, probe, seq)) WITHOUT ROWID;"
+    "INSERT INTO probes_v8 SELECT run_id, probe, seq, t_us, latency_us FROM probes;"
+    "DROP TABLE probes;"
+    "ALTER TABLE probes_v8 RENAME TO probes;",
 };
 
 const char *store_migration_sql(int v)

@@ -2,6 +2,8 @@
 #define _GNU_SOURCE
 #include "pmtu.h"
 
+#include "clock.h"
+
 #include <arpa/inet.h>
 #include <errno.h>
 #include <ifaddrs.h>
@@ -125,14 +127,6 @@ struct prober {
     double sent_at[SEQ_SLOTS];
 };
 
-static double now_s(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
 static uint16_t checksum(const unsigned char *d, size_t n)
 {
     uint32_t sum = 0;
@@ -197,7 +191,7 @@ static int send_one(struct prober *pr)
         pr->pkt[i] = (unsigned char)i;
     if (v4)
         h->checksum = checksum(pr->pkt, n); /* the kernel fills it for ICMPv6 */
-    pr->sent_at[pr->seq % SEQ_SLOTS] = now_s();
+    pr->sent_at[pr->seq % SEQ_SLOTS] = clock_mono_s();
     if (sendto(pr->fd, pr->pkt, n, 0, (const struct sockaddr *)&pr->p->sa, pr->p->salen) < 0)
         return errno;
     return 0;
@@ -242,7 +236,7 @@ static int judge(struct prober *pr, const unsigned char *m, size_t n, size_t wir
             !same_addr(from, (const struct sockaddr *)&pr->p->sa))
             return 0;
         r->verdict = PMTU_CARRIED;
-        r->rtt_ms = (now_s() - pr->sent_at[seq % SEQ_SLOTS]) * 1e3;
+        r->rtt_ms = (clock_mono_s() - pr->sent_at[seq % SEQ_SLOTS]) * 1e3;
         return 1;
     }
     if (!ours_inside(pr, m + 8, n - 8))
@@ -288,10 +282,10 @@ static int receive(struct prober *pr, struct pmtu_result *r)
 
 static int run(struct prober *pr, unsigned timeout_ms, unsigned interval_ms, struct pmtu_result *r)
 {
-    double start = now_s(), deadline = start + timeout_ms / 1e3, next = start;
+    double start = clock_mono_s(), deadline = start + timeout_ms / 1e3, next = start;
 
     for (;;) {
-        double t = now_s();
+        double t = clock_mono_s();
         if (t >= deadline)
             return 0; /* r->verdict stays PMTU_SILENT */
         if (t >= next) {
@@ -310,7 +304,7 @@ static int run(struct prober *pr, unsigned timeout_ms, unsigned interval_ms, str
         }
         double until = next < deadline ? next : deadline;
         struct pollfd pfd = {.fd = pr->fd, .events = POLLIN};
-        int ms = (int)((until - now_s()) * 1e3) + 1;
+        int ms = (int)((until - clock_mono_s()) * 1e3) + 1;
         if (poll(&pfd, 1, ms > 0 ? ms : 0) > 0)
             while (!(pfd.revents & ~POLLIN) && receive(pr, r) == 0)
                 if (poll(&pfd, 1, 0) <= 0)

@@ -6,6 +6,7 @@
 #include "hostwr.h"
 #include "tune_place.h"
 #include "tune_state.h"
+#include "wrap.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -28,14 +29,12 @@ static void say(FILE *f, const char *fmt, ...)
     fflush(f); /* a kill between two changes leaves every line so far on the terminal */
 }
 
-/* One progress line, "  STATUS      text", wrapped at 80 columns under the text. */
+/* One progress line, "  STATUS      text", wrapped under the text. */
 static void line(FILE *f, const char *status, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 static void line(FILE *f, const char *status, const char *fmt, ...)
 {
-    char text[1024];
-    const char *p = text;
-    int room = 80 - 14;
+    char text[1024], lead[32];
     va_list ap;
 
     if (!f)
@@ -43,23 +42,8 @@ static void line(FILE *f, const char *status, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(text, sizeof(text), fmt, ap);
     va_end(ap);
-    fprintf(f, "  %-11s ", status);
-    while (*p) {
-        size_t n = strlen(p), cut = n;
-        if ((int)n > room) {
-            cut = (size_t)room;
-            while (cut > 0 && p[cut] != ' ')
-                cut--;
-            if (cut == 0)
-                cut = (size_t)room;
-        }
-        fprintf(f, "%.*s\n", (int)cut, p);
-        p += cut;
-        while (*p == ' ')
-            p++;
-        if (*p)
-            fprintf(f, "%14s", "");
-    }
+    snprintf(lead, sizeof(lead), "  %-11s ", status);
+    wrap_print(f, lead, 14, text);
     fflush(f);
 }
 

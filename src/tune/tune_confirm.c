@@ -2,6 +2,7 @@
 #define _GNU_SOURCE
 #include "tune_confirm.h"
 
+#include "clock.h"
 #include "hostfs.h"
 #include "tune_apply.h"
 #include "tune_place.h"
@@ -45,13 +46,8 @@ double tune_confirm_deadline(const struct tune_journal *j)
     return (j->done_unix > 0 ? j->done_unix : j->created_unix) + j->confirm_within_ms / 1e3;
 }
 
-static double boottime(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_BOOTTIME, &ts); /* counts a suspend: the deadline is wall time */
-    return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
+/* counts a suspend: the deadline is wall time */
+static double boottime(void) { return (double)clock_read_ns(CLOCK_BOOTTIME) / 1e9; }
 
 /* ---- the watchdog process ---------------------------------------------------------------- */
 

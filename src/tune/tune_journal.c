@@ -2,6 +2,7 @@
 #define _GNU_SOURCE
 #include "tune_journal.h"
 
+#include "clock.h"
 #include "hostwr.h"
 #include "tune_state.h"
 
@@ -28,15 +29,16 @@ const char *tune_journal_state_name(enum tune_journal_state st)
 
 static void utc_now(char *buf, size_t len, double *unix_s)
 {
-    struct timespec ts;
+    uint64_t ns = clock_real_ns();
+    time_t sec = (time_t)(ns / 1000000000ULL);
     struct tm tm;
 
-    clock_gettime(CLOCK_REALTIME, &ts);
-    gmtime_r(&ts.tv_sec, &tm);
-    snprintf(buf, len, "%04d-%02d-%02dT%02d:%02d:%02d.%06ldZ", tm.tm_year + 1900, tm.tm_mon + 1,
-             tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, ts.tv_nsec / 1000);
+    gmtime_r(&sec, &tm);
+    snprintf(buf, len, "%04d-%02d-%02dT%02d:%02d:%02d.%06luZ", tm.tm_year + 1900, tm.tm_mon + 1,
+             tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
+             (unsigned long)(ns % 1000000000ULL / 1000));
     if (unix_s)
-        *unix_s = (double)ts.tv_sec + ts.tv_nsec / 1e9;
+        *unix_s = (double)ns / 1e9;
 }
 
 /* ---- writing ----------------------------------------------------------------------------- */

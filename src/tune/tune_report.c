@@ -5,35 +5,13 @@
 #include "tune_confirm.h"
 #include "tune_place.h"
 #include "tune_risk.h"
+#include "units.h"
+#include "wrap.h"
 
 #include <time.h>
 
 #include <limits.h>
 #include <string.h>
-
-#define WIDTH 80
-
-/* Prints text wrapped at WIDTH columns, every line indented by indent spaces. */
-static void wrap(FILE *out, int indent, const char *text)
-{
-    const char *p = text;
-    int room = WIDTH - indent;
-
-    while (*p) {
-        size_t n = strlen(p), cut = n;
-        if ((int)n > room) {
-            cut = (size_t)room;
-            while (cut > 0 && p[cut] != ' ')
-                cut--;
-            if (cut == 0)
-                cut = (size_t)room; /* one long word: break it */
-        }
-        fprintf(out, "%*s%.*s\n", indent, "", (int)cut, p);
-        p += cut;
-        while (*p == ' ')
-            p++;
-    }
-}
 
 static const char *outcome_name(enum tune_outcome o)
 {
@@ -47,8 +25,8 @@ static void target_line(FILE *out, const struct tune_plan *plan, const char *wha
 {
     char rate[32], bdp[32];
 
-    audit_fmt_rate(plan->target.rate_bps, rate, sizeof(rate));
-    audit_fmt_bytes(plan->target.bdp_bytes, bdp, sizeof(bdp));
+    units_format_rate(plan->target.rate_bps, rate, sizeof(rate));
+    units_format_bytes(plan->target.bdp_bytes, bdp, sizeof(bdp));
     fprintf(out, "netrig tune: %s x %g ms (BDP %s), %s profile%s; %s\n", rate,
             plan->target.rtt_s * 1e3, bdp,
             plan->profile == AUDIT_PROFILE_LATENCY ? "latency" : "throughput",
@@ -87,22 +65,22 @@ static void change_text(FILE *out, const struct tune_change *c, size_t more)
                  ? old
                  : (c->kind == TUNE_ETHTOOL ? "(asked of the NIC when applied)" : "(unreadable)"),
              nv);
-    wrap(out, 4, line);
-    wrap(out, 4, c->reason);
+    wrap_print(out, NULL, 4, line);
+    wrap_print(out, NULL, 4, c->reason);
     snprintf(line, sizeof(line), "$ %s", c->command);
-    wrap(out, 4, line);
+    wrap_print(out, NULL, 4, line);
     snprintf(line, sizeof(line), "%s: %s", tune_risk_name(c->risk), c->risk_why);
-    wrap(out, 4, line);
+    wrap_print(out, NULL, 4, line);
     if (c->probe[0]) {
         snprintf(line, sizeof(line), "probe: %s", c->probe);
-        wrap(out, 4, line);
+        wrap_print(out, NULL, 4, line);
     }
     if (c->blocked[0]) {
         snprintf(line, sizeof(line), "NOT HERE: %s", c->blocked);
-        wrap(out, 4, line);
+        wrap_print(out, NULL, 4, line);
     } else if (c->held[0]) {
         snprintf(line, sizeof(line), "HELD BACK: %s", c->held);
-        wrap(out, 4, line);
+        wrap_print(out, NULL, 4, line);
     }
 }
 
@@ -118,13 +96,13 @@ static void manual_text(FILE *out, const struct tune_plan *plan)
         const struct tune_manual *m = &plan->manual[i];
         fprintf(out, "  %s%s%s  [%s]\n", m->finding, m->iface[0] ? " " : "", m->iface,
                 audit_status_name(m->status));
-        wrap(out, 4, m->reason);
+        wrap_print(out, NULL, 4, m->reason);
         if (m->command[0]) {
             snprintf(line, sizeof(line), "%s %s", m->is_command ? "$" : "fix:", m->command);
-            wrap(out, 4, line);
+            wrap_print(out, NULL, 4, line);
         }
         snprintf(line, sizeof(line), "manual (netrig never runs it): %s", m->why);
-        wrap(out, 4, line);
+        wrap_print(out, NULL, 4, line);
     }
 }
 
@@ -145,7 +123,7 @@ static void peer_text(FILE *out, const struct tune_plan *plan)
                  "route to it leaves by %s, path MTU %u).",
                  plan->peer, plan->peer_route, plan->peer_mtu);
     fputc('\n', out);
-    wrap(out, 0, line);
+    wrap_print(out, NULL, 0, line);
 }
 
 static void preview_text(FILE *out, const struct tune_file *f, size_t n)
@@ -174,7 +152,7 @@ static void apply_summary(FILE *out, const struct tune_apply_result *res, const 
                 outcome_name(res->file_done[i].outcome));
     fprintf(out, "Journal: %s\n", res->journal);
     if (undo)
-        wrap(out, 0, undo);
+        wrap_print(out, NULL, 0, undo);
 }
 
 void tune_report_plan_text(FILE *out, const struct tune_plan *plan,
@@ -212,7 +190,7 @@ void tune_report_plan_text(FILE *out, const struct tune_plan *plan,
     preview_text(out, preview, npreview);
     if (here && apply_cmd) {
         fputc('\n', out);
-        wrap(out, 0, apply_cmd);
+        wrap_print(out, NULL, 0, apply_cmd);
     }
 }
 
@@ -458,7 +436,7 @@ void tune_report_list_text(FILE *out, const char *dir, const char *sysroot, char
         snprintf(path, sizeof(path), "%s/%s", dir, names[i]);
         if (tune_journal_load(path, &j, err, sizeof(err))) {
             fprintf(out, "  %s  DAMAGED\n", names[i]);
-            wrap(out, 4, err);
+            wrap_print(out, NULL, 4, err);
             continue;
         }
         if (tune_place_here(&j, &here, here_child, why, sizeof(why)) != 1) {
@@ -475,7 +453,7 @@ void tune_report_list_text(FILE *out, const char *dir, const char *sysroot, char
                 c[TUNE_J_PENDING], journal_state(&j), j.reverted ? " " : "",
                 j.reverted ? j.reverted_at : "", path, j.target);
         if (conf[0])
-            wrap(out, 4, conf);
+            wrap_print(out, NULL, 4, conf);
         tune_journal_free(&j);
     }
     if (elsewhere)

@@ -90,6 +90,7 @@ expect_comp "--depth" netrig sweep rr -c HOST --dep
 expect_comp "--config" netrig exporter --con
 expect_comp "--probe-rate" netrig load --prob
 expect_comp "cdf" netrig plot 3 --chart cd
+expect_comp "rrul" netrig load --classes r
 expect_comp "crr" netrig sweep cr
 got=$(complete_line netrig stream -C "")
 check "congestion control names are completed after -C (got '$got')" test -n "$got"

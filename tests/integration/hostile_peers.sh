@@ -42,7 +42,7 @@ stop_server
 
 # ---- 3. pipelined scrapes: bounded per connection and per address, a real Prometheus on time
 start_server --metrics 127.0.0.1:0
-mport=$(sed -n 's/.*http:\/\/127.0.0.1:\([0-9][0-9]*\)\/metrics.*/\1/p' "$SRV_LOG" | head -n1)
+mport=$(metrics_port "$SRV_LOG")
 [[ -n $mport ]] || fail "no metrics port in the log: $(head -c 300 "$SRV_LOG")"
 python3 - "$mport" >"$T/pipe.json" <<'PY'
 import json, socket, sys

@@ -201,6 +201,15 @@ wait_for_port() {
     echo "$port"
 }
 
+# metrics_port LOG: the port of the daemon's --metrics endpoint, once its log names it (the
+# line comes after the data port's, and later still on a slow build); empty after 10 s
+_logged_metrics_port() { [[ -n $(_metrics_port_in "$1") ]]; }
+_metrics_port_in() { sed -n 's/.*http:\/\/[^ ]*:\([0-9][0-9]*\)\/metrics.*/\1/p' "$1" | head -n1; }
+metrics_port() {
+    wait_until 10 "the metrics endpoint in $1" _logged_metrics_port "$1" || true
+    _metrics_port_in "$1"
+}
+
 # start_server [serve options]: background daemon on a free port.
 _SRV_N=0
 start_server() {

@@ -7,6 +7,8 @@
 #   --dscp EF -R: the daemon's data packets carry 0xb8 (the client's value, applied there);
 #   an iperf3 client's -S: the daemon applies it to its own packets too;
 #   UDP --dscp AF11 --dont-fragment: datagrams carry 0x28 and DF both ways;
+#   load --classes rrul (IPv4, IPv6): BK 0x20, CS5 0xa0, EF 0xb8 on each class's TCP flow both
+#     ways (the daemon marks its own) and on its UDP probe;
 #   --bind-dev: lo reaches 127.0.0.1, a veth does not (and the error says where it was bound).
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh" "$@"
@@ -70,6 +72,23 @@ check "UDP --dscp AF11 --bidir: datagrams carry 0x28 ($(count udp 'udp4 other 0x
     at_least udp "udp4 other 0x28" 1000
 check "UDP --dont-fragment: every datagram has DF set" \
     jq -e '.udp4_df >= 1000 and .udp4_no_df == 0' "$T/udp.cap" >/dev/null
+
+# load --classes rrul: each class's mark on its TCP flow both ways and on its UDP probe (BE is
+# 0x00, like the control connections and the TCP probe: not told apart here)
+for fam in 4 6; do
+    host=127.0.0.1
+    [[ $fam == 6 ]] && host=::1
+    capture "cls$fam" "$NETRIG" load -c "$host" -p "$SRV_PORT" -$fam --classes rrul --no-save \
+        --baseline 0.3 -t 1 --recovery 0.3 --probe-rate 50
+    for tos in 0x20 0xa0 0xb8; do
+        check "load -$fam --classes rrul: client's flow with $tos ($(count "cls$fam" "tcp$fam to $tos"))" \
+            at_least "cls$fam" "tcp$fam to $tos" 50
+        check "load -$fam --classes rrul: the daemon's flow with $tos ($(count "cls$fam" "tcp$fam from $tos"))" \
+            at_least "cls$fam" "tcp$fam from $tos" 50
+        check "load -$fam --classes rrul: that class's UDP probe with $tos ($(count "cls$fam" "udp$fam other $tos"))" \
+            at_least "cls$fam" "udp$fam other $tos" 20
+    done
+done
 
 if command -v iperf3 >/dev/null 2>&1; then
     capture i3 iperf3 -c 127.0.0.1 -p "$SRV_PORT" -t 1 -S 0x20 -R

@@ -53,6 +53,11 @@ expect_fail "unknown short option" 2 "-x" -- stream -x
 expect_fail "missing value" 2 "-t" -- stream -t
 expect_fail "stray argument" 2 "stray" -- stream stray
 expect_fail "serve: unknown option" 2 "--no-such-option" -- serve --no-such-option
+# one getopt error path (cli_opt_error) for every command: the option named alone, in one form
+expect_fail "unknown option inside a group" 2 "unknown option '-x' for stream" -- stream -Jx
+expect_fail "load: missing value" 2 "option '-t' for load needs a value" -- load -t
+expect_fail "report: an option of another command, with its value" 2 \
+    "unknown option '--chart' for report: see 'netrig help report'" -- report --chart x
 expect_fail "serve: --max-tests 0" 2 "--max-tests" -- serve --max-tests 0
 expect_fail "unknown command" 2 "nosuchcmd" -- nosuchcmd
 

@@ -31,8 +31,8 @@ ip -n "$NS_S" addr add "$NET.2/24" dev bc-s
 ip -n "$NS_R" link set bc-r up
 ip -n "$NS_S" link set bc-s up
 
-# range FILE ID WHAT UNIT: "LO HI" from the finding's reason ("a window of 218-406 kB"),
-# scaled to base units (kB -> bytes, Mbit/s -> bit/s)
+# range FILE ID WHAT UNIT: "LO HI" from the finding's reason ("a window of 213.4-396.9 KiB"),
+# scaled to base units (KiB -> bytes, Mbit/s -> bit/s)
 range() {
     jq -r --arg id "$2" --arg re "$3 (?<lo>[0-9.]+)(-(?<hi>[0-9.]+))? $4" --argjson k "$5" \
         '.findings[] | select(.id == $id) | .reason | capture($re) |
@@ -42,7 +42,7 @@ range() {
 # ---- 1. the window on a veth ----------------------------------------------------------------
 ip netns exec "$NS_R" sysctl -qw net.ipv4.tcp_rmem="4096 131072 $RMEM"
 ip netns exec "$NS_R" "$NETRIG" audit --rate 1G --rtt 40ms -J >"$T/audit_r.json" || true
-read -r WLO WHI < <(range "$T/audit_r.json" sysctl.tcp_rmem_max "a window of" kB 1000)
+read -r WLO WHI < <(range "$T/audit_r.json" sysctl.tcp_rmem_max "a window of" KiB 1024)
 log "the audit says a tcp_rmem max of $RMEM opens a window of $WLO-$WHI bytes"
 check "the audit states a window below the buffer ($WLO-$WHI)" \
     awk -v l="$WLO" -v h="$WHI" -v b="$RMEM" 'BEGIN { exit !(l > 0 && l < h && h < b) }'

@@ -185,8 +185,8 @@ struct wanem_dir {
     struct wanem_loss loss;
     struct wanem_rng rng; /* jitter and reorder draws */
     uint64_t last_release_ns;
-    uint64_t seq;                           /* arrival numbers */
-    uint64_t released_seq[WANEM_P_COUNT];   /* the highest released + 1, by protocol */
+    uint64_t seq;                         /* arrival numbers */
+    uint64_t released_seq[WANEM_P_COUNT]; /* the highest released + 1, by protocol */
     struct wanem_counters c;
 };
 

@@ -68,7 +68,7 @@ static const struct want seed000_before[] = {
      "37 IRQs on CPUs 0-17,36-53"},
     {"nic.rps", "enp94s0f0", "ok", "36 rx queues, RPS off", "36 rx queues, RPS off"},
     {"pcie.link", "enp94s0f0", "ok", "8.0 GT/s x16", "8.0 GT/s x16"},
-    {"pcie.bandwidth", "enp94s0f0", "ok", "126 Gbit/s raw", "126 Gbit/s raw"},
+    {"pcie.bandwidth", "enp94s0f0", "ok", "126.0 Gbit/s raw", "126.0 Gbit/s raw"},
     {"pcie.max_payload", "enp94s0f0", "info", "256", "256"},
     {"pcie.max_read_req", "enp94s0f0", "warn", "512", "4096"},
     {"nic.interface", "enp94s0f1", "skipped", "", ""},
@@ -130,7 +130,7 @@ static const struct want seed000_after[] = {
      "37 IRQs on CPUs 0-17,36-53"},
     {"nic.rps", "enp94s0f0", "ok", "36 rx queues, RPS off", "36 rx queues, RPS off"},
     {"pcie.link", "enp94s0f0", "ok", "8.0 GT/s x16", "8.0 GT/s x16"},
-    {"pcie.bandwidth", "enp94s0f0", "ok", "126 Gbit/s raw", "126 Gbit/s raw"},
+    {"pcie.bandwidth", "enp94s0f0", "ok", "126.0 Gbit/s raw", "126.0 Gbit/s raw"},
     {"pcie.max_payload", "enp94s0f0", "info", "256", "256"},
     {"pcie.max_read_req", "enp94s0f0", "ok", "4096", "4096"},
     {"nic.interface", "enp94s0f1", "skipped", "", ""},
@@ -248,7 +248,7 @@ static const struct want seed002_ipoib[] = {
     {"nic.irq_affinity", "ib0", "ok", "9 IRQs on CPUs 0-7", "9 IRQs on CPUs 0-7"},
     {"nic.rps", "ib0", "warn", "rps_cpus 00", "rps_cpus ff"},
     {"pcie.link", "ib0", "ok", "5.0 GT/s x8", "5.0 GT/s x8"},
-    {"pcie.bandwidth", "ib0", "bad", "32 Gbit/s raw", ">= 50 Gbit/s raw"},
+    {"pcie.bandwidth", "ib0", "bad", "32.00 Gbit/s raw", ">= 50.00 Gbit/s raw"},
     {"pcie.max_payload", "ib0", "ok", "256", "256"},
     {"pcie.max_read_req", "ib0", "warn", "512", "4096"},
     {"nic.interface", "lo", "skipped", "", ""},
@@ -281,11 +281,11 @@ static void test_seed000_before(void **state)
     audit_expect(ctx, seed000_before, N(seed000_before));
     assert_int_equal(audit_exit_status(ctx), 1);
     f = must_find(ctx, "sysctl.tcp_rmem_max", NULL);
-    assert_contains(f->reason, "BDP 12.5 MB at 100 Gbit/s x 1 ms");
+    assert_contains(f->reason, "BDP 11.92 MiB at 100.0 Gbit/s x 1 ms");
     /* 4.13 with tcp_adv_win_scale 1: the window is half the buffer */
-    assert_contains(f->reason, "gives a window of 3.15 MB (tcp_adv_win_scale 1: 0.5 of it), "
-                               "which caps one flow at 25.2 Gbit/s; 33554432 gives a window of "
-                               "16.8 MB or more, more than the BDP");
+    assert_contains(f->reason, "gives a window of 3.00 MiB (tcp_adv_win_scale 1: 0.5 of it), "
+                               "which caps one flow at 25.17 Gbit/s; 33554432 gives a window of "
+                               "16.00 MiB or more, more than the BDP");
     assert_string_equal(f->fix, "sysctl -w net.ipv4.tcp_rmem=\"4096 87380 33554432\"");
     assert_contains(f->persist, "/etc/sysctl.d/");
     assert_false(f->persistent);
@@ -327,7 +327,7 @@ static void test_seed000_after(void **state)
     assert_int_equal(counts[AUDIT_WARN] + counts[AUDIT_BAD], 0);
     assert_int_equal(audit_exit_status(ctx), 0);
     audit_verdict(ctx, verdict, sizeof(verdict));
-    assert_contains(verdict, "nothing to fix for 100 Gbit/s x 1 ms");
+    assert_contains(verdict, "nothing to fix for 100.0 Gbit/s x 1 ms");
     assert_contains(must_find(ctx, "qdisc.fq_available", NULL)->reason, "fq is in use");
     audit_destroy(ctx);
 }
@@ -346,24 +346,25 @@ static void test_seed001_wan(void **state)
     assert_dbl_near(t->bdp_bytes, 37.5e6, 1);
     /* the BDP arithmetic with the kernel's overhead (2.6.18, tcp_adv_win_scale 2: 3/4) */
     f = must_find(ctx, "sysctl.tcp_rmem_max", NULL);
-    assert_string_equal(f->reason, "BDP 37.5 MB at 10 Gbit/s x 30 ms; net.ipv4.tcp_rmem max "
-                                   "175 kB gives a window of 131 kB (tcp_adv_win_scale 2: 0.75 "
-                                   "of it), which caps one flow at 35 Mbit/s; 134217728 gives "
-                                   "a window of 101 MB or more, more than the BDP");
+    assert_string_equal(f->reason, "BDP 35.76 MiB at 10.00 Gbit/s x 30 ms; net.ipv4.tcp_rmem "
+                                   "max 170.7 KiB gives a window of 128.0 KiB (tcp_adv_win_scale "
+                                   "2: 0.75 of it), which caps one flow at 34.95 Mbit/s; "
+                                   "134217728 gives a window of 96.00 MiB or more, more than "
+                                   "the BDP");
     assert_string_equal(f->fix, "sysctl -w net.ipv4.tcp_rmem=\"4096 87380 134217728\"");
     f = must_find(ctx, "sysctl.tcp_wmem_max", NULL);
-    assert_contains(f->reason, "net.ipv4.tcp_wmem max 131 kB gives 65.5-128 kB in flight");
-    assert_contains(f->reason, "which caps one flow at 17.5-34.3 Mbit/s");
+    assert_contains(f->reason, "net.ipv4.tcp_wmem max 128.0 KiB gives 64.00-125.4 KiB in flight");
+    assert_contains(f->reason, "which caps one flow at 17.48-34.25 Mbit/s");
     f = must_find(ctx, "sysctl.rmem_max", NULL);
-    assert_contains(f->reason, "BDP 37.5 MB at 10 Gbit/s x 30 ms");
-    assert_contains(f->reason, "gets at most 2 x 131071 = 262 kB: a window of 197 kB");
-    assert_contains(f->reason, "which caps that flow at 52.4 Mbit/s");
+    assert_contains(f->reason, "BDP 35.76 MiB at 10.00 Gbit/s x 30 ms");
+    assert_contains(f->reason, "gets at most 2 x 131071 = 256.0 KiB: a window of 192.0 KiB");
+    assert_contains(f->reason, "which caps that flow at 52.43 Mbit/s");
     assert_string_equal(f->fix, "sysctl -w net.core.rmem_max=134217728");
     /* the seed's own run: iperf -w got 2 x 131071 of send buffer and moved 56 Mbit/s over
      * 30 ms, inside the send-side model */
     f = must_find(ctx, "sysctl.wmem_max", NULL);
     assert_contains(f->reason, "SO_SNDBUF");
-    assert_contains(f->reason, "which caps that flow at 35-68.5 Mbit/s");
+    assert_contains(f->reason, "which caps that flow at 34.95-68.51 Mbit/s");
     f = must_find(ctx, "sysctl.congestion_control", NULL);
     assert_contains(f->fix, "modprobe tcp_htcp");
     f = must_find(ctx, "qdisc.fq_available", NULL);
@@ -394,7 +395,7 @@ static void test_seed002_ipoib(void **state)
     f = must_find(ctx, "nic.rps", "ib0"); /* the seed's ibfast.sh */
     assert_string_equal(f->fix, "echo ff > /sys/class/net/ib0/queues/rx-0/rps_cpus");
     f = must_find(ctx, "pcie.bandwidth", "ib0");
-    assert_contains(f->reason, "5.0 GT/s x8 carries 32 Gbit/s raw");
+    assert_contains(f->reason, "5.0 GT/s x8 carries 32.00 Gbit/s raw");
     f = must_find(ctx, "sysctl.tcp_low_latency", NULL);
     assert_contains(f->reason, "before 4.14");
     audit_destroy(ctx);

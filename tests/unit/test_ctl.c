@@ -10,6 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "dsclass.h"
 #include "ctl.h"
 
 /* Linked with -Wl,--wrap=malloc: records the largest request made by the code under test
@@ -560,6 +561,38 @@ static void test_accept_flow_rate(void **state)
     }
 }
 
+/* accept's classes: the set the daemon marks its flows with; anything else reads as none, so
+ * the client refuses (an older daemon says nothing and would send its flows unmarked). */
+static void test_accept_classes(void **state)
+{
+    static const char *const none[] = {
+        "{\"type\":\"accept\"}",
+        "{\"type\":\"accept\",\"classes\":\"\"}",
+        "{\"type\":\"accept\",\"classes\":\"wmm\"}",
+        "{\"type\":\"accept\",\"classes\":1}",
+        "{\"type\":\"accept\",\"classes\":null}",
+    };
+    cJSON *m = ctl_msg_new("accept");
+    char *text;
+
+    (void)state;
+    ctl_accept_set_classes(m, DSCLASS_NONE);
+    assert_null(cJSON_GetObjectItemCaseSensitive(m, "classes"));
+    ctl_accept_set_classes(m, DSCLASS_RRUL);
+    text = cJSON_PrintUnformatted(m);
+    assert_string_equal(text, "{\"type\":\"accept\",\"classes\":\"rrul\"}");
+    assert_int_equal(ctl_accept_classes(m), DSCLASS_RRUL);
+    free(text);
+    cJSON_Delete(m);
+    for (size_t i = 0; i < sizeof(none) / sizeof(none[0]); i++) {
+        m = cJSON_Parse(none[i]);
+        assert_non_null(m);
+        if (ctl_accept_classes(m) != DSCLASS_NONE)
+            fail_msg("%s: read as a class set", none[i]);
+        cJSON_Delete(m);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -588,6 +621,7 @@ int main(void)
         cmocka_unit_test(test_id_hex_rejects),
         cmocka_unit_test(test_id_hex_rejects_partial_pairs),
         cmocka_unit_test(test_accept_flow_rate),
+        cmocka_unit_test(test_accept_classes),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -10,6 +10,7 @@
 #include "diagnose.h"
 #include "hostctr.h"
 #include "result.h"
+#include "units.h"
 
 #include <errno.h>
 #include <math.h>
@@ -77,7 +78,7 @@ static void test_link(void **state)
     v = judge(&s);
     assert_int_equal(v.id, DIAG_LINK_CAPACITY);
     assert_dbl_near(v.goodput_bps, 500e6 * 1448 / 1538, 1);
-    assert_evidence(v, "= 102% of the 471 Mbit/s TCP carries on a 500 Mbit/s link");
+    assert_evidence(v, "= 102% of the 470.7 Mbit/s TCP carries on a 500.0 Mbit/s link");
     /* bbr keeps 2.4 ms (6 %); with no queue at all, the congestion control at a plateau */
     s = r40_bbr_link;
     assert_id(s, DIAG_LINK_CAPACITY);
@@ -97,15 +98,20 @@ static void test_rwnd(void **state)
 {
     struct diagnose_sample s = r40_reno_rwnd;
     struct diagnose_verdict v;
+    char rate[32], want[96];
     (void)state;
 
-    /* the receiver's tcp_rmem max 1.25 MB: a window of 827 kB, 100 % in flight */
+    /* the receiver's tcp_rmem max 1.25e6 B: a window of 807.9 KiB, 100 % in flight */
     v = judge(&s);
     assert_int_equal(v.id, DIAG_RWND_LIMITED);
     assert_dbl_near(v.window_use, 824395.0 / 827264, 1e-9);
-    assert_evidence(v, "against the receiver's window of 827 kB (100% full");
-    assert_evidence(v, "that window allows 163 Mbit/s at srtt 40.5 ms");
-    assert_evidence(v, "grew to 1.25 MB (SO_RCVBUF): 66% of it became window");
+    assert_evidence(v, "against the receiver's window of 807.9 KiB (100% full");
+    assert_evidence(v, "that window allows 163.4 Mbit/s at srtt 40.5 ms");
+    /* the throughput in the units netrig stream prints it in (one formatter, core/units) */
+    units_format_rate(s.throughput_bps, rate, sizeof(rate));
+    snprintf(want, sizeof(want), "; measured %s", rate);
+    assert_evidence(v, want);
+    assert_evidence(v, "grew to 1.19 MiB (SO_RCVBUF): 66% of it became window");
     assert_contains(v.advice, "net.ipv4.tcp_rmem");
     assert_contains(v.tune, "on the receiver: netrig tune --apply --rate RATE --rtt 40ms");
     /* beside a CPU hog the receiving thread always finds the window's few bytes queued and
@@ -124,14 +130,15 @@ static void test_rwnd(void **state)
     v = judge(&s);
     assert_int_equal(v.id, DIAG_RWND_LIMITED);
     assert_dbl_near(v.bdp_bytes, 2.5e6, 1);
-    assert_evidence(v, "a window of the BDP, 2.5 MB");
+    assert_evidence(v, "a window of the BDP, 2.38 MiB");
     assert_contains(v.tune, "netrig tune --apply --rate 500M --rtt 40ms");
-    /* the buffer model netrig tune uses (audit_bufcap): 1.25 MB gives a window of 0.5-0.93 of
-     * it on a recent kernel, 123-231 Mbit/s at 40.5 ms, and the 163 measured lies inside; the
-     * size asked for covers the BDP at the worst share: 2.5 MB / 0.5 -> 8 MiB */
-    assert_evidence(v, "a buffer of 1.25 MB gives a window of 625 kB-1.16 MB, which caps one "
-                       "flow at 123-230 Mbit/s");
-    assert_contains(v.advice, "to 8388608 (8.39 MB): at the worst share");
+    /* the buffer model netrig tune uses (audit_bufcap): 1.25e6 B (1.19 MiB) gives a window of
+     * 0.5-0.93 of it on a recent kernel (625000 B = 610.4 KiB to 1.11 MiB), 123-231 Mbit/s at
+     * 40.5 ms, and the 163 measured lies inside; the size asked for covers the BDP at the worst
+     * share: 2.5e6 B / 0.5 -> 8 MiB */
+    assert_evidence(v, "a buffer of 1.19 MiB gives a window of 610.4 KiB-1.11 MiB, which caps "
+                       "one flow at 123.5-229.7 Mbit/s");
+    assert_contains(v.advice, "to 8388608 (8.00 MiB): at the worst share");
     /* bbr counts only 30 % of its busy time as window limited: the full window decides */
     s = r40_bbr_rwnd;
     v = judge(&s);
@@ -155,7 +162,7 @@ static void test_sndbuf(void **state)
      * queue, which is no standing queue (3 % of min_rtt) */
     v = judge(&s);
     assert_int_equal(v.id, DIAG_SNDBUF_LIMITED);
-    assert_evidence(v, "from a send buffer of 1.25 MB (SO_SNDBUF): 74% of it");
+    assert_evidence(v, "from a send buffer of 1.19 MiB (SO_SNDBUF): 74% of it");
     assert_evidence(v, "waited for room in it 99% of the time");
     assert_contains(v.advice, "net.ipv4.tcp_wmem");
     assert_contains(v.tune, "on the sender");
@@ -183,7 +190,7 @@ static void test_loss(void **state)
     /* the evidence line: srtt and the measured rate, each in its own words */
     snprintf(want, sizeof(want), "= 1448 B / 41.9 ms x 1.22 / sqrt(0.0079) x 1 flow(s) = ");
     assert_evidence(v, want);
-    assert_evidence(v, "; measured 3.9 Mbit/s (reno)");
+    assert_evidence(v, "; measured 3.90 Mbit/s (reno)");
     assert_contains(v.advice, "use bbr");
     assert_contains(v.tune, "tcp_congestion_control=bbr");
     s = r1_reno_loss;
@@ -270,7 +277,7 @@ static void test_tiny_window_cpu(void **state)
     v = judge(&s);
     assert_int_equal(v.id, DIAG_RWND_LIMITED);
     assert_true(v.window_bps < DIAG_WND_CAPS * s.throughput_bps);
-    assert_evidence(v, "against the receiver's window of 5.89 kB");
+    assert_evidence(v, "against the receiver's window of 5.75 KiB");
     assert_evidence(v, "the sending thread was on a CPU 82% of the time");
     assert_evidence(v, "srtt - min_rtt = 32.2 us, under 500 us: no standing queue");
     assert_contains(v.advice, "net.ipv4.tcp_rmem");

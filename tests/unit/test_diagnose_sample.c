@@ -16,9 +16,9 @@
 
 /* ---- from a run_result ------------------------------------------------------------------- */
 
-static struct side_load *load_of(int ncpu_busy, double secs)
+static struct side_hostload *load_of(int ncpu_busy, double secs)
 {
-    struct side_load *l = calloc(1, sizeof(*l));
+    struct side_hostload *l = calloc(1, sizeof(*l));
 
     assert_non_null(l);
     l->seconds = secs;
@@ -89,8 +89,8 @@ static void fake_run(struct fake_run *f)
     r->local.intervals = f->iv;
     r->local.nintervals = 5;
     snprintf(r->remote.congestion, sizeof(r->remote.congestion), "bbr");
-    r->remote.load = load_of(1, 4.0);
-    r->local.load = load_of(0, 4.0);
+    r->remote.hostload = load_of(1, 4.0);
+    r->local.hostload = load_of(0, 4.0);
     r->nflows = 2;
     r->flows = f->fs;
     r->summary.throughput_bps = 2e9;
@@ -138,8 +138,8 @@ static void test_from_run(void **state)
     memset(&s, 0, sizeof(s));
     assert_int_equal(diagnose_from_run(&f->r, &s, err, sizeof(err)), 0);
     assert_false(s.same_host);
-    free(f->r.remote.load);
-    free(f->r.local.load);
+    free(f->r.remote.hostload);
+    free(f->r.local.hostload);
     free(f);
 }
 
@@ -171,8 +171,8 @@ static void test_from_run_ends(void **state)
     assert_dbl_near(s.rcv.runq, -1, 0);
     assert_dbl_near(s.rcv.cpu_busy, 0.99, 1e-9);
     /* an older server: no figures of its application, no load */
-    free(f->r.remote.load);
-    f->r.remote.load = NULL;
+    free(f->r.remote.hostload);
+    f->r.remote.hostload = NULL;
     for (uint32_t i = 0; i < 2; i++) {
         f->sf[i].wait_s = -1;
         f->sf[i].samples = 0;
@@ -189,7 +189,7 @@ static void test_from_run_ends(void **state)
     memset(&s, 0, sizeof(s));
     assert_int_equal(diagnose_from_run(&f->r, &s, err, sizeof(err)), -1);
     assert_contains(err, "no TCP_INFO");
-    free(f->r.local.load);
+    free(f->r.local.hostload);
     free(f);
 }
 

@@ -3,13 +3,15 @@
  * second left out, nearest-rank percentiles and loss per phase, the increase and its band (at
  * the band edges), the TCP probe judging when the UDP one had no answers, a probe rate not
  * kept, the advice (a queue sized for the rate, a kernel without fq_codel and cake, reno
- * named) and the document's keys. */
+ * named) and the document's keys; with --classes the probe split by class, each class's
+ * figures, metric and document, and the advice on whether the queue spared EF. */
 #include "test_util.h"
 
 #include <stdlib.h>
 
 #include "load_json.h"
 #include "load_result.h"
+#include "metric.h"
 
 #define S 1000000000ULL
 
@@ -202,7 +204,7 @@ static void test_one_way_and_drain(void **state)
         int64_t up = 3000000, down = 200000;
         if ((t >= 5 * S && t < 15 * S) || (i >= 1500 && i < 1520 && i != 1505))
             up += 15000000, down += 5000000;
-        txnlog_add_owd(lr.part[LOAD_UDP_PROBE].local.log, t, (uint64_t)(up + down), up + off);
+        txnlog_add_owd(lr.part[LOAD_UDP_PROBE].local.log, 0, t, (uint64_t)(up + down), up + off);
     }
     load_analyze(&lr);
     assert_true(lr.owd_judged);
@@ -226,6 +228,167 @@ static void test_one_way_and_drain(void **state)
     load_result_fini(&lr);
 }
 
+/* test_classes' document: the set, each class with its probe, the classes' records. */
+static void classes_document(const struct load_result *lr)
+{
+    cJSON *doc, *a, *ef, *probes;
+
+    doc = load_json(lr, true);
+    assert_string_equal(
+        cJSON_GetObjectItem(cJSON_GetObjectItem(doc, "params"), "classes")->valuestring, "rrul");
+    a = cJSON_GetObjectItem(doc, "classes");
+    assert_int_equal(cJSON_GetArraySize(a), 4);
+    ef = cJSON_GetArrayItem(a, 3);
+    assert_string_equal(cJSON_GetObjectItem(ef, "name")->valuestring, "EF");
+    assert_int_equal(cJSON_GetObjectItem(ef, "dscp")->valueint, 46);
+    assert_string_equal(cJSON_GetObjectItem(ef, "probe")->valuestring, "udp_ef");
+    assert_dbl_near(cJSON_GetObjectItem(ef, "increase_p50_us")->valuedouble, 800, 1e-9);
+    assert_dbl_near(cJSON_GetObjectItem(ef, "up_bps")->valuedouble, 40e6, 1e-3);
+    assert_true(cJSON_IsNull(cJSON_GetObjectItem(ef, "down_bps"))); /* not loaded down */
+    assert_dbl_near(
+        cJSON_GetObjectItem(
+            cJSON_GetObjectItem(cJSON_GetObjectItem(cJSON_GetObjectItem(ef, "phases"), "loaded"),
+                                "latency_us"),
+            "p50")
+            ->valuedouble,
+        1000, 1e-9);
+    probes = cJSON_GetObjectItem(doc, "probes");
+    assert_int_equal(
+        cJSON_GetArraySize(cJSON_GetObjectItem(cJSON_GetObjectItem(probes, "udp_ef"), "t_s")),
+        2000);
+    assert_int_equal(
+        cJSON_GetArraySize(cJSON_GetObjectItem(cJSON_GetObjectItem(probes, "udp"), "t_s")), 2000);
+    cJSON_Delete(doc);
+}
+
+/* --classes rrul: the UDP probe's records of four flows, one per class, every 2.5 ms (each
+ * class at 100/s); idle all answer in 200 us, under load BE in 20 ms, BK in 30 ms, CS5 in 5
+ * ms and EF in 1 ms (a queue that favours the high classes). The split leaves BE's in the UDP
+ * log (the verdict is best effort's), the classes get their own figures, the up test's four
+ * flows their class's goodput, and the document names each class with its probe. */
+static void build_classes(struct load_result *lr, const uint64_t loaded_ns[4])
+{
+    struct txnlog *log;
+
+    build(lr, false);
+    lr->lp.classes = DSCLASS_RRUL;
+    log = lr->part[LOAD_UDP_PROBE].local.log;
+    log->n = 0;
+    txnlog_fini(log);
+    assert_int_equal(txnlog_init(log, 8000), 0);
+    for (uint32_t i = 0; i < 8000; i++) {
+        uint64_t t = (uint64_t)i * 2500000ULL;
+        bool loaded = t >= 5 * S && t < 15 * S;
+        txnlog_add_owd(log, i % 4, t, loaded ? loaded_ns[i % 4] : 200000, TXNLOG_NO_OWD);
+    }
+    lr->part[LOAD_UDP_PROBE].local.flows[0].reqs_sent = 8000;
+    lr->part[LOAD_UP].nflows = 4;
+    lr->part[LOAD_UP].flows = calloc(4, sizeof(struct flow_summary));
+    for (uint32_t f = 0; f < 4; f++)
+        lr->part[LOAD_UP].flows[f] =
+            (struct flow_summary){.id = f, .throughput_bps = 10e6 * (f + 1)};
+}
+
+/* The advice line on the classes, or NULL. */
+static const char *class_advice(const struct load_result *lr, char (*adv)[400])
+{
+    size_t n = load_advice(lr, adv, 8);
+
+    for (size_t i = 0; i < n; i++)
+        if (strstr(adv[i], "DSCP") || strstr(adv[i], "favours EF"))
+            return adv[i];
+    return NULL;
+}
+
+/* The advice on the classes: a queue that spares EF said so; one where every class waited
+ * alike named, with what would spare EF; none when best effort waited little. */
+static void test_classes_advice(void **state)
+{
+    static const uint64_t favours[4] = {20000000, 30000000, 5000000, 1000000};
+    static const uint64_t alike[4] = {20000000, 20500000, 19800000, 20100000};
+    static const uint64_t idle[4] = {300000, 300000, 300000, 300000};
+    struct load_result lr;
+    char adv[8][400];
+    const char *a;
+
+    (void)state;
+    build_classes(&lr, favours);
+    assert_int_equal(load_split_classes(&lr), 0);
+    load_analyze(&lr);
+    a = class_advice(&lr, adv);
+    assert_non_null(a);
+    assert_contains(a, "honours DSCP: EF waited +0.8 ms under load against best effort's +19.8");
+    load_result_fini(&lr);
+    build_classes(&lr, alike);
+    assert_int_equal(load_split_classes(&lr), 0);
+    load_analyze(&lr);
+    a = class_advice(&lr, adv);
+    assert_non_null(a);
+    assert_contains(a, "Every class waited alike under load (EF +19.9 ms");
+    assert_contains(a, "cake's diffserv4 mode (not in this kernel)");
+    load_result_fini(&lr);
+    build_classes(&lr, idle);
+    assert_int_equal(load_split_classes(&lr), 0);
+    load_analyze(&lr);
+    assert_null(class_advice(&lr, adv));
+    load_result_fini(&lr);
+}
+
+static void test_classes(void **state)
+{
+    static const uint64_t loaded_ns[4] = {20000000, 30000000, 5000000, 1000000};
+    struct txnlog *log;
+    struct load_result lr;
+    char name[16];
+    cJSON *doc;
+    struct metric_value mv[METRIC_MAX];
+    double ef_metric = -1;
+    size_t m;
+
+    (void)state;
+    build_classes(&lr, loaded_ns);
+    log = lr.part[LOAD_UDP_PROBE].local.log;
+    assert_int_equal(load_split_classes(&lr), 0);
+    assert_int_equal(lr.nclasses, 4);
+    assert_int_equal(log->n, 2000); /* BE's records stay */
+    for (uint32_t c = 1; c < 4; c++)
+        assert_int_equal(lr.class_log[c].n, 2000);
+    assert_ptr_equal(load_class_log(&lr, 0), log);
+    assert_null(load_class_log(&lr, 4));
+    load_analyze(&lr);
+    assert_dbl_near(lr.phase[LOAD_LOADED].probe[LOAD_UDP_PROBE].p50_us, 20000, 1e-9);
+    assert_dbl_near(lr.increase_p50_us, 19800, 1e-9);
+    assert_dbl_near(lr.rate[LOAD_UDP_PROBE].intended_per_s, 400, 1e-9);
+    assert_true(lr.rate[LOAD_UDP_PROBE].kept);
+    for (uint32_t c = 0; c < 4; c++) {
+        const struct load_class_stats *cs = &lr.cls[c];
+        assert_true(cs->judged);
+        assert_int_equal(cs->probe[LOAD_BASELINE].sent, 500);
+        assert_int_equal(cs->probe[LOAD_LOADED].sent, 900);
+        assert_dbl_near(cs->probe[LOAD_BASELINE].p50_us, 200, 1e-9);
+        assert_dbl_near(cs->probe[LOAD_LOADED].p50_us, loaded_ns[c] / 1e3, 1e-9);
+        assert_dbl_near(cs->increase_p50_us, loaded_ns[c] / 1e3 - 200, 1e-9);
+        assert_dbl_near(cs->up_bps, 10e6 * (c + 1), 1e-3);
+        assert_dbl_near(cs->down_bps, 0, 1e-9);
+    }
+    assert_string_equal(load_class_probe(DSCLASS_RRUL, 0, name, sizeof(name)), "udp");
+    assert_string_equal(load_class_probe(DSCLASS_RRUL, 2, name, sizeof(name)), "udp_cs5");
+    assert_string_equal(load_class_probe(DSCLASS_RRUL, 3, name, sizeof(name)), "udp_ef");
+
+    classes_document(&lr);
+    m = metric_from_load(&lr, mv, METRIC_MAX);
+    for (size_t i = 0; i < m; i++)
+        if (!strcmp(mv[i].def->name, "ef_latency_increase_p50_us"))
+            ef_metric = mv[i].value;
+    assert_dbl_near(ef_metric, 800, 1e-9);
+    lr.lp.classes = DSCLASS_NONE; /* without classes: null */
+    lr.nclasses = 0;
+    doc = load_json(&lr, false);
+    assert_true(cJSON_IsNull(cJSON_GetObjectItem(doc, "classes")));
+    cJSON_Delete(doc);
+    load_result_fini(&lr);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -234,6 +397,8 @@ int main(void)
         cmocka_unit_test(test_tcp_judges_and_rate_not_kept),
         cmocka_unit_test(test_not_judged),
         cmocka_unit_test(test_one_way_and_drain),
+        cmocka_unit_test(test_classes),
+        cmocka_unit_test(test_classes_advice),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

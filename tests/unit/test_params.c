@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "dsclass.h"
 #include "params.h"
 
 static void test_defaults(void **state)
@@ -495,6 +496,84 @@ static void test_tos_dscp(void **state)
     }
 }
 
+/* --classes rrul: flent's four classes in its order, their DSCPs, flow i marked with class
+ * i mod 4 (the TOS byte holds the DSCP shifted by 2), the set on the wire, refused beside a
+ * TOS byte and with crr */
+static void test_classes(void **state)
+{
+    static const struct {
+        const char *name;
+        uint8_t dscp, tos;
+    } want[4] = {{"BE", 0, 0x00}, {"BK", 8, 0x20}, {"CS5", 40, 0xa0}, {"EF", 46, 0xb8}};
+    struct params p, back;
+    uint8_t set = 99;
+    char err[256];
+
+    (void)state;
+    assert_int_equal(dsclass_parse("rrul", &set), 0);
+    assert_int_equal(set, DSCLASS_RRUL);
+    assert_int_equal(dsclass_parse("RRUL", &set), 0);
+    assert_int_equal(dsclass_parse("none", &set), 0);
+    assert_int_equal(set, DSCLASS_NONE);
+    assert_int_equal(dsclass_parse("", &set), 0);
+    assert_int_equal(dsclass_parse("rrul_be", &set), -EINVAL);
+    assert_int_equal(dsclass_parse("ef", &set), -EINVAL);
+    assert_int_equal(dsclass_parse(NULL, &set), -EINVAL);
+    assert_int_equal(dsclass_count(DSCLASS_NONE), 0);
+    assert_int_equal(dsclass_count(DSCLASS_RRUL), 4);
+    assert_int_equal(dsclass_count(7), 0);
+    assert_string_equal(dsclass_set_name(DSCLASS_RRUL), "rrul");
+    assert_string_equal(dsclass_set_name(DSCLASS_NONE), "");
+    for (uint32_t i = 0; i < 4; i++) {
+        uint8_t tos;
+        char in[8];
+        assert_string_equal(dsclass_name(DSCLASS_RRUL, i), want[i].name);
+        assert_int_equal(dsclass_dscp(DSCLASS_RRUL, i), want[i].dscp);
+        /* the same byte -S/--dscp gives for the class's name */
+        snprintf(in, sizeof(in), "%s", i == 0 ? "cs0" : i == 1 ? "cs1" : want[i].name);
+        assert_int_equal(params_parse_dscp(in, &tos), 0);
+        assert_int_equal(tos, want[i].tos);
+        for (uint32_t k = 0; k < 3; k++) { /* flows i, i + 4, i + 8 */
+            assert_int_equal(dsclass_of_flow(DSCLASS_RRUL, i + 4 * k), i);
+            assert_int_equal(dsclass_flow_tos(DSCLASS_RRUL, 0, i + 4 * k), want[i].tos);
+        }
+    }
+    assert_string_equal(dsclass_name(DSCLASS_RRUL, 4), "");
+    assert_int_equal(dsclass_flow_tos(DSCLASS_NONE, 0x28, 3), 0x28); /* no set: -S's byte */
+    assert_int_equal(dsclass_of_flow(DSCLASS_NONE, 3), 0);
+
+    params_defaults(&p);
+    p.flows = 4;
+    p.dir = PARAMS_DIR_REVERSE; /* the server sends: the set must reach it */
+    p.classes = DSCLASS_RRUL;
+    assert_int_equal(params_validate(&p, err, sizeof(err)), 0);
+    params_defaults(&back);
+    assert_int_equal(wire_round_trip(&p, &back, err, sizeof(err)), 0);
+    assert_int_equal(back.classes, DSCLASS_RRUL);
+    p.classes = DSCLASS_NONE; /* without a set the member is left out */
+    cJSON *j = params_to_json(&p);
+    assert_null(cJSON_GetObjectItemCaseSensitive(j, "classes"));
+    cJSON_Delete(j);
+    p.classes = DSCLASS_RRUL;
+    p.tos = 0xb8;
+    assert_int_equal(params_validate(&p, err, sizeof(err)), -EINVAL);
+    assert_contains(err, "--classes rrul");
+    assert_contains(err, "184");
+    p.tos = 0;
+    p.test = PARAMS_TEST_CRR;
+    assert_int_equal(params_validate(&p, err, sizeof(err)), -EINVAL);
+    assert_contains(err, "crr");
+    p.test = PARAMS_TEST_STREAM;
+    p.classes = 9;
+    assert_int_equal(params_validate(&p, err, sizeof(err)), -EINVAL);
+    assert_contains(err, "class set 9");
+    /* from the wire: an unknown set is refused, naming the member */
+    cJSON *bad = cJSON_Parse("{\"classes\":\"wmm\"}");
+    assert_int_equal(params_from_json(bad, &back, err, sizeof(err)), -EINVAL);
+    assert_contains(err, "'classes'");
+    cJSON_Delete(bad);
+}
+
 static void test_dir_names(void **state)
 {
     (void)state;
@@ -562,6 +641,7 @@ int main(void)
         cmocka_unit_test(test_dir_names),
         cmocka_unit_test(test_limits),
         cmocka_unit_test(test_tos_dscp),
+        cmocka_unit_test(test_classes),
         cmocka_unit_test(test_down_rate),
     };
 

@@ -73,27 +73,27 @@ static void fill_cpu(struct cpu_usage *c, double base)
 /* A side's load with distinct values. */
 static void fill_load(struct side_result *s)
 {
-    s->load = calloc(1, sizeof(*s->load));
-    assert_non_null(s->load);
-    s->load->seconds = 10.004;
-    s->load->nthreads = 2;
-    s->load->thread[0] =
+    s->hostload = calloc(1, sizeof(*s->hostload));
+    assert_non_null(s->hostload);
+    s->hostload->seconds = 10.004;
+    s->hostload->nthreads = 2;
+    s->hostload->thread[0] =
         (struct side_thread){.cpu = 1, .sends = true, .run_s = 0.5, .runq_s = 0.25};
-    s->load->thread[1] =
+    s->hostload->thread[1] =
         (struct side_thread){.cpu = -1, .sends = false, .run_s = 9.75, .runq_s = -1};
-    s->load->host.valid = true;
-    s->load->host.have_ctr[HOSTCTR_RCVQ_DROP] = true;
-    s->load->host.ctr[HOSTCTR_RCVQ_DROP] = 12;
-    s->load->host.have_softnet = true;
-    s->load->host.softnet_dropped = 3;
-    s->load->host.softnet_squeeze = 700;
-    s->load->host.softirq_max = 0.625;
-    s->load->host.softirq_cpu = 1;
-    s->load->host.ncpu = 2;
-    s->load->host.cpu[0] = (struct hostctr_cpu){.id = 1, .busy = 0.875, .softirq = 0.625};
-    s->load->host.cpu[1] = (struct hostctr_cpu){.id = 0, .busy = 0.25, .softirq = 0};
-    s->load->host.nic_rx_missed = 5;
-    snprintf(s->load->host.nic_worst, sizeof(s->load->host.nic_worst), "eth3");
+    s->hostload->host.valid = true;
+    s->hostload->host.have_ctr[HOSTCTR_RCVQ_DROP] = true;
+    s->hostload->host.ctr[HOSTCTR_RCVQ_DROP] = 12;
+    s->hostload->host.have_softnet = true;
+    s->hostload->host.softnet_dropped = 3;
+    s->hostload->host.softnet_squeeze = 700;
+    s->hostload->host.softirq_max = 0.625;
+    s->hostload->host.softirq_cpu = 1;
+    s->hostload->host.ncpu = 2;
+    s->hostload->host.cpu[0] = (struct hostctr_cpu){.id = 1, .busy = 0.875, .softirq = 0.625};
+    s->hostload->host.cpu[1] = (struct hostctr_cpu){.id = 0, .busy = 0.25, .softirq = 0};
+    s->hostload->host.nic_rx_missed = 5;
+    snprintf(s->hostload->host.nic_worst, sizeof(s->hostload->host.nic_worst), "eth3");
 }
 
 static void fill_side(struct side_result *s)
@@ -182,7 +182,7 @@ static void assert_cpu_equal(const struct cpu_usage *a, const struct cpu_usage *
     assert_int_equal(a->valid, b->valid);
 }
 
-static void assert_load_equal(const struct side_load *a_, const struct side_load *b_)
+static void assert_load_equal(const struct side_hostload *a_, const struct side_hostload *b_)
 {
     assert_non_null(a_);
     assert_wire_dbl(a_->seconds, b_->seconds);
@@ -290,7 +290,7 @@ static void test_side_round_trip(void **state)
         assert_wire_dbl(a->snd_wnd_mean, b->snd_wnd_mean);
         assert_wire_dbl(a->inflight_mean, b->inflight_mean);
     }
-    assert_load_equal(out.load, in.load);
+    assert_load_equal(out.hostload, in.hostload);
     assert_int_equal(out.nintervals, 2);
     for (uint32_t i = 0; i < 2; i++) {
         const struct interval *a = &out.intervals[i], *b = &in.intervals[i];
@@ -472,11 +472,11 @@ static void test_side_parse_load_absent_or_newer(void **state)
     result_side_fini(&in);
     cJSON_DeleteItemFromObjectCaseSensitive(doc, "load");
     assert_int_equal(result_json_side_parse(doc, 2, 1000, 1000, &out, err, sizeof(err)), 0);
-    assert_null(out.load);
+    assert_null(out.hostload);
     result_side_fini(&out);
     cJSON_AddNullToObject(doc, "load");
     assert_int_equal(result_json_side_parse(doc, 2, 1000, 1000, &out, err, sizeof(err)), 0);
-    assert_null(out.load);
+    assert_null(out.hostload);
     result_side_fini(&out);
     cJSON_Delete(doc);
     fill_side(&in);
@@ -484,8 +484,8 @@ static void test_side_parse_load_absent_or_newer(void **state)
     result_side_fini(&in);
     cJSON_AddNumberToObject((cJSON *)jpath(doc, "load.host.counters"), "TCPSomethingNew", 5);
     assert_int_equal(result_json_side_parse(doc, 2, 1000, 1000, &out, err, sizeof(err)), 0);
-    assert_non_null(out.load);
-    assert_int_equal(out.load->host.ctr[HOSTCTR_RCVQ_DROP], 12);
+    assert_non_null(out.hostload);
+    assert_int_equal(out.hostload->host.ctr[HOSTCTR_RCVQ_DROP], 12);
     result_side_fini(&out);
     cJSON_Delete(doc);
 }

@@ -735,18 +735,53 @@ static void test_tune_journals(void **state)
     store_close(st);
 }
 
+/* The one reader of run references: the kind and N, and everything else refused as one. */
+static void test_run_ref_parse(void **state)
+{
+    static const struct {
+        const char *s;
+        enum store_run_ref kind;
+        int64_t id;
+    } cases[] = {
+        {"sweep:4", STORE_RUN_REF_SWEEP, 4},
+        {"mesh:2", STORE_RUN_REF_MESH, 2},
+        {"group:3", STORE_RUN_REF_GROUP, 3},
+        {"group:007", STORE_RUN_REF_GROUP, 7},
+        {"sweep:999999999999999999", STORE_RUN_REF_SWEEP, 999999999999999999LL},
+        {"sweep:9999999999999999999", STORE_RUN_REF_NONE, 0}, /* 19 digits */
+        {"sweep:", STORE_RUN_REF_NONE, 0},
+        {"sweep:0", STORE_RUN_REF_NONE, 0},
+        {"mesh:-1", STORE_RUN_REF_NONE, 0},
+        {"mesh:+1", STORE_RUN_REF_NONE, 0},
+        {"group:3x", STORE_RUN_REF_NONE, 0},
+        {"group: 3", STORE_RUN_REF_NONE, 0},
+        {"sweep:1,sweep:2", STORE_RUN_REF_NONE, 0}, /* a list: store_run_resolve's */
+        {"Sweep:1", STORE_RUN_REF_NONE, 0},
+        {"sweeps:1", STORE_RUN_REF_NONE, 0},
+        {"12", STORE_RUN_REF_NONE, 0},
+        {"10-14", STORE_RUN_REF_NONE, 0},
+        {"last", STORE_RUN_REF_NONE, 0},
+        {"", STORE_RUN_REF_NONE, 0},
+    };
+
+    (void)state;
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        int64_t id = -1;
+        enum store_run_ref k = store_run_ref_parse(cases[i].s, &id);
+        if (k != cases[i].kind || id != cases[i].id)
+            fail_msg("store_run_ref_parse(\"%s\") = %d, %lld; expected %d, %lld", cases[i].s, k,
+                     (long long)id, cases[i].kind, (long long)cases[i].id);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_create),
-        cmocka_unit_test(test_round_trip),
-        cmocka_unit_test(test_resolve_and_tags),
-        cmocka_unit_test(test_migrate_v1),
-        cmocka_unit_test(test_refuse_newer_and_foreign),
-        cmocka_unit_test(test_sweep_store),
-        cmocka_unit_test(test_migrate_v2),
-        cmocka_unit_test(test_doc_run),
-        cmocka_unit_test(test_mesh_store),
+        cmocka_unit_test(test_create),        cmocka_unit_test(test_run_ref_parse),
+        cmocka_unit_test(test_round_trip),    cmocka_unit_test(test_resolve_and_tags),
+        cmocka_unit_test(test_migrate_v1),    cmocka_unit_test(test_refuse_newer_and_foreign),
+        cmocka_unit_test(test_sweep_store),   cmocka_unit_test(test_migrate_v2),
+        cmocka_unit_test(test_doc_run),       cmocka_unit_test(test_mesh_store),
         cmocka_unit_test(test_tune_journals),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

@@ -98,7 +98,8 @@ static void migrate_from(int from)
 static void test_migrate_v4(void **state)
 {
     (void)state;
-    assert_int_equal(STORE_SCHEMA_VERSION, 7); /* v7 (tune journals) follows */
+    /* v7 (tune journals) and v8 (the probes' names beyond udp and tcp) follow */
+    assert_int_equal(STORE_SCHEMA_VERSION, 8);
     migrate_from(4);
 }
 
@@ -188,7 +189,14 @@ static void test_round_trip(void **state)
     assert_int_equal(store_add_samples(st, 7, "up", "client", c, 0, err, sizeof(err)), 0);
     assert_int_equal(store_add_samples(st, 7, "up", "server", sv, 0, err, sizeof(err)), 0);
     assert_int_equal(store_add_probes(st, 7, "udp", &log, 5000000, err, sizeof(err)), 0);
+    /* schema 8: load --icmp's probe and load --classes' marked ones; nothing else */
+    assert_int_equal(store_add_probes(st, 7, "icmp", &log, 0, err, sizeof(err)), 0);
+    assert_int_equal(store_add_probes(st, 7, "udp_ef", &log, 0, err, sizeof(err)), 0);
+    assert_int_not_equal(store_add_probes(st, 7, "udp_xx", &log, 0, err, sizeof(err)), 0);
     assert_int_equal(store_commit(st, err, sizeof(err)), 0);
+    assert_int_equal(store_run_probes(st, 7, "udp_ef", &lb, err, sizeof(err)), 1);
+    assert_int_equal(lb.n, 3);
+    txnlog_fini(&lb);
 
     assert_int_equal(store_run_samples(st, 7, "up", "client", &back, err, sizeof(err)), 1);
     same(c, back);

@@ -174,7 +174,7 @@ static void test_plan_seed001(void **state)
     assert_string_equal(c->new_value, "4096 87380 134217728");
     assert_string_equal(c->finding, "sysctl.tcp_rmem_max");
     assert_int_equal(c->status, AUDIT_BAD);
-    assert_contains(c->reason, "BDP 37.5 MB");
+    assert_contains(c->reason, "BDP 35.76 MiB");
     assert_string_equal(c->command, "sysctl -w net.ipv4.tcp_rmem=\"4096 87380 134217728\"");
     assert_string_equal(c->blocked, "");
     c = change(&p, "net.ipv4.tcp_wmem");

@@ -266,6 +266,28 @@ static void test_format_bytes(void **state)
     check_bytes_str(2048.0 * 1099511627776.0, "2048.0 TiB");
 }
 
+static void check_duration_str(double sec, const char *want)
+{
+    char buf[64];
+
+    units_format_duration(sec, buf, sizeof(buf));
+    if (strcmp(buf, want))
+        fail_msg("units_format_duration(%g) = \"%s\", expected \"%s\"", sec, buf, want);
+}
+
+/* the durations every command prints (the audit's and diagnose's RTTs, tune's targets) */
+static void test_format_duration(void **state)
+{
+    (void)state;
+    check_duration_str(0.03, "30 ms");
+    check_duration_str(0.0403, "40.3 ms");
+    check_duration_str(0.001, "1 ms");
+    check_duration_str(850e-6, "850 us");
+    check_duration_str(35.2e-6, "35.2 us");
+    check_duration_str(1.5, "1.5 s");
+    check_duration_str(0, "0 us");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -283,6 +305,7 @@ int main(void)
         cmocka_unit_test(test_format_rate),
         cmocka_unit_test(test_format_rate_truncates_safely),
         cmocka_unit_test(test_format_bytes),
+        cmocka_unit_test(test_format_duration),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -79,7 +79,7 @@ check_jq "sndbuf --probe-flows: 2 and 4 flows, each with its own buffer, carry >
 check_jq "sndbuf: the fix is tune on the sender; the evidence counts the kernel's overhead" \
     "$T/sndbuf.json" '(.verdict.tune | test("on the sender")) and
     (.verdict.advice | test("net.ipv4.tcp_wmem")) and
-    any(.verdict.evidence[]; test("by the kernel.s accounting .* a buffer of 131 kB gives"))'
+    any(.verdict.evidence[]; test("by the kernel.s accounting .* a buffer of 128.0 KiB gives"))'
 rc=0
 ip netns exec "$PATH_NS_A" "$NETRIG" tune --state-dir "$STATE" --apply --rate 1G --rtt 40ms \
     >"$T/apply.txt" 2>&1 || rc=$?

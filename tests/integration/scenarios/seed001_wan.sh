@@ -100,9 +100,9 @@ diagnose diag_before
 check_jq "diagnose: rwnd_limited" "$T/diag_before.json" '.verdict.id == "rwnd_limited"'
 check_jq "diagnose: the window was full (>= 75 %)" "$T/diag_before.json" \
     '.verdict.figures.window_use >= 0.75'
-check_jq "diagnose: the BDP at 1 Gbit/s x 40 ms, 5 MB, in the figures and the evidence" \
+check_jq "diagnose: the BDP at 1 Gbit/s x 40 ms, 5e6 B (4.77 MiB), in the figures and the evidence" \
     "$T/diag_before.json" '.verdict.figures.bdp_bytes == 5000000 and
-    any(.verdict.evidence[]; test("BDP, 5 MB"))'
+    any(.verdict.evidence[]; test("BDP, 4.77 MiB"))'
 check_jq "diagnose: the fix is tune on the receiver with the target" "$T/diag_before.json" \
     '(.verdict.tune | test("on the receiver: netrig tune --apply --rate 1G --rtt 40ms")) and
      (.verdict.advice | test("net.ipv4.tcp_rmem"))'

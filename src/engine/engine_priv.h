@@ -1,7 +1,7 @@
-/* engine_int: the engine's own state, shared by its modules (engine.c runs a side,
+/* engine_priv: the engine's own state, shared by its modules (engine.c runs a side,
  * engine_sample.c samples and collects its figures). Only src/engine/ includes this. */
-#ifndef NETRIG_ENGINE_INT_H
-#define NETRIG_ENGINE_INT_H
+#ifndef NETRIG_ENGINE_PRIV_H
+#define NETRIG_ENGINE_PRIV_H
 
 #include "engine.h"
 #include "flow.h"

@@ -1,6 +1,6 @@
-/* result_json_load: a side's load (its data threads' CPU and its host's counters) as JSON, in
- * the run document and on the wire from a server; the parser takes it from the network, so
- * every value is checked and anything out of range refuses the whole object. */
+/* result_json_hostload: a side's host load (its data threads' CPU and its host's counters) as JSON,
+ * in the run document and on the wire from a server; the parser takes it from the network, so every
+ * value is checked and anything out of range refuses the whole object. */
 #include "result_json.h"
 
 #include <errno.h>
@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-cJSON *result_json_load_host(const struct hostctr_delta *h)
+cJSON *result_json_hostload_host(const struct hostctr_delta *h)
 {
     cJSON *o = cJSON_CreateObject(), *c = cJSON_AddObjectToObject(o, "counters");
     cJSON *cpus = cJSON_AddArrayToObject(o, "cpus");
@@ -36,7 +36,7 @@ cJSON *result_json_load_host(const struct hostctr_delta *h)
     return o;
 }
 
-cJSON *result_json_load(const struct side_load *l)
+cJSON *result_json_hostload(const struct side_hostload *l)
 {
     cJSON *o, *th;
 
@@ -54,7 +54,7 @@ cJSON *result_json_load(const struct side_load *l)
         cJSON_AddNumberToObject(x, "runq_s", t->runq_s);
         cJSON_AddItemToArray(th, x);
     }
-    cJSON_AddItemToObject(o, "host", result_json_load_host(&l->host));
+    cJSON_AddItemToObject(o, "host", result_json_hostload_host(&l->host));
     return o;
 }
 
@@ -62,7 +62,7 @@ cJSON *result_json_load(const struct side_load *l)
 
 #define U64MAX 1.8e19
 
-static int parse_threads(const cJSON *arr, struct side_load *l)
+static int parse_threads(const cJSON *arr, struct side_hostload *l)
 {
     const cJSON *x;
 
@@ -171,9 +171,9 @@ static int parse_host(const cJSON *o, struct hostctr_delta *h)
     return bad ? -EINVAL : 0;
 }
 
-int result_json_load_parse(const cJSON *o, struct side_load **out)
+int result_json_hostload_parse(const cJSON *o, struct side_hostload **out)
 {
-    struct side_load *l;
+    struct side_hostload *l;
 
     *out = NULL;
     if (!o || cJSON_IsNull(o))
