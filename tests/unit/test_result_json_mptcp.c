@@ -41,6 +41,7 @@ static void mptcp_fill(struct side_result *in)
     in->flows[0].sender = true;
     in->flows[0].bytes = 75000000;
     in->mptcp = calloc(in->nflows, sizeof(*in->mptcp));
+    in->nmptcp = in->nflows;
     assert_non_null(in->mptcp);
     m = &in->mptcp[0];
     m->valid = true;
@@ -106,6 +107,7 @@ static void test_side_mptcp(void **state)
     result_side_fini(&out);
     free(in.mptcp);
     in.mptcp = NULL; /* a plain TCP side: no member, nothing allocated */
+    in.nmptcp = 0;
     assert_int_equal(side_via_text(&in, 2, &out, err, sizeof(err)), 0);
     assert_null(out.mptcp);
     result_side_fini(&out);
