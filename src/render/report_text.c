@@ -1,7 +1,7 @@
 /* report_text: human-readable stream results. */
 #include "report_text.h"
 
-#include "multi.h"
+#include "multi_result.h"
 
 #include "units.h"
 
