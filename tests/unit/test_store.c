@@ -223,29 +223,6 @@ static void test_resolve_and_tags(void **state)
     assert_contains(err, "nosuchtag");
     assert_int_equal(store_run_resolve(st, "999", &ids, &n, err, sizeof(err)), -ENOENT);
     assert_contains(err, "no run 999");
-    /* untagging takes the tag off only the runs named; a run without it is left alone */
-    assert_int_equal(store_untag(st, (int64_t[]){a, b}, 2, "before", err, sizeof(err)), 0);
-    assert_int_equal(store_run_resolve(st, "before", &ids, &n, err, sizeof(err)), 0);
-    assert_true(n == 1 && ids[0] == c);
-    free(ids);
-    /* an annotation lands in the document under its key and titles an untitled run only */
-    assert_int_equal(store_exec(st, err, sizeof(err), "UPDATE runs SET title = '' WHERE id = ?",
-                                "i", b),
-                     0);
-    assert_int_equal(store_annotate(st, b, "diagnose", "{\"id\":\"cpu\"}", "diagnose: cpu", err,
-                                    sizeof(err)),
-                     0);
-    snprintf(path, sizeof(path),
-             "SELECT json_extract(document, '$.diagnose.id') || '|' || title FROM runs "
-             "WHERE id = %lld",
-             (long long)b);
-    sql_text(store_sqlite(st), path, err, sizeof(err));
-    assert_string_equal(err, "cpu|diagnose: cpu");
-    assert_int_equal(store_annotate(st, b, "diagnose", "{\"id\":\"nic\"}", "diagnose: nic", err,
-                                    sizeof(err)),
-                     0);
-    sql_text(store_sqlite(st), path, err, sizeof(err));
-    assert_string_equal(err, "nic|diagnose: cpu");
     store_close(st);
 }
 
