@@ -83,10 +83,6 @@ for f in $(printf '%s\n' "${files[@]}" | grep '^src/[a-z_]*/'); do
             *" $to "*) ;;
             *) bad "$f:$ln: includes $h of $to/, which $from/ may not use (src/layers.txt)" ;;
         esac
-        # report_*.h are renderers: only report/ and cli/ use them
-        case $h:$from in report_*:report | report_*:cli) ;;
-            report_*:*) bad "$f:$ln: includes $h: only report/ and cli/ use the renderers" ;;
-        esac
     done < <(grep -n '#include "' "$f")
 done
 

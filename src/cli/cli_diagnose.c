@@ -242,10 +242,7 @@ static int add_diagnosis(struct store *st, const void *item, const struct hostsn
         snprintf(err, errlen, "out of memory");
     snprintf(title, sizeof(title), "diagnose: %s", diagnose_id_name(ds->v->id));
     if (!rc)
-        rc = store_exec(st, err, errlen,
-                        "UPDATE runs SET document = json_set(document, '$.diagnose', json(?)), "
-                        "title = CASE title WHEN '' THEN ? ELSE title END WHERE id = ?",
-                        "tti", text, title, *id);
+        rc = store_annotate(st, *id, "diagnose", text, title, err, errlen);
     if (!rc && ds->tag)
         rc = store_tag(st, id, 1, ds->tag, err, errlen);
     free(text);

@@ -737,9 +737,7 @@ int cli_tag(int argc, char **argv, _Atomic int *stop)
     rc = cli_history_resolve(st, optind + 1, argv, optind, &ids, &n);
     if (!rc && !(rc = store_begin(st, err, sizeof(err)))) {
         for (size_t i = 0; !rc && i < n; i++)
-            rc = hc.del ? store_exec(st, err, sizeof(err),
-                                     "DELETE FROM tags WHERE name = ? AND run_id = ?", "ti", name,
-                                     ids[i])
+            rc = hc.del ? store_untag(st, &ids[i], 1, name, err, sizeof(err))
                         : store_tag(st, &ids[i], 1, name, err, sizeof(err));
         rc = rc ? (store_rollback(st), rc) : store_commit(st, err, sizeof(err));
         if (rc)

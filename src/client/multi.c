@@ -189,9 +189,3 @@ int multi_run(const struct client_opts *base, struct multi_result *m, _Atomic in
             worst = 1;
     return worst;
 }
-
-void multi_result_fini(struct multi_result *m)
-{
-    for (uint32_t t = 0; t < m->n; t++)
-        result_fini(&m->runs[t]);
-}

@@ -694,6 +694,28 @@ int store_tag(struct store *st, const int64_t *ids, size_t n, const char *name, 
     return 0;
 }
 
+int store_untag(struct store *st, const int64_t *ids, size_t n, const char *name, char *err,
+                size_t errlen)
+{
+    for (size_t i = 0; i < n; i++)
+        if (store_exec(st, err, errlen, "DELETE FROM tags WHERE name = ? AND run_id = ?", "ti",
+                       name, ids[i]))
+            return -EIO;
+    return 0;
+}
+
+int store_annotate(struct store *st, int64_t id, const char *key, const char *json,
+                   const char *title, char *err, size_t errlen)
+{
+    char path[80];
+
+    snprintf(path, sizeof(path), "$.%s", key);
+    return store_exec(st, err, errlen,
+                      "UPDATE runs SET document = json_set(document, ?, json(?)), "
+                      "title = CASE title WHEN '' THEN ? ELSE title END WHERE id = ?",
+                      "ttti", path, json, title, id);
+}
+
 int store_save_served(const char *path, const struct params *p, const struct side_result *s,
                       const char *client, int64_t *id, char *err, size_t errlen)
 {

@@ -5,8 +5,6 @@
 #ifndef NETRIG_STORE_H
 #define NETRIG_STORE_H
 
-#include <sqlite3.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -40,16 +38,6 @@ bool store_is_readonly(const struct store *st);
 const char *store_notice(const struct store *st);
 void store_close(struct store *st);
 const char *store_path(const struct store *st);
-sqlite3 *store_sqlite(struct store *st);
-/* The SQL that takes a database from schema v-1 to v (1 <= v <= STORE_SCHEMA_VERSION). */
-const char *store_migration_sql(int v);
-
-/* One statement with parameters bound from types: 'i' int64_t, 'u' unsigned (uint32_t),
- * 'd' double, 't' text (NULL binds NULL), 'n' NULL (no argument). Returns 0 or -EIO with err. */
-int store_exec(struct store *st, char *err, size_t errlen, const char *sql, const char *types, ...);
-int store_bindv(sqlite3_stmt *s, const char *types, va_list ap);
-/* Prepares sql; NULL with err set on failure. */
-sqlite3_stmt *store_prepare(struct store *st, const char *sql, char *err, size_t errlen);
 
 /* BEGIN IMMEDIATE / COMMIT / ROLLBACK: the add functions below run inside one of these, so a
  * crash leaves each run either wholly stored or absent. */
@@ -81,6 +69,14 @@ int store_add_metrics(struct store *st, int64_t id, const struct metric_value *m
 /* Tags runs ids[0..n-1] with name (idempotent). */
 int store_tag(struct store *st, const int64_t *ids, size_t n, const char *name, char *err,
               size_t errlen);
+/* Takes tag name off runs ids[0..n-1] (a run without it is left as it is). */
+int store_untag(struct store *st, const int64_t *ids, size_t n, const char *name, char *err,
+                size_t errlen);
+/* Adds json (one JSON value as text) to run id's stored document under key, and titles the
+ * run title when it has no title yet: what a later step knew of a run it saved (a diagnosis
+ * of it). */
+int store_annotate(struct store *st, int64_t id, const char *key, const char *json,
+                   const char *title, char *err, size_t errlen);
 
 /* "YYYY-MM-DDTHH:MM:SSZ" for t (UTC). */
 void store_time_iso(long long t, char *buf, size_t len);

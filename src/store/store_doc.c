@@ -1,5 +1,6 @@
 /* store_doc: runs added from their -J documents. */
 #include "store_doc.h"
+#include "store_priv.h"
 
 #include "metric.h"
 

@@ -1,5 +1,6 @@
 /* store_group: groups of runs one command measured together. */
 #include "store_group.h"
+#include "store_priv.h"
 
 #include <errno.h>
 #include <stdio.h>

@@ -1,5 +1,6 @@
 /* store_mesh: mesh plans and their cells in the history. */
 #include "store_mesh.h"
+#include "store_priv.h"
 
 #include "store_doc.h"
 

@@ -1,5 +1,6 @@
 /* store_run: queries over stored runs, and run-set names. */
 #include "store_run.h"
+#include "store_priv.h"
 
 #include <ctype.h>
 #include <errno.h>

@@ -1,6 +1,7 @@
 /* store_schema: the history's schema, as the SQL steps that migrate it forward one version at
  * a time (docs/history.md). */
 #include "store.h"
+#include "store_priv.h"
 
 #include <stddef.h>
 

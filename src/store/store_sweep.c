@@ -1,5 +1,6 @@
 /* store_sweep: sweeps and their points in the history. */
 #include "store_sweep.h"
+#include "store_priv.h"
 
 #include <errno.h>
 #include <stdio.h>

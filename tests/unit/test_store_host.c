@@ -1,7 +1,8 @@
 /* Unit tests for the history's host snapshots and read-only opening: each side of a run (the
  * client's, the server's as it sent it, or why it is missing), migration of a hand-built
  * schema-3 database to snapshots per side (with its backup, and read-only through a copy in
- * memory), and read-only opening that never writes the file. */
+ * memory), read-only opening that never writes the file, and the questions the CLI asks of
+ * a stored run (a tag taken off, a diagnosis added to its document). */
 #define STORE_TEST_NAME "store-host"
 #include "test_store_util.h"
 
@@ -254,12 +255,54 @@ static void test_read_only(void **state)
     assert_contains(err, "schema version 99");
 }
 
+/* store_untag takes a tag off the runs named only; store_annotate adds a value to a run's
+ * document under its key and titles the run only when it has no title. */
+static void test_untag_annotate(void **state)
+{
+    char path[300], err[512], sql[200];
+    struct run_result r;
+    struct store *st;
+    int64_t *ids, a, b;
+    size_t n;
+
+    (void)state;
+    db_path("annotate.db", path, sizeof(path));
+    st = store_open(path, true, err, sizeof(err));
+    assert_non_null(st);
+    make_run(&r);
+    a = add(st, &r, NULL);
+    b = add(st, &r, NULL);
+    result_fini(&r);
+    assert_int_equal(store_tag(st, (int64_t[]){a, b}, 2, "before", err, sizeof(err)), 0);
+    assert_int_equal(store_untag(st, &a, 1, "before", err, sizeof(err)), 0);
+    assert_int_equal(store_untag(st, &a, 1, "before", err, sizeof(err)), 0); /* not tagged: as is */
+    assert_int_equal(store_run_resolve(st, "before", &ids, &n, err, sizeof(err)), 0);
+    assert_true(n == 1 && ids[0] == b);
+    free(ids);
+    snprintf(sql, sizeof(sql),
+             "SELECT json_extract(document, '$.diagnose.id') || '|' || title FROM runs "
+             "WHERE id = %lld",
+             (long long)b);
+    assert_int_equal(
+        store_annotate(st, b, "diagnose", "{\"id\":\"cpu\"}", "diagnose: cpu", err, sizeof(err)),
+        0);
+    sql_text(store_sqlite(st), sql, err, sizeof(err));
+    assert_string_equal(err, "cpu|diagnose: cpu");
+    assert_int_equal(
+        store_annotate(st, b, "diagnose", "{\"id\":\"nic\"}", "diagnose: nic", err, sizeof(err)),
+        0);
+    sql_text(store_sqlite(st), sql, err, sizeof(err));
+    assert_string_equal(err, "nic|diagnose: cpu"); /* the value replaced, the title kept */
+    store_close(st);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_host_sides),
         cmocka_unit_test(test_migrate_v3),
         cmocka_unit_test(test_read_only),
+        cmocka_unit_test(test_untag_annotate),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

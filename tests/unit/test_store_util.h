@@ -3,6 +3,7 @@
 #ifndef NETRIG_TEST_STORE_UTIL_H
 #define NETRIG_TEST_STORE_UTIL_H
 
+#include "store_priv.h"
 #include "test_util.h"
 
 #include <sqlite3.h>

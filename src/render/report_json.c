@@ -1,7 +1,7 @@
 /* report_json: the JSON output of the measurement commands. */
 #include "report_json.h"
 
-#include "multi.h"
+#include "multi_result.h"
 #include "report_text.h"
 #include "result_json.h"
 

@@ -2,7 +2,7 @@
 #include "report_text.h"
 #include "report_mptcp.h"
 
-#include "multi.h"
+#include "multi_result.h"
 
 #include "units.h"
 
