@@ -5,24 +5,10 @@
 # iperf3 clients against the netrig daemon, is iperf3_serve.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh" "$@"
-
-command -v iperf3 >/dev/null 2>&1 || skip "iperf3 is not installed (apt-get install iperf3)"
-log "$(iperf3 --version | head -n1)"
+source "$(dirname "${BASH_SOURCE[0]}")/iperf3_lib.sh"
 
 # within PCT A B: |A/B - 1| <= PCT/100
 within() { awk -v a="$2" -v b="$3" -v p="$1" 'BEGIN { exit !(b > 0 && (a / b - 1) ^ 2 <= (p / 100) ^ 2) }'; }
-
-# run NAME CMD...: runs CMD (bounded) with stdout in $T/NAME.json, stderr in $T/NAME.err; RC
-run() {
-    local name=$1
-    shift
-    RC=0
-    timeout 60 "$@" >"$T/$name.json" 2>"$T/$name.err" || RC=$?
-}
-
-ok() { # NAME: exit status 0
-    check "$1: exit status 0 (got $RC; stderr: $(head -c 300 "$T/$1.err"))" test "$RC" -eq 0
-}
 
 # ================================================================ netrig client, iperf3 server
 start_tool_server "$T/iperf3-s.log" iperf3 -s -p PORT || fail "iperf3 -s did not listen"

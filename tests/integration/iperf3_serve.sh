@@ -8,21 +8,7 @@
 # daemon keeps serving; a test from an iperf3 client lands in --db's history.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh" "$@"
-
-command -v iperf3 >/dev/null 2>&1 || skip "iperf3 is not installed (apt-get install iperf3)"
-log "$(iperf3 --version | head -n1)"
-
-# run NAME CMD...: runs CMD (bounded) with stdout in $T/NAME.json, stderr in $T/NAME.err; RC
-run() {
-    local name=$1
-    shift
-    RC=0
-    timeout 60 "$@" >"$T/$name.json" 2>"$T/$name.err" || RC=$?
-}
-
-ok() { # NAME: exit status 0
-    check "$1: exit status 0 (got $RC; stderr: $(head -c 300 "$T/$1.err"))" test "$RC" -eq 0
-}
+source "$(dirname "${BASH_SOURCE[0]}")/iperf3_lib.sh"
 
 # ================================================================ iperf3 client, netrig daemon
 start_server
