@@ -4,7 +4,8 @@
 #      path ends within duration + 2 s, and a real client is served right after (--max-tests 1)
 #   2. hostile hellos (256 server threads, 16 MiB messages, busy-poll) cannot raise the RSS by
 #      more than --max-memory; one that needs more is refused with the need and the budget
-#   3. rr and crr under --max-rate stay within 10 % of it; an honest -R at the limit passes; a
+#   3. rr and crr under --max-rate stay within 10 % of it (the floor unjudged under a
+#      sanitizer: reaching it is the client's speed); an honest -R at the limit passes; a
 #      client ignoring its pacing is stopped within 2 s
 #   4. --exclusive queues every kind; the slot is free before a locked --db is written
 #   5. time probes cannot hold a test past two --timeouts; the iperf3 UDP set-up has one
@@ -79,7 +80,13 @@ for t in "rr -P 2 -r 1K,256K" "crr -P 2 -r 1K,256K" "stream -R --fq-rate 20M" "s
     if client $t -t 3 >"$T/rate.$name.json" 2>"$T/rate.$name.err"; then
         bps=$(jq_num "$T/rate.$name.json" '.summary.client_to_server_bps + .summary.server_to_client_bps')
         log "rate $name: $bps bit/s under --max-rate 20M"
-        check "rate $name: within 10 % of 20M ($bps)" within "$bps" 18000000 22000000
+        # the cap is the daemon's: its ceiling holds at any speed; reaching the floor is the
+        # client's speed, which a sanitizer's slowdown beside other tests can take away (an
+        # ASan rr reached 14.6 of 20 Mbit/s beside the TSan stage)
+        check "rate $name: at most 10 % above 20M ($bps)" within "$bps" 0 22000000
+        if judge_rates; then
+            check "rate $name: at least 90 % of 20M ($bps)" within "$bps" 18000000 1e18
+        fi
     else
         fail "rate $name at the limit: $(head -c 300 "$T/rate.$name.err")"
     fi
