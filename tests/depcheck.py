@@ -3,7 +3,7 @@
 named in .ci/packages (the list a fresh machine installs before tests/run.sh).
 
 It collects:
-  - the external commands the shell scripts run (tests/**/*.sh, bench/*, tests/run.sh):
+  - the external commands the shell scripts run (tests/**/*.sh, bench/*, .ci/install, .ci/run):
     words in command position (line start, after | && || ; $( ( ` then do else ! and after
     the wrappers timeout, exec, command, env, nice, xargs, setarch, ip netns exec NS), minus
     shell builtins and keywords, functions the scripts define, variables and the project's own
@@ -49,9 +49,10 @@ OPTIONAL = {
     "skips (77) naming it (bench/ quotes reference rows for it, not a run)",
     "netserver": "netperf's server, same package and reason as netperf",
     "kubectl": "Debian's kubernetes-client (1.20) renders deploy/kubernetes, but it cannot be "
-    "installed beside the kubectl package that images with Kubernetes' own repository ship "
-    "(both hold /usr/bin/kubectl), so .ci/packages names neither; the kubernetes test uses "
-    "whichever is there and skips (77) naming kubernetes-client when none is",
+    "installed beside the kubectl package that images with Kubernetes' or Google's repository "
+    "ship (both hold /usr/bin/kubectl), so .ci/packages names neither: .ci/install installs "
+    "kubernetes-client when no kubectl is there, and the kubernetes test uses whichever is there "
+    "and skips (77) naming kubernetes-client when none is",
 }
 
 
@@ -369,6 +370,7 @@ def main():
     scripts = sorted(set(glob.glob(os.path.join(top, "tests", "**", "*.sh"), recursive=True)))
     scripts += sorted(p for p in glob.glob(os.path.join(top, "bench", "*"))
                       if os.path.isfile(p) and not p.endswith(".md"))
+    scripts += [os.path.join(top, ".ci", n) for n in ("install", "run")]
     used, funcs, seen_in = {}, set(), {}
     for s in scripts:
         with open(s, encoding="utf-8") as fh:

@@ -1,11 +1,18 @@
 #!/usr/bin/env bash
-# Builds the libFuzzer targets (CMake option NETRIG_FUZZ, clang, ASan + UBSan) and runs each
-# for FUZZ_SECONDS (default 20), FUZZ_JOBS (default 1) at a time, from its seed corpus in
-# tests/fuzz/corpus/NAME. Fails on any crash, leak or sanitizer report. Exits 77 (skipped) when
-# clang or libFuzzer is unavailable.
+# tests/fuzz/run.sh [build|run|all]: builds the libFuzzer targets (CMake option NETRIG_FUZZ,
+# clang, ASan + UBSan) and runs each for FUZZ_SECONDS (default 20), FUZZ_JOBS (default 1) at a
+# time, from its seed corpus in tests/fuzz/corpus/NAME ("all", the default); "build" only
+# builds, "run" only runs what an earlier "build" made (tests/run.sh builds them beside other
+# tests). Fails on any crash, leak or sanitizer report. Exits 77 (skipped) when clang or
+# libFuzzer is unavailable.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
+step=${1:-all}
+case $step in
+build | run | all) ;;
+*) echo "usage: $0 [build|run|all] (got '$step')" >&2; exit 2 ;;
+esac
 secs=${FUZZ_SECONDS:-20}
 build=${FUZZ_BUILD_DIR:-$top/build-fuzz}
 case $build in /*) ;; *) build=$PWD/$build ;; esac # the targets run from a temp dir
@@ -18,9 +25,12 @@ printf 'int LLVMFuzzerTestOneInput(const char *d, unsigned long n){(void)d;(void
 clang -fsanitize=fuzzer "$work/probe.c" -o "$work/probe" 2>/dev/null ||
     { echo "clang has no libFuzzer (install libclang-rt-14-dev): fuzzing skipped" >&2; exit 77; }
 
-CC=clang cmake -S "$top" -B "$build" -DNETRIG_FUZZ=ON -DBUILD_TESTING=OFF \
-    -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
-cmake --build "$build" -j"$(nproc)" --target $(cd "$here" && ls fuzz_*.c | sed 's/\.c$//') >/dev/null
+if [[ $step != run ]]; then
+    CC=clang cmake -S "$top" -B "$build" -DNETRIG_FUZZ=ON -DBUILD_TESTING=OFF \
+        -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+    cmake --build "$build" -j"$(nproc)" --target $(cd "$here" && ls fuzz_*.c | sed 's/\.c$//') >/dev/null
+    [[ $step == build ]] && { echo "fuzz targets built in $build"; exit 0; }
+fi
 
 # FUZZ_JOBS targets at a time (default 1): each still fuzzes for FUZZ_SECONDS of its own
 fuzz_jobs=${FUZZ_JOBS:-1}
