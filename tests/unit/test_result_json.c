@@ -10,6 +10,7 @@
 
 #include "report_json.h"
 #include "result_json.h"
+#include "test_result_json_util.h"
 
 /* cJSON 1.7.15 prints a double with 15 significant digits when that reads back within
  * DBL_EPSILON, so values on the wire may move by an ulp: compare them that closely. */
@@ -214,24 +215,6 @@ static void assert_load_equal(const struct side_hostload *a_, const struct side_
         assert_int_equal(a->nic_rx_missed, 5);
         assert_string_equal(a->nic_worst, "eth3");
     }
-}
-
-/* serialize, print, parse text, parse side: as the client receives the server's side */
-static int side_via_text(const struct side_result *in, uint32_t expect, struct side_result *out,
-                         char *err, size_t errlen)
-{
-    cJSON *j = result_json_side(in);
-    char *text = cJSON_PrintUnformatted(j);
-    cJSON *back = cJSON_Parse(text);
-    int rc;
-
-    assert_non_null(back);
-    memset(out, 0, sizeof(*out));
-    rc = result_json_side_parse(back, expect, 1000, 1000, out, err, errlen);
-    cJSON_Delete(back);
-    free(text);
-    cJSON_Delete(j);
-    return rc;
 }
 
 static void test_side_round_trip(void **state)

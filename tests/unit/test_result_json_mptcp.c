@@ -6,29 +6,12 @@
 #include "mptcpinfo.h"
 #include "result_json.h"
 #include "result_json_mptcp.h"
+#include "test_result_json_util.h"
 
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* serialize, print, parse text, parse side: as the client receives the server's side */
-static int side_via_text(const struct side_result *in, uint32_t expect, struct side_result *out,
-                         char *err, size_t errlen)
-{
-    cJSON *j = result_json_side(in);
-    char *text = cJSON_PrintUnformatted(j);
-    cJSON *back = cJSON_Parse(text);
-    int rc;
-
-    assert_non_null(back);
-    memset(out, 0, sizeof(*out));
-    rc = result_json_side_parse(back, expect, 1000, 1000, out, err, errlen);
-    cJSON_Delete(back);
-    free(text);
-    cJSON_Delete(j);
-    return rc;
-}
 
 /* --mptcp: a side's flows carry their MPTCP connection and subflows both ways; anything out of
  * range refuses the side */
