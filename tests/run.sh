@@ -21,12 +21,14 @@
 #      without clang).
 # When every stage is wanted (the default) they overlap where nothing measured can suffer
 # (PIPELINE=0 runs them one after the other):
-#   - the builds of stages 2, 3 and 5 run at nice 19 beside main's shared tests, which mostly
-#     wait: the builds take the CPU those tests leave, and never the "alone" tests' machine;
-#   - the "alone" tests then run with nothing else of the suite's running;
-#   - stages 2-5 then run their tests side by side (their logs printed one after the other):
+#   - main's shared tests run first, with nothing else of the suite's running;
+#   - then the "alone" tests one by one, and beside them, at nice 19, the builds of stages 2, 3
+#     and 5 and the fuzz targets' runs: the "alone" tests pass beside a busy loop at nice 0 (the
+#     fresh-root runs beside a CPU hog prove it), and a nice-19 process takes less from them
+#     than that; nothing there has a deadline (each fuzz target still runs FUZZ_SECONDS);
+#   - stages 2-4 then run their tests side by side (their logs printed one after the other):
 #     none of them judges a rate or a deadline that a busy CPU could break (judge_rates is false
-#     under them), and the fuzz targets run at nice 19 (each still for FUZZ_SECONDS).
+#     under them).
 # The sanitizer stages set NETRIG_SANITIZER (asan, tsan, valgrind) for the tests: a test that
 # also judges rates or timing leaves those judgments out there (lib.sh `judge_rates`), since
 # a sanitizer's slowdown (TSan 5-15x, memcheck 20-50x) is not the code's speed.
@@ -146,7 +148,9 @@ side_wait() {
 side_builds() {
     asan_build || return
     tsan_build || return
-    fuzz_step build
+    fuzz_step build || return
+    stamp "fuzz: ${FUZZ_SECONDS:-20}s per target, $jobs at a time"
+    fuzz_step run
 }
 # niced CMD...: CMD (a function too) at nice 19
 niced() {
@@ -163,20 +167,19 @@ fi
 if ((pipeline)); then
     stamp "main: build (warnings as errors)"
     main_build
-    stamp "main: the tests that share the machine, $shared_jobs at a time; beside them at nice 19, the asan, tsan and fuzz builds"
+    stamp "main: the tests that share the machine, $shared_jobs at a time"
+    main_shared
+    stamp "main: the tests that need the machine to themselves, one at a time; beside them at nice 19, the asan, tsan and fuzz builds, then the fuzz runs"
     side builds niced side_builds
     rc=0
-    main_shared || rc=$?
+    main_alone || rc=$?
     side_wait builds || rc=1
     ((rc == 0)) || exit 1
-    stamp "main: the tests that need the machine to themselves, one at a time"
-    main_alone
-    stamp "asan + tsan + valgrind + fuzz: their tests side by side (fuzz at nice 19)"
+    stamp "asan + tsan + valgrind: their tests side by side"
     side asan asan_test
     side tsan tsan_test
     side valgrind valgrind_test
-    side fuzz niced fuzz_step run
-    side_wait asan tsan valgrind fuzz || exit 1
+    side_wait asan tsan valgrind || exit 1
     stamp "done"
     exit 0
 fi
