@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <poll.h>
 #include <sched.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
@@ -411,7 +412,12 @@ static void run_evented(struct worker *w)
 static void *worker_main(void *arg)
 {
     struct worker *w = arg;
+    char name[16];
 
+    /* "netrig-w0", ...: top -H, perf and bench/stream tell the workers (and which end's
+     * worker shares a CPU with which) from the main thread */
+    snprintf(name, sizeof(name), "netrig-w%u", w->id);
+    pthread_setname_np(pthread_self(), name);
     atomic_store(&w->tid, gettid());
     if (w->alone &&
         (w->flows[0]->ops->alone_polls || sock_set_nonblock(w->flows[0]->fd, false) == 0))
