@@ -307,3 +307,14 @@ range() {
 md() {
     if [[ $1 == - ]]; then echo "–"; else sed 's/(\([^()]*\)-\([^()]*\))/(\1–\2)/' <<<"$1"; fi
 }
+
+# ---------------------------------------------------------------- netperf (a bench-only tool)
+
+# shellcheck source=bench/netperf.sh
+. "$REPO/bench/netperf.sh"
+
+# start_netserver PORT PORTVAR: netserver in the foreground (-D; it forks one child per test)
+# on 127.0.0.1, as a server of start_server (named netperf)
+start_netserver() {
+    start_server netperf tcp "$1" "$2" "$NETSERVER" -D -4 -L "$HOST" -p "$1"
+}

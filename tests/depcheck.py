@@ -45,8 +45,10 @@ ABS = re.compile(r"^/(?:usr/)?s?bin/([A-Za-z][A-Za-z0-9._+-]*)$")
 # Names a script may look for that no Debian package needs to provide, each with its reason
 OPTIONAL = {
     "chromium-browser": "Ubuntu's name for chromium; the tests look for chromium first",
-    "netperf": "Debian's non-free component, which .ci/packages cannot name: flent_side_by_side "
-    "skips (77) naming it (bench/ quotes reference rows for it, not a run)",
+    "netperf": "Debian's non-free component, which .ci/packages cannot name (CI installs from "
+    "main only): flent_side_by_side skips (77) naming it, and bench/rr, bench/crr and "
+    "bench/stream, which run it beside netrig, install it themselves (bench/netperf.sh adds "
+    "non-free for the benchmark machine only)",
     "netserver": "netperf's server, same package and reason as netperf",
     "kubectl": "Debian's kubernetes-client (1.20) renders deploy/kubernetes, but it cannot be "
     "installed beside the kubectl package that images with Kubernetes' or Google's repository "

@@ -70,6 +70,10 @@ struct flow_ops {
     /* run_alone spins on non-blocking calls under --busy-poll (instead of leaving the flow
      * to the spinning event loop: one syscall a turn instead of two) */
     bool alone_spins;
+    /* run_alone waits in poll() slices and looks at the stop request and the deadlines
+     * itself: the worker must not shut its socket down to wake it (crr opens one per
+     * transaction, so by then another thread may hold that number) */
+    bool alone_polls;
 };
 
 /* What one flow of a kind needs besides the engine's own bookkeeping, so that a test's memory

@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <poll.h>
 #include <sched.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
@@ -411,9 +412,15 @@ static void run_evented(struct worker *w)
 static void *worker_main(void *arg)
 {
     struct worker *w = arg;
+    char name[16];
 
+    /* "netrig-w0", ...: top -H, perf and bench/stream tell the workers (and which end's
+     * worker shares a CPU with which) from the main thread */
+    snprintf(name, sizeof(name), "netrig-w%u", w->id);
+    pthread_setname_np(pthread_self(), name);
     atomic_store(&w->tid, gettid());
-    if (w->alone && sock_set_nonblock(w->flows[0]->fd, false) == 0)
+    if (w->alone &&
+        (w->flows[0]->ops->alone_polls || sock_set_nonblock(w->flows[0]->fd, false) == 0))
         w->flows[0]->ops->run_alone(w, w->flows[0]);
     else
         run_evented(w);
@@ -488,7 +495,7 @@ void worker_stop(struct worker *w)
     atomic_store_explicit(&w->stop_requested, true, memory_order_relaxed);
     /* a lone sender may sit in a blocking write: the half-close ends it now (FIN after the
      * data already queued, so the receiver still gets every byte counted) */
-    if (w->alone && w->flows[0]->sender)
+    if (w->alone && w->flows[0]->sender && !w->flows[0]->ops->alone_polls)
         shutdown(w->flows[0]->fd, SHUT_WR);
     if (write(w->stopfd, &one, sizeof(one)) < 0) {
         /* eventfd writes fail only on overflow, which one stop cannot reach */
@@ -504,7 +511,7 @@ void worker_kill(struct worker *w)
     worker_stop(w);
     /* a lone flow may sit in a blocking call: this wakes it at once (its socket stays open
      * until the engine is destroyed, so no other thread can have its number) */
-    if (w->alone && w->flows[0]->fd >= 0)
+    if (w->alone && !w->flows[0]->ops->alone_polls && w->flows[0]->fd >= 0)
         shutdown(w->flows[0]->fd, SHUT_RDWR);
 }
 

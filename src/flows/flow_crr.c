@@ -12,6 +12,7 @@
 #include <net/if.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,6 +39,7 @@ struct crr_server {
     uint32_t req, resp;
     bool connect_only;
     uint32_t nslots;
+    uint32_t share; /* client flows per listener, rounded up: the most accepts per wake-up */
     struct flow *slots;
     uint64_t overflow; /* connections closed at once because every slot was busy */
 };
@@ -52,12 +54,20 @@ struct crr_conn {
  * ways and their ACKs: about 7 segments of 60 bytes): the rate gate counts it. */
 #define CRR_CONN_WIRE 420
 
+/* A listener's share of the client's flows, rounded up. */
+static uint32_t crr_share(const struct params *p)
+{
+    uint32_t listeners = p->server_threads ? p->server_threads : p->threads;
+    uint32_t share = (p->flows + listeners - 1) / (listeners ? listeners : 1);
+
+    return share ? share : 1;
+}
+
 /* Connection slots of one listener: its share of the client's flows (SO_REUSEPORT spreads
  * them unevenly: a quarter more) and a margin. */
 static uint32_t crr_slots(const struct params *p)
 {
-    uint32_t listeners = p->server_threads ? p->server_threads : p->threads;
-    uint32_t share = (p->flows + listeners - 1) / (listeners ? listeners : 1);
+    uint32_t share = crr_share(p);
 
     return share + share / 4 + 16;
 }
@@ -104,6 +114,7 @@ int flow_crr_init(struct flow *f, const struct params *p, bool is_client)
     s->connect_only = p->connect_only;
     /* each client flow has one connection open at a time */
     s->nslots = crr_slots(p);
+    s->share = crr_share(p);
     s->slots = calloc(s->nslots, sizeof(*s->slots));
     f->priv = s;
     f->ops = &crr_server_ops;
@@ -153,37 +164,69 @@ static int client_fail(struct worker *w, struct flow *f, int err)
     return 1;
 }
 
-/* Opens the next connection. Returns 1 when the flow ended (e.g. out of local ports). */
-static int begin(struct worker *w, struct flow *f, uint64_t now)
+/* A request up to this size goes out in one segment whatever Nagle says (nothing is in
+ * flight before it, and every MSS is larger): TCP_NODELAY, one syscall a connection, only
+ * matters for longer ones, whose last partial segment would wait for an ACK. */
+#define CRR_NAGLE_FREE 536
+
+/* Sends the request once the handshake is done: 0 sent (phase READING) or still connecting
+ * (phase CONNECTING), else an errno. */
+static int try_send(struct worker *w, struct flow *f)
+{
+    struct crr_client *c = f->priv;
+    ssize_t n = send(f->fd, w->buf, c->req, MSG_NOSIGNAL | MSG_DONTWAIT);
+
+    if (n == (ssize_t)c->req) {
+        c->phase = CRR_READING;
+        return 0;
+    }
+    if (n < 0 && errno == EAGAIN)
+        return 0; /* SYN_SENT: the caller waits for the socket to be writable */
+    return n < 0 && errno ? errno : EIO;
+}
+
+/* Opens the next connection (f->fd) and, on loopback, where the handshake is usually over
+ * when connect returns, sends the request at once: no wait for writability, no SO_ERROR
+ * query. Returns 0 or an errno (EADDRNOTAVAIL: local ports exhausted). */
+static int open_conn(struct worker *w, struct flow *f, uint64_t now)
 {
     struct crr_client *c = f->priv;
     int fd = socket(c->to.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0), one = 1;
 
     if (fd < 0)
-        return client_fail(w, f, errno);
-    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+        return errno;
+    if (c->req > CRR_NAGLE_FREE)
+        setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
     if (c->congestion[0])
         setsockopt(fd, IPPROTO_TCP, TCP_CONGESTION, c->congestion, strlen(c->congestion));
     if (c->tos)
         sock_set_tos(fd, c->tos);
-    if (c->dev[0] &&
-        setsockopt(fd, SOL_SOCKET, SO_BINDTODEVICE, c->dev, (socklen_t)strlen(c->dev))) {
-        int e = errno;
-        close(fd);
-        return client_fail(w, f, e);
-    }
-    if ((c->locallen && bind(fd, (struct sockaddr *)&c->local, c->locallen)) ||
+    if ((c->dev[0] &&
+         setsockopt(fd, SOL_SOCKET, SO_BINDTODEVICE, c->dev, (socklen_t)strlen(c->dev))) ||
+        (c->locallen && bind(fd, (struct sockaddr *)&c->local, c->locallen)) ||
         (connect(fd, (struct sockaddr *)&c->to, c->tolen) && errno != EINPROGRESS)) {
         int e = errno;
         close(fd);
-        return client_fail(w, f, e); /* EADDRNOTAVAIL: local ports exhausted */
+        return e;
     }
     f->fd = fd;
     c->phase = CRR_CONNECTING;
     c->got = 0;
     c->t_start = now;
+    return c->connect_only ? 0 : try_send(w, f);
+}
+
+/* Opens the next connection and watches it. Returns 1 when the flow ended. */
+static int begin(struct worker *w, struct flow *f, uint64_t now)
+{
+    struct crr_client *c = f->priv;
+    int e = open_conn(w, f, now);
+
+    if (e)
+        return client_fail(w, f, e);
     f->due_ns = now + c->timeout_ns;
-    if (worker_watch(w, f, fd, EPOLL_CTL_ADD, EPOLLOUT))
+    if (worker_watch(w, f, f->fd, EPOLL_CTL_ADD,
+                     c->phase == CRR_CONNECTING ? EPOLLOUT : EPOLLIN | EPOLLRDHUP))
         return client_fail(w, f, errno);
     return 0;
 }
@@ -202,7 +245,7 @@ static void record(struct worker *w, struct flow *f, uint64_t now)
 static int on_connected(struct worker *w, struct flow *f)
 {
     struct crr_client *c = f->priv;
-    int soerr = 0;
+    int soerr = 0, e;
     socklen_t len = sizeof(soerr);
 
     if (getsockopt(f->fd, SOL_SOCKET, SO_ERROR, &soerr, &len) || soerr)
@@ -210,10 +253,8 @@ static int on_connected(struct worker *w, struct flow *f)
     if (c->connect_only) {
         record(w, f, worker_now(w));
         c->phase = CRR_WAIT_EOF;
-    } else {
-        if (send(f->fd, w->buf, c->req, MSG_NOSIGNAL | MSG_DONTWAIT) != (ssize_t)c->req)
-            return client_fail(w, f, errno ? errno : EIO);
-        c->phase = CRR_READING;
+    } else if ((e = try_send(w, f)) || c->phase != CRR_READING) {
+        return client_fail(w, f, e ? e : EIO);
     }
     worker_watch(w, f, f->fd, EPOLL_CTL_MOD, EPOLLIN | EPOLLRDHUP);
     return 0;
@@ -260,6 +301,135 @@ static int crr_client_timer(struct worker *w, struct flow *f, uint64_t now)
 }
 
 static int crr_client_stop(struct worker *w, struct flow *f) { return client_fail(w, f, 0); }
+
+/* ---- client alone on its worker ---- */
+
+/* The longest one wait of a lone client lasts, so that it sees the stop request and the
+ * deadlines in time (it is never woken by the worker: its socket changes every transaction). */
+#define CRR_SLICE_NS 100000000ULL
+#define CRR_STOPPED  (-1)
+
+/* Waits in poll() (no epoll set to join and leave per connection) for events on the current
+ * connection, in slices, up to the transaction's timeout. 0: ready (*rev), CRR_STOPPED: the
+ * stop request or the hard deadline came, else an errno (ETIMEDOUT counted as a timeout). */
+static int alone_wait(struct worker *w, struct flow *f, short events, short *rev)
+{
+    struct crr_client *c = f->priv;
+
+    for (;;) {
+        struct pollfd pfd = {.fd = f->fd, .events = events};
+        uint64_t now = worker_now(w), left;
+        int n;
+
+        if (worker_stop_requested(w) || worker_past_deadline(w))
+            return CRR_STOPPED;
+        if (now - c->t_start >= c->timeout_ns) {
+            flow_add(&f->timeouts, 1);
+            return ETIMEDOUT;
+        }
+        left = c->t_start + c->timeout_ns - now;
+        left = left < CRR_SLICE_NS ? left : CRR_SLICE_NS;
+        n = poll(&pfd, 1, (int)((left + 999999) / 1000000));
+        if (n > 0) {
+            *rev = pfd.revents;
+            return 0;
+        }
+        if (n < 0 && errno != EINTR)
+            return errno;
+    }
+}
+
+/* The handshake of the current connection, if connect's return did not finish it (or
+ * --connect-only, which records it): 0, CRR_STOPPED or an errno. */
+static int alone_connect(struct worker *w, struct flow *f)
+{
+    struct crr_client *c = f->priv;
+    short rev = 0;
+    int rc = 0;
+
+    while (!rc && c->phase == CRR_CONNECTING) {
+        int soerr = 0;
+        socklen_t len = sizeof(soerr);
+
+        if ((rc = alone_wait(w, f, POLLOUT, &rev)))
+            break;
+        if (rev & (POLLERR | POLLHUP))
+            return getsockopt(f->fd, SOL_SOCKET, SO_ERROR, &soerr, &len) ? errno
+                   : soerr                                               ? soerr
+                                                                         : ECONNRESET;
+        if (c->connect_only) {
+            record(w, f, worker_now(w));
+            c->phase = CRR_WAIT_EOF;
+        } else {
+            rc = try_send(w, f);
+        }
+    }
+    return rc;
+}
+
+/* One transaction: socket, connect, send, poll, recv, poll (the server's FIN, usually there
+ * already), close. 0: done, CRR_STOPPED or an errno. */
+static int alone_txn(struct worker *w, struct flow *f)
+{
+    struct crr_client *c = f->priv;
+    short rev = 0;
+    int rc = open_conn(w, f, worker_now(w));
+
+    if (!rc)
+        rc = alone_connect(w, f);
+    while (!rc) {
+        ssize_t n;
+
+        /* waiting first: the response (or the FIN) cannot be there before the request */
+        if ((rc = alone_wait(w, f, POLLIN | POLLRDHUP, &rev)))
+            break;
+        if (c->phase == CRR_WAIT_EOF && (rev & POLLRDHUP) && !(rev & POLLERR))
+            break; /* the server closed after the whole response: no read for the EOF */
+        n = recv(f->fd, w->buf, w->buflen, MSG_DONTWAIT);
+        if (n < 0 && (errno == EAGAIN || errno == EINTR))
+            continue;
+        if (n < 0)
+            return errno;
+        if (n == 0) {
+            if (c->phase == CRR_READING) /* closed before the whole response */
+                return ECONNRESET;
+            break;
+        }
+        c->got += (uint32_t)n;
+        if (c->phase == CRR_READING && c->got >= c->resp) {
+            record(w, f, worker_now(w));
+            c->phase = CRR_WAIT_EOF;
+        }
+    }
+    if (rc)
+        return rc;
+    close(f->fd);
+    f->fd = -1;
+    flow_add(&f->bytes, c->got);
+    return 0;
+}
+
+/* A flow with a worker to itself: the transactions of crr_client_event without the epoll
+ * set (4 syscalls a connection fewer). The stop request ends it between or inside them, as
+ * crr_client_stop does. */
+static void crr_client_alone(struct worker *w, struct flow *f)
+{
+    int rc = 0;
+
+    while (!rc && !worker_stop_requested(w) && !worker_past_deadline(w))
+        rc = alone_txn(w, f);
+    if (f->fd >= 0) {
+        close(f->fd);
+        f->fd = -1;
+    }
+    worker_flow_finish(w, f, rc == CRR_STOPPED ? 0 : rc);
+}
+
+bool flow_crr_may_run_alone(const struct params *p, bool is_client)
+{
+    (void)p;
+    return is_client;
+}
 
 /* ---- server ---- */
 
@@ -313,12 +483,46 @@ static int crr_conn_event(struct worker *w, struct flow *slot, uint32_t events)
             return 0; /* the rest of the request after the worker's wait */
     }
     rc = conn_answer(w, slot, cc);
-    if (rc == 0) {
-        worker_watch(w, slot, slot->fd, EPOLL_CTL_MOD, EPOLLOUT);
+    if (rc == 0) { /* a connection served straight from accept is not in the set yet */
+        if (worker_watch(w, slot, slot->fd, EPOLL_CTL_MOD, EPOLLOUT) == -ENOENT &&
+            worker_watch(w, slot, slot->fd, EPOLL_CTL_ADD, EPOLLOUT))
+            conn_close(slot);
         return 0;
     }
     conn_close(slot); /* answered (or failed): we close first */
     return 0;         /* slots are not counted among the worker's flows */
+}
+
+/* Takes an accepted connection into a free slot and serves at once what it has already
+ * sent: with TCP_DEFER_ACCEPT the request came with the handshake, so most connections are
+ * read, answered and closed without joining the epoll set. */
+static void conn_take(struct worker *w, struct flow *f, int fd)
+{
+    struct crr_server *s = f->priv;
+    struct flow *slot = NULL;
+    struct crr_conn *cc;
+
+    for (uint32_t k = 0; k < s->nslots && !slot; k++)
+        if (s->slots[k].fd < 0)
+            slot = &s->slots[k];
+    if (!slot) {
+        s->overflow++;
+        close(fd);
+        return;
+    }
+    cc = slot->priv;
+    slot->fd = fd;
+    cc->got = 0;
+    cc->left = s->req ? 0 : s->resp; /* no request to wait for */
+    if (!s->req)
+        flow_add(&f->txns, 1);
+    if (s->req && !worker_gate_closed(w)) {
+        crr_conn_event(w, slot, EPOLLIN); /* the request, the response, the close */
+        if (slot->fd < 0 || cc->left)
+            return; /* served, or waiting for EPOLLOUT (it joined the set for that) */
+    }
+    if (worker_watch(w, slot, fd, EPOLL_CTL_ADD, s->req ? EPOLLIN | EPOLLRDHUP : EPOLLOUT))
+        conn_close(slot);
 }
 
 static int crr_server_event(struct worker *w, struct flow *f, uint32_t events)
@@ -326,9 +530,11 @@ static int crr_server_event(struct worker *w, struct flow *f, uint32_t events)
     struct crr_server *s = f->priv;
 
     (void)events;
-    for (int i = 0; i < 64 && !worker_gate_closed(w); i++) {
+    /* at most as many as this listener's share of the client's flows: each has one
+     * connection open at a time, so one accept more would only meet EAGAIN (the listener is
+     * level-triggered: any left over come back with the next wait) */
+    for (uint32_t i = 0; i < s->share && !worker_gate_closed(w); i++) {
         int fd = accept4(f->fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
-        struct flow *slot = NULL;
 
         if (fd < 0)
             return 0;
@@ -340,23 +546,23 @@ static int crr_server_event(struct worker *w, struct flow *f, uint32_t events)
             flow_add(&f->txns, 1);
             continue;
         }
-        for (uint32_t k = 0; k < s->nslots && !slot; k++)
-            if (s->slots[k].fd < 0)
-                slot = &s->slots[k];
-        if (!slot) {
-            s->overflow++;
-            close(fd);
-            continue;
-        }
-        slot->fd = fd;
-        ((struct crr_conn *)slot->priv)->got = 0;
-        ((struct crr_conn *)slot->priv)->left = s->req ? 0 : s->resp; /* no request to wait for */
-        if (!s->req)
-            flow_add(&f->txns, 1);
-        if (worker_watch(w, slot, fd, EPOLL_CTL_ADD, s->req ? EPOLLIN | EPOLLRDHUP : EPOLLOUT))
-            conn_close(slot);
+        conn_take(w, f, fd);
     }
     return 0;
+}
+
+/* The listener is the worker's: TCP_DEFER_ACCEPT wakes it only when a request has come
+ * (one wake-up and one epoll registration a connection fewer). A client that sends
+ * nothing is still accepted once the deferral (1 s and a SYN-ACK retransmission) ends. */
+static void crr_server_attach(struct flow *f, char *note, size_t notelen)
+{
+    struct crr_server *s = f->priv;
+    int secs = 1;
+
+    (void)note;
+    (void)notelen;
+    if (s->req && !s->connect_only) /* --connect-only sends nothing to wait for */
+        setsockopt(f->fd, IPPROTO_TCP, TCP_DEFER_ACCEPT, &secs, sizeof(secs));
 }
 
 static int crr_server_stop(struct worker *w, struct flow *f)
@@ -400,6 +606,8 @@ static const struct flow_ops crr_client_ops = {
     .on_stop = crr_client_stop,
     .on_timer = crr_client_timer,
     .on_start = crr_client_start,
+    .run_alone = crr_client_alone,
+    .alone_polls = true,
 };
 
 static const struct flow_ops crr_server_ops = {
@@ -407,5 +615,6 @@ static const struct flow_ops crr_server_ops = {
     .events = EPOLLIN,
     .on_event = crr_server_event,
     .on_stop = crr_server_stop,
+    .attach = crr_server_attach,
     .fini = crr_server_fini,
 };

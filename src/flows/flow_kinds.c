@@ -57,6 +57,7 @@ const struct flow_kind flow_kind_crr_client = {
     .tcp = true,
     .transactional = true,
     .set_target = flow_crr_set_target,
+    .may_run_alone = flow_crr_may_run_alone,
     .needs = flow_crr_needs,
 };
 
