@@ -2,6 +2,7 @@
 #include "cli.h"
 
 #include "log.h"
+#include "test_kind.h"
 #include "units.h"
 
 #include <getopt.h>
@@ -10,28 +11,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int run_stream(int argc, char **argv, _Atomic int *stop)
-{
-    return cli_measure(PARAMS_TEST_STREAM, argc, argv, stop);
-}
-
-static int run_rr(int argc, char **argv, _Atomic int *stop)
-{
-    return cli_measure(PARAMS_TEST_RR, argc, argv, stop);
-}
-
-static int run_crr(int argc, char **argv, _Atomic int *stop)
-{
-    return cli_measure(PARAMS_TEST_CRR, argc, argv, stop);
-}
-
 static int run_help(int argc, char **argv, _Atomic int *stop);
 
-/* Every command, in the order 'netrig --help' lists them. */
+/* Every command but the test kinds' (model/test_kind.h, which come first), in the order
+ * 'netrig --help' lists them. */
 static const struct cli_command commands[] = {
-    {"stream", run_stream, "throughput: TCP, or paced UDP with -u (loss, jitter)", cli_help_stream},
-    {"rr", run_rr, "request/response latency and rate, TCP or UDP", cli_help_rr},
-    {"crr", run_crr, "connection rate: connect, request, response, close", cli_help_crr},
     {"load", cli_load, "latency under load: probes idle, under TCP load both ways, after",
      cli_help_load},
     {"mesh", cli_mesh, "run a plan of tests between many daemons, print the matrix", cli_help_mesh},
@@ -73,18 +57,27 @@ static const struct cli_command *find_command(const char *name)
 }
 
 /* "  name     summary", each further line of the summary under the first. */
+static void list_command(FILE *out, const char *name, const char *line)
+{
+    const char *nl;
+
+    fprintf(out, "  %-8s ", name);
+    while ((nl = strchr(line, '\n'))) {
+        fprintf(out, "%.*s\n%11s", (int)(nl - line), line, "");
+        line = nl + 1;
+    }
+    fprintf(out, "%s\n", line);
+}
+
 static void list_commands(FILE *out)
 {
-    for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++) {
-        const char *line = commands[i].summary, *nl;
+    const struct test_kind *k;
 
-        fprintf(out, "  %-8s ", commands[i].name);
-        while ((nl = strchr(line, '\n'))) {
-            fprintf(out, "%.*s\n%11s", (int)(nl - line), line, "");
-            line = nl + 1;
-        }
-        fprintf(out, "%s\n", line);
-    }
+    for (unsigned i = 0; (k = test_kind_at(i)); i++)
+        if (k->command)
+            list_command(out, k->command, k->summary);
+    for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+        list_command(out, commands[i].name, commands[i].summary);
 }
 
 static void help_main(FILE *out)
@@ -117,10 +110,15 @@ static void help_main(FILE *out)
 static int run_help(int argc, char **argv, _Atomic int *stop)
 {
     const struct cli_command *c = argc > 1 ? find_command(argv[1]) : NULL;
+    const struct test_kind *k = argc > 1 ? test_kind_command(argv[1]) : NULL;
 
     (void)stop;
     if (argc < 2) {
         help_main(stdout);
+        return CLI_EXIT_OK;
+    }
+    if (k) {
+        cli_help_measure(k, stdout);
         return CLI_EXIT_OK;
     }
     if (!c || !c->help) {
@@ -285,6 +283,8 @@ int cli_main(int argc, char **argv, _Atomic int *stop)
         version();
         return CLI_EXIT_OK;
     }
+    if (test_kind_command(name))
+        return cli_measure(argc - 1, argv + 1, stop);
     c = find_command(name);
     if (!c) {
         cli_error("unknown command '%s': run 'netrig --help' for the list", name);

@@ -32,10 +32,10 @@ struct cli_command {
 /* The commands' entry points and help texts, each in its cli_NAME.c (stream, rr and crr in
  * cli_measure.c; history, show and tag in cli_history.c; compare, plot and report in
  * cli_analyze.c). */
-int cli_measure(enum params_test kind, int argc, char **argv, _Atomic int *stop);
-void cli_help_stream(FILE *out);
-void cli_help_rr(FILE *out);
-void cli_help_crr(FILE *out);
+struct test_kind;
+/* A test kind's command (model/test_kind.h: stream, rr, crr, mptcp): argv[0] names it. */
+int cli_measure(int argc, char **argv, _Atomic int *stop);
+void cli_help_measure(const struct test_kind *kind, FILE *out);
 int cli_load(int argc, char **argv, _Atomic int *stop);
 void cli_help_load(FILE *out);
 int cli_serve(int argc, char **argv, _Atomic int *stop);
@@ -74,7 +74,7 @@ void cli_help_report(FILE *out);
  * when help was printed, -1 after printing the error, -2 after printing that an option is
  * one of those. */
 struct client_opts;
-int cli_measure_parse(enum params_test kind, int argc, char **argv, struct client_opts *o,
+int cli_measure_parse(const struct test_kind *kind, int argc, char **argv, struct client_opts *o,
                       const char *caller);
 
 /* cli_measure_data.c: the options that shape a test's data: -n, -k, -b RATE[/BURST], -S,

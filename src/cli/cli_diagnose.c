@@ -15,6 +15,7 @@
 #include "server.h"
 #include "sock.h"
 #include "store.h"
+#include "test_kind.h"
 
 #include <pthread.h>
 #include <stdlib.h>
@@ -176,7 +177,7 @@ static int parse_diag(int argc, char **argv, struct diag_cli *dc)
         rc = -1;
     }
     if (rc >= 0)
-        rc = cli_measure_parse(PARAMS_TEST_STREAM, n, fwd, &dc->o, "diagnose");
+        rc = cli_measure_parse(test_kind_command("stream"), n, fwd, &dc->o, "diagnose");
     free(fwd);
     if (rc)
         return rc;

@@ -119,51 +119,46 @@ static int copy_str(const char *opt, const char *val, char *dst, size_t len)
     return 0;
 }
 
-#define K_STREAM (1u << PARAMS_TEST_STREAM)
-#define K_RR     (1u << PARAMS_TEST_RR)
-#define K_CRR    (1u << PARAMS_TEST_CRR)
-#define K_TXN    (K_RR | K_CRR)
-
-/* Options that only some measurement commands take. */
+/* Options that only some measurement commands take: the kind's option mask says which. */
 static const struct {
     int opt;
     const char *name;
-    unsigned kinds;
+    uint32_t bit;
 } opt_kinds[] = {
-    {'R', "-R", K_STREAM},
-    {OPT_BIDIR, "--bidir", K_STREAM},
-    {'l', "-l", K_STREAM},
-    {'M', "--mss", K_STREAM | K_RR},
-    {'N', "-N", K_STREAM},
-    {'Z', "-Z", K_STREAM},
-    {OPT_ZEROCOPY_RX, "--zerocopy-rx", K_STREAM},
-    {OPT_SKIP_RX_COPY, "--skip-rx-copy", K_STREAM},
-    {OPT_FQ_RATE, "--fq-rate", K_STREAM},
-    {'b', "-b", K_STREAM},
-    {OPT_PPS, "--pps", K_STREAM},
-    {'u', "-u", K_STREAM | K_RR},
-    {'n', "-n", K_STREAM},
-    {'k', "-k", K_STREAM},
-    {CLI_OPT_CPORT, "--cport", K_STREAM | K_RR},
-    {CLI_OPT_DONT_FRAGMENT, "--dont-fragment", K_STREAM | K_RR},
-    {'r', "-r", K_TXN},
-    {OPT_DEPTH, "--depth", K_RR},
-    {OPT_RATE, "--rate", K_RR},
-    {OPT_CONNECT_ONLY, "--connect-only", K_CRR},
-    {OPT_BUSY_POLL, "--busy-poll", K_TXN},
-    {OPT_HISTOGRAM, "--histogram", K_TXN},
-    {OPT_TXN_TIMEOUT, "--txn-timeout", K_TXN},
-    {'w', "-w", K_STREAM | K_RR},
-    {OPT_IPERF3, "--iperf3", K_STREAM},
-    {OPT_MPTCP, "--mptcp", K_STREAM | K_RR},
+    {'R', "-R", TEST_KIND_OPT_DIR},
+    {OPT_BIDIR, "--bidir", TEST_KIND_OPT_DIR},
+    {'l', "-l", TEST_KIND_OPT_LENGTH},
+    {'M', "--mss", TEST_KIND_OPT_MSS},
+    {'N', "-N", TEST_KIND_OPT_NODELAY},
+    {'Z', "-Z", TEST_KIND_OPT_ZEROCOPY},
+    {OPT_ZEROCOPY_RX, "--zerocopy-rx", TEST_KIND_OPT_ZEROCOPY_RX},
+    {OPT_SKIP_RX_COPY, "--skip-rx-copy", TEST_KIND_OPT_SKIP_RX_COPY},
+    {OPT_FQ_RATE, "--fq-rate", TEST_KIND_OPT_FQ_RATE},
+    {'b', "-b", TEST_KIND_OPT_BITRATE},
+    {OPT_PPS, "--pps", TEST_KIND_OPT_PPS},
+    {'u', "-u", TEST_KIND_OPT_UDP},
+    {'n', "-n", TEST_KIND_OPT_LIMIT},
+    {'k', "-k", TEST_KIND_OPT_LIMIT},
+    {CLI_OPT_CPORT, "--cport", TEST_KIND_OPT_CPORT},
+    {CLI_OPT_DONT_FRAGMENT, "--dont-fragment", TEST_KIND_OPT_DF},
+    {'r', "-r", TEST_KIND_OPT_SIZES},
+    {OPT_DEPTH, "--depth", TEST_KIND_OPT_DEPTH},
+    {OPT_RATE, "--rate", TEST_KIND_OPT_TPS},
+    {OPT_CONNECT_ONLY, "--connect-only", TEST_KIND_OPT_CONNECT_ONLY},
+    {OPT_BUSY_POLL, "--busy-poll", TEST_KIND_OPT_BUSY_POLL},
+    {OPT_HISTOGRAM, "--histogram", TEST_KIND_OPT_HISTOGRAM},
+    {OPT_TXN_TIMEOUT, "--txn-timeout", TEST_KIND_OPT_TXN_TIMEOUT},
+    {'w', "-w", TEST_KIND_OPT_WINDOW},
+    {OPT_IPERF3, "--iperf3", TEST_KIND_OPT_IPERF3},
+    {OPT_MPTCP, "--mptcp", TEST_KIND_OPT_MPTCP},
 };
 
 static int check_kind(int c, const struct measure_cli *mc)
 {
-    const char *kind = params_test_name(mc->kind);
+    const char *kind = mc->kind->command;
 
     for (size_t i = 0; i < sizeof(opt_kinds) / sizeof(opt_kinds[0]); i++) {
-        if (opt_kinds[i].opt != c || (opt_kinds[i].kinds & (1u << mc->kind)))
+        if (opt_kinds[i].opt != c || (opt_kinds[i].bit & mc->kind->opts))
             continue;
         if (mc->caller)
             cli_error("option %s does not apply to the %s test 'netrig %s' runs: see 'netrig "
@@ -379,16 +374,6 @@ static int measure_opt(int c, const char *arg, struct measure_cli *mc)
     }
 }
 
-static void help_for(enum params_test kind, FILE *out)
-{
-    if (kind == PARAMS_TEST_RR)
-        cli_help_rr(out);
-    else if (kind == PARAMS_TEST_CRR)
-        cli_help_crr(out);
-    else
-        cli_help_stream(out);
-}
-
 /* -A must name CPUs this host has (auto is resolved once the peer is known). */
 static int check_cpus(const char *spec)
 {
@@ -412,12 +397,12 @@ static int check_modes(const struct measure_cli *mc)
     const struct params *p = &mc->o.p;
     const char *no = NULL;
 
-    if (!p->udp && mc->pps_given && mc->kind == PARAMS_TEST_STREAM) {
+    if (mc->pps_given && !test_kind_is(p, TEST_KIND_DATAGRAMS)) {
         cli_error("--pps paces UDP streams (-u): pace a TCP stream with -b RATE (in the "
                   "application) or --fq-rate RATE (in the kernel)");
         return -1;
     }
-    if (p->udp)
+    if (test_kind_is(p, TEST_KIND_UDP))
         no = p->congestion[0] ? "-C"
              : p->mss         ? "--mss"
              : p->nodelay     ? "-N"
@@ -476,7 +461,7 @@ static int check_mptcp(const struct measure_cli *mc)
 {
     char err[256];
 
-    if (!mc->o.p.mptcp)
+    if (!test_kind_is(&mc->o.p, TEST_KIND_MPTCP))
         return 0;
     if (mc->iperf3) {
         cli_error("--mptcp applies to tests against netrig servers: drop --iperf3 (or --mptcp)");
@@ -505,14 +490,14 @@ static int parse_one_target(struct measure_cli *mc)
 
 static int parse_measure(int argc, char **argv, struct measure_cli *mc)
 {
-    const char *name = params_test_name(mc->kind);
+    const char *name = mc->kind->command;
     struct client_opts *o = &mc->o;
     char err[256];
     int c, rc;
 
     memset(o, 0, sizeof(*o));
     params_defaults(&o->p);
-    o->p.test = mc->kind;
+    test_kind_apply(mc->kind, &o->p);
     o->port = SOCK_DEFAULT_PORT;
     o->timeout_ms = 10000;
     mc->out = stdout;
@@ -521,7 +506,7 @@ static int parse_measure(int argc, char **argv, struct measure_cli *mc)
     while ((c = getopt_long(argc, argv, ":c:p:B:46t:O:i:P:T:Rl:w:C:M:NZA:Jhub:r:n:k:S:",
                             measure_long, NULL)) != -1) {
         if (c == 'h') {
-            help_for(mc->kind, stdout);
+            cli_help_measure(mc->kind, stdout);
             return 1;
         }
         if (c == '?' || c == ':')
@@ -541,11 +526,11 @@ static int parse_measure(int argc, char **argv, struct measure_cli *mc)
         o->port = IPERF3_DEFAULT_PORT; /* before -c, so HOST:PORT there still wins */
     if (mc->ntargets == 1 && parse_one_target(mc))
         return -1;
-    if (o->p.udp && mc->kind == PARAMS_TEST_STREAM && !mc->data.length_given)
+    if (test_kind_is(&o->p, TEST_KIND_DATAGRAMS) && !mc->data.length_given)
         o->p.write_size = 1400; /* fits a 1500-byte MTU with IPv6 and UDP headers */
     /* zero-copy sends gain nothing from large writes (no copy to save per call) and
      * sendfile() of 128 KiB measured fastest here: 33 against 20 Gbit/s with 1 MiB */
-    if (o->p.zerocopy && !mc->data.length_given && !o->p.udp)
+    if (o->p.zerocopy && !mc->data.length_given && !test_kind_is(&o->p, TEST_KIND_UDP))
         o->p.write_size = 128 * 1024;
     if (cli_data_finish(o, &mc->data, mc->from != NULL, mc->ntargets))
         return -1;
@@ -569,7 +554,7 @@ static int parse_measure(int argc, char **argv, struct measure_cli *mc)
     return check_output(mc) || check_modes(mc) || check_mptcp(mc) || check_cpus(o->cpus) ? -1 : 0;
 }
 
-int cli_measure_parse(enum params_test kind, int argc, char **argv, struct client_opts *o,
+int cli_measure_parse(const struct test_kind *kind, int argc, char **argv, struct client_opts *o,
                       const char *caller)
 {
     struct measure_cli mc = {.kind = kind, .caller = caller};
@@ -579,9 +564,9 @@ int cli_measure_parse(enum params_test kind, int argc, char **argv, struct clien
     return rc;
 }
 
-int cli_measure(enum params_test kind, int argc, char **argv, _Atomic int *stop)
+int cli_measure(int argc, char **argv, _Atomic int *stop)
 {
-    struct measure_cli t = {.kind = kind};
+    struct measure_cli t = {.kind = test_kind_command(argv[0])};
     int rc = parse_measure(argc, argv, &t);
 
     if (rc)

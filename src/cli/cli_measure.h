@@ -1,4 +1,4 @@
-/* cli_measure: what 'netrig stream|rr|crr' parsed from its command line (cli_measure.c), and
+/* cli_measure: what 'netrig stream|rr|crr|mptcp' parsed from its command line (cli_measure.c), and
  * the run it asks for (cli_measure_run.c). Private to those two files. */
 #ifndef NETRIG_CLI_MEASURE_H
 #define NETRIG_CLI_MEASURE_H
@@ -11,6 +11,7 @@
 #include "client.h"
 #include "multi.h"
 #include "report_live.h"
+#include "test_kind.h"
 
 enum measure_output { OUT_TEXT, OUT_JSON, OUT_JSON_STREAM };
 
@@ -21,17 +22,17 @@ struct measure_cli {
     const char *targets[MULTI_MAX_TARGETS]; /* -c, given once or more */
     const char *from;                       /* --from: a daemon runs the measurement for us */
     uint32_t ntargets;
-    enum params_test kind;
-    const char *histogram;      /* --histogram FILE */
-    const char *db;             /* --db PATH: the history (NULL = default) */
-    bool no_save;               /* --no-save */
-    bool pps_given;             /* --pps: UDP only, refused on TCP streams */
-    bool iperf3, port_given;    /* --iperf3: an iperf3 server, port 5201 unless -p */
-    struct cli_data_opts data;  /* -n, -k, -b, -S, --dscp, --cport, ... (cli_measure_data.c) */
-    enum report_live_mode live; /* --live / --no-live (default: auto) */
-    bool sample_given, samples; /* --sample TIME, --samples */
-    struct cli_output oo;       /* --logfile, --timestamps, --forceflush */
-    const char *caller;         /* parsed for 'netrig sweep' or 'diagnose': no output options */
+    const struct test_kind *kind; /* the command's base kind (-u, --mptcp may vary it) */
+    const char *histogram;        /* --histogram FILE */
+    const char *db;               /* --db PATH: the history (NULL = default) */
+    bool no_save;                 /* --no-save */
+    bool pps_given;               /* --pps: UDP only, refused on TCP streams */
+    bool iperf3, port_given;      /* --iperf3: an iperf3 server, port 5201 unless -p */
+    struct cli_data_opts data;    /* -n, -k, -b, -S, --dscp, --cport, ... (cli_measure_data.c) */
+    enum report_live_mode live;   /* --live / --no-live (default: auto) */
+    bool sample_given, samples;   /* --sample TIME, --samples */
+    struct cli_output oo;         /* --logfile, --timestamps, --forceflush */
+    const char *caller;           /* parsed for 'netrig sweep' or 'diagnose': no output options */
 };
 
 /* Runs what mc asks (one server, several, or a third-party test) and prints the report; the

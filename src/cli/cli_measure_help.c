@@ -1,8 +1,9 @@
-/* cli_measure_help: the help texts of the measurement commands (stream, rr, crr). */
+/* cli_measure_help: the help texts of the test kinds' commands (stream, rr, crr, mptcp). */
 #include "cli.h"
 
 #include "params.h"
 #include "sock.h"
+#include "test_kind.h"
 
 static const char help_common[] =
     "connection:\n"
@@ -56,7 +57,7 @@ static const char help_units[] =
     "Exit status: 0 done, 1 failed or partial, 2 bad usage, 130 interrupted (partial\n"
     "results printed).\n";
 
-void cli_help_stream(FILE *out)
+static void help_stream(FILE *out)
 {
     fprintf(out,
             "usage: netrig stream [-c HOST] [OPTIONS]\n"
@@ -107,7 +108,7 @@ void cli_help_stream(FILE *out)
     fputs(help_units, out);
 }
 
-void cli_help_rr(FILE *out)
+static void help_rr(FILE *out)
 {
     fprintf(out,
             "usage: netrig rr [-c HOST] [OPTIONS]\n"
@@ -133,7 +134,7 @@ void cli_help_rr(FILE *out)
     fputs(help_units, out);
 }
 
-void cli_help_crr(FILE *out)
+static void help_crr(FILE *out)
 {
     fprintf(out,
             "usage: netrig crr [-c HOST] [OPTIONS]\n"
@@ -152,3 +153,41 @@ void cli_help_crr(FILE *out)
                  "  -C ALGO                 congestion control\n");
     fputs(help_units, out);
 }
+
+static void help_mptcp(FILE *out)
+{
+    fprintf(out,
+            "usage: netrig mptcp [-c HOST] [OPTIONS]\n"
+            "\n"
+            "Throughput over Multipath TCP (IPPROTO_MPTCP), as 'netrig stream --mptcp': the\n"
+            "report shows each flow's subflows, the path (addresses) of each and what it\n"
+            "carried. The server's listener must be MPTCP ('netrig serve' opens one where its\n"
+            "kernel has MPTCP); the paths are the kernel's path manager's ('ip mptcp').\n"
+            "\n");
+    fprintf(out, help_common, SOCK_DEFAULT_PORT, PARAMS_MAX_FLOWS);
+    fprintf(out,
+            "mptcp:\n"
+            "  -R, --reverse           server sends, client receives\n"
+            "      --bidir             both directions at once (-P flows each way)\n"
+            "  -n, --bytes SIZE        end after SIZE bytes over all flows; -k N after N writes\n"
+            "  -b, --bitrate RATE[/N]  pace each flow in the application to RATE bits/s\n"
+            "      --cport PORT        local port of the data flows: flow i uses PORT + i\n"
+            "  -l, --length SIZE       bytes per write (default 1M)\n"
+            "  -w, --window SIZE       socket buffer (SO_SNDBUF/SO_RCVBUF) on both ends\n"
+            "  -C, --congestion ALGO   congestion control of the subflows (e.g. reno, cubic)\n"
+            "  -M, --mss BYTES         TCP maximum segment size\n"
+            "  -N, --nodelay           TCP_NODELAY on data flows\n"
+            "      --skip-rx-copy      receivers discard data in the kernel (MSG_TRUNC)\n"
+            "(MPTCP sockets take no -Z, --zerocopy-rx or --fq-rate; -u is not MPTCP)\n");
+    fputs(help_units, out);
+}
+
+/* Each kind's command's help (a variant's is its command's). */
+static void (*const help_of[TEST_KIND_COUNT])(FILE *out) = {
+    [TEST_KIND_STREAM] = help_stream, [TEST_KIND_STREAM_UDP] = help_stream,
+    [TEST_KIND_RR] = help_rr,         [TEST_KIND_RR_UDP] = help_rr,
+    [TEST_KIND_CRR] = help_crr,       [TEST_KIND_STREAM_MPTCP] = help_mptcp,
+    [TEST_KIND_RR_MPTCP] = help_rr,
+};
+
+void cli_help_measure(const struct test_kind *kind, FILE *out) { help_of[kind->id](out); }

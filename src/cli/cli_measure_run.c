@@ -30,9 +30,11 @@ static void raise_fd_limit(uint32_t need)
     }
 }
 
-static void print_failure_json(FILE *out, enum params_test kind, const char *err, bool one_line)
+static void print_failure_json(FILE *out, const struct test_kind *kind, const char *err,
+                               bool one_line)
 {
-    report_json_print(out, report_json_failure(params_test_name(kind), err, one_line), one_line);
+    report_json_print(out, report_json_failure(params_test_name(kind->test), err, one_line),
+                      one_line);
 }
 
 /* --histogram FILE: the client's whole latency distribution. */

@@ -15,6 +15,7 @@
 #include "store_run.h"
 #include "store_sweep.h"
 #include "sweep.h"
+#include "test_kind.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -59,6 +60,7 @@ void cli_help_sweep(FILE *out)
 
 struct sweep_cli {
     struct sweep_def d;
+    const struct test_kind *kind; /* the test's command's kind */
     const char *db;
     bool json, resume, repeat_given;
     bool ci_best_effort; /* --ci-best-effort: a point capped by --repeat is not a failure */
@@ -131,7 +133,7 @@ static int sweep_opt(struct sweep_cli *sc, int argc, char **argv, int *i)
 static int parse_sweep(int argc, char **argv, struct sweep_cli *sc)
 {
     struct sweep_def *d = &sc->d;
-    int kind, rc, clients = 0;
+    int rc, clients = 0;
 
     memset(sc, 0, sizeof(*sc));
     d->repeat = 1;
@@ -140,12 +142,12 @@ static int parse_sweep(int argc, char **argv, struct sweep_cli *sc)
         cli_help_sweep(argc < 2 ? stderr : stdout);
         return argc < 2 ? -1 : 1;
     }
-    kind = params_test_from_name(argv[1]);
-    if (kind < 0) {
-        cli_error("unknown test '%s' for sweep: use stream, rr or crr", argv[1]);
+    sc->kind = test_kind_command(argv[1]);
+    if (!sc->kind) {
+        cli_error("unknown test '%s' for sweep: use stream, rr, crr or mptcp", argv[1]);
         return -1;
     }
-    d->kind = (enum params_test)kind;
+    d->kind = sc->kind->test;
     for (int i = 2; i < argc; i++) {
         const char *a = argv[i];
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
@@ -209,7 +211,7 @@ static int point_opts(const struct sweep_cli *sc, uint32_t idx, struct client_op
         cli_error("out of memory building sweep point %u", idx + 1);
         return -1;
     }
-    rc = cli_measure_parse(sc->d.kind, ac, av, o, "sweep");
+    rc = cli_measure_parse(sc->kind, ac, av, o, "sweep");
     sweep_free_argv(ac, av);
     if (rc == -2) /* an option no point can apply: said once, without the point */
         return -1;

@@ -16,6 +16,7 @@
 #include "result_json.h"
 #include "sock.h"
 #include "tcpinfo.h"
+#include "test_kind.h"
 #include "units.h"
 
 #include <arpa/inet.h>
@@ -302,7 +303,7 @@ static int hello(const struct client_opts *o, int ctl, uint8_t id[CTL_TEST_ID_LE
         return rc;
     }
     int64_t t0 = clock_mono_ms(), left;
-    if (client_sniff_server(ctl, r->server, o->p.test == PARAMS_TEST_STREAM, o->timeout_ms, err,
+    if (client_sniff_server(ctl, r->server, test_kind_is(&o->p, TEST_KIND_BULK), o->timeout_ms, err,
                             errlen))
         return -EPROTO; /* an iperf3 or iperf2 server: said so at once */
     left = (int64_t)o->timeout_ms - (clock_mono_ms() - t0); /* one --timeout for the answer */
@@ -340,14 +341,6 @@ static int hello(const struct client_opts *o, int ctl, uint8_t id[CTL_TEST_ID_LE
     return rc;
 }
 
-/* Flows the server runs: a crr server reports one listener per thread. */
-static uint32_t server_flow_count(const struct params *p)
-{
-    if (p->test == PARAMS_TEST_CRR)
-        return p->server_threads ? p->server_threads : p->threads;
-    return params_total_flows(p);
-}
-
 /* The server samples on its own clock; allow for its intervals being a little shifted. */
 static uint32_t max_intervals(const struct params *p)
 {
@@ -364,7 +357,7 @@ static uint32_t max_intervals(const struct params *p)
 static int result_wait_ms(const struct client_ctx *c)
 {
     const struct params *p = &c->o->p;
-    bool drains = p->test == PARAMS_TEST_STREAM && !p->udp && p->dir != PARAMS_DIR_REVERSE;
+    bool drains = test_kind_is(p, TEST_KIND_DRAINS) && p->dir != PARAMS_DIR_REVERSE;
     uint64_t now = clock_mono_ns(),
              end = c->t_start + p->duration_ns + p->omit_ns + CTL_END_GRACE_NS;
     uint64_t drain = !drains ? 300000000ULL : end > now ? end - now : 0;
@@ -411,7 +404,7 @@ static void conclude(struct client_ctx *c, struct engine *e, bool ctl_ok)
     if ((!m && expect_auth(c->ctl, "result", result_wait_ms(c), &c->o->observer, &x, &m, err,
                            sizeof(err))) ||
         result_json_side_parse(cJSON_GetObjectItemCaseSensitive(m, "side"),
-                               server_flow_count(&c->o->p), max_intervals(&c->o->p),
+                               test_kind_server_flows(&c->o->p), max_intervals(&c->o->p),
                                max_ticks(&c->o->p), &c->r->remote, err, sizeof(err))) {
         c->r->partial = true;
         snprintf(c->r->error, sizeof(c->r->error), "no results from the server: %s", err);

@@ -3,6 +3,7 @@
 #include "client_flows.h"
 
 #include "dataconn.h"
+#include "test_kind.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -14,8 +15,8 @@
 #include <unistd.h>
 
 static int open_tcp_flows(const struct client_opts *o, const struct sock_addr *to,
-                          const uint8_t id[CTL_TEST_ID_LEN], struct engine *e, char *err,
-                          size_t errlen);
+                          const uint8_t id[CTL_TEST_ID_LEN], const cJSON *accept, int ctl,
+                          struct engine *e, char *err, size_t errlen);
 
 /* A port number the server named in its accept message. */
 static int port_from(const cJSON *v, uint16_t *port)
@@ -85,13 +86,16 @@ out:
 }
 
 /* crr: every flow connects itself, once per transaction, to the server's crr port. */
-static int target_crr(const struct client_opts *o, const struct sock_addr *to, const cJSON *accept,
+static int target_crr(const struct client_opts *o, const struct sock_addr *to,
+                      const uint8_t id[CTL_TEST_ID_LEN], const cJSON *accept, int ctl,
                       struct engine *e, char *err, size_t errlen)
 {
     struct sock_addr t = *to;
     struct sock_local local = client_local(o, -1);
     uint16_t port;
 
+    (void)id;
+    (void)ctl;
     if (port_from(cJSON_GetObjectItemCaseSensitive(accept, "crr_port"), &port)) {
         snprintf(err, errlen, "server's accept message lacks a valid crr port");
         return -EPROTO;
@@ -111,18 +115,25 @@ int client_flows_open(const struct client_opts *o, const struct sock_addr *to,
                       const uint8_t id[CTL_TEST_ID_LEN], const cJSON *accept, int ctl,
                       struct engine *e, char *err, size_t errlen)
 {
-    if (o->p.test == PARAMS_TEST_CRR)
-        return target_crr(o, to, accept, e, err, errlen);
-    if (o->p.udp)
-        return open_udp_flows(o, to, id, accept, ctl, e, err, errlen);
-    return open_tcp_flows(o, to, id, e, err, errlen);
+    /* the client's end of each way a kind's data paths open (test_kind.h) */
+    static int (*const open[TEST_KIND_NPATHS])(const struct client_opts *, const struct sock_addr *,
+                                               const uint8_t[CTL_TEST_ID_LEN], const cJSON *, int,
+                                               struct engine *, char *, size_t) = {
+        [TEST_KIND_PATH_CONN] = open_tcp_flows,
+        [TEST_KIND_PATH_DGRAM] = open_udp_flows,
+        [TEST_KIND_PATH_LISTENER] = target_crr,
+    };
+
+    return open[test_kind_of(&o->p)->path](o, to, id, accept, ctl, e, err, errlen);
 }
 
 /* TCP: one connection per flow through the daemon's port, each naming its test and flow. */
 static int open_tcp_flows(const struct client_opts *o, const struct sock_addr *to,
-                          const uint8_t id[CTL_TEST_ID_LEN], struct engine *e, char *err,
-                          size_t errlen)
+                          const uint8_t id[CTL_TEST_ID_LEN], const cJSON *accept, int ctl,
+                          struct engine *e, char *err, size_t errlen)
 {
+    (void)accept;
+    (void)ctl;
     uint32_t n = params_total_flows(&o->p);
 
     for (uint32_t i = 0; i < n; i++) {

@@ -10,6 +10,7 @@
 #include "iperf3_proto.h"
 #include "log.h"
 #include "sock.h"
+#include "test_kind.h"
 
 #include <errno.h>
 #include <netinet/in.h>
@@ -47,7 +48,7 @@ int iperf3_client_check(const struct client_opts *o, char *err, size_t errlen)
         snprintf(err, errlen, __VA_ARGS__);                                                        \
         return -EINVAL;                                                                            \
     } while (0)
-    if (p->test != PARAMS_TEST_STREAM)
+    if (!test_kind_is(p, TEST_KIND_BULK))
         NO("--iperf3 runs stream tests only (iperf3 has no %s)", params_test_name(p->test));
     if (p->flows > IPERF3_MAX_STREAMS)
         NO("-P %u is more than an iperf3 server takes: use at most %d", p->flows,

@@ -5,6 +5,7 @@
 #include "load_icmp.h"
 #include "qdiscprobe.h"
 #include "sock.h"
+#include "test_kind.h"
 
 #include <errno.h>
 #include <stdatomic.h>
@@ -72,8 +73,7 @@ static void part_opts(const struct load_opts *o, enum load_part part, struct cli
     params_defaults(p);
     snprintf(p->title, sizeof(p->title), "%s", lp->title);
     if (part == LOAD_UDP_PROBE || part == LOAD_TCP_PROBE) {
-        p->test = PARAMS_TEST_RR;
-        p->udp = part == LOAD_UDP_PROBE;
+        test_kind_apply(test_kind_at(part == LOAD_UDP_PROBE ? TEST_KIND_RR_UDP : TEST_KIND_RR), p);
         p->nodelay = true; /* no probe waits for the previous one's ACK */
         p->req_size = p->resp_size = LOAD_PROBE_SIZE;
         p->rate_tps = lp->probe_rate;

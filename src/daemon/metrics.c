@@ -5,6 +5,7 @@
 #include "cpu.h"
 
 #include "sock.h"
+#include "test_kind.h"
 
 #include <pthread.h>
 #include <stddef.h>
@@ -14,11 +15,8 @@
 #include <string.h>
 #include <time.h>
 
-/* A kind of test: stream, rr or crr over TCP or UDP (crr is TCP only). */
-#define KINDS 6
-static const char *const kind_test[KINDS] = {"stream", "stream", "rr", "rr", "crr", "crr"};
-static const char *const kind_proto[KINDS] = {"tcp", "udp", "tcp", "udp", "tcp", "udp"};
-static const bool kind_exists[KINDS] = {true, true, true, true, true, false};
+/* The metrics count tests by the kind's slot (test_kind.h): (test, protocol). */
+#define KINDS TEST_KIND_SLOTS
 
 static const char *const refusal_name[METRICS_REFUSED_N] = {"busy", "limit", "auth_failed",
                                                             "bad_request", "acl"};
@@ -54,12 +52,7 @@ struct metrics {
     struct metrics_state s;
 };
 
-static int kind_of(const struct params *p)
-{
-    int t = p->test == PARAMS_TEST_RR ? 1 : p->test == PARAMS_TEST_CRR ? 2 : 0;
-
-    return t * 2 + (p->udp ? 1 : 0);
-}
+static int kind_of(const struct params *p) { return (int)test_kind_of(p)->slot; }
 
 struct metrics *metrics_create(void)
 {
@@ -197,13 +190,13 @@ static void per_kind(struct prom_buf *b, const char *name, const char *type, con
                      const double *v)
 {
     char labels[64];
+    const char *test, *proto;
 
     prom_family(b, name, type, help);
     for (int k = 0; k < KINDS; k++) {
-        if (!kind_exists[k])
+        if (!test_kind_slot((unsigned)k, &test, &proto))
             continue;
-        snprintf(labels, sizeof(labels), "test=\"%s\",protocol=\"%s\"", kind_test[k],
-                 kind_proto[k]);
+        snprintf(labels, sizeof(labels), "test=\"%s\",protocol=\"%s\"", test, proto);
         prom_sample(b, name, labels, v[k]);
     }
 }
@@ -212,6 +205,7 @@ static void render_kinds(struct prom_buf *b, const struct metrics_state *s)
 {
     double v[KINDS];
     char labels[80];
+    const char *test, *proto;
 
 #define KIND_FAMILY(name, type, help, expr)                                                        \
     do {                                                                                           \
@@ -235,11 +229,11 @@ static void render_kinds(struct prom_buf *b, const struct metrics_state *s)
     prom_family(b, "netrig_served_bytes_total", "counter",
                 "Bytes the daemon received and sent in tests (after warm-up).");
     for (int k = 0; k < KINDS; k++) {
-        if (!kind_exists[k])
+        if (!test_kind_slot((unsigned)k, &test, &proto))
             continue;
         for (int dir = 0; dir < 2; dir++) {
-            snprintf(labels, sizeof(labels), "test=\"%s\",protocol=\"%s\",direction=\"%s\"",
-                     kind_test[k], kind_proto[k], dir ? "sent" : "received");
+            snprintf(labels, sizeof(labels), "test=\"%s\",protocol=\"%s\",direction=\"%s\"", test,
+                     proto, dir ? "sent" : "received");
             prom_sample(b, "netrig_served_bytes_total", labels,
                         dir ? s->bytes_tx[k] : s->bytes_rx[k]);
         }
@@ -250,10 +244,11 @@ static void render_kinds(struct prom_buf *b, const struct metrics_state *s)
 static void client_labels(const struct client_last *c, int k, char *labels, size_t len)
 {
     char esc[140];
+    const char *test, *proto;
 
     prom_escape(c->client, esc, sizeof(esc));
-    snprintf(labels, len, "client=\"%s\",test=\"%s\",protocol=\"%s\"", esc, kind_test[k],
-             kind_proto[k]);
+    test_kind_slot((unsigned)k, &test, &proto);
+    snprintf(labels, len, "client=\"%s\",test=\"%s\",protocol=\"%s\"", esc, test, proto);
 }
 
 static void render_clients(struct prom_buf *b, const struct metrics_state *s)

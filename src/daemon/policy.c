@@ -2,6 +2,7 @@
 #include "policy.h"
 
 #include "ctl.h"
+#include "test_kind.h"
 #include "units.h"
 
 #include <errno.h>
@@ -44,14 +45,14 @@ int policy_check_limits(const struct policy_limits *o, struct params *p, uint64_
     /* the meter works on intervals: sample at least once a second */
     if (!p->interval_ns || p->interval_ns > 1000000000ULL)
         p->interval_ns = 1000000000ULL;
-    if (p->udp && p->test == PARAMS_TEST_STREAM && udp_rate(p) > (double)o->max_rate_bps) {
+    if (test_kind_is(p, TEST_KIND_DATAGRAMS) && udp_rate(p) > (double)o->max_rate_bps) {
         char want[32], lim[32];
         units_format_rate(udp_rate(p), want, sizeof(want));
         units_format_rate((double)o->max_rate_bps, lim, sizeof(lim));
         snprintf(msg, len, "UDP test at %s exceeds this server's --max-rate of %s", want, lim);
         return -EPERM;
     }
-    if (p->udp)
+    if (test_kind_is(p, TEST_KIND_UDP))
         return 0; /* the daemon's rate gate and meter hold UDP request/response */
     /* TCP: every flow is paced to its share, on both ends */
     *flow_rate_bps = o->max_rate_bps / params_total_flows(p);
@@ -71,7 +72,7 @@ int policy_check_limits(const struct policy_limits *o, struct params *p, uint64_
 uint32_t policy_server_threads(struct params *p, uint32_t ncpu)
 {
     uint32_t want = p->server_threads ? p->server_threads : p->threads;
-    uint32_t most = p->test == PARAMS_TEST_CRR ? p->flows : params_total_flows(p);
+    uint32_t most = test_kind_is(p, TEST_KIND_CONN_PER_TXN) ? p->flows : params_total_flows(p);
 
     if (ncpu && most > ncpu)
         most = ncpu;

@@ -16,6 +16,7 @@
 #include "result_json.h"
 #include "sock.h"
 #include "store.h"
+#include "test_kind.h"
 #include "units.h"
 
 #include <errno.h>
@@ -36,6 +37,7 @@ struct session {
     struct served t; /* control connection, peer, hold on the daemon's shared state */
     char host[64];
     struct params p;
+    const struct test_kind *kind; /* p's, resolved once the hello is read */
     uint8_t id[CTL_TEST_ID_LEN];
     char idhex[2 * CTL_TEST_ID_LEN + 1];
     int *side_fds; /* UDP sockets / crr listeners not yet handed to the engine */
@@ -108,6 +110,7 @@ static int read_hello(struct session *ss)
         rc = -EPROTO;
     }
     cJSON_Delete(m);
+    ss->kind = test_kind_of(&ss->p);
     if (rc)
         served_refuse(&ss->t, how(METRICS_REFUSED_BAD_REQUEST, "bad_request"), "%s", err);
     return rc;
@@ -130,7 +133,7 @@ static int check_congestion(struct session *ss)
     int fd;
     char avail[256] = "?";
 
-    if (ss->p.mptcp && !ss->t.conf->mptcp) {
+    if ((ss->kind->flags & TEST_KIND_MPTCP) && !ss->t.conf->mptcp) {
         served_refuse(&ss->t, how(METRICS_REFUSED_BAD_REQUEST, "bad_request"),
                       "this server's listener is not MPTCP (%s): run without --mptcp, or "
                       "enable MPTCP on the server's host and restart the daemon",
@@ -238,47 +241,76 @@ static int admission(struct session *ss)
     return build_engine(ss, &cpus);
 }
 
-/* UDP tests get one socket per flow, crr tests one listener per worker; their ports go in
- * the accept message. TCP stream and rr flows come through the daemon's own port. */
+/* UDP: one socket per flow, their ports in the accept message. */
+static int open_dgram(struct session *ss, const struct sockaddr_storage *local, uint32_t n,
+                      cJSON *accept, char *err, size_t errlen)
+{
+    uint16_t *ports = calloc(n, sizeof(*ports));
+    int rc;
+
+    if (!ports)
+        return -ENOMEM;
+    rc = dataconn_udp_open(local, n, ss->side_fds, ports, err, errlen);
+    if (!rc) {
+        cJSON *arr = cJSON_AddArrayToObject(accept, "udp_ports");
+        for (uint32_t i = 0; i < n; i++)
+            cJSON_AddItemToArray(arr, cJSON_CreateNumber(ports[i]));
+    }
+    free(ports);
+    return rc;
+}
+
+/* A connection per transaction: one listener per worker, its port in the accept message. */
+static int open_listeners(struct session *ss, const struct sockaddr_storage *local, uint32_t n,
+                          cJSON *accept, char *err, size_t errlen)
+{
+    uint16_t port = 0;
+    int rc = dataconn_crr_listen(local, (const struct sockaddr *)&ss->t.peer, n, ss->side_fds,
+                                 &port, err, errlen);
+
+    for (uint32_t i = 0; !rc && i < n; i++) {
+        rc = engine_attach(ss->e, i, ss->side_fds[i], err, errlen);
+        if (!rc)
+            ss->side_fds[i] = -1; /* the engine owns it */
+    }
+    if (!rc)
+        cJSON_AddNumberToObject(accept, "crr_port", port);
+    return rc;
+}
+
+static int gather_dgram(struct session *ss);
+static int gather_conns(struct session *ss);
+
+/* The server's end of each way a kind's data paths open (test_kind.h): what it opens before
+ * the accept message (NULL: nothing, connections come through the daemon's own port), and
+ * how it collects the flows after. */
+static const struct {
+    int (*open)(struct session *ss, const struct sockaddr_storage *local, uint32_t n, cJSON *accept,
+                char *err, size_t errlen);
+    int (*gather)(struct session *ss);
+} side_paths[TEST_KIND_NPATHS] = {
+    [TEST_KIND_PATH_CONN] = {NULL, gather_conns},
+    [TEST_KIND_PATH_DGRAM] = {open_dgram, gather_dgram},
+    [TEST_KIND_PATH_LISTENER] = {open_listeners, gather_conns},
+};
+
 static int open_side_paths(struct session *ss, cJSON *accept)
 {
     struct sockaddr_storage local;
     char err[256];
     uint32_t n;
-    uint16_t *ports, port = 0;
     int rc;
 
-    if (!ss->p.udp && ss->p.test != PARAMS_TEST_CRR)
+    if (!side_paths[ss->kind->path].open)
         return 0;
     if (dataconn_local_addr(ss->t.ctl, &local))
         return -EIO;
     n = engine_flow_count(ss->e);
     ss->side_fds = calloc(n, sizeof(int));
-    ports = calloc(n, sizeof(*ports));
-    if (!ss->side_fds || !ports) {
-        free(ports);
+    if (!ss->side_fds)
         return -ENOMEM;
-    }
     ss->n_side_fds = n;
-    if (ss->p.udp) {
-        rc = dataconn_udp_open(&local, n, ss->side_fds, ports, err, sizeof(err));
-        if (!rc) {
-            cJSON *arr = cJSON_AddArrayToObject(accept, "udp_ports");
-            for (uint32_t i = 0; i < n; i++)
-                cJSON_AddItemToArray(arr, cJSON_CreateNumber(ports[i]));
-        }
-    } else {
-        rc = dataconn_crr_listen(&local, (const struct sockaddr *)&ss->t.peer, n, ss->side_fds,
-                                 &port, err, sizeof(err));
-        for (uint32_t i = 0; !rc && i < n; i++) {
-            rc = engine_attach(ss->e, i, ss->side_fds[i], err, sizeof(err));
-            if (!rc)
-                ss->side_fds[i] = -1; /* the engine owns it */
-        }
-        if (!rc)
-            cJSON_AddNumberToObject(accept, "crr_port", port);
-    }
-    free(ports);
+    rc = side_paths[ss->kind->path].open(ss, &local, n, accept, err, sizeof(err));
     if (rc)
         served_refuse(&ss->t, how(SERVED_UNCOUNTED, "server_error"), "%s", err);
     return rc;
@@ -313,22 +345,24 @@ static int register_test(struct session *ss)
     return rc;
 }
 
-/* Collects the data connections the acceptor routes to us (TCP), or the UDP hellos. */
-static int gather_flows(struct session *ss)
+/* UDP: the hellos on each flow's socket. */
+static int gather_dgram(struct session *ss)
+{
+    char err[256];
+    int rc = dataconn_udp_gather(ss->t.ctl, (const struct sockaddr *)&ss->t.peer, ss->side_fds,
+                                 ss->n_side_fds, ss->id, ss->e, timeout_ms(ss), err, sizeof(err));
+
+    if (rc)
+        served_refuse(&ss->t, how(SERVED_SETUP_ERROR, "timeout"), "%s", err);
+    served_unregister(&ss->t);
+    return rc;
+}
+
+/* The data connections the acceptor routes to us (none for a kind with listeners). */
+static int gather_conns(struct session *ss)
 {
     uint64_t deadline_ms = (uint64_t)timeout_ms(ss);
     char err[256];
-
-    if (ss->p.udp) {
-        int rc =
-            dataconn_udp_gather(ss->t.ctl, (const struct sockaddr *)&ss->t.peer, ss->side_fds,
-                                ss->n_side_fds, ss->id, ss->e, timeout_ms(ss), err, sizeof(err));
-        if (rc)
-            served_refuse(&ss->t, how(SERVED_SETUP_ERROR, "timeout"), "%s", err);
-        served_unregister(&ss->t);
-        return rc;
-    }
-
     uint64_t deadline = clock_mono_ns() + deadline_ms * 1000000ULL;
 
     while (!engine_complete(ss->e)) {
@@ -714,12 +748,12 @@ static void *session_main(void *arg)
     char err[256], span[80];
 
     if (read_hello(ss) || admission(ss) || take_snapshot(ss) || register_test(ss) ||
-        gather_flows(ss) || expect_start(ss))
+        side_paths[ss->kind->path].gather(ss) || expect_start(ss))
         goto done;
     params_span(&ss->p, span, sizeof(span));
     LOG_INFO("test %.8s from %s: %s%s, %u flow(s) %s, %s", ss->idhex, ss->t.who,
-             params_test_name(ss->p.test), ss->p.udp ? " udp" : "", ss->p.flows,
-             params_dir_name(ss->p.dir), span);
+             params_test_name(ss->p.test), ss->kind->label, ss->p.flows, params_dir_name(ss->p.dir),
+             span);
     ss->meter.limit_bps = ss->t.conf->limits.max_rate_bps;
     engine_set_limits(ss->e, &(struct engine_limits){
                                  .hard_ns = hard_limit_ns(ss),

@@ -4,6 +4,7 @@
 
 #include "client.h"
 #include "log.h"
+#include "test_kind.h"
 #include "units.h"
 
 #include <errno.h>
@@ -117,8 +118,8 @@ static void log_run(const struct exporter_target *t, int rc, const char *err,
                  r->summary.latency.p99_us);
     } else {
         units_format_rate(r->summary.throughput_bps, rate, sizeof(rate));
-        LOG_INFO("target %s: stream%s %s, %u retransmits", t->name, t->o.p.udp ? " udp" : "", rate,
-                 r->summary.retransmits);
+        LOG_INFO("target %s: stream%s %s, %u retransmits", t->name, test_kind_of(&t->o.p)->label,
+                 rate, r->summary.retransmits);
     }
 }
 
@@ -196,7 +197,7 @@ static void labels_of(const struct exporter_target *t, char *buf, size_t len)
 
     prom_escape(t->name, name, sizeof(name));
     snprintf(buf, len, "target=\"%s\",test=\"%s\",protocol=\"%s\"", name,
-             params_test_name(t->o.p.test), t->o.p.udp ? "udp" : "tcp");
+             params_test_name(t->o.p.test), test_kind_protocol(test_kind_of(&t->o.p)));
 }
 
 /* One gauge or counter family with a sample per target, from a field of struct probe;
@@ -238,15 +239,15 @@ static bool w_have(const struct probe *p, const struct params *q)
 }
 static bool w_stream(const struct probe *p, const struct params *q)
 {
-    return p->have && q->test == PARAMS_TEST_STREAM;
+    return p->have && test_kind_is(q, TEST_KIND_BULK);
 }
 static bool w_txn(const struct probe *p, const struct params *q)
 {
-    return p->have && q->test != PARAMS_TEST_STREAM;
+    return p->have && test_kind_is(q, TEST_KIND_TXN);
 }
 static bool w_udp(const struct probe *p, const struct params *q)
 {
-    return p->have && q->test == PARAMS_TEST_STREAM && q->udp;
+    return p->have && test_kind_is(q, TEST_KIND_DATAGRAMS);
 }
 
 /* Families with a second label: the failure reasons, latency quantiles, CPU ends. */

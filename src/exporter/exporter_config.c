@@ -4,6 +4,7 @@
 #include "params.h"
 #include "prom.h"
 #include "sock.h"
+#include "test_kind.h"
 #include "units.h"
 
 #include <ctype.h>
@@ -133,9 +134,21 @@ static int sizes(struct parser *ps, const char *v, struct params *p)
     return 0;
 }
 
+/* test = a test kind's command; its variant (protocol = udp) kept */
+static int test_kind_key(struct parser *ps, const char *v, struct params *p)
+{
+    const struct test_kind *k = test_kind_command(v);
+    bool udp = p->udp;
+
+    if (!k)
+        return fail_at(ps, ps->line, "invalid test '%s': use stream, rr, crr or mptcp", v);
+    test_kind_apply(k, p);
+    p->udp = udp;
+    return 0;
+}
+
 static int target_key(struct parser *ps, enum key k, const char *v)
 {
-    static const char *const tests[] = {"stream", "rr", "crr"};
     static const char *const protos[] = {"tcp", "udp"};
     static const char *const dirs[] = {"forward", "reverse", "bidir"};
     struct exporter_target *t = ps->cur;
@@ -152,11 +165,7 @@ static int target_key(struct parser *ps, enum key k, const char *v)
         t->o.port = (uint16_t)port;
         return 0;
     }
-    case K_TEST:
-        if ((i = one_of(ps, "test", v, tests, 3, "stream, rr or crr")) < 0)
-            return -1;
-        p->test = (enum params_test)i;
-        return 0;
+    case K_TEST: return test_kind_key(ps, v, p);
     case K_PROTOCOL:
         if ((i = one_of(ps, "protocol", v, protos, 2, "tcp or udp")) < 0)
             return -1;
@@ -246,33 +255,33 @@ static int target_done(struct parser *ps)
 {
     struct exporter_target *t = ps->cur;
     const struct params *p;
+    const struct test_kind *kind;
     uint64_t run;
     char err[256];
 
     if (!t)
         return 0;
     p = &t->o.p;
+    kind = test_kind_of(p);
     run = p->duration_ns + p->omit_ns;
     if (!t->o.host[0])
         return fail_at(ps, t->line, "target '%s' has no 'host = HOST' line", t->name);
     if (!t->interval_ns)
         t->interval_ns = ps->c->min_interval_ns;
-    if (p->udp && p->test == PARAMS_TEST_CRR)
-        return fail_at(ps, key_line(ps, K_PROTOCOL), "target '%s': crr runs over TCP only",
-                       t->name);
-    if (ps->key_line[K_BITRATE] && !(p->udp && p->test == PARAMS_TEST_STREAM))
+    if (p->udp && !(kind->opts & TEST_KIND_OPT_UDP))
+        return fail_at(ps, key_line(ps, K_PROTOCOL), "target '%s': %s runs over TCP only", t->name,
+                       kind->command ? kind->command : kind->name);
+    if (ps->key_line[K_BITRATE] && !(kind->flags & TEST_KIND_DATAGRAMS))
         return fail_at(ps, ps->key_line[K_BITRATE],
                        "target '%s': bitrate applies to "
                        "'test = stream' with 'protocol = udp' only",
                        t->name);
-    if (ps->key_line[K_SIZE] && p->test == PARAMS_TEST_STREAM)
+    if (ps->key_line[K_SIZE] && !(kind->opts & TEST_KIND_OPT_SIZES))
         return fail_at(ps, ps->key_line[K_SIZE], "target '%s': size applies to rr and crr only",
                        t->name);
-    if (ps->key_line[K_DIRECTION] && p->test != PARAMS_TEST_STREAM)
+    if (ps->key_line[K_DIRECTION] && !(kind->opts & TEST_KIND_OPT_DIR))
         return fail_at(ps, ps->key_line[K_DIRECTION],
-                       "target '%s': direction applies to stream "
-                       "only",
-                       t->name);
+                       "target '%s': direction applies to stream and mptcp only", t->name);
     if (run > ps->c->max_duration_ns)
         return fail_at(ps, key_line(ps, K_DURATION),
                        "target '%s': a test of %gs (omit included) "
@@ -288,7 +297,7 @@ static int target_done(struct parser *ps)
                        "target '%s': interval %gs leaves no time "
                        "between tests of %gs: make it longer",
                        t->name, t->interval_ns / 1e9, run / 1e9);
-    if (p->udp && p->test == PARAMS_TEST_STREAM && p->write_size > 1400)
+    if ((kind->flags & TEST_KIND_DATAGRAMS) && p->write_size > 1400)
         t->o.p.write_size = 1400; /* a datagram that fits a 1500-byte MTU */
     if (params_validate(p, err, sizeof(err)))
         return fail_at(ps, t->line, "target '%s': %s", t->name, err);

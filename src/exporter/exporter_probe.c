@@ -6,6 +6,7 @@
 #include "exporter_config.h"
 #include "log.h"
 #include "params.h"
+#include "test_kind.h"
 
 #include <pthread.h>
 #include <stdio.h>
@@ -309,21 +310,22 @@ static void render_figures(struct prom_buf *b, const struct client_opts *o,
     static const char *const quantile[3] = {"0.5", "0.9", "0.99"};
     const struct run_summary *s = &r->summary;
     const struct params *p = &o->p;
+    const struct test_kind *k = test_kind_of(p);
     char lab[96], more[128];
 
     snprintf(lab, sizeof(lab), "test=\"%s\",protocol=\"%s\"", params_test_name(p->test),
-             p->udp ? "udp" : "tcp");
+             test_kind_protocol(k));
     prom_family(b, "netrig_probe_measured_seconds", "gauge", "Measured time of the test.");
     prom_sample(b, "netrig_probe_measured_seconds", lab, r->local.seconds);
     prom_family(b, "netrig_probe_bytes", "gauge", "Bytes received in the test.");
     prom_sample(b, "netrig_probe_bytes", lab, (double)s->bytes);
     prom_family(b, "netrig_probe_retransmits", "gauge", "TCP retransmits in the test.");
     prom_sample(b, "netrig_probe_retransmits", lab, s->retransmits);
-    if (p->test == PARAMS_TEST_STREAM) {
+    if (k->flags & TEST_KIND_BULK) {
         prom_family(b, "netrig_probe_throughput_bytes_per_second", "gauge",
                     "Throughput of the stream test (receivers' view).");
         prom_sample(b, "netrig_probe_throughput_bytes_per_second", lab, s->throughput_bps / 8);
-        if (p->udp) {
+        if (k->flags & TEST_KIND_DATAGRAMS) {
             prom_family(b, "netrig_probe_loss_ratio", "gauge", "Datagrams lost (0 to 1).");
             prom_sample(b, "netrig_probe_loss_ratio", lab, s->u.loss_pct / 100);
             prom_family(b, "netrig_probe_jitter_seconds", "gauge", "Jitter (RFC 3550).");

@@ -6,6 +6,7 @@
 #include "flow_rr.h"
 #include "flow_stream.h"
 #include "flow_udp.h"
+#include "test_kind.h"
 
 const struct flow_kind flow_kind_stream = {
     .name = "stream",
@@ -70,14 +71,25 @@ const struct flow_kind flow_kind_crr_server = {
     .needs = flow_crr_needs,
 };
 
+/* Each test kind's flows (test_kind.h): the client's, the server's, and the client's when
+ * the peer is iperf3 (NULL: as the client's). */
+static const struct {
+    const struct flow_kind *client, *server, *iperf3;
+} by_test_kind[TEST_KIND_COUNT] = {
+    [TEST_KIND_STREAM] = {&flow_kind_stream, &flow_kind_stream, NULL},
+    [TEST_KIND_STREAM_UDP] = {&flow_kind_udp, &flow_kind_udp, &flow_kind_iperf3_udp},
+    [TEST_KIND_RR] = {&flow_kind_rr, &flow_kind_rr, NULL},
+    [TEST_KIND_RR_UDP] = {&flow_kind_rr_udp, &flow_kind_rr_udp, NULL},
+    [TEST_KIND_CRR] = {&flow_kind_crr_client, &flow_kind_crr_server, NULL},
+    [TEST_KIND_STREAM_MPTCP] = {&flow_kind_stream, &flow_kind_stream, NULL},
+    [TEST_KIND_RR_MPTCP] = {&flow_kind_rr, &flow_kind_rr, NULL},
+};
+
 const struct flow_kind *flow_kind_for(const struct params *p, bool is_client)
 {
-    switch (p->test) {
-    case PARAMS_TEST_RR: return p->udp ? &flow_kind_rr_udp : &flow_kind_rr;
-    case PARAMS_TEST_CRR: return is_client ? &flow_kind_crr_client : &flow_kind_crr_server;
-    default:
-        if (p->udp)
-            return p->iperf3_wire ? &flow_kind_iperf3_udp : &flow_kind_udp;
-        return &flow_kind_stream;
-    }
+    enum test_kind_id id = test_kind_of(p)->id;
+
+    if (p->iperf3_wire && by_test_kind[id].iperf3)
+        return by_test_kind[id].iperf3;
+    return is_client ? by_test_kind[id].client : by_test_kind[id].server;
 }

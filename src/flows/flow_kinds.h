@@ -1,6 +1,7 @@
 /* flow_kinds: the kinds of flow netrig runs, each a const table (struct flow_kind, engine/flow.h)
- * for engine_create, and the choice of one from a test's parameters. Adding a kind: its
- * flow_<kind>.c, a table here, a case in flow_kind_for. */
+ * for engine_create, and each test kind's (model/test_kind.h) flows on either side. A test
+ * kind whose flows run as an existing kind's needs only its row in by_test_kind; a new kind of
+ * flow: its flow_<kind>.c, a table here and that row. */
 #ifndef NETRIG_FLOW_KINDS_H
 #define NETRIG_FLOW_KINDS_H
 

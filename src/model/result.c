@@ -1,6 +1,7 @@
 /* result: storage of measured sides, and the derived per-flow and total figures. */
 #include "result.h"
 
+#include "test_kind.h"
 #include "units.h"
 
 #include <errno.h>
@@ -164,6 +165,7 @@ static void merge_transactions(struct run_result *r)
 {
     struct run_summary *s = &r->summary;
     const struct histo *h = r->local.lat;
+    const struct test_kind *k = test_kind_of(&r->params);
 
     for (uint32_t i = 0; i < r->nflows && i < r->local.nflows; i++) {
         struct flow_summary *f = &r->flows[i];
@@ -184,8 +186,9 @@ static void merge_transactions(struct run_result *r)
     s->bytes = 0;
     s->sent_bytes = 0;
     for (uint32_t i = 0; i < r->nflows; i++) {
-        const struct side_flow *rf =
-            r->params.test == PARAMS_TEST_RR && r->remote.valid ? find_flow(&r->remote, i) : NULL;
+        const struct side_flow *rf = !(k->flags & TEST_KIND_CONN_PER_TXN) && r->remote.valid
+                                         ? find_flow(&r->remote, i)
+                                         : NULL;
         r->flows[i].sent_bytes = rf ? rf->bytes : 0;
         s->bytes += r->flows[i].bytes;
     }
@@ -375,7 +378,7 @@ int result_merge(struct run_result *r)
     r->summary.remote_own_cores_per_10g = own_per(&r->remote.cpu, r->summary.throughput_bps, 1e10);
     if (params_is_transactional(&r->params))
         merge_transactions(r);
-    if (r->params.udp && r->params.test == PARAMS_TEST_STREAM) {
+    if (test_kind_is(&r->params, TEST_KIND_DATAGRAMS)) {
         r->summary.udp = true;
         merge_udp(r);
     }
@@ -386,7 +389,7 @@ int result_merge(struct run_result *r)
 
 bool result_server_sends_tcp(const struct params *p)
 {
-    return p->test == PARAMS_TEST_STREAM && !p->udp && p->dir != PARAMS_DIR_FORWARD;
+    return test_kind_is(p, TEST_KIND_DRAINS) && p->dir != PARAMS_DIR_FORWARD;
 }
 
 int64_t result_interval_retrans(const struct interval *iv)
@@ -475,7 +478,7 @@ void result_warn_figures(struct run_result *r)
     uint32_t flows = params_total_flows(p);
     uint32_t st = p->server_threads ? p->server_threads : p->threads;
 
-    if (p->test == PARAMS_TEST_STREAM && p->udp && !r->partial) {
+    if (test_kind_is(p, TEST_KIND_DATAGRAMS) && !r->partial) {
         if (p->dir != PARAMS_DIR_REVERSE)
             warn_udp_rate(r, true);
         if (p->dir != PARAMS_DIR_FORWARD)
@@ -483,7 +486,7 @@ void result_warn_figures(struct run_result *r)
     }
     /* a worker thread needs a flow (a crr server runs one listener per thread instead; an
      * iperf3 server is its own) */
-    bool server_idle = st > flows && p->test != PARAMS_TEST_CRR && !p->iperf3_wire;
+    bool server_idle = st > flows && !test_kind_is(p, TEST_KIND_CONN_PER_TXN) && !p->iperf3_wire;
     if (p->threads > flows)
         result_warn(r,
                     "-T %u with %u flow%s: %u worker thread%s %s had no flow and did not run; "

@@ -5,6 +5,7 @@
 #include "cpujson.h"
 #include "result_json_mptcp.h"
 #include "samples_json.h"
+#include "test_kind.h"
 
 #include <errno.h>
 #include <math.h>
@@ -98,7 +99,7 @@ static cJSON *flow_json(const struct run_result *r, const struct flow_summary *f
     cJSON_AddNumberToObject(o, "busy_us", (double)f->busy_us);
     cJSON_AddNumberToObject(o, "rwnd_limited_us", (double)f->rwnd_limited_us);
     cJSON_AddNumberToObject(o, "sndbuf_limited_us", (double)f->sndbuf_limited_us);
-    if (!params_is_transactional(&r->params) && !r->params.udp) {
+    if (test_kind_is(&r->params, TEST_KIND_DRAINS)) {
         cJSON_AddNumberToObject(o, "sender_wait_s", f->send_wait_s);
         cJSON_AddNumberToObject(o, "receiver_wait_s", f->recv_wait_s);
         cJSON_AddNumberToObject(o, "sndbuf", f->sndbuf);
@@ -119,7 +120,7 @@ static cJSON *flow_json(const struct run_result *r, const struct flow_summary *f
         cJSON_AddNumberToObject(o, "transactions_per_s", f->transactions_per_s);
         cJSON_AddNumberToObject(o, "timeouts", (double)f->timeouts);
     }
-    if (r->params.udp && r->params.test == PARAMS_TEST_STREAM) {
+    if (test_kind_is(&r->params, TEST_KIND_DATAGRAMS)) {
         cJSON_AddNumberToObject(o, "datagrams_sent", (double)f->udp_sent);
         cJSON_AddNumberToObject(o, "datagrams_received", (double)f->udp_received);
         cJSON_AddNumberToObject(o, "datagrams_lost", (double)f->udp_lost);

@@ -6,6 +6,7 @@
 #include "clock.h"
 
 #include "sock.h"
+#include "test_kind.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -503,10 +504,13 @@ static void limit_whole_datagrams(struct params *p)
 /* The test iperf3's options describe, in netrig's terms. */
 static void to_params(const struct i3_raw *r, struct params *p)
 {
-    p->test = PARAMS_TEST_STREAM;
+    /* a stream; -u its UDP variant, -m its MPTCP one (the daemon's listener must be MPTCP) */
+    test_kind_apply(test_kind_at(r->udp     ? TEST_KIND_STREAM_UDP
+                                 : r->mptcp ? TEST_KIND_STREAM_MPTCP
+                                            : TEST_KIND_STREAM),
+                    p);
+    p->mptcp |= r->mptcp; /* -u -m: no kind; params_validate refuses it */
     p->iperf3_wire = true;
-    p->udp = r->udp;
-    p->mptcp = r->mptcp; /* -m: its sockets are MPTCP; the daemon's listener must be too */
     p->iperf3_udp64 = r->udp64;
     p->flows = (uint32_t)r->parallel;
     p->dir = r->reverse ? PARAMS_DIR_REVERSE : r->bidir ? PARAMS_DIR_BIDIR : PARAMS_DIR_FORWARD;

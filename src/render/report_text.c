@@ -3,6 +3,7 @@
 #include "report_mptcp.h"
 
 #include "multi_result.h"
+#include "test_kind.h"
 
 #include "units.h"
 
@@ -14,6 +15,7 @@ static double rate(uint64_t bytes, double s) { return s > 0 ? (double)bytes * 8.
 static void header_txn(FILE *out, const struct run_result *r)
 {
     const struct params *p = &r->params;
+    const struct test_kind *k = test_kind_of(p);
     char mode[64];
 
     if (p->rate_tps)
@@ -21,10 +23,11 @@ static void header_txn(FILE *out, const struct run_result *r)
     else
         snprintf(mode, sizeof(mode), "closed loop, depth %u", p->depth);
     fprintf(out, "netrig %s%s to %s: %u flow%s, %u thread%s, %u,%u bytes, %s, %.4gs%s\n", r->test,
-            p->udp ? " (udp)" : "", r->server, p->flows, p->flows == 1 ? "" : "s", p->threads,
+            k->label_paren, r->server, p->flows, p->flows == 1 ? "" : "s", p->threads,
             p->threads == 1 ? "" : "s", p->req_size, p->resp_size,
-            p->test == PARAMS_TEST_CRR ? (p->connect_only ? "connect only" : "connect per request")
-                                       : mode,
+            k->flags & TEST_KIND_CONN_PER_TXN
+                ? (p->connect_only ? "connect only" : "connect per request")
+                : mode,
             p->duration_ns / 1e9, p->busy_poll ? ", busy-poll" : "");
     if (p->omit_ns)
         fprintf(out, "  (first %.4gs omitted as warm-up)\n", p->omit_ns / 1e9);
@@ -59,7 +62,7 @@ void report_text_header(FILE *out, const struct run_result *r)
                 p->dir == PARAMS_DIR_FORWARD   ? "sender wrote"
                 : p->dir == PARAMS_DIR_REVERSE ? "received"
                                                : "rate",
-                p->udp ? "lost" : "retr", "host cpu");
+                test_kind_is(p, TEST_KIND_DATAGRAMS) ? "lost" : "retr", "host cpu");
     fflush(out);
 }
 
@@ -80,7 +83,9 @@ void report_text_interval(FILE *out, const struct run_result *r, const struct si
     }
     units_format_bytes((double)bytes, b, sizeof(b));
     units_format_rate(rate(bytes, iv->end_s - iv->start_s), rt, sizeof(rt));
-    if (r->params.udp) /* per-interval loss: the table after the run (forward tests) */
+    if (test_kind_is(
+            &r->params,
+            TEST_KIND_DATAGRAMS)) /* per-interval loss: the table after the run (forward tests) */
         snprintf(retr, sizeof(retr), "-");
     else if (result_interval_retrans(iv) < 0) /* the server's senders did not report in time */
         snprintf(retr, sizeof(retr), "-");
@@ -340,9 +345,9 @@ static void path_row(FILE *out, const struct run_result *r, const struct interva
     units_format_rate(rate(rx->recv_bytes, len), rt, sizeof(rt));
     if (tx)
         units_format_rate(rate(tx->sent_bytes, tx->end_s - tx->start_s), st, sizeof(st));
-    if (r->params.udp && tx && dg > 0)
+    if (test_kind_is(&r->params, TEST_KIND_DATAGRAMS) && tx && dg > 0)
         snprintf(lost, sizeof(lost), " %12.0f", (double)tx->sent_bytes / dg - rx->recv_bytes / dg);
-    else if (r->params.udp)
+    else if (test_kind_is(&r->params, TEST_KIND_DATAGRAMS))
         snprintf(lost, sizeof(lost), " %12s", "-");
     fprintf(out, "[%6.2f-%6.2f s] %16s %16s%s%s\n", rx->start_s, rx->end_s, rt, st, lost,
             rx->omitted ? "  (omitted)" : "");
@@ -362,11 +367,11 @@ static void path_table(FILE *out, const struct run_result *r)
     }
     fprintf(out, "\nIntervals   received = what crossed the path (the receiver's, the server's)\n"
                  "            sender wrote = what the client's sockets took (the lines above)\n");
-    if (r->params.udp)
+    if (test_kind_is(&r->params, TEST_KIND_DATAGRAMS))
         fprintf(out, "            unreceived = datagrams written minus received in the interval\n"
                      "            (loss, plus any in flight at its edges)\n");
     fprintf(out, "%-17s %16s %16s%s\n", "interval", "received", "sender wrote",
-            r->params.udp ? "   unreceived" : "");
+            test_kind_is(&r->params, TEST_KIND_DATAGRAMS) ? "   unreceived" : "");
     for (uint32_t i = 0; i < rx->nintervals; i++) {
         const struct interval *a = &rx->intervals[i], *b = NULL;
         double half = r->params.interval_ns / 2e9;

@@ -3,6 +3,7 @@
 #include "store_priv.h"
 
 #include "metric.h"
+#include "test_kind.h"
 
 #include <errno.h>
 #include <math.h>
@@ -143,7 +144,7 @@ static int add_flow(struct store *st, sqlite3_stmt *s, int64_t id, const struct 
         sqlite3_bind_int64(s, 19, whole(f, "transactions"));
         sqlite3_bind_int64(s, 20, whole(f, "timeouts"));
     }
-    if (p->udp && p->test == PARAMS_TEST_STREAM) {
+    if (test_kind_is(p, TEST_KIND_DATAGRAMS)) {
         sqlite3_bind_int64(s, 21, whole(f, "datagrams_sent"));
         sqlite3_bind_int64(s, 22, whole(f, "datagrams_received"));
         sqlite3_bind_int64(s, 23, whole(f, "datagrams_lost"));
