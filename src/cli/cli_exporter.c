@@ -1,5 +1,6 @@
 /* cli_exporter: `netrig exporter` options: the configuration file, the metrics endpoint. */
 #include "cli.h"
+#include "test_kind.h"
 
 #include "exporter.h"
 #include "exporter_config.h"
@@ -123,8 +124,8 @@ static void print_schedule(const struct exporter_config *c, const char *listen)
     for (uint32_t i = 0; i < c->ntargets; i++) {
         const struct exporter_target *t = &c->t[i];
         printf("  %-20s %-6s %s to %s port %u, %gs every %gs\n", t->name,
-               params_test_name(t->o.p.test), t->o.p.udp ? "udp" : "tcp", t->o.host, t->o.port,
-               (t->o.p.duration_ns + t->o.p.omit_ns) / 1e9, t->interval_ns / 1e9);
+               params_test_name(t->o.p.test), test_kind_protocol(test_kind_of(&t->o.p)), t->o.host,
+               t->o.port, (t->o.p.duration_ns + t->o.p.omit_ns) / 1e9, t->interval_ns / 1e9);
     }
 }
 

@@ -2,6 +2,7 @@
  * -n/-k (a transfer of a fixed size), -b RATE[/BURST] (UDP's rate or TCP's application pacing,
  * settled once -u is known), -S/--dscp (the TOS byte), --cport, --bind-dev, --dont-fragment. */
 #include "cli.h"
+#include "test_kind.h"
 
 #include "client.h"
 #include "params.h"
@@ -118,16 +119,16 @@ static int apply_bitrate(struct params *p, const char *arg)
                       arg);
             return -1;
         }
-        if (one_rate(comma, p->udp, &down))
+        if (one_rate(comma, test_kind_is(p, TEST_KIND_DATAGRAMS), &down))
             return -1;
     }
-    if (one_rate(rate, p->udp, &bps) ||
+    if (one_rate(rate, test_kind_is(p, TEST_KIND_DATAGRAMS), &bps) ||
         (slash && cli_parse_u32("-b RATE/BURST", slash + 1, 1, PARAMS_MAX_BURST, &burst)))
         return -1;
     p->burst = burst;
     p->down_rate_set = comma != NULL;
     p->down_rate_bps = down;
-    if (p->udp)
+    if (test_kind_is(p, TEST_KIND_DATAGRAMS))
         p->udp_rate_bps = bps;
     else
         p->app_rate_bps = bps; /* 0: as fast as the socket takes it, as iperf3's -b 0 */
@@ -143,7 +144,8 @@ int cli_data_finish(struct client_opts *o, const struct cli_data_opts *d, bool t
         return -1;
     /* paced TCP writes 5 ms of the rate at a time (4K to 1M): 1 MiB writes at -b 1M would go
      * out one every 8 seconds */
-    if ((o->p.app_rate_bps || o->p.down_rate_bps) && !o->p.udp && !d->length_given) {
+    if ((o->p.app_rate_bps || o->p.down_rate_bps) && !test_kind_is(&o->p, TEST_KIND_UDP) &&
+        !d->length_given) {
         uint64_t r = o->p.app_rate_bps, down = o->p.down_rate_bps;
         uint64_t w = (!r || (down && down < r) ? down : r) / 8 / 200; /* the slower way's */
         o->p.write_size = (uint32_t)(w < 4096 ? 4096 : w > 1048576 ? 1048576 : w);

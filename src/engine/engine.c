@@ -1,6 +1,7 @@
 /* engine: timing and sampling around the worker threads of one side. */
 #define _GNU_SOURCE
 #include "engine_priv.h"
+#include "test_kind.h"
 #include "engine_series.h"
 #include "clock.h"
 
@@ -84,7 +85,8 @@ void engine_plan(const struct flow_kind *kind, const struct params *p, bool is_c
         (uint64_t)out->cap_intervals * sizeof(struct interval) +
         (cells <= RESULT_MAX_INTERVAL_CELLS ? cells * sizeof(struct interval_flow) : 0) +
         (kind->transactional && is_client ? sizeof(struct histo) : 0) +
-        (p->mptcp ? (uint64_t)out->nflows * sizeof(struct mptcpinfo) : 0) + /* at the end */
+        (test_kind_is(p, TEST_KIND_MPTCP) ? (uint64_t)out->nflows * sizeof(struct mptcpinfo)
+                                          : 0) + /* at the end */
         engine_sample_mptcp_bytes(p, out->nflows, out->cap_intervals) +
         series_bytes(p, out->nflows, total_ns);
     out->fds = 1 /* notify_fd */ + out->nflows * (1 + fn.fds) +

@@ -3,6 +3,7 @@
  * threads; at the end each flow's counts, the application's figures and the load. */
 #define _GNU_SOURCE
 #include "engine_priv.h"
+#include "test_kind.h"
 #include "mptcpinfo.h"
 
 #include "clock.h"
@@ -69,7 +70,7 @@ void engine_sample_measure_start(struct engine *e, uint64_t now)
  * else what the flow wrote and read (also for MPTCP, whose TCP_INFO is its first subflow's) */
 static uint64_t wire_delta(struct engine *e, uint32_t i, const struct tcpinfo *ti, uint64_t bytes)
 {
-    uint64_t now = ti->valid && !e->p.mptcp
+    uint64_t now = ti->valid && !test_kind_is(&e->p, TEST_KIND_MPTCP)
                        ? ti->bytes_acked + ti->bytes_received
                        : bytes + atomic_load_explicit(&e->flows[i].sent, memory_order_relaxed);
     uint64_t d = now > e->prev_wire[i] ? now - e->prev_wire[i] : 0;
@@ -214,7 +215,7 @@ void engine_sample_app(const struct engine *e, struct flow *f, struct side_flow 
 
 void engine_sample_mptcp(struct engine *e)
 {
-    if (!e->p.mptcp || !e->kind->tcp || !e->nflows)
+    if (!test_kind_is(&e->p, TEST_KIND_MPTCP) || !e->kind->tcp || !e->nflows)
         return;
     free(e->res.mptcp);
     e->res.mptcp = calloc(e->nflows, sizeof(*e->res.mptcp));
@@ -226,7 +227,8 @@ void engine_sample_mptcp(struct engine *e)
 
 static bool mptcp_cells_kept(const struct params *p, uint32_t nflows, uint32_t cap_iv)
 {
-    return p->mptcp && nflows && cap_iv && (uint64_t)nflows * cap_iv <= RESULT_MAX_MPTCP_CELLS;
+    return test_kind_is(p, TEST_KIND_MPTCP) && nflows && cap_iv &&
+           (uint64_t)nflows * cap_iv <= RESULT_MAX_MPTCP_CELLS;
 }
 
 uint64_t engine_sample_mptcp_bytes(const struct params *p, uint32_t nflows, uint32_t cap_iv)

@@ -1,5 +1,6 @@
 /* flow: sets a flow up as its kind says, and the socket options of data flows. */
 #include "flow.h"
+#include "test_kind.h"
 
 #include "dsclass.h"
 #include "sock.h"
@@ -41,7 +42,7 @@ void flow_sock_opts(const struct params *p, bool tcp, uint32_t flow, struct sock
     out->tos = dsclass_flow_tos(p->classes, p->tos, flow);
     /* MPTCP sockets have no SO_MAX_PACING_RATE: a daemon's --max-rate holds them by the
      * application's pacing it sets too (policy.c) */
-    out->fq_rate_bps = tcp && p->mptcp ? 0 : p->fq_rate_bps;
+    out->fq_rate_bps = tcp && test_kind_is(p, TEST_KIND_MPTCP) ? 0 : p->fq_rate_bps;
     if (!tcp) {
         out->dont_fragment = p->dont_fragment;
         return; /* a datagram socket: buffers, TOS, don't-fragment and the pacing cap */
@@ -50,5 +51,5 @@ void flow_sock_opts(const struct params *p, bool tcp, uint32_t flow, struct sock
     out->congestion = p->congestion;
     out->nodelay = p->nodelay;
     out->zerocopy = p->zerocopy;
-    out->mptcp = p->mptcp;
+    out->mptcp = test_kind_is(p, TEST_KIND_MPTCP);
 }

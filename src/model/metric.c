@@ -1,5 +1,6 @@
 /* metric: named run figures. Reads the result model only. */
 #include "metric.h"
+#include "test_kind.h"
 
 #include "load_result.h"
 #include "result_json.h"
@@ -110,7 +111,7 @@ static void put_stream(struct mlist *l, const struct run_result *r)
         put(l, "client_to_server_bps", s->up_bps);
         put(l, "server_to_client_bps", s->down_bps);
     }
-    if (!r->params.udp) {
+    if (!test_kind_is(&r->params, TEST_KIND_DATAGRAMS)) {
         put(l, "retransmits", s->retransmits);
         for (uint32_t i = 0; i < r->nflows; i++)
             if (r->flows[i].has_sender_tcpinfo) {
@@ -168,7 +169,8 @@ static void put_own_run(struct mlist *l, const struct run_result *r)
         put(l, "local_cpu_throttled_pct", lt);
     if (r->remote.valid && rt >= 0)
         put(l, "remote_cpu_throttled_pct", rt);
-    if (txn ? s->transactions_per_s <= 0 : r->params.udp || s->throughput_bps <= 0)
+    if (txn ? s->transactions_per_s <= 0
+            : test_kind_is(&r->params, TEST_KIND_DATAGRAMS) || s->throughput_bps <= 0)
         return;
     if (txn ? s->local_own_cpu_us_per_txn >= 0 : s->local_own_cores_per_10g >= 0)
         put(l, txn ? "local_own_cpu_us_per_txn" : "local_own_cores_per_10g",
@@ -199,7 +201,7 @@ size_t metric_from_run(const struct run_result *r, struct metric_value *out, siz
             put(&l, "local_cpu_us_per_txn", s->local_cpu_us_per_txn);
         if (r->remote.valid && r->remote.cpu.valid && s->transactions_per_s > 0)
             put(&l, "remote_cpu_us_per_txn", s->remote_cpu_us_per_txn);
-    } else if (!r->params.udp) {
+    } else if (!test_kind_is(&r->params, TEST_KIND_DATAGRAMS)) {
         if (r->local.cpu.valid && s->throughput_bps > 0) {
             put(&l, "local_cores_per_10g", s->local_cores_per_10g);
             put(&l, "local_cpu_ns_per_byte", s->local_cpu_ns_per_byte);
@@ -231,7 +233,7 @@ size_t metric_from_side(const struct params *p, const struct side_result *s,
         put(&l, "transactions_per_s", s->seconds > 0 ? txns / s->seconds : 0);
     } else {
         put(&l, "throughput_bps", secs > 0 ? bytes * 8 / secs : 0);
-        if (!p->udp)
+        if (!test_kind_is(p, TEST_KIND_DATAGRAMS))
             put(&l, "retransmits", retr);
     }
     if (s->cpu.valid) /* the daemon is the server: "remote" in netrig's terms */
@@ -313,7 +315,7 @@ static void doc_stream(struct mlist *l, const struct params *p, const cJSON *doc
         put_doc(l, "client_to_server_bps", s, "client_to_server_bps");
         put_doc(l, "server_to_client_bps", s, "server_to_client_bps");
     }
-    if (!p->udp) {
+    if (!test_kind_is(p, TEST_KIND_DATAGRAMS)) {
         put_doc(l, "retransmits", s, "retransmits");
         /* flows without the sender's TCP_INFO say retransmits -1 */
         cJSON_ArrayForEach(f, result_json_at(doc, "flows"))
@@ -327,7 +329,7 @@ static void doc_stream(struct mlist *l, const struct params *p, const cJSON *doc
             put(l, "rtt_us", rtt / nrtt);
     }
     put_doc(l, "jain_index", s, "jain_index");
-    if (p->udp) {
+    if (test_kind_is(p, TEST_KIND_DATAGRAMS)) {
         put_doc(l, "loss_pct", s, "udp.loss_pct");
         put_doc(l, "datagrams_lost", s, "udp.datagrams_lost");
         put_doc(l, "jitter_us", s, "udp.jitter_us");
@@ -385,7 +387,7 @@ size_t metric_from_doc(const struct params *p, const cJSON *doc, struct metric_v
     doc_throttled(&l, "local_cpu_throttled_pct", result_json_at(s, "cpu.local.cgroup"));
     if (rcpu || result_json_at(s, "cpu.remote.own"))
         doc_throttled(&l, "remote_cpu_throttled_pct", result_json_at(s, "cpu.remote.cgroup"));
-    if (main <= 0 || (!txn && p->udp))
+    if (main <= 0 || (!txn && test_kind_is(p, TEST_KIND_DATAGRAMS)))
         return l.n;
     put_doc(&l, txn ? "local_own_cpu_us_per_txn" : "local_own_cores_per_10g", s,
             txn ? "own_cpu_us_per_transaction.local" : "own_cores_per_10gbps.local");

@@ -1,6 +1,7 @@
 /* result_doc: a run's -J document read back into the result model, for the reports of a run
  * another host measured (a third-party test). */
 #include "result_doc.h"
+#include "test_kind.h"
 
 #include "cpujson.h"
 #include "result_json_mptcp.h"
@@ -268,7 +269,7 @@ int result_from_doc(const cJSON *doc, struct run_result *r, char *err, size_t er
         snprintf(err, errlen, "out of memory reading a run document");
         return -ENOMEM;
     }
-    if (r->params.mptcp)
+    if (test_kind_is(&r->params, TEST_KIND_MPTCP))
         result_json_mptcp_from_doc(item(doc, "flows"), r->nflows, &r->local, &r->remote);
     return 0;
 }

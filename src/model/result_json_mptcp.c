@@ -1,6 +1,7 @@
 /* result_json_mptcp: a flow's MPTCP connection and its subflows as JSON (a side's results on
  * the wire, the run document), and back from a peer with every value range-checked. */
 #include "result_json_mptcp.h"
+#include "test_kind.h"
 
 #include <errno.h>
 #include <stdint.h>
@@ -83,7 +84,7 @@ void result_json_mptcp_add_run_flow(cJSON *o, const struct run_result *r, uint32
 {
     cJSON *m;
 
-    if (!r->params.mptcp)
+    if (!test_kind_is(&r->params, TEST_KIND_MPTCP))
         return;
     m = cJSON_AddObjectToObject(o, "mptcp");
     cJSON_AddItemToObject(m, "client", result_json_mptcp(side_mp(&r->local, id)));

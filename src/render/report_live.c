@@ -1,5 +1,6 @@
 /* report_live: the --live view, one table redrawn in place every interval. */
 #include "report_live.h"
+#include "test_kind.h"
 
 #include "report_text.h"
 #include "units.h"
@@ -75,13 +76,13 @@ static void title(struct frame *f, const struct run_result *r, const struct inte
         char span[80];
         params_span(p, span, sizeof(span));
         line(f, "netrig %s%s to %s, %u flow%s %s, %u thread%s   %.1f s, until %s%s%s%s", r->test,
-             p->udp ? " udp" : "", r->server, n, n == 1 ? "" : "s", params_dir_name(p->dir),
+             test_kind_of(p)->label, r->server, n, n == 1 ? "" : "s", params_dir_name(p->dir),
              p->threads, p->threads == 1 ? "" : "s", iv->end_s, span,
              iv->omitted ? " (warm-up)" : "", p->title[0] ? "  " : "", p->title);
         return;
     }
     line(f, "netrig %s%s to %s, %u flow%s %s, %u thread%s   %.1f of %.1f s, %.1f s left%s%s%s",
-         r->test, p->udp ? " udp" : "", r->server, n, n == 1 ? "" : "s", params_dir_name(p->dir),
+         r->test, test_kind_of(p)->label, r->server, n, n == 1 ? "" : "s", params_dir_name(p->dir),
          p->threads, p->threads == 1 ? "" : "s", iv->end_s, total, left,
          iv->omitted ? " (warm-up)" : "", p->title[0] ? "  " : "", p->title);
 }

@@ -4,6 +4,7 @@
  * are in -J); "received" is the receiving end's count on the subflow with the same two
  * addresses, "-" when it reported none. */
 #include "report_mptcp.h"
+#include "test_kind.h"
 #include "units.h"
 
 #include <string.h>
@@ -65,7 +66,7 @@ void report_mptcp_text(FILE *out, const struct run_result *r)
 {
     uint32_t shown = 0;
 
-    if (!r->params.mptcp)
+    if (!test_kind_is(&r->params, TEST_KIND_MPTCP))
         return;
     fprintf(out, "\nMPTCP       each flow's subflows, counted by the sending end's sockets over "
                  "their life\n            (acked); received: the receiving end's count on the "
