@@ -71,7 +71,7 @@ int iperf3_client_check(const struct client_opts *o, char *err, size_t errlen)
     if ((p->zerocopy_rx || p->skip_rx_copy) && p->dir != PARAMS_DIR_REVERSE)
         NO("%s: an iperf3 server receives on its own terms: use it with -R (netrig receives)",
            p->zerocopy_rx ? "--zerocopy-rx" : "--skip-rx-copy");
-    if (p->udp && p->write_size < 16)
+    if (test_kind_is(p, TEST_KIND_DATAGRAMS) && p->write_size < 16)
         NO("-l %u: iperf3 UDP datagrams need at least 16 bytes", p->write_size);
 #undef NO
     return 0;
@@ -120,11 +120,11 @@ static void fill_flow(const struct iperf3_stream_result *r, const struct params 
     sf->sender = sender;
     sf->bytes = r->bytes;
     sf->seconds = r->end_s > r->start_s ? r->end_s - r->start_s : p->duration_ns / 1e9;
-    if (!p->udp && sender && r->retransmits >= 0) {
+    if (!test_kind_is(p, TEST_KIND_DATAGRAMS) && sender && r->retransmits >= 0) {
         sf->ti.valid = true;
         sf->ti.total_retrans = r->retransmits > UINT32_MAX ? UINT32_MAX : (uint32_t)r->retransmits;
     }
-    if (!p->udp)
+    if (!test_kind_is(p, TEST_KIND_DATAGRAMS))
         return;
     if (sender) {
         sf->sent_pkts = (uint64_t)r->packets;
@@ -283,9 +283,10 @@ static int udp_handshake(int fd, uint32_t i, int timeout_ms, char *err, size_t e
     return -EPROTO;
 }
 
-static int open_udp(struct i3c *c, const struct sock_addr *to, struct engine *e, char *err,
-                    size_t errlen)
+static int open_udp(struct i3c *c, const struct sock_addr *to, const char *cookie, struct engine *e,
+                    char *err, size_t errlen)
 {
+    (void)cookie;
     const struct client_opts *o = c->o;
     uint16_t port = o->port;
 
@@ -387,8 +388,9 @@ static int run_engine(struct i3c *c, struct engine *e, _Atomic int *stop)
         .ctx = c,
         /* -n/-k: an iperf3 server's senders neither stop exactly nor close their streams: our
          * part is in when we have received the transfer, as an iperf3 client counts it */
-        .recv_target = p->udp ? p->bytes_limit ? p->bytes_limit : p->blocks_limit * p->write_size
-                              : params_limit_units(p, NULL),
+        .recv_target = test_kind_is(p, TEST_KIND_DATAGRAMS)
+                           ? p->bytes_limit ? p->bytes_limit : p->blocks_limit * p->write_size
+                           : params_limit_units(p, NULL),
     };
     enum engine_end why = engine_run(e, &h);
     int first_err = 0;
@@ -484,8 +486,13 @@ static void stamp_start(struct run_result *r)
 static int setup_streams(struct i3c *c, const struct sock_addr *to, const char *cookie,
                          struct engine *e, char *err, size_t errlen)
 {
-    int rc =
-        c->o->p.udp ? open_udp(c, to, e, err, errlen) : open_tcp(c, to, cookie, e, err, errlen);
+    /* iperf3's streams for each way a kind's data paths open (test_kind.h) */
+    static int (*const open[TEST_KIND_NPATHS])(struct i3c *, const struct sock_addr *, const char *,
+                                               struct engine *, char *, size_t) = {
+        [TEST_KIND_PATH_CONN] = open_tcp,
+        [TEST_KIND_PATH_DGRAM] = open_udp,
+    };
+    int rc = open[test_kind_of(&c->o->p)->path](c, to, cookie, e, err, errlen);
 
     if (!rc)
         rc = next_state(c, c->o->timeout_ms, err, errlen);

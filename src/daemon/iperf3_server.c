@@ -11,6 +11,7 @@
 #include "metrics.h"
 #include "policy.h"
 #include "sock.h"
+#include "test_kind.h"
 #include "store.h"
 #include "units.h"
 
@@ -132,7 +133,7 @@ static int check_limits(struct i3s *ss)
     }
     /* --max-rate: an iperf3 client cannot be told its share, so our receivers read no faster
      * than it and TCP's flow control paces the client (our senders are paced by policy) */
-    if (!p->udp)
+    if (!test_kind_is(p, TEST_KIND_DATAGRAMS))
         p->recv_rate_bps = flow_rate;
     if (!p->congestion[0])
         return 0;
@@ -167,7 +168,7 @@ static int exchange_params(struct i3s *ss)
     cJSON_Delete(j);
     if (rc)
         return refuse(ss, I3S_BAD, code, err_no, err);
-    if (ss->ip.p.mptcp && !ss->t.conf->mptcp) {
+    if (test_kind_is(&ss->ip.p, TEST_KIND_MPTCP) && !ss->t.conf->mptcp) {
         snprintf(err, sizeof(err), "MPTCP (-m): this server's listener is not MPTCP (%s)",
                  ss->t.conf->mptcp_note[0] ? ss->t.conf->mptcp_note : "no MPTCP there");
         return refuse(ss, I3S_BAD, IPERF3_IEUNIMP, 0, err);
@@ -229,7 +230,7 @@ static int prepare_streams(struct i3s *ss)
     ss->fds = calloc(ss->nflows, sizeof(*ss->fds));
     if (!ss->e || !ss->fds)
         return refuse(ss, I3S_SETUP, IPERF3_IEINITTEST, ENOMEM, ss->e ? "out of memory" : err);
-    if (ss->ip.p.udp) {
+    if (test_kind_is(&ss->ip.p, TEST_KIND_DATAGRAMS)) {
         if (admit_udp_turn_take(ss->t.admit, (const struct sockaddr *)&ss->t.peer, tmo(ss) + 500))
             return refuse(ss, I3S_SETUP, IPERF3_IESTREAMLISTEN, EBUSY,
                           "another iperf3 UDP test kept the port's set-up turn too long");
@@ -312,7 +313,8 @@ static int gather_streams(struct i3s *ss)
 
     while (have < ss->nflows) {
         struct pollfd pf[2] = {
-            {.fd = ss->ip.p.udp ? ss->udp_listen : ss->t.pipe_rd, .events = POLLIN},
+            {.fd = test_kind_is(&ss->ip.p, TEST_KIND_DATAGRAMS) ? ss->udp_listen : ss->t.pipe_rd,
+             .events = POLLIN},
             {.fd = ss->t.ctl, .events = POLLIN}};
         uint64_t now = clock_mono_ns();
         struct admit_conn c;
@@ -332,7 +334,7 @@ static int gather_streams(struct i3s *ss)
         }
         if (!(pf[0].revents & POLLIN))
             continue;
-        if (ss->ip.p.udp) {
+        if (test_kind_is(&ss->ip.p, TEST_KIND_DATAGRAMS)) {
             rc = udp_accept_one(ss, have);
             if (rc < 0)
                 return rc == -EPROTO ? rc
@@ -401,8 +403,9 @@ static int start(struct i3s *ss)
     served_ran(&ss->t);
     params_span(&ss->ip.p, span, sizeof(span));
     LOG_INFO("iperf3 test %s from %s: %s, %u stream(s) %s, %s%s%s", ss->tag, ss->t.who,
-             ss->ip.p.udp ? "udp" : "tcp", ss->ip.p.flows, params_dir_name(ss->ip.p.dir), span,
-             ss->ip.client_version[0] ? ", client " : "", ss->ip.client_version);
+             test_kind_protocol(test_kind_of(&ss->ip.p)), ss->ip.p.flows,
+             params_dir_name(ss->ip.p.dir), span, ss->ip.client_version[0] ? ", client " : "",
+             ss->ip.client_version);
     return 0;
 }
 
@@ -459,7 +462,8 @@ static char *server_output(const struct i3s *ss)
     if (!out)
         return NULL;
     PUT("netrig %s serving iperf3 client %s: %s, %u stream(s) %s\n", NETRIG_VERSION, ss->t.who,
-        ss->ip.p.udp ? "UDP" : "TCP", ss->ip.p.flows, params_dir_name(ss->ip.p.dir));
+        test_kind_is(&ss->ip.p, TEST_KIND_DATAGRAMS) ? "UDP" : "TCP", ss->ip.p.flows,
+        params_dir_name(ss->ip.p.dir));
     PUT("[ ID] Interval           Transfer       Bitrate\n");
     for (uint32_t i = 0; i < s->nintervals; i++) {
         const struct interval *iv = &s->intervals[i];
@@ -579,7 +583,9 @@ static void log_done(const struct i3s *ss, enum engine_end why)
 static void await_transfer(struct i3s *ss)
 {
     const struct params *p = &ss->ip.p;
-    uint64_t want = p->udp || p->dir == PARAMS_DIR_REVERSE ? 0 : params_limit_units(p, NULL);
+    uint64_t want = test_kind_is(p, TEST_KIND_DATAGRAMS) || p->dir == PARAMS_DIR_REVERSE
+                        ? 0
+                        : params_limit_units(p, NULL);
     uint64_t until = clock_mono_ns() + 2000000000ULL;
 
     while (want && engine_bytes_received(ss->e) < want && clock_mono_ns() < until)
@@ -624,7 +630,7 @@ static void run_and_report(struct i3s *ss)
         await_transfer(ss);
     /* iperf3 clients keep their streams open until the end: our receivers take what has
      * arrived, then end (a read shutdown makes the socket report end-of-file once empty) */
-    for (uint32_t i = 0; !ss->ip.p.udp && i < ss->nflows; i++)
+    for (uint32_t i = 0; !test_kind_is(&ss->ip.p, TEST_KIND_DATAGRAMS) && i < ss->nflows; i++)
         if (params_flow_client_sends(&ss->ip.p, i) && ss->fds[i] >= 0)
             shutdown(ss->fds[i], SHUT_RD);
     engine_finish(ss->e, &ss->side);

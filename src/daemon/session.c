@@ -104,7 +104,7 @@ static int read_hello(struct session *ss)
     else
         rc = params_from_json(cJSON_GetObjectItemCaseSensitive(m, "params"), &ss->p, err,
                               sizeof(err));
-    if (!rc && (int)ss->p.test != params_test_from_name(test->valuestring)) {
+    if (!rc && strcmp(test->valuestring, params_test_name(ss->p.test))) { /* the wire names agree */
         snprintf(err, sizeof(err), "hello names test '%s' but its parameters say '%s'",
                  test->valuestring, params_test_name(ss->p.test));
         rc = -EPROTO;

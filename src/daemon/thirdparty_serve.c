@@ -105,7 +105,7 @@ static int parse_request(const struct served *t, const cJSON *msg, struct client
     memset(o, 0, sizeof(*o));
     if (params_from_json(cJSON_GetObjectItemCaseSensitive(msg, "params"), &o->p, err, errlen))
         return -EINVAL;
-    if ((int)o->p.test != kind) {
+    if (strcmp(test->valuestring, params_test_name(o->p.test))) { /* the wire names agree */
         snprintf(err, errlen, "run request names test '%s' but its parameters say '%s'",
                  test->valuestring, params_test_name(o->p.test));
         return -EINVAL;

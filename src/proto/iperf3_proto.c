@@ -580,7 +580,7 @@ cJSON *iperf3_proto_params_encode(const struct params *p, const char *client_ver
 
     if (!j)
         return NULL;
-    cJSON_AddTrueToObject(j, p->udp ? "udp" : "tcp");
+    cJSON_AddTrueToObject(j, test_kind_is(p, TEST_KIND_DATAGRAMS) ? "udp" : "tcp");
     cJSON_AddNumberToObject(j, "omit", (double)(p->omit_ns / 1000000000ULL));
     cJSON_AddNumberToObject(j, "time", (double)(p->duration_ns / 1000000000ULL));
     cJSON_AddNumberToObject(j, "num", (double)p->bytes_limit);
@@ -597,9 +597,11 @@ cJSON *iperf3_proto_params_encode(const struct params *p, const char *client_ver
     if (p->window)
         cJSON_AddNumberToObject(j, "window", p->window);
     cJSON_AddNumberToObject(j, "len", p->write_size);
-    if (p->udp || p->app_rate_bps) /* -b: UDP's rate, or TCP's application pacing */
-        cJSON_AddNumberToObject(j, "bandwidth",
-                                (double)(p->udp ? p->udp_rate_bps : p->app_rate_bps));
+    if (test_kind_is(p, TEST_KIND_DATAGRAMS) ||
+        p->app_rate_bps) /* -b: UDP's rate, or TCP's application pacing */
+        cJSON_AddNumberToObject(
+            j, "bandwidth",
+            (double)(test_kind_is(p, TEST_KIND_DATAGRAMS) ? p->udp_rate_bps : p->app_rate_bps));
     if (p->fq_rate_bps) /* the server's senders are paced by their sockets too */
         cJSON_AddNumberToObject(j, "fqrate", (double)p->fq_rate_bps);
     if (p->burst > 1)
@@ -612,7 +614,7 @@ cJSON *iperf3_proto_params_encode(const struct params *p, const char *client_ver
         cJSON_AddStringToObject(j, "title", p->title);
     if (p->congestion[0])
         cJSON_AddStringToObject(j, "congestion", p->congestion);
-    if (p->udp && p->iperf3_udp64)
+    if (test_kind_is(p, TEST_KIND_DATAGRAMS) && p->iperf3_udp64)
         cJSON_AddNumberToObject(j, "udp_counters_64bit", 1);
     cJSON_AddStringToObject(j, "client_version", client_version);
     return j;
@@ -817,8 +819,11 @@ cJSON *iperf3_proto_results_encode(const struct side_result *s, const struct par
                             (s->cpu.threads_user_pct + s->cpu.threads_system_pct) * ncpu);
     cJSON_AddNumberToObject(j, "cpu_util_user", s->cpu.threads_user_pct * ncpu);
     cJSON_AddNumberToObject(j, "cpu_util_system", s->cpu.threads_system_pct * ncpu);
-    cJSON_AddNumberToObject(j, "sender_has_retransmits", !sends ? -1 : p->udp ? 0 : 1);
-    if (!p->udp && s->congestion[0])
+    cJSON_AddNumberToObject(j, "sender_has_retransmits",
+                            !sends                                 ? -1
+                            : test_kind_is(p, TEST_KIND_DATAGRAMS) ? 0
+                                                                   : 1);
+    if (!test_kind_is(p, TEST_KIND_DATAGRAMS) && s->congestion[0])
         cJSON_AddStringToObject(j, "congestion_used", s->congestion);
     if (server_output)
         cJSON_AddStringToObject(j, "server_output_text", server_output);
@@ -828,13 +833,14 @@ cJSON *iperf3_proto_results_encode(const struct side_result *s, const struct par
         cJSON *o = cJSON_CreateObject();
         int64_t packets = 0, errors = 0;
 
-        if (p->udp)
+        if (test_kind_is(p, TEST_KIND_DATAGRAMS))
             udp_counts(f, &packets, &errors);
         cJSON_AddNumberToObject(o, "id", iperf3_proto_stream_id(f->id));
         cJSON_AddNumberToObject(o, "bytes", (double)f->bytes);
         cJSON_AddNumberToObject(o, "retransmits",
-                                f->sender && !p->udp && f->ti.valid ? (double)f->ti.total_retrans
-                                                                    : -1.0);
+                                f->sender && !test_kind_is(p, TEST_KIND_DATAGRAMS) && f->ti.valid
+                                    ? (double)f->ti.total_retrans
+                                    : -1.0);
         cJSON_AddNumberToObject(o, "jitter",
                                 !f->sender && f->has_udp_rx ? f->udp.jitter_ns / 1e9 : 0);
         cJSON_AddNumberToObject(o, "errors", (double)errors);
