@@ -86,6 +86,19 @@ for f in $(printf '%s\n' "${files[@]}" | grep '^src/[a-z_]*/'); do
     done < <(grep -n '#include "' "$f")
 done
 
+# 5. the test kinds: what a kind is lives in its table (model/test_kind.c, model/params.c) and
+# its own files (flows/flow_*.c, the data paths); everyone else asks the descriptor
+# (docs/architecture.md, "Adding a kind"). No kind comparison outside them: no PARAMS_TEST_
+# constant, no kind named by string ("stream" == test), no branch on params' udp or mptcp (an
+# assignment sets a variant; a stored column's value, cast to int64_t, is data)
+kind_files='^src/model/(params|test_kind)\.[ch]:|^src/flows/flow_[a-z0-9_]+\.c:'
+while IFS= read -r hit; do
+    bad "${hit%%:*}:$(cut -d: -f2 <<<"$hit"): compares the test kind outside its table: ask the descriptor (model/test_kind.h)"
+done < <(grep -nE 'PARAMS_TEST_[A-Z]+|strcmp\([^)]*"(stream|rr|crr)"|(\bp|params|\.p|->p)(\.|->)(udp|mptcp)\b' \
+             $(printf '%s\n' "${files[@]}" | grep '^src/') /dev/null |
+         grep -vE "$kind_files" | grep -vE '(\.|->)(udp|mptcp) *\|?= |\(int64_t\)[a-z>.-]*(\.|->)udp\b' |
+         grep -vE '^src/model/params\.h:')
+
 # the map stays current: docs/architecture.md names every module under its folder's heading
 for f in src/*/*.c; do
     d=$(basename "$(dirname "$f")")
@@ -94,5 +107,5 @@ for f in src/*/*.c; do
         docs/architecture.md || bad "$f: not in docs/architecture.md under $d/ (the map of modules)"
 done
 
-[ "$fail" -eq 0 ] && echo "checksrc: ${#files[@]} files: format, banned functions, sizes, layers, map ok"
+[ "$fail" -eq 0 ] && echo "checksrc: ${#files[@]} files: format, banned functions, sizes, layers, kinds, map ok"
 exit "$fail"

@@ -1,6 +1,7 @@
 /* compare_params: what the two sets' tests were — the parameters that differ between the sets
  * or within one, the warnings, and the refusal of rr against stream. */
 #include "compare.h"
+#include "test_kind.h"
 
 #include "store_run.h"
 #include "units.h"
@@ -85,8 +86,8 @@ static void read_run(struct store *st, int64_t id, struct run_info *ri)
         return;
     snprintf(ri->kind, sizeof(ri->kind), "%s%s", r.test, r.udp ? "/udp" : "");
     ri->load = !strcmp(r.test, "load");
-    ri->txn = strcmp(r.test, "stream") != 0 && !ri->load;
-    ri->crr = !strcmp(r.test, "crr");
+    ri->txn = !test_kind_named_is(r.test, TEST_KIND_BULK) && !ri->load;
+    ri->crr = test_kind_named_is(r.test, TEST_KIND_CONN_PER_TXN);
     ri->udp = r.udp;
     ri->served = !strcmp(r.role, "server");
     if (ri->served) {

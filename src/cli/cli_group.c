@@ -2,6 +2,7 @@
  * -c B`) or through another host's daemon (`--from A -c B`) — saved as a group of ordinary
  * runs, and a stored group shown again (`netrig show group:N`). */
 #include "cli.h"
+#include "test_kind.h"
 
 #include "hostsnap.h"
 #include "metric.h"
@@ -203,9 +204,11 @@ static void run_result_text(struct store *st, int64_t id, const char *test, char
         return;
     metric_format(d, v, buf, len);
     l = strlen(buf);
-    if (strcmp(test, "stream") && !store_run_metric(st, id, "latency_p99_us", &x))
+    if (!test_kind_named_is(test, TEST_KIND_BULK) &&
+        !store_run_metric(st, id, "latency_p99_us", &x))
         snprintf(buf + l, len - l, ", p99 %.1f us", x);
-    else if (!strcmp(test, "stream") && !store_run_metric(st, id, "retransmits", &x))
+    else if (test_kind_named_is(test, TEST_KIND_BULK) &&
+             !store_run_metric(st, id, "retransmits", &x))
         snprintf(buf + l, len - l, ", %.0f retransmits", x);
 }
 
@@ -254,9 +257,11 @@ static void show_group_text(struct store *st, const struct store_group *g, const
         const struct metric_def *d = metric_find(metric_primary(g->test));
         char v[64] = "";
         if (d)
-            metric_format(
-                d, jnum(sum, strcmp(g->test, "stream") ? "transactions_per_s" : "throughput_bps"),
-                v, sizeof(v));
+            metric_format(d,
+                          jnum(sum, test_kind_named_is(g->test, TEST_KIND_BULK)
+                                        ? "throughput_bps"
+                                        : "transactions_per_s"),
+                          v, sizeof(v));
         fprintf(out,
                 "Total       %s over %.0f of %.0f targets, %.0f flows; Jain's index %.4f; "
                 "%.0f retransmits\n            started within %.1f us of each other\n",

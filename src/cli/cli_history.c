@@ -1,6 +1,7 @@
 /* cli_history: the history commands history, show and tag (export is cli_export.c), what
  * they share (cli_history.h), and saving a measurement's run to the history. */
 #include "cli.h"
+#include "test_kind.h"
 #include "cli_history.h"
 
 #include "hostsnap.h"
@@ -256,7 +257,8 @@ static void primary(struct store *st, const struct store_run *r, char *buf, size
         return;
     }
     metric_format(d, v, buf, len);
-    if (strcmp(r->test, "stream") && !store_run_metric(st, r->id, "latency_p99_us", &p99)) {
+    if (!test_kind_named_is(r->test, TEST_KIND_BULK) &&
+        !store_run_metric(st, r->id, "latency_p99_us", &p99)) {
         size_t l = strlen(buf);
         snprintf(buf + l, len - l, " p99 %.1f us", p99);
     }

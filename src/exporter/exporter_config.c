@@ -48,8 +48,10 @@ struct parser {
     const char *name;
     int line;
     struct exporter_config *c;
-    struct exporter_target *cur; /* the section being read, NULL before the first */
-    int key_line[K_N];           /* where each key of the current section was given, 0 = not */
+    struct exporter_target *cur;  /* the section being read, NULL before the first */
+    int key_line[K_N];            /* where each key of the current section was given, 0 = not */
+    const struct test_kind *kind; /* test = (the section's command), applied when it is read */
+    bool udp;                     /* protocol = udp: the kind's UDP variant */
     char *err;
     size_t errlen;
 };
@@ -134,16 +136,12 @@ static int sizes(struct parser *ps, const char *v, struct params *p)
     return 0;
 }
 
-/* test = a test kind's command; its variant (protocol = udp) kept */
-static int test_kind_key(struct parser *ps, const char *v, struct params *p)
+/* test = a test kind's command */
+static int test_kind_key(struct parser *ps, const char *v)
 {
-    const struct test_kind *k = test_kind_command(v);
-    bool udp = p->udp;
-
-    if (!k)
+    ps->kind = test_kind_command(v);
+    if (!ps->kind)
         return fail_at(ps, ps->line, "invalid test '%s': use stream, rr, crr or mptcp", v);
-    test_kind_apply(k, p);
-    p->udp = udp;
     return 0;
 }
 
@@ -165,11 +163,11 @@ static int target_key(struct parser *ps, enum key k, const char *v)
         t->o.port = (uint16_t)port;
         return 0;
     }
-    case K_TEST: return test_kind_key(ps, v, p);
+    case K_TEST: return test_kind_key(ps, v);
     case K_PROTOCOL:
         if ((i = one_of(ps, "protocol", v, protos, 2, "tcp or udp")) < 0)
             return -1;
-        p->udp = i == 1;
+        ps->udp = i == 1;
         return 0;
     case K_INTERVAL:
         return duration(ps, "interval", v, EXPORTER_FLOOR_INTERVAL_NS, 86400ULL * 1000000000ULL,
@@ -261,6 +259,8 @@ static int target_done(struct parser *ps)
 
     if (!t)
         return 0;
+    test_kind_apply(ps->kind, &t->o.p);
+    t->o.p.udp = ps->udp; /* the kind's UDP variant, where it has one (refused below if not) */
     p = &t->o.p;
     kind = test_kind_of(p);
     run = p->duration_ns + p->omit_ns;
@@ -268,9 +268,9 @@ static int target_done(struct parser *ps)
         return fail_at(ps, t->line, "target '%s' has no 'host = HOST' line", t->name);
     if (!t->interval_ns)
         t->interval_ns = ps->c->min_interval_ns;
-    if (p->udp && !(kind->opts & TEST_KIND_OPT_UDP))
+    if (ps->udp && !(ps->kind->opts & TEST_KIND_OPT_UDP))
         return fail_at(ps, key_line(ps, K_PROTOCOL), "target '%s': %s runs over TCP only", t->name,
-                       kind->command ? kind->command : kind->name);
+                       ps->kind->command);
     if (ps->key_line[K_BITRATE] && !(kind->flags & TEST_KIND_DATAGRAMS))
         return fail_at(ps, ps->key_line[K_BITRATE],
                        "target '%s': bitrate applies to "
@@ -336,6 +336,8 @@ static int section(struct parser *ps, char *s)
         return fail_at(ps, ps->line, "too many targets: at most %d", EXPORTER_MAX_TARGETS);
     ps->cur = &ps->c->t[ps->c->ntargets++];
     memset(ps->key_line, 0, sizeof(ps->key_line));
+    ps->kind = test_kind_command("stream");
+    ps->udp = false;
     snprintf(ps->cur->name, sizeof(ps->cur->name), "%s", name);
     ps->cur->line = ps->line;
     params_defaults(&ps->cur->o.p);

@@ -83,7 +83,7 @@ const char *metric_primary(const char *test)
 {
     if (!strcmp(test, "load"))
         return "latency_increase_p50_us";
-    return !strcmp(test, "stream") ? "throughput_bps" : "transactions_per_s";
+    return test_kind_named_is(test, TEST_KIND_BULK) ? "throughput_bps" : "transactions_per_s";
 }
 
 struct mlist {

@@ -141,6 +141,14 @@ bool test_kind_is(const struct params *p, unsigned flags)
     return (test_kind_of(p)->flags & flags) == flags;
 }
 
+bool test_kind_named_is(const char *test, unsigned flags)
+{
+    for (unsigned i = 0; test && i < TEST_KIND_COUNT; i++)
+        if (!strcmp(params_test_name(kinds[i].test), test))
+            return (kinds[i].flags & flags) == flags; /* the first: the command's own */
+    return false;
+}
+
 void test_kind_apply(const struct test_kind *k, struct params *p)
 {
     p->test = k->test;

@@ -96,6 +96,9 @@ const struct test_kind *test_kind_at(unsigned i);
 const struct test_kind *test_kind_of(const struct params *p);
 /* The base kind of 'netrig <command>'; NULL when no kind has that command. */
 const struct test_kind *test_kind_command(const char *command);
+/* Does the kind a stored or sent run names by its wire test ("stream", "rr", "crr": its base
+ * kind) have every one of flags? False for names no kind has ("load"). */
+bool test_kind_named_is(const char *test, unsigned flags);
 /* Does test p's kind have every one of flags? */
 bool test_kind_is(const struct params *p, unsigned flags);
 /* Makes p a test of kind k (its test, transport). */

@@ -1,5 +1,6 @@
 /* plot: gnuplot scripts for runs, sweeps and comparisons, run in a temporary directory. */
 #include "plot.h"
+#include "test_kind.h"
 
 #include "plot_job.h"
 #include "plot_load.h"
@@ -256,7 +257,7 @@ int plot_run(struct store *st, int64_t id, struct plot_out *o, char *err, size_t
         return -1;
     if (!strcmp(r.test, "load"))
         return plot_load_chart(st, id, PLOT_CHART_ALL, o, err, errlen);
-    txn = strcmp(r.test, "stream") != 0;
+    txn = !test_kind_named_is(r.test, TEST_KIND_BULK);
     store_run_intervals(st, id, side, add_iv, &s);
     if (!s.n) {
         side = "server";

@@ -529,8 +529,6 @@ struct cell_fig {
     char text[48], sub[48];
 };
 
-static bool is_txn(const struct store_mesh_cell *c) { return strcmp(c->test_name, "stream") != 0; }
-
 static void cell_fig(struct store *st, const struct store_mesh_cell *c, struct cell_fig *f)
 {
     double v;
@@ -538,7 +536,7 @@ static void cell_fig(struct store *st, const struct store_mesh_cell *c, struct c
     memset(f, 0, sizeof(*f));
     if (!c->run_id || (strcmp(c->status, "complete") && strcmp(c->status, "partial")))
         return;
-    if (is_txn(c)) {
+    if (report_html_txn(c->test_name)) {
         if (store_run_metric(st, c->run_id, "latency_p50_us", &f->value))
             return;
         snprintf(f->text, sizeof(f->text), "p50 %.1f us", f->value);
@@ -589,7 +587,8 @@ static void mesh_td(FILE *out, const struct store_mesh_cell *c, const struct cel
              c->destination, c->test_name, c->status, f->text, f->sub[0] ? ", " : "", f->sub,
              (long long)c->run_id, c->error[0] ? "; " : "", c->error);
     fprintf(out, "<td class=\"cell %s\" style=\"background:hsl(%.0f,70%%,78%%)\" title=\"",
-            strcmp(c->status, "partial") ? "ok" : "partial", fig_hue(f->value, lo, hi, is_txn(c)));
+            strcmp(c->status, "partial") ? "ok" : "partial",
+            fig_hue(f->value, lo, hi, report_html_txn(c->test_name)));
     report_html_esc(out, title);
     fputs("\">", out);
     report_html_esc(out, f->text);
@@ -650,7 +649,7 @@ static void mesh_matrix(FILE *out, const struct mesh_page *pg, uint32_t t, int32
 {
     const cJSON *params = cJSON_GetArrayItem(pg->tests, (int)t);
     const cJSON *kind = cJSON_GetObjectItemCaseSensitive(params, "test");
-    bool txn = cJSON_IsString(kind) && strcmp(kind->valuestring, "stream");
+    bool txn = cJSON_IsString(kind) && report_html_txn(kind->valuestring);
     double lo = INFINITY, hi = -INFINITY;
 
     for (uint32_t i = 0; i < pg->nhosts * pg->nhosts; i++)

@@ -120,7 +120,7 @@ struct iperf3_params {
  * unsupported option) with *code/ *err_no to send and a one-line err naming the value. */
 int iperf3_proto_params_decode(const cJSON *j, struct iperf3_params *out, int *code, int *err_no,
                                char *err, size_t errlen);
-/* Client: the parameter object for p (whole seconds; p.udp selects UDP). */
+/* Client: the parameter object for p (whole seconds; UDP for its kind's UDP variant). */
 cJSON *iperf3_proto_params_encode(const struct params *p, const char *client_version);
 
 /* ---- results ---- */

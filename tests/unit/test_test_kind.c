@@ -113,13 +113,26 @@ static void test_server_flows(void **state)
     assert_int_equal(test_kind_server_flows(&p), 3);
 }
 
+/* a stored run names its kind by its wire test */
+static void test_named(void **state)
+{
+    (void)state;
+    assert_true(test_kind_named_is("stream", TEST_KIND_BULK));
+    assert_false(test_kind_named_is("stream", TEST_KIND_DATAGRAMS)); /* the command's own */
+    assert_true(test_kind_named_is("rr", TEST_KIND_TXN));
+    assert_true(test_kind_named_is("crr", TEST_KIND_TXN | TEST_KIND_CONN_PER_TXN));
+    assert_false(test_kind_named_is("rr", TEST_KIND_CONN_PER_TXN));
+    assert_false(test_kind_named_is("load", 0));
+    assert_false(test_kind_named_is("mptcp", 0)); /* a command, not a wire test */
+    assert_false(test_kind_named_is(NULL, 0));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_round_trip),
-        cmocka_unit_test(test_commands),
-        cmocka_unit_test(test_variants),
-        cmocka_unit_test(test_server_flows),
+        cmocka_unit_test(test_round_trip), cmocka_unit_test(test_commands),
+        cmocka_unit_test(test_variants),   cmocka_unit_test(test_server_flows),
+        cmocka_unit_test(test_named),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
