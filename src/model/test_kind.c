@@ -17,10 +17,11 @@
      TEST_KIND_OPT_DEPTH | TEST_KIND_OPT_TPS | TEST_KIND_OPT_WINDOW | TEST_KIND_OPT_MPTCP)
 #define OPTS_CRR (OPTS_TXN | TEST_KIND_OPT_CONNECT_ONLY)
 /* MPTCP sockets have no MSG_ZEROCOPY, TCP_ZEROCOPY_RECEIVE or SO_MAX_PACING_RATE, and carry
- * TCP only; iperf3 is not asked for MPTCP */
+ * TCP only (no -u, --pps, --dont-fragment); iperf3 is not asked for MPTCP; --mptcp is itself */
 #define OPTS_MPTCP                                                                                 \
     (OPTS_STREAM & ~(TEST_KIND_OPT_ZEROCOPY | TEST_KIND_OPT_ZEROCOPY_RX | TEST_KIND_OPT_FQ_RATE |  \
-                     TEST_KIND_OPT_PPS | TEST_KIND_OPT_UDP | TEST_KIND_OPT_IPERF3))
+                     TEST_KIND_OPT_PPS | TEST_KIND_OPT_UDP | TEST_KIND_OPT_IPERF3 |                \
+                     TEST_KIND_OPT_DF | TEST_KIND_OPT_MPTCP))
 
 static const struct test_kind kinds[TEST_KIND_COUNT] = {
     [TEST_KIND_STREAM] = {.id = TEST_KIND_STREAM,

@@ -71,6 +71,7 @@ static void test_commands(void **state)
     /* 'netrig mptcp' refuses what MPTCP sockets cannot do */
     assert_false(test_kind_command("mptcp")->opts & TEST_KIND_OPT_ZEROCOPY);
     assert_false(test_kind_command("mptcp")->opts & TEST_KIND_OPT_UDP);
+    assert_false(test_kind_command("mptcp")->opts & TEST_KIND_OPT_MPTCP); /* it is itself */
     assert_true(test_kind_command("stream")->opts & TEST_KIND_OPT_MPTCP);
 }
 
