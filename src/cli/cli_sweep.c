@@ -144,7 +144,9 @@ static int parse_sweep(int argc, char **argv, struct sweep_cli *sc)
     }
     sc->kind = test_kind_command(argv[1]);
     if (!sc->kind) {
-        cli_error("unknown test '%s' for sweep: use stream, rr, crr or mptcp", argv[1]);
+        char names[64];
+        test_kind_commands(names, sizeof(names));
+        cli_error("unknown test '%s' for sweep: use %s", argv[1], names);
         return -1;
     }
     d->kind = sc->kind->test;

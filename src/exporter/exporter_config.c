@@ -139,10 +139,11 @@ static int sizes(struct parser *ps, const char *v, struct params *p)
 /* test = a test kind's command */
 static int test_kind_key(struct parser *ps, const char *v)
 {
+    char names[64];
+
     ps->kind = test_kind_command(v);
-    if (!ps->kind)
-        return fail_at(ps, ps->line, "invalid test '%s': use stream, rr, crr or mptcp", v);
-    return 0;
+    test_kind_commands(names, sizeof(names));
+    return ps->kind ? 0 : fail_at(ps, ps->line, "invalid test '%s': use %s", v, names);
 }
 
 static int target_key(struct parser *ps, enum key k, const char *v)

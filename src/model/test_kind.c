@@ -1,6 +1,7 @@
 /* test_kind: one const descriptor per kind of test, and the choice of one for a test. */
 #include "test_kind.h"
 
+#include <stdio.h>
 #include <string.h>
 
 #define OPTS_STREAM                                                                                \
@@ -140,6 +141,27 @@ const struct test_kind *test_kind_command(const char *command)
 bool test_kind_is(const struct params *p, unsigned flags)
 {
     return (test_kind_of(p)->flags & flags) == flags;
+}
+
+void test_kind_commands(char *buf, size_t len)
+{
+    unsigned n = 0, left = 0;
+    size_t at = 0;
+
+    for (unsigned i = 0; i < TEST_KIND_COUNT; i++)
+        left += kinds[i].command != NULL;
+    buf[0] = '\0';
+    for (unsigned i = 0; i < TEST_KIND_COUNT && at < len; i++) {
+        if (!kinds[i].command)
+            continue;
+        int w = snprintf(buf + at, len - at, "%s%s",
+                         !n              ? ""
+                         : n + 1 == left ? " or "
+                                         : ", ",
+                         kinds[i].command);
+        at += w > 0 ? (size_t)w : 0;
+        n++;
+    }
 }
 
 bool test_kind_named_is(const char *test, unsigned flags)

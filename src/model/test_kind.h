@@ -12,6 +12,7 @@
 #define NETRIG_TEST_KIND_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "params.h"
@@ -96,6 +97,8 @@ const struct test_kind *test_kind_at(unsigned i);
 const struct test_kind *test_kind_of(const struct params *p);
 /* The base kind of 'netrig <command>'; NULL when no kind has that command. */
 const struct test_kind *test_kind_command(const char *command);
+/* The kinds' commands for people, "stream, rr, crr or mptcp", into buf. */
+void test_kind_commands(char *buf, size_t len);
 /* Does the kind a stored or sent run names by its wire test ("stream", "rr", "crr": its base
  * kind) have every one of flags? False for names no kind has ("load"). */
 bool test_kind_named_is(const char *test, unsigned flags);

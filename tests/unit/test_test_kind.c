@@ -65,6 +65,11 @@ static void test_commands(void **state)
         test_kind_apply(k, &p);
         assert_int_equal(params_validate(&p, err, sizeof(err)), 0);
     }
+    char list[64];
+    test_kind_commands(list, sizeof(list));
+    assert_string_equal(list, "stream, rr, crr or mptcp");
+    test_kind_commands(list, 10); /* cut short, still a string */
+    assert_string_equal(list, "stream, r");
     assert_null(test_kind_command("udp"));
     assert_null(test_kind_command("stream-udp")); /* a variant: -u, not a command */
     assert_ptr_equal(test_kind_command("mptcp"), test_kind_at(TEST_KIND_STREAM_MPTCP));
