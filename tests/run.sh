@@ -22,10 +22,12 @@
 # When every stage is wanted (the default) they overlap where nothing measured can suffer
 # (PIPELINE=0 runs them one after the other):
 #   - main's shared tests run first, with nothing else of the suite's running;
-#   - then the "alone" tests one by one, and beside them, at nice 19, the builds of stages 2, 3
-#     and 5 and the fuzz targets' runs: the "alone" tests pass beside a busy loop at nice 0 (the
-#     fresh-root runs beside a CPU hog prove it), and a nice-19 process takes less from them
-#     than that; nothing there has a deadline (each fuzz target still runs FUZZ_SECONDS);
+#   - then the "alone" tests one by one, and beside them, under SCHED_IDLE (`idle` below), the
+#     builds of stages 2, 3 and 5 and the fuzz targets' runs: the kernel treats a CPU that runs
+#     only SCHED_IDLE work as idle for a waking task, which preempts it at once, so those tests
+#     see the machine as their own but for the shared caches, and they pass beside a busy loop
+#     at normal priority (the fresh-root runs beside a CPU hog prove it). Nothing there has a
+#     deadline; each fuzz target still runs FUZZ_SECONDS, with the CPU the tests leave;
 #   - stages 2-4 then run their tests side by side (their logs printed one after the other):
 #     none of them judges a rate or a deadline that a busy CPU could break (judge_rates is false
 #     under them).
@@ -152,9 +154,13 @@ side_builds() {
     stamp "fuzz: ${FUZZ_SECONDS:-20}s per target, $jobs at a time"
     fuzz_step run
 }
-# niced CMD...: CMD (a function too) at nice 19
-niced() {
-    renice -n 19 -p "$BASHPID" >/dev/null
+# idle CMD...: CMD (a function too) under SCHED_IDLE, which its children inherit: the kernel
+# counts a CPU that runs only SCHED_IDLE work as idle when it places a waking task, and that
+# task preempts the work at once. Nice 19 is not enough: beside a busy loop on one CPU and
+# nice-19 builds on the other, stream_limits' -b 200M sender found no idle CPU to wake on and
+# made 177 Mbit/s (fresh-root run 15).
+idle() {
+    chrt --idle -p 0 "$BASHPID" >/dev/null
     "$@"
 }
 
@@ -169,8 +175,8 @@ if ((pipeline)); then
     main_build
     stamp "main: the tests that share the machine, $shared_jobs at a time"
     main_shared
-    stamp "main: the tests that need the machine to themselves, one at a time; beside them at nice 19, the asan, tsan and fuzz builds, then the fuzz runs"
-    side builds niced side_builds
+    stamp "main: the tests that need the machine to themselves, one at a time; beside them under SCHED_IDLE, the asan, tsan and fuzz builds, then the fuzz runs"
+    side builds idle side_builds
     rc=0
     main_alone || rc=$?
     side_wait builds || rc=1
