@@ -90,7 +90,7 @@ static const struct test_kind kinds[TEST_KIND_COUNT] = {
                                 .flags = TEST_KIND_BULK | TEST_KIND_DRAINS | TEST_KIND_MPTCP,
                                 .opts = OPTS_MPTCP,
                                 .path = TEST_KIND_PATH_CONN,
-                                .slot = 0},
+                                .slot = 6},
     [TEST_KIND_RR_MPTCP] = {.id = TEST_KIND_RR_MPTCP,
                             .name = "rr-mptcp",
                             .label = "",
@@ -100,13 +100,16 @@ static const struct test_kind kinds[TEST_KIND_COUNT] = {
                             .flags = TEST_KIND_TXN | TEST_KIND_MPTCP,
                             .opts = OPTS_RR,
                             .path = TEST_KIND_PATH_CONN,
-                            .slot = 2},
+                            .slot = 7},
 };
 
-/* the metrics' slots: (test, protocol); crr over UDP is no kind */
-static const char *const slot_test[TEST_KIND_SLOTS] = {"stream", "stream", "rr",
-                                                       "rr",     "crr",    "crr"};
-static const char *const slot_proto[TEST_KIND_SLOTS] = {"tcp", "udp", "tcp", "udp", "tcp", "udp"};
+/* the metrics' slots: (test, protocol), the test as the wire names it and the transport, so
+ * a Multipath TCP stream counts as ("stream", "mptcp"), apart from plain TCP; crr over UDP or
+ * MPTCP is no kind */
+static const char *const slot_test[TEST_KIND_SLOTS] = {"stream", "stream", "rr",     "rr",
+                                                       "crr",    "crr",    "stream", "rr"};
+static const char *const slot_proto[TEST_KIND_SLOTS] = {"tcp", "udp", "tcp",   "udp",
+                                                        "tcp", "udp", "mptcp", "mptcp"};
 
 const struct test_kind *test_kind_at(unsigned i) { return i < TEST_KIND_COUNT ? &kinds[i] : NULL; }
 

@@ -74,7 +74,7 @@ enum test_kind_id {
 };
 
 /* The daemon's metrics count tests by (test, protocol): this many slots. */
-#define TEST_KIND_SLOTS 6
+#define TEST_KIND_SLOTS 8
 
 struct test_kind {
     enum test_kind_id id;
@@ -108,7 +108,7 @@ bool test_kind_is(const struct params *p, unsigned flags);
 void test_kind_apply(const struct test_kind *k, struct params *p);
 /* Flows the server runs for test p (a listener per thread where the kind has listeners). */
 uint32_t test_kind_server_flows(const struct params *p);
-/* "tcp" or "udp": the protocol label the daemon's metrics and the exporter use. */
+/* "tcp", "udp" or "mptcp": the protocol label the daemon's metrics and the exporter use. */
 const char *test_kind_protocol(const struct test_kind *k);
 /* The metrics slot's test and protocol names; does any kind fill the slot? */
 bool test_kind_slot(unsigned slot, const char **test, const char **protocol);

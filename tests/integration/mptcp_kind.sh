@@ -63,8 +63,10 @@ done
 check_jq "reverse: the server sent" "$T/daemon_reverse.json" '.params.direction == "reverse" and .flows[0].direction == "server_to_client"'
 if [[ -n $MPORT ]]; then
     ip netns exec "$NS" curl -s "http://127.0.0.1:$MPORT/metrics" >"$T/metrics.txt" || true
-    check "the daemon's metrics count both as TCP streams" \
-        grep -q '^netrig_tests_served_total{test="stream",protocol="tcp"} 2$' "$T/metrics.txt"
+    check "the daemon's metrics count both as MPTCP streams" \
+        grep -q '^netrig_tests_served_total{test="stream",protocol="mptcp"} 2$' "$T/metrics.txt"
+    check "... and none as plain TCP" \
+        grep -q '^netrig_tests_served_total{test="stream",protocol="tcp"} 0$' "$T/metrics.txt"
 else
     fail "the daemon logged no metrics port"
 fi

@@ -40,7 +40,7 @@ static void test_round_trip(void **state)
         assert_true(test_kind_slot(k->slot, &test, &proto));
         assert_string_equal(test, params_test_name(k->test));
         assert_string_equal(proto, test_kind_protocol(k));
-        assert_string_equal(proto, k->udp ? "udp" : "tcp");
+        assert_string_equal(proto, k->udp ? "udp" : k->mptcp ? "mptcp" : "tcp");
         /* both sides have flows */
         assert_non_null(flow_kind_for(&p, true));
         assert_non_null(flow_kind_for(&p, false));
