@@ -64,21 +64,33 @@ if judge_rates; then
     check_jq "TCP paced to --max-rate, not below it (400 Mbit/s - 10 %)" "$T/paced.json" '.summary.throughput_bps > 360e6'
 fi
 check_jq "the pacing is reported" "$T/paced.json" 'any(.warnings[]; test("max-rate"))'
-run -t 1.5 >"$T/long.txt" 2>&1 &
+kill "$SRV_PID"; wait "$SRV_PID" 2>/dev/null || true
+
+# ---- --max-client-tests: a second test from one address while the first runs (5 s, so that
+# the second's start-up, slow under valgrind beside other work, comes while the first runs)
+start_server --max-client-tests 1 --timeout 1s
+run -t 5 >"$T/long.txt" 2>&1 &
 first=$!
 # the first test is admitted: its control and data connections are established
 wait_until 10 "the first test's connections" conns_at "$SRV_PORT" 2 || true
 out=$(run -t 0.3 2>&1 >/dev/null || true)
-check "second test from one address refused by --max-client-tests ($out)" grep -q "max-client-tests" <<<"$out"
+if kill -0 "$first" 2>/dev/null; then
+    check "second test from one address refused by --max-client-tests ($out)" grep -q "max-client-tests" <<<"$out"
+else
+    fail "the first test had ended before the second was answered ($out): --max-client-tests not tested"
+fi
 check "first test unaffected" wait "$first"
 
 # ---- a client that connects and says nothing is dropped within --timeout (1 s)
 exec 7<>"/dev/tcp/127.0.0.1/$SRV_PORT"
 t0=$(now_ms)
-timeout 5 cat <&7 >/dev/null || true
+timeout 15 cat <&7 >/dev/null || true
 dt=$(($(now_ms) - t0))
 exec 7<&-
-check "silent client dropped after ${dt} ms (bound 1000 ms + slack)" test "$dt" -lt 2500
+check "silent client dropped after ${dt} ms (at all: within 10 s)" test "$dt" -lt 10000
+if judge_rates; then # a deadline: valgrind's slowdown beside other work is not the daemon's
+    check "silent client dropped after ${dt} ms (bound 1000 ms + slack)" test "$dt" -lt 2500
+fi
 
 # ---- SIGHUP reopens the log and the daemon carries on
 kill -HUP "$SRV_PID"
