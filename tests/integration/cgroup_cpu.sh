@@ -79,6 +79,8 @@ check_jq "the server's cost counts its own CPU (quota below the machine)" "$T/a.
 in_client "$NETRIG" diagnose -c 127.0.0.1 -p "$SRV_PORT" -R -t 1 -J >"$T/d.json" 2>"$T/d.err" ||
     fail "diagnose failed: $(head -c 300 "$T/d.err")"
 log "diagnose: $(jq -r '.verdict.id + ": " + .verdict.title' "$T/d.json" 2>/dev/null)"
+# the evidence, so that a verdict other than the quota explains itself in the log
+jq -r '.verdict.evidence[]? | "  evidence: " + .' "$T/d.json" 2>/dev/null | head -n 12 >&2 || true
 check_jq "diagnose does not call the throttled server ok" "$T/d.json" '.verdict.id == "tx_cpu_limited"'
 check_jq "the verdict names the cgroup's quota" "$T/d.json" '.verdict.title | test("quota of 0.30 CPU on the server")'
 check_jq "the throttled periods are the evidence" "$T/d.json" '[.verdict.evidence[] | test("throttled in [0-9]+ of [0-9]+ scheduler periods")] | any'
