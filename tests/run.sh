@@ -174,10 +174,10 @@ if ((pipeline)); then
     stamp "main: build (warnings as errors)"
     main_build
     stamp "main: the tests that share the machine, $shared_jobs at a time"
-    main_shared
+    rc=0
+    main_shared || rc=$?
     stamp "main: the tests that need the machine to themselves, one at a time; beside them under SCHED_IDLE, the asan, tsan and fuzz builds, then the fuzz runs"
     side builds idle side_builds
-    rc=0
     main_alone || rc=$?
     side_wait builds || rc=1
     ((rc == 0)) || exit 1
@@ -193,8 +193,10 @@ fi
 if want main; then
     stamp "main: build (warnings as errors) and every other test"
     main_build
-    main_shared
-    main_alone
+    rc=0
+    main_shared || rc=$?
+    main_alone || rc=$?
+    ((rc == 0)) || exit 1
 fi
 if want asan; then
     stamp "asan: AddressSanitizer + UndefinedBehaviorSanitizer, unit and threads tests"
