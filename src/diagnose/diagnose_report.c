@@ -25,7 +25,11 @@ static void end_text(const char *who, const char *buf_name, const struct diagnos
         n += (size_t)snprintf(out + n, len - n, ", its busiest thread on CPU %d %.0f%% of the time",
                               e->cpu, 100 * e->run);
     if (e->thread_known && e->runq >= 0 && n < len)
-        snprintf(out + n, len - n, " (waiting for a CPU %.0f%%)", 100 * e->runq);
+        n += (size_t)snprintf(out + n, len - n, " (waiting for a CPU %.0f%%)", 100 * e->runq);
+    if (e->cg_known && e->cg_quota > 0 && n < len)
+        snprintf(out + n, len - n,
+                 ", its cgroup's quota %.2f CPU, throttled in %.0f of %.0f periods", e->cg_quota,
+                 e->cg_throttled, e->cg_periods);
 }
 
 /* The fix with the end it names made concrete: "on the sender (the server, 10.0.0.2:5301):
@@ -54,7 +58,7 @@ static void fix_text(const char *what, const struct diagnose_sample *s, const ch
 void diagnose_report_text(FILE *out, const char *what, const struct diagnose_sample *s,
                           const struct diagnose_verdict *v)
 {
-    char tp[32], a[32], b[32], c[32], d[32], line[240], fix[DIAG_TEXT_LEN + 128];
+    char tp[32], a[32], b[32], c[32], d[32], line[320], fix[DIAG_TEXT_LEN + 128];
 
     units_format_rate(s->throughput_bps, tp, sizeof(tp));
     units_format_duration(v->srtt_us / 1e6, a, sizeof(a));
@@ -140,6 +144,18 @@ static cJSON *end_json(const struct diagnose_end *e)
         cJSON_AddNumberToObject(t, "cpu_busy_fraction", e->cpu_busy);
     } else {
         cJSON_AddNullToObject(o, "thread");
+    }
+    if (e->cg_known) {
+        t = cJSON_AddObjectToObject(o, "cgroup");
+        if (e->cg_quota > 0)
+            cJSON_AddNumberToObject(t, "quota_cores", e->cg_quota);
+        else
+            cJSON_AddNullToObject(t, "quota_cores");
+        cJSON_AddNumberToObject(t, "periods", e->cg_periods);
+        cJSON_AddNumberToObject(t, "throttled_periods", e->cg_throttled);
+        cJSON_AddNumberToObject(t, "throttled_s", e->cg_throttled_s);
+    } else {
+        cJSON_AddNullToObject(o, "cgroup");
     }
     if (e->host_known)
         cJSON_AddItemToObject(o, "host", result_json_hostload_host(&e->host));

@@ -4,8 +4,8 @@
 # keeps a core busy:
 #  - what netrig reports for the server (its process's own CPU, and its cgroup's usage) matches
 #    the cgroup's own counter, cpuacct.usage, read around the test: within 5 %;
-#  - the throttled periods it reports match the cgroup's cpu.stat, and diagnose names the quota
-#    as the limit (a throttled end is never "ok");
+#  - the throttled periods it reports match the cgroup's cpu.stat, and diagnose (under a quota
+#    of 0.1 CPU) names the quota as the limit and reports each end's cgroup;
 #  - a -b 10M test beside the busy loop costs netrig's own CPU per 10 Gbit/s (about 10 cores), not
 #    the whole machine's busy time (the busy loop's core alone is 1000 cores/10G at 10 Mbit/s);
 #  - compare of that run and one without the busy loop sets own CPU against own CPU.
@@ -75,14 +75,24 @@ check_jq "the server's cost counts its own CPU (quota below the machine)" "$T/a.
     '.summary.cpu.remote.cost_basis == "own" and
      (.summary.cores_per_10gbps.remote - .summary.own_cores_per_10gbps.remote | fabs) < 1e-9'
 
-# diagnose: the throttled sender (the server, -R) is the limit, named with its quota
+# diagnose: the throttled sender (the server, -R) is the limit, named with its quota. A quota
+# of 0.1 CPU here, so that the sender is the slower end by a wide margin: on loopback the
+# receiver's CPU does much of the sender's TCP work (the transmits its ACKs clock out run in its
+# softirq), and a receiver on a CPU shared with the busy loop and CI's builds ran at 0.8 CPU,
+# data always queued, while the sender at 0.3 CPU was not throttled: the receiver was the limit
+# then, and diagnose rightly said so (CI, Dec 7)
+echo 10000 >"$CPU/$CG/cpu.cfs_quota_us"
 in_client "$NETRIG" diagnose -c 127.0.0.1 -p "$SRV_PORT" -R -t 1 -J >"$T/d.json" 2>"$T/d.err" ||
     fail "diagnose failed: $(head -c 300 "$T/d.err")"
+echo 30000 >"$CPU/$CG/cpu.cfs_quota_us"
 log "diagnose: $(jq -r '.verdict.id + ": " + .verdict.title' "$T/d.json" 2>/dev/null)"
+log "diagnose: the ends' cgroups: $(jq -c '[.ends.sender.cgroup, .ends.receiver.cgroup]' "$T/d.json" 2>/dev/null)"
+check_jq "diagnose reports the sender's cgroup, its quota and its periods" "$T/d.json" \
+    '.ends.sender.cgroup | .quota_cores > 0.099 and .quota_cores < 0.101 and .periods > 0 and .throttled_periods <= .periods'
 # the evidence, so that a verdict other than the quota explains itself in the log
 jq -r '.verdict.evidence[]? | "  evidence: " + .' "$T/d.json" 2>/dev/null | head -n 12 >&2 || true
 check_jq "diagnose does not call the throttled server ok" "$T/d.json" '.verdict.id == "tx_cpu_limited"'
-check_jq "the verdict names the cgroup's quota" "$T/d.json" '.verdict.title | test("quota of 0.30 CPU on the server")'
+check_jq "the verdict names the cgroup's quota" "$T/d.json" '.verdict.title | test("quota of 0.10 CPU on the server")'
 check_jq "the throttled periods are the evidence" "$T/d.json" '[.verdict.evidence[] | test("throttled in [0-9]+ of [0-9]+ scheduler periods")] | any'
 
 # the daemon's Prometheus metrics: its own CPU and its cgroup's quota and throttling

@@ -8,6 +8,7 @@
 #include "test_util.h"
 
 #include "diagnose.h"
+#include "diagnose_report.h"
 #include "hostctr.h"
 #include "result.h"
 #include "units.h"
@@ -426,6 +427,47 @@ static void test_cpu_quota(void **state)
     assert_evidence(v, "throttled in 60 of 100 scheduler periods (60%)");
 }
 
+/* CI, Dec 7: a server with a quota that was not throttled (its receiver, on a busy CPU, was the
+ * slower end): the receiver's CPU is the verdict, and both reports show the sender's cgroup so
+ * that the reader sees the quota did not bite. */
+static void test_cpu_quota_unused(void **state)
+{
+    struct diagnose_sample s = r40_bbr_link;
+    struct diagnose_verdict v;
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f;
+    cJSON *doc, *cg;
+    (void)state;
+
+    s.rcv.wait = 0.028;
+    s.rcv.run = 0.81;
+    s.rcv.runq = 0.18;
+    s.rcv.cpu = 0;
+    s.snd.cg_known = true;
+    s.snd.cg_quota = 0.3;
+    s.snd.cg_periods = 10;
+    s.snd.cg_throttled = 0;
+    v = judge(&s);
+    assert_int_equal(v.id, DIAG_RX_CPU_LIMITED);
+    doc = diagnose_report_json("127.0.0.1:5201", &s, &v, NULL);
+    cg = cJSON_GetObjectItem(cJSON_GetObjectItem(cJSON_GetObjectItem(doc, "ends"), "sender"),
+                             "cgroup");
+    assert_non_null(cg);
+    assert_true(cJSON_GetNumberValue(cJSON_GetObjectItem(cg, "quota_cores")) == 0.3);
+    assert_true(cJSON_GetNumberValue(cJSON_GetObjectItem(cg, "periods")) == 10);
+    assert_true(cJSON_GetNumberValue(cJSON_GetObjectItem(cg, "throttled_periods")) == 0);
+    assert_true(cJSON_IsNull(cJSON_GetObjectItem(
+        cJSON_GetObjectItem(cJSON_GetObjectItem(doc, "ends"), "receiver"), "cgroup")));
+    cJSON_Delete(doc);
+    f = open_memstream(&text, &len);
+    assert_non_null(f);
+    diagnose_report_text(f, "127.0.0.1:5201", &s, &v);
+    fclose(f);
+    assert_non_null(strstr(text, "throttled in 0 of 10 periods"));
+    free(text);
+}
+
 /* Loopback at 57 Gbit/s on two busy CPUs: both threads wait for a CPU about half the time. */
 static void test_cpu_starved(void **state)
 {
@@ -547,6 +589,7 @@ int main(void)
         cmocka_unit_test(test_probe_flows),
         cmocka_unit_test(test_cpu_starved),
         cmocka_unit_test(test_cpu_quota),
+        cmocka_unit_test(test_cpu_quota_unused),
         cmocka_unit_test(test_old_peer),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
