@@ -20,6 +20,7 @@ enum {
     OPT_SERVER_THREADS = 256,
     OPT_BIDIR,
     OPT_FQ_RATE,
+    OPT_NOTSENT_LOWAT,
     OPT_SERVER_CPUS,
     OPT_TITLE,
     OPT_JSON_STREAM,
@@ -70,6 +71,7 @@ static const struct option measure_long[] = {
     {"server-threads", required_argument, NULL, OPT_SERVER_THREADS},
     {"bidir", no_argument, NULL, OPT_BIDIR},
     {"fq-rate", required_argument, NULL, OPT_FQ_RATE},
+    {"notsent-lowat", required_argument, NULL, OPT_NOTSENT_LOWAT},
     {"server-cpus", required_argument, NULL, OPT_SERVER_CPUS},
     {"title", required_argument, NULL, OPT_TITLE},
     {"json-stream", no_argument, NULL, OPT_JSON_STREAM},
@@ -134,6 +136,7 @@ static const struct {
     {OPT_ZEROCOPY_RX, "--zerocopy-rx", TEST_KIND_OPT_ZEROCOPY_RX},
     {OPT_SKIP_RX_COPY, "--skip-rx-copy", TEST_KIND_OPT_SKIP_RX_COPY},
     {OPT_FQ_RATE, "--fq-rate", TEST_KIND_OPT_FQ_RATE},
+    {OPT_NOTSENT_LOWAT, "--notsent-lowat", TEST_KIND_OPT_NOTSENT},
     {'b', "-b", TEST_KIND_OPT_BITRATE},
     {OPT_PPS, "--pps", TEST_KIND_OPT_PPS},
     {'u', "-u", TEST_KIND_OPT_UDP},
@@ -293,6 +296,17 @@ static int set_dir(struct params *p, enum params_dir dir)
     return 0;
 }
 
+/* --notsent-lowat SIZE: 0 turns netrig's default off */
+static int opt_notsent(const char *arg, struct params *p)
+{
+    uint32_t n;
+
+    if (cli_parse_size("--notsent-lowat", arg, PARAMS_MAX_WINDOW, &n))
+        return -1;
+    p->notsent_lowat = (int32_t)n;
+    return 0;
+}
+
 /* One option; returns 0, or -1 after printing the error. */
 static int measure_opt(int c, const char *arg, struct measure_cli *mc)
 {
@@ -337,6 +351,7 @@ static int measure_opt(int c, const char *arg, struct measure_cli *mc)
     case OPT_ZEROCOPY_RX: p->zerocopy_rx = true; return 0;
     case OPT_SKIP_RX_COPY: p->skip_rx_copy = true; return 0;
     case OPT_MPTCP: p->mptcp = true; return 0;
+    case OPT_NOTSENT_LOWAT: return opt_notsent(arg, p);
     case OPT_FQ_RATE:
         if (cli_parse_rate("--fq-rate", arg, &v))
             return -1;
@@ -403,12 +418,13 @@ static int check_modes(const struct measure_cli *mc)
         return -1;
     }
     if (test_kind_is(p, TEST_KIND_UDP))
-        no = p->congestion[0] ? "-C"
-             : p->mss         ? "--mss"
-             : p->nodelay     ? "-N"
-             : p->fq_rate_bps ? "--fq-rate"
-             : p->zerocopy    ? "-Z"
-                              : NULL;
+        no = p->congestion[0]                          ? "-C"
+             : p->mss                                  ? "--mss"
+             : p->nodelay                              ? "-N"
+             : p->fq_rate_bps                          ? "--fq-rate"
+             : p->zerocopy                             ? "-Z"
+             : p->notsent_lowat != PARAMS_NOTSENT_AUTO ? "--notsent-lowat"
+                                                       : NULL;
     if (no) {
         cli_error("%s applies to TCP sockets: a UDP test (-u) does not use it; drop it%s", no,
                   !strcmp(no, "--fq-rate") ? " and pace UDP with -b or --pps" : "");

@@ -86,6 +86,9 @@ static void help_stream(FILE *out)
             "  -M, --mss BYTES         TCP maximum segment size\n"
             "  -N, --nodelay           TCP_NODELAY on data flows\n"
             "      --fq-rate RATE      per-flow pacing (SO_MAX_PACING_RATE), bits/s: 500M, 2G\n"
+            "      --notsent-lowat SIZE  unsent bytes a sending socket holds (TCP_NOTSENT_LOWAT);\n"
+            "                          default: 128K where a thread takes turns over flows, else\n"
+            "                          the kernel's; 0: the kernel's everywhere\n"
             "  -Z, --zerocopy          MSG_ZEROCOPY sends; sendfile() when the kernel would copy\n"
             "      --zerocopy-rx       receivers map the socket's pages (TCP_ZEROCOPY_RECEIVE),\n"
             "                          recv() for what cannot be mapped; both ends\n"
@@ -179,6 +182,7 @@ static void help_mptcp(FILE *out)
             "  -C, --congestion ALGO   congestion control of the subflows (e.g. reno, cubic)\n"
             "  -M, --mss BYTES         TCP maximum segment size\n"
             "  -N, --nodelay           TCP_NODELAY on data flows\n"
+            "      --notsent-lowat SIZE  unsent bytes a sending socket holds (see stream)\n"
             "      --skip-rx-copy      receivers discard data in the kernel (MSG_TRUNC)\n"
             "(MPTCP sockets take no -Z, --zerocopy-rx or --fq-rate; -u is not MPTCP)\n");
     fputs(help_units, out);

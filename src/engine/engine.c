@@ -249,6 +249,12 @@ int engine_set_target(struct engine *e, const struct sockaddr *to, socklen_t len
     return 0;
 }
 
+/* Whether flow id's worker takes turns over it and others (flows go round-robin). */
+static bool shares_worker(const struct engine *e, uint32_t id)
+{
+    return e->nworkers && id % e->nworkers + e->nworkers < e->nflows;
+}
+
 int engine_attach(struct engine *e, uint32_t id, int fd, char *err, size_t errlen)
 {
     struct flow *f;
@@ -264,6 +270,10 @@ int engine_attach(struct engine *e, uint32_t id, int fd, char *err, size_t errle
     }
     f = &e->flows[id];
     flow_sock_opts(&e->p, e->kind->tcp, id, &fo);
+    if (e->p.notsent_lowat == PARAMS_NOTSENT_AUTO && shares_worker(e, id) && !fo.mptcp) {
+        fo.notsent_lowat = ENGINE_NOTSENT_AUTO;
+        fo.notsent_auto = true;
+    }
     rc = sock_apply_flow_opts(fd, &fo, f->sender, err, errlen, warn, sizeof(warn));
     if (rc)
         return rc;

@@ -18,6 +18,13 @@ struct engine;
 
 /* How long receivers wait for the sender's FIN after stop. */
 #define ENGINE_DRAIN_NS (5ULL * 1000000000ULL)
+/* TCP_NOTSENT_LOWAT on a sending socket whose worker takes turns over several flows (unless
+ * --notsent-lowat says otherwise): without it each socket queued up to its whole send buffer
+ * of unsent data, copied long before it left, and the receivers fell behind (4 flows on 2
+ * threads, loopback: 30-41 Gbit/s with thousands of zero windows a run; 128 KiB: 50-60 with
+ * none; one flow alone lost a third with it, so a lone flow keeps the kernel's default;
+ * docs/performance.md) */
+#define ENGINE_NOTSENT_AUTO (128u << 10)
 
 /* What one side of a test will take, worked out from its parameters before anything is
  * allocated (engine_create follows the same plan), so that a daemon can charge it first. */

@@ -205,6 +205,9 @@ void engine_sample_app(const struct engine *e, struct flow *f, struct side_flow 
     vl = sizeof(v);
     if (!getsockopt(f->fd, SOL_SOCKET, SO_RCVBUF, &v, &vl) && v > 0)
         sf->rcvbuf = (uint32_t)v;
+    vl = sizeof(v);
+    if (f->sender && !getsockopt(f->fd, IPPROTO_TCP, TCP_NOTSENT_LOWAT, &v, &vl) && v > 0)
+        sf->notsent_lowat = (uint32_t)v;
     if (t->n) {
         sf->samples = t->n;
         sf->rtt_mean_us = t->rtt_us / t->n;

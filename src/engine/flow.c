@@ -51,5 +51,6 @@ void flow_sock_opts(const struct params *p, bool tcp, uint32_t flow, struct sock
     out->congestion = p->congestion;
     out->nodelay = p->nodelay;
     out->zerocopy = p->zerocopy;
+    out->notsent_lowat = p->notsent_lowat > 0 ? (uint32_t)p->notsent_lowat : 0;
     out->mptcp = test_kind_is(p, TEST_KIND_MPTCP);
 }

@@ -24,6 +24,7 @@ void params_defaults(struct params *p)
     /* 1 MiB writes: a quarter of the syscalls of iperf3's 128 KiB, which on a fast path
      * (loopback: 22 -> 35+ Gbit/s for one flow here) is where the CPU goes */
     p->write_size = 1024 * 1024;
+    p->notsent_lowat = PARAMS_NOTSENT_AUTO;
     p->dir = PARAMS_DIR_FORWARD;
     p->test = PARAMS_TEST_STREAM;
     p->req_size = 1;
@@ -396,6 +397,10 @@ int params_validate(const struct params *p, char *err, size_t errlen)
     if ((p->zerocopy_rx || p->skip_rx_copy) && (p->udp || p->test != PARAMS_TEST_STREAM))
         FAIL("%s applies to TCP stream tests only (not -u, rr or crr)",
              p->zerocopy_rx ? "--zerocopy-rx" : "--skip-rx-copy");
+    if (p->notsent_lowat < PARAMS_NOTSENT_AUTO || p->notsent_lowat > (int32_t)PARAMS_MAX_WINDOW)
+        FAIL("--notsent-lowat %d is out of range: use 0 (off) to 1G", (int)p->notsent_lowat);
+    if (p->notsent_lowat != PARAMS_NOTSENT_AUTO && (p->udp || p->test != PARAMS_TEST_STREAM))
+        FAIL("--notsent-lowat applies to TCP stream tests only (not -u, rr or crr)");
     if (p->zerocopy_rx && p->skip_rx_copy)
         FAIL("--zerocopy-rx and --skip-rx-copy exclude each other: pick one way to receive");
     if (mptcp_invalid(p, err, errlen))
@@ -443,6 +448,7 @@ cJSON *params_to_json(const struct params *p)
     cJSON_AddBoolToObject(o, "zerocopy_rx", p->zerocopy_rx);
     cJSON_AddBoolToObject(o, "skip_rx_copy", p->skip_rx_copy);
     cJSON_AddNumberToObject(o, "fq_rate_bps", (double)p->fq_rate_bps);
+    cJSON_AddNumberToObject(o, "notsent_lowat", p->notsent_lowat);
     cJSON_AddStringToObject(o, "direction", params_dir_name(p->dir));
     cJSON_AddStringToObject(o, "congestion", p->congestion);
     cJSON_AddStringToObject(o, "server_cpus", p->server_cpus);
@@ -558,6 +564,7 @@ int params_from_json(const cJSON *o, struct params *p, char *err, size_t errlen)
     NUM("window", 0, PARAMS_MAX_WINDOW, p->window = (uint32_t)v);
     NUM("mss", 0, 65535, p->mss = (uint32_t)v);
     NUM("fq_rate_bps", 0, 1e15, p->fq_rate_bps = (uint64_t)v);
+    NUM("notsent_lowat", PARAMS_NOTSENT_AUTO, PARAMS_MAX_WINDOW, p->notsent_lowat = (int32_t)v);
     NUM("req_size", 0, PARAMS_MAX_WRITE, p->req_size = (uint32_t)v);
     NUM("resp_size", 0, PARAMS_MAX_WRITE, p->resp_size = (uint32_t)v);
     NUM("depth", 1, PARAMS_MAX_DEPTH, p->depth = (uint32_t)v);

@@ -13,6 +13,7 @@
 #define PARAMS_MIN_INTERVAL_NS (100ULL * 1000000ULL)
 #define PARAMS_MAX_WRITE       (16U << 20)
 #define PARAMS_MAX_WINDOW      (1U << 30)
+#define PARAMS_NOTSENT_AUTO    (-1)
 #define PARAMS_CC_LEN          16
 
 #define PARAMS_MAX_UDP_DATAGRAM 65507
@@ -44,6 +45,9 @@ struct params {
     bool zerocopy_rx;     /* --zerocopy-rx: receivers map the socket (TCP_ZEROCOPY_RECEIVE) */
     bool skip_rx_copy;    /* --skip-rx-copy: receivers discard data (MSG_TRUNC), no copy */
     uint64_t fq_rate_bps; /* --fq-rate; 0 = unpaced */
+    /* --notsent-lowat: TCP_NOTSENT_LOWAT on the sending sockets, bytes; 0 = off;
+     * PARAMS_NOTSENT_AUTO = set (to ENGINE_NOTSENT_AUTO) where a worker takes turns over flows */
+    int32_t notsent_lowat;
     enum params_dir dir;
     char congestion[PARAMS_CC_LEN]; /* -C; "" = system default */
     char server_cpus[256];          /* --server-cpus: cpulist, "auto" or "" */

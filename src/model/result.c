@@ -96,6 +96,7 @@ static void merge_flow(struct flow_summary *f, const struct side_flow *snd,
     f->send_wait_s = snd ? snd->wait_s : -1;
     f->recv_wait_s = rcv ? rcv->wait_s : -1;
     f->sndbuf = snd ? snd->sndbuf : 0;
+    f->notsent_lowat = snd ? snd->notsent_lowat : 0;
     f->rcvbuf = rcv ? rcv->rcvbuf : 0;
     if (snd && snd->samples) {
         f->rtt_mean_us = snd->rtt_mean_us;

@@ -56,6 +56,7 @@ struct side_flow {
      * socket, a sender for room to write, a receiver for data to read (< 0: not measured) */
     double wait_s;
     uint32_t sndbuf, rcvbuf; /* SO_SNDBUF / SO_RCVBUF at the end, bytes (0: not known) */
+    uint32_t notsent_lowat;  /* a sender's TCP_NOTSENT_LOWAT, bytes (0: not set, the kernel's) */
     /* TCP_INFO sampled at each interval of the measured period: the means (samples = 0:
      * none), srtt in us, the peer's window and the data in flight (unacked x mss) in bytes */
     uint32_t samples;
@@ -190,6 +191,7 @@ struct flow_summary {
     bool has_sender_tcpinfo;
     double send_wait_s, recv_wait_s; /* side_flow.wait_s of the sender, the receiver (-1) */
     uint32_t sndbuf, rcvbuf;         /* the sender's SO_SNDBUF, the receiver's SO_RCVBUF */
+    uint32_t notsent_lowat;          /* the sender's TCP_NOTSENT_LOWAT (0: not set) */
     double rtt_mean_us, snd_wnd_mean, inflight_mean; /* the sender's interval means */
     int client_cpu, server_cpu;
     uint64_t txns, timeouts; /* rr/crr (client's count) */

@@ -104,6 +104,7 @@ static cJSON *flow_json(const struct run_result *r, const struct flow_summary *f
         cJSON_AddNumberToObject(o, "receiver_wait_s", f->recv_wait_s);
         cJSON_AddNumberToObject(o, "sndbuf", f->sndbuf);
         cJSON_AddNumberToObject(o, "rcvbuf", f->rcvbuf);
+        cJSON_AddNumberToObject(o, "notsent_lowat", f->notsent_lowat);
         cJSON_AddNumberToObject(o, "rtt_mean_us", f->rtt_mean_us);
         cJSON_AddNumberToObject(o, "snd_wnd_mean", f->snd_wnd_mean);
         cJSON_AddNumberToObject(o, "inflight_mean", f->inflight_mean);
@@ -377,6 +378,7 @@ cJSON *result_json_side(const struct side_result *s)
         cJSON_AddNumberToObject(fo, "wait_s", f->wait_s);
         cJSON_AddNumberToObject(fo, "sndbuf", f->sndbuf);
         cJSON_AddNumberToObject(fo, "rcvbuf", f->rcvbuf);
+        cJSON_AddNumberToObject(fo, "notsent_lowat", f->notsent_lowat);
         cJSON_AddNumberToObject(fo, "samples", f->samples);
         cJSON_AddNumberToObject(fo, "rtt_mean_us", f->rtt_mean_us);
         cJSON_AddNumberToObject(fo, "snd_wnd_mean", f->snd_wnd_mean);
@@ -567,6 +569,10 @@ static int parse_app(const cJSON *fo, struct side_flow *f)
     f->sndbuf = (uint32_t)v;
     bad |= num(fo, "rcvbuf", 0, U32MAX, &v);
     f->rcvbuf = (uint32_t)v;
+    if (cJSON_GetObjectItemCaseSensitive(fo, "notsent_lowat")) {
+        bad |= num(fo, "notsent_lowat", 0, U32MAX, &v);
+        f->notsent_lowat = (uint32_t)v;
+    }
     bad |= num(fo, "samples", 0, U32MAX, &v);
     f->samples = (uint32_t)v;
     bad |= num(fo, "rtt_mean_us", 0, 1e9, &f->rtt_mean_us);

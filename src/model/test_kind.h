@@ -52,6 +52,7 @@
 #define TEST_KIND_OPT_WINDOW       (1u << 21) /* -w */
 #define TEST_KIND_OPT_IPERF3       (1u << 22) /* --iperf3 */
 #define TEST_KIND_OPT_MPTCP        (1u << 23) /* --mptcp: its MPTCP variant */
+#define TEST_KIND_OPT_NOTSENT      (1u << 24) /* --notsent-lowat */
 
 /* How a kind's data paths open: the tables of client_flows.c and session.c are indexed by it. */
 enum test_kind_path {

@@ -257,6 +257,27 @@ static void notes(FILE *out, const struct run_result *r)
     fflush(out);
 }
 
+/* The sending sockets' TCP_NOTSENT_LOWAT, when netrig (or --notsent-lowat) set one: it shapes how
+ * much unsent data each socket holds, so the report says so. */
+static void notsent_line(FILE *out, const struct run_result *r)
+{
+    uint32_t set = 0, most = 0;
+    char size[32];
+
+    for (uint32_t i = 0; i < r->nflows; i++)
+        if (r->flows[i].notsent_lowat) {
+            set++;
+            most = r->flows[i].notsent_lowat > most ? r->flows[i].notsent_lowat : most;
+        }
+    if (!set)
+        return;
+    units_format_bytes(most, size, sizeof(size));
+    fprintf(out, "Senders     TCP_NOTSENT_LOWAT %s on %u of %u flows (%s)\n", size, set, r->nflows,
+            r->params.notsent_lowat == PARAMS_NOTSENT_AUTO
+                ? "default with flows sharing a thread; --notsent-lowat 0: off"
+                : "--notsent-lowat");
+}
+
 static void txn_table(FILE *out, const struct run_result *r)
 {
     fprintf(out, "%4s %12s %14s %9s %4s %4s\n", "flow", "transactions", "per second", "timeouts",
@@ -439,6 +460,8 @@ void report_text_summary(FILE *out, const struct run_result *r)
         fprintf(out, "Fairness    Jain's index %.4f over %u flows; %u retransmits; congestion %s\n",
                 s->jain_index, r->nflows, s->retransmits,
                 r->local.congestion[0] ? r->local.congestion : "?");
+    if (!s->udp)
+        notsent_line(out, r);
     cpu_line(out, "local", &r->local.cpu, s->local_cores_per_10g, false);
     cpu_line(out, "remote", &r->remote.cpu, s->remote_cores_per_10g, false);
     fprintf(out, "Placement   client: ");

@@ -441,6 +441,15 @@ int sock_apply_flow_opts(int fd, const struct sock_flow_opts *fo, bool sender, c
         if (rc)
             return rc;
     }
+    if (sender && fo->notsent_lowat &&
+        setsockopt(fd, IPPROTO_TCP, TCP_NOTSENT_LOWAT, &fo->notsent_lowat,
+                   sizeof(fo->notsent_lowat)) &&
+        !fo->notsent_auto) {
+        int e = errno;
+        snprintf(err, errlen, "cannot set --notsent-lowat %u on this socket: %s: drop the option",
+                 fo->notsent_lowat, strerror(e));
+        return -e;
+    }
     if (sender && fo->zerocopy && setsockopt(fd, SOL_SOCKET, SO_ZEROCOPY, &one, sizeof(one))) {
         if (warn)
             snprintf(warn, warnlen, "-Z: MSG_ZEROCOPY unavailable (%s): using sendfile()",

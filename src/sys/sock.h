@@ -36,6 +36,8 @@ struct sock_flow_opts {
     uint8_t tos;            /* IP_TOS, or IPV6_TCLASS on IPv6 sockets (both set there) */
     bool dont_fragment;     /* IP_MTU_DISCOVER / IPV6_MTU_DISCOVER = PMTUDISC_DO (UDP) */
     bool mptcp;             /* a Multipath TCP socket (IPPROTO_MPTCP; sock_connect) */
+    uint32_t notsent_lowat; /* TCP_NOTSENT_LOWAT (senders), bytes; 0 = the kernel's */
+    bool notsent_auto;      /* notsent_lowat is netrig's choice: a kernel without it is no error */
 };
 
 /* Where a client's sockets start from: -B, --bind-dev, --cport. NULL: anywhere. */

@@ -74,6 +74,7 @@ zerocopy|-Z|st sr sb i3 dg|.params.zerocopy == true
 zerocopy-rx|--zerocopy-rx|st sr sb dg|.params.zerocopy_rx == true
 skip-rx-copy|--skip-rx-copy|st sr sb dg|.params.skip_rx_copy == true
 fq-rate|--fq-rate 2G|st sr sb i3 dg|.params.fq_rate_bps == 2000000000
+notsent-lowat|--notsent-lowat 64K|st sr sb i3 dg|.params.notsent_lowat == 65536 and ([.flows[] | select(.notsent_lowat == 65536)] | length) >= 1
 affinity|-A 0|ALL dg|.placement.client_cpus == "0"
 server-cpus|--server-cpus 0|st su sr sb rt ru cr dg|.placement.server_cpus == "0"
 title|--title walk-x|ALL dg|.params.title == "walk-x"

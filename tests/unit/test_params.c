@@ -29,6 +29,7 @@ static void test_defaults(void **state)
     assert_false(p.nodelay);
     assert_false(p.zerocopy);
     assert_int_equal(p.fq_rate_bps, 0);
+    assert_int_equal(p.notsent_lowat, PARAMS_NOTSENT_AUTO);
     assert_int_equal(p.dir, PARAMS_DIR_FORWARD);
     assert_string_equal(p.congestion, "");
     assert_string_equal(p.server_cpus, "");
@@ -82,6 +83,11 @@ static void test_validate_rejects(void **state)
     EXPECT_INVALID(p->write_size = PARAMS_MAX_WRITE + 1, "16777217");
     EXPECT_INVALID(p->window = PARAMS_MAX_WINDOW + 1, "1073741825");
     EXPECT_INVALID(p->mss = 87, "MSS (--mss) 87");
+    EXPECT_INVALID(p->notsent_lowat = -2, "--notsent-lowat -2");
+    EXPECT_INVALID((p->notsent_lowat = 0, p->udp = true, p->write_size = 1400),
+                   "--notsent-lowat applies to TCP stream");
+    EXPECT_INVALID((p->notsent_lowat = 65536, p->test = PARAMS_TEST_RR),
+                   "--notsent-lowat applies to TCP stream");
     EXPECT_INVALID(p->mss = 65536, "65536");
     EXPECT_INVALID(p->dir = (enum params_dir)7, "direction 7");
     EXPECT_INVALID(snprintf(p->congestion, sizeof(p->congestion), "%s", "cu bic"), "'cu bic'");
@@ -128,6 +134,7 @@ static void make_custom(struct params *p)
     p->zerocopy = true;
     p->skip_rx_copy = true;
     p->fq_rate_bps = 2500000000ULL;
+    p->notsent_lowat = 262144;
     p->dir = PARAMS_DIR_BIDIR;
     snprintf(p->congestion, sizeof(p->congestion), "bbr");
     snprintf(p->server_cpus, sizeof(p->server_cpus), "0-3,8");
@@ -154,6 +161,7 @@ static void assert_params_equal(const struct params *a, const struct params *b)
     assert_int_equal(a->zerocopy_rx, b->zerocopy_rx);
     assert_int_equal(a->skip_rx_copy, b->skip_rx_copy);
     assert_int_equal(a->fq_rate_bps, b->fq_rate_bps);
+    assert_int_equal(a->notsent_lowat, b->notsent_lowat);
     assert_int_equal(a->dir, b->dir);
     assert_string_equal(a->congestion, b->congestion);
     assert_string_equal(a->server_cpus, b->server_cpus);
@@ -324,6 +332,8 @@ static void test_from_json_rejects(void **state)
         {"{\"mss\":70000}", "'mss'"},
         {"{\"mss\":10}", "MSS"},
         {"{\"fq_rate_bps\":-5}", "'fq_rate_bps'"},
+        {"{\"notsent_lowat\":-3}", "'notsent_lowat'"},
+        {"{\"notsent_lowat\":2e9}", "'notsent_lowat'"},
         {"{\"direction\":\"sideways\"}", "'direction'"},
         {"{\"direction\":3}", "'direction'"},
         {"{\"congestion\":\"cu bic\"}", "'cu bic'"},
