@@ -7,6 +7,7 @@
 #ifndef NETRIG_DIAGNOSE_H
 #define NETRIG_DIAGNOSE_H
 
+#include "cpu.h"
 #include "hostctr.h"
 
 #include <stdbool.h>
@@ -85,11 +86,14 @@ struct diagnose_end {
     double cpu_busy;  /* that CPU's busy share (host-wide), -1 unknown */
     bool host_known;
     struct hostctr_delta host;
-    /* its process's cgroup over the measured period: a CPU quota and how often it stopped the
-     * cgroup (cpu.stat's nr_periods and nr_throttled); quota 0 = none */
-    bool cg_known;
-    double cg_quota, cg_periods, cg_throttled, cg_throttled_s;
+    /* its process's CPU over the measured period as its side reported it; the cgroup's part
+     * (cg_*: a CPU quota, 0 = none, and how often it stopped the cgroup, cpu.stat's nr_periods
+     * and nr_throttled) is what the quota rule reads */
+    struct cpu_usage usage;
 };
+
+/* The end's cgroup throttle counts are known (a cgroup was found and reported them). */
+bool diagnose_end_cg_known(const struct diagnose_end *e);
 
 struct diagnose_probe {
     uint32_t flows;

@@ -287,10 +287,18 @@ bool diag_rule_app_busy(const struct diagnose_sample *s, struct diagnose_verdict
     return true;
 }
 
+bool diagnose_end_cg_known(const struct diagnose_end *e)
+{
+    return e->usage.cg_version && e->usage.cg_has_throttle;
+}
+
 static double throttled_share(const struct diagnose_end *e)
 {
-    return e->cg_known && e->cg_throttled > 0 && e->cg_periods > 0 ? e->cg_throttled / e->cg_periods
-                                                                   : 0;
+    const struct cpu_usage *u = &e->usage;
+
+    return diagnose_end_cg_known(e) && u->cg_throttled > 0 && u->cg_periods > 0
+               ? u->cg_throttled / u->cg_periods
+               : 0;
 }
 
 bool diag_rule_cpu_quota(const struct diagnose_sample *s, struct diagnose_verdict *v, double share)
@@ -304,19 +312,19 @@ bool diag_rule_cpu_quota(const struct diagnose_sample *s, struct diagnose_verdic
     if (f <= 0 || f < share)
         return false;
     v->id = tx ? DIAG_TX_CPU_LIMITED : DIAG_RX_CPU_LIMITED;
-    if (e->cg_quota > 0)
-        snprintf(q, sizeof(q), "a cgroup CPU quota of %.2f CPU", e->cg_quota);
+    if (e->usage.cg_quota_cores > 0)
+        snprintf(q, sizeof(q), "a cgroup CPU quota of %.2f CPU", e->usage.cg_quota_cores);
     snprintf(v->title, sizeof(v->title), "%s CPU limited (%s on the %s)",
              tx ? "sender" : "receiver", q, e->local ? "client" : "server");
     diag_evidence(v,
                   "the %s's cgroup was throttled in %.0f of %.0f scheduler periods (%.0f%%), "
                   "%.3f s stopped in all (cpu.stat nr_throttled, throttled time)",
-                  tx ? "sender" : "receiver", e->cg_throttled, e->cg_periods, 100 * f,
-                  e->cg_throttled_s);
+                  tx ? "sender" : "receiver", e->usage.cg_throttled, e->usage.cg_periods, 100 * f,
+                  e->usage.cg_throttled_s);
     if (tx ? tr > 0 : ts > 0) {
         const struct diagnose_end *o = tx ? &s->rcv : &s->snd;
         diag_evidence(v, "the %s's cgroup too: %.0f of %.0f periods", tx ? "receiver" : "sender",
-                      o->cg_throttled, o->cg_periods);
+                      o->usage.cg_throttled, o->usage.cg_periods);
     }
     diag_evidence(v, "throughput %s in %.2f s", diag_rate(s->throughput_bps, a), s->seconds);
     snprintf(v->advice, sizeof(v->advice),

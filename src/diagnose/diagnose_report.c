@@ -2,6 +2,7 @@
 #include "diagnose_report.h"
 
 #include "audit.h"
+#include "cpujson.h"
 #include "result_json.h"
 #include "units.h"
 #include "wrap.h"
@@ -26,10 +27,10 @@ static void end_text(const char *who, const char *buf_name, const struct diagnos
                               e->cpu, 100 * e->run);
     if (e->thread_known && e->runq >= 0 && n < len)
         n += (size_t)snprintf(out + n, len - n, " (waiting for a CPU %.0f%%)", 100 * e->runq);
-    if (e->cg_known && e->cg_quota > 0 && n < len)
+    if (diagnose_end_cg_known(e) && e->usage.cg_quota_cores > 0 && n < len)
         snprintf(out + n, len - n,
-                 ", its cgroup's quota %.2f CPU, throttled in %.0f of %.0f periods", e->cg_quota,
-                 e->cg_throttled, e->cg_periods);
+                 ", its cgroup's quota %.2f CPU, throttled in %.0f of %.0f periods",
+                 e->usage.cg_quota_cores, e->usage.cg_throttled, e->usage.cg_periods);
 }
 
 /* The fix with the end it names made concrete: "on the sender (the server, 10.0.0.2:5301):
@@ -145,18 +146,11 @@ static cJSON *end_json(const struct diagnose_end *e)
     } else {
         cJSON_AddNullToObject(o, "thread");
     }
-    if (e->cg_known) {
-        t = cJSON_AddObjectToObject(o, "cgroup");
-        if (e->cg_quota > 0)
-            cJSON_AddNumberToObject(t, "quota_cores", e->cg_quota);
-        else
-            cJSON_AddNullToObject(t, "quota_cores");
-        cJSON_AddNumberToObject(t, "periods", e->cg_periods);
-        cJSON_AddNumberToObject(t, "throttled_periods", e->cg_throttled);
-        cJSON_AddNumberToObject(t, "throttled_s", e->cg_throttled_s);
-    } else {
+    /* the run document's cgroup object (cpujson), one writer and one convention for both */
+    if ((t = cpujson_cgroup(&e->usage)))
+        cJSON_AddItemToObject(o, "cgroup", t);
+    else
         cJSON_AddNullToObject(o, "cgroup");
-    }
     if (e->host_known)
         cJSON_AddItemToObject(o, "host", result_json_hostload_host(&e->host));
     else

@@ -85,11 +85,7 @@ static void end_load(const struct side_result *side, bool sends, struct diagnose
     e->cpu = -1;
     e->runq = -1;
     e->cpu_busy = -1;
-    e->cg_known = side->cpu.cg_version && side->cpu.cg_has_throttle;
-    e->cg_quota = side->cpu.cg_quota_cores;
-    e->cg_periods = side->cpu.cg_periods;
-    e->cg_throttled = side->cpu.cg_throttled;
-    e->cg_throttled_s = side->cpu.cg_throttled_s;
+    e->usage = side->cpu;
     if (!l || l->seconds <= 0)
         return;
     e->host_known = l->host.valid;

@@ -21,9 +21,16 @@ void cpujson_add(cJSON *o, const struct cpu_usage *c)
     cJSON_AddStringToObject(own, "counts", c->own_threads ? "worker_threads" : "process");
     cJSON_AddStringToObject(o, "cost_basis", c->own_basis ? "own" : "machine");
     cJSON_AddNumberToObject(o, "other_cores", c->other_cores);
-    if (!c->cg_version)
-        return;
-    cg = cJSON_AddObjectToObject(o, "cgroup");
+    if ((cg = cpujson_cgroup(c)))
+        cJSON_AddItemToObject(o, "cgroup", cg);
+}
+
+cJSON *cpujson_cgroup(const struct cpu_usage *c)
+{
+    cJSON *cg;
+
+    if (!c->cg_version || !(cg = cJSON_CreateObject()))
+        return NULL;
     cJSON_AddNumberToObject(cg, "version", c->cg_version);
     if (c->cg_has_usage) {
         cJSON_AddNumberToObject(cg, "usage_s", c->cg_usage_s);
@@ -36,6 +43,7 @@ void cpujson_add(cJSON *o, const struct cpu_usage *c)
         cJSON_AddNumberToObject(cg, "throttled_periods", c->cg_throttled);
         cJSON_AddNumberToObject(cg, "throttled_s", c->cg_throttled_s);
     }
+    return cg;
 }
 
 /* A number member in [lo, hi]: absent leaves *out and counts as present = false. */

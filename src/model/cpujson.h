@@ -12,6 +12,9 @@
 /* Adds "own", "cgroup" (when one was found), "cost_basis" and "other_cores" to the cpu
  * object o. */
 void cpujson_add(cJSON *o, const struct cpu_usage *c);
+/* The "cgroup" object alone (version, usage, quota_cores with 0 for none, the throttle counts
+ * when known), or NULL when no cgroup was found: also each end's in diagnose's document. */
+cJSON *cpujson_cgroup(const struct cpu_usage *c);
 /* Reads them back from the cpu object o. Returns 0, or -EINVAL when a member present is out
  * of range (what was in range is kept). */
 int cpujson_parse(const cJSON *o, struct cpu_usage *c);

@@ -394,17 +394,18 @@ static void test_cpu_quota(void **state)
     s.probe[0] = (struct diagnose_probe){2, 2 * s.throughput_bps};
     assert_id(s, DIAG_OK);
     /* one throttled period in 200: still not ok, and the verdict names the quota */
-    s.rcv.cg_known = true;
-    s.rcv.cg_quota = 0.3;
-    s.rcv.cg_periods = 200;
-    s.rcv.cg_throttled = 1;
-    s.rcv.cg_throttled_s = 0.004;
+    s.rcv.usage.cg_version = 1;
+    s.rcv.usage.cg_has_throttle = true;
+    s.rcv.usage.cg_quota_cores = 0.3;
+    s.rcv.usage.cg_periods = 200;
+    s.rcv.usage.cg_throttled = 1;
+    s.rcv.usage.cg_throttled_s = 0.004;
     v = judge(&s);
     assert_int_equal(v.id, DIAG_RX_CPU_LIMITED);
     assert_non_null(strstr(v.title, "cgroup CPU quota of 0.30 CPU on the server"));
     assert_evidence(v, "throttled in 1 of 200 scheduler periods");
     /* counters unknown (an older peer): nothing is claimed */
-    s.rcv.cg_known = false;
+    s.rcv.usage.cg_version = 0;
     assert_id(s, DIAG_OK);
     /* a throttled sender beats a full receive window */
     s = r40_reno_rwnd;
@@ -416,11 +417,12 @@ static void test_cpu_quota(void **state)
                                   .cpu = -1,
                                   .runq = -1,
                                   .cpu_busy = -1,
-                                  .cg_known = true,
-                                  .cg_quota = 0.5,
-                                  .cg_periods = 100,
-                                  .cg_throttled = 60,
-                                  .cg_throttled_s = 1.2};
+                                  .usage = {.cg_version = 1,
+                                            .cg_has_throttle = true,
+                                            .cg_quota_cores = 0.5,
+                                            .cg_periods = 100,
+                                            .cg_throttled = 60,
+                                            .cg_throttled_s = 1.2}};
     v = judge(&s);
     assert_int_equal(v.id, DIAG_TX_CPU_LIMITED);
     assert_non_null(strstr(v.title, "on the client"));
@@ -444,10 +446,11 @@ static void test_cpu_quota_unused(void **state)
     s.rcv.run = 0.81;
     s.rcv.runq = 0.18;
     s.rcv.cpu = 0;
-    s.snd.cg_known = true;
-    s.snd.cg_quota = 0.3;
-    s.snd.cg_periods = 10;
-    s.snd.cg_throttled = 0;
+    s.snd.usage.cg_version = 1;
+    s.snd.usage.cg_has_throttle = true;
+    s.snd.usage.cg_quota_cores = 0.3;
+    s.snd.usage.cg_periods = 10;
+    s.snd.usage.cg_throttled = 0;
     v = judge(&s);
     assert_int_equal(v.id, DIAG_RX_CPU_LIMITED);
     doc = diagnose_report_json("127.0.0.1:5201", &s, &v, NULL);
@@ -457,6 +460,8 @@ static void test_cpu_quota_unused(void **state)
     assert_true(cJSON_GetNumberValue(cJSON_GetObjectItem(cg, "quota_cores")) == 0.3);
     assert_true(cJSON_GetNumberValue(cJSON_GetObjectItem(cg, "periods")) == 10);
     assert_true(cJSON_GetNumberValue(cJSON_GetObjectItem(cg, "throttled_periods")) == 0);
+    /* the run document's cgroup object (cpujson): its version, and 0 for no quota */
+    assert_true(cJSON_GetNumberValue(cJSON_GetObjectItem(cg, "version")) == 1);
     assert_true(cJSON_IsNull(cJSON_GetObjectItem(
         cJSON_GetObjectItem(cJSON_GetObjectItem(doc, "ends"), "receiver"), "cgroup")));
     cJSON_Delete(doc);
