@@ -270,7 +270,9 @@ int engine_attach(struct engine *e, uint32_t id, int fd, char *err, size_t errle
     }
     f = &e->flows[id];
     flow_sock_opts(&e->p, e->kind->tcp, id, &fo);
-    if (e->p.notsent_lowat == PARAMS_NOTSENT_AUTO && shares_worker(e, id) && !fo.mptcp) {
+    /* bulk TCP streams only (as --notsent-lowat): rr and crr keep the kernel's */
+    if (e->p.notsent_lowat == PARAMS_NOTSENT_AUTO && test_kind_is(&e->p, TEST_KIND_DRAINS) &&
+        shares_worker(e, id) && !fo.mptcp) {
         fo.notsent_lowat = ENGINE_NOTSENT_AUTO;
         fo.notsent_auto = true;
     }
