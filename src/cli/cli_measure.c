@@ -418,13 +418,12 @@ static int check_modes(const struct measure_cli *mc)
         return -1;
     }
     if (test_kind_is(p, TEST_KIND_UDP))
-        no = p->congestion[0]                          ? "-C"
-             : p->mss                                  ? "--mss"
-             : p->nodelay                              ? "-N"
-             : p->fq_rate_bps                          ? "--fq-rate"
-             : p->zerocopy                             ? "-Z"
-             : p->notsent_lowat != PARAMS_NOTSENT_AUTO ? "--notsent-lowat"
-                                                       : NULL;
+        no = p->congestion[0] ? "-C"
+             : p->mss         ? "--mss"
+             : p->nodelay     ? "-N"
+             : p->fq_rate_bps ? "--fq-rate"
+             : p->zerocopy    ? "-Z"
+                              : NULL;
     if (no) {
         cli_error("%s applies to TCP sockets: a UDP test (-u) does not use it; drop it%s", no,
                   !strcmp(no, "--fq-rate") ? " and pace UDP with -b or --pps" : "");

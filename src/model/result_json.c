@@ -569,10 +569,8 @@ static int parse_app(const cJSON *fo, struct side_flow *f)
     f->sndbuf = (uint32_t)v;
     bad |= num(fo, "rcvbuf", 0, U32MAX, &v);
     f->rcvbuf = (uint32_t)v;
-    if (cJSON_GetObjectItemCaseSensitive(fo, "notsent_lowat")) {
-        bad |= num(fo, "notsent_lowat", 0, U32MAX, &v);
-        f->notsent_lowat = (uint32_t)v;
-    }
+    bad |= num(fo, "notsent_lowat", 0, U32MAX, &v); /* absent (an older server): 0 */
+    f->notsent_lowat = (uint32_t)v;
     bad |= num(fo, "samples", 0, U32MAX, &v);
     f->samples = (uint32_t)v;
     bad |= num(fo, "rtt_mean_us", 0, 1e9, &f->rtt_mean_us);
