@@ -28,7 +28,7 @@ struct crr_client {
     uint8_t tos;        /* -S/--dscp */
     struct sockaddr_storage to, local;
     socklen_t tolen, locallen;
-    uint32_t req, resp, got;
+    uint32_t req, resp, got, put; /* put: request bytes sent */
     bool connect_only;
     enum crr_phase phase;
     uint64_t t_start, timeout_ns;
@@ -76,7 +76,7 @@ void flow_crr_needs(const struct params *p, bool is_client, struct flow_needs *o
 {
     uint32_t slots = crr_slots(p);
 
-    if (is_client) { /* a request goes out in one call */
+    if (is_client) { /* the whole request (or response) fits the buffer */
         *out = (struct flow_needs){.buf = p->req_size > p->resp_size ? p->req_size : p->resp_size,
                                    .state = sizeof(struct crr_client)};
         return;
@@ -169,20 +169,22 @@ static int client_fail(struct worker *w, struct flow *f, int err)
  * matters for longer ones, whose last partial segment would wait for an ACK. */
 #define CRR_NAGLE_FREE 536
 
-/* Sends the request once the handshake is done: 0 sent (phase READING) or still connecting
- * (phase CONNECTING), else an errno. */
+/* Sends the request, or what the socket takes of it, once the handshake is done: 0 when it
+ * is all sent (phase READING) or when the rest must wait until the socket is writable (still
+ * connecting, or its send buffer full: phase CONNECTING), else an errno. */
 static int try_send(struct worker *w, struct flow *f)
 {
     struct crr_client *c = f->priv;
-    ssize_t n = send(f->fd, w->buf, c->req, MSG_NOSIGNAL | MSG_DONTWAIT);
 
-    if (n == (ssize_t)c->req) {
-        c->phase = CRR_READING;
-        return 0;
+    while (c->put < c->req) {
+        ssize_t n = send(f->fd, w->buf, c->req - c->put, MSG_NOSIGNAL | MSG_DONTWAIT);
+
+        if (n < 0)
+            return errno == EAGAIN || errno == EINTR ? 0 : errno;
+        c->put += (uint32_t)n;
     }
-    if (n < 0 && errno == EAGAIN)
-        return 0; /* SYN_SENT: the caller waits for the socket to be writable */
-    return n < 0 && errno ? errno : EIO;
+    c->phase = CRR_READING;
+    return 0;
 }
 
 /* Opens the next connection (f->fd) and, on loopback, where the handshake is usually over
@@ -211,7 +213,7 @@ static int open_conn(struct worker *w, struct flow *f, uint64_t now)
     }
     f->fd = fd;
     c->phase = CRR_CONNECTING;
-    c->got = 0;
+    c->got = c->put = 0;
     c->t_start = now;
     return c->connect_only ? 0 : try_send(w, f);
 }
@@ -253,8 +255,10 @@ static int on_connected(struct worker *w, struct flow *f)
     if (c->connect_only) {
         record(w, f, worker_now(w));
         c->phase = CRR_WAIT_EOF;
-    } else if ((e = try_send(w, f)) || c->phase != CRR_READING) {
-        return client_fail(w, f, e ? e : EIO);
+    } else if ((e = try_send(w, f))) {
+        return client_fail(w, f, e);
+    } else if (c->phase == CRR_CONNECTING) {
+        return 0; /* the rest of the request when the socket is writable again */
     }
     worker_watch(w, f, f->fd, EPOLL_CTL_MOD, EPOLLIN | EPOLLRDHUP);
     return 0;

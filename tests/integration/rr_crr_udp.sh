@@ -4,7 +4,8 @@
 #   rr TCP and UDP: transactions, rate, latency percentiles in order, the server's count
 #     agreeing with the client's; -P 4 -T 2 --depth 4; open loop --rate 2000 (±5 %);
 #     -r 64,1K (bytes moved per transaction); --histogram FILE parsed back.
-#   crr and crr --connect-only -P 4 -T 2.
+#   crr; crr -r 4M,200K (a request over several sends, a response over many segments: every
+#     byte arrives) alone and -P 2 -T 1; crr --connect-only -P 4 -T 2.
 #   stream -u at -b 100M (sent and received rates within ±5 %, loss < 1 %), -R -b 50M,
 #     --pps 10000; when the kernel's RcvbufErrors show the receiver was kept off a busy CPU,
 #     the received rate is reported not measurable and the loss must be those drops.
@@ -155,6 +156,19 @@ if run crr crr -t 2; then
     transactional crr crr 1 500
     check_jq "crr: no timeouts" "$T/crr.json" '.summary.timeouts == 0'
 fi
+# Requests larger than a socket takes in one send (the rest goes when it is writable again)
+# and responses over many segments (the server corks them: the last part leaves with its
+# FIN): every byte of every answered connection arrives, alone on a worker (poll) and two
+# flows on one worker (epoll).
+for v in "1 1" "2 1"; do
+    read -r np nt <<<"$v"
+    if run "crr_big$np" crr -r 4M,200K -P "$np" -T "$nt" -t 2; then
+        transactional "crr_big$np" crr "$np" 20
+        check_jq "crr_big$np: no timeouts" "$T/crr_big$np.json" '.summary.timeouts == 0'
+        check_jq "crr_big$np: bytes = transactions x 204800 (got $(jq .summary.bytes "$T/crr_big$np.json"))" \
+            "$T/crr_big$np.json" '.summary.bytes == .summary.transactions * 204800'
+    fi
+done
 if run crr_co crr --connect-only -P 4 -T 2 -t 2; then
     transactional crr_co crr 4 500
     check_jq "crr_co: params.connect_only" "$T/crr_co.json" '.params.connect_only == true'
