@@ -128,7 +128,9 @@ static void help_rr(FILE *out)
             "      --rate TPS          open loop: TPS transactions/s over all flows; latency\n"
             "                          counts from the intended send time\n"
             "      --txn-timeout TIME  give up on an unanswered transaction (default 2s)\n"
-            "      --busy-poll         spin on the sockets instead of sleeping in epoll\n"
+            "      --busy-poll         spin on the sockets instead of sleeping (each empty turn\n"
+            "                          yields the CPU; sleeps for 20 ms after finding the CPU\n"
+            "                          held by other work)\n"
             "      --histogram FILE    write the full latency distribution to FILE\n"
             "  -w, --window SIZE       socket buffers; -C ALGO congestion control\n"
             "      --cport PORT        local port of the flows: flow i uses PORT + i\n"
@@ -151,7 +153,9 @@ static void help_crr(FILE *out)
                  "  -r, --size REQ[,RESP]   request and response bytes (default 1,1)\n"
                  "      --connect-only      connect and close only: pure connection rate\n"
                  "      --txn-timeout TIME  give up on a transaction (default 2s)\n"
-                 "      --busy-poll         spin on the sockets instead of sleeping in epoll\n"
+                 "      --busy-poll         spin on the sockets instead of sleeping (each empty\n"
+                 "                          turn yields the CPU; sleeps for 20 ms after finding\n"
+                 "                          the CPU held by other work)\n"
                  "      --histogram FILE    write the full latency distribution to FILE\n"
                  "  -C ALGO                 congestion control\n");
     fputs(help_units, out);

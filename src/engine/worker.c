@@ -227,6 +227,21 @@ bool worker_past_deadline(struct worker *w)
     return hard && worker_now(w) >= hard;
 }
 
+bool worker_spins(struct worker *w)
+{
+    return w->p->busy_poll && (!w->spin_off_until || worker_now(w) >= w->spin_off_until);
+}
+
+void worker_spin_pause(struct worker *w)
+{
+    uint64_t t0 = worker_now(w), t1;
+
+    sched_yield();
+    t1 = worker_now(w);
+    if (t1 - t0 > WORKER_SPIN_SHARED_NS)
+        w->spin_off_until = t1 + WORKER_SPIN_BACKOFF_NS;
+}
+
 void worker_flow_kill(struct worker *w, struct flow *f)
 {
     if (f->fd >= 0)
@@ -306,14 +321,14 @@ static uint32_t start_flows(struct worker *w)
 static uint64_t earliest(uint64_t a, uint64_t b) { return !a ? b : !b ? a : a < b ? a : b; }
 
 /* How long epoll may sleep: until the next timer, the drain or the hard deadline; 0 with
- * --busy-poll. */
-static void wait_time(const struct worker *w, uint64_t until, struct timespec *ts,
+ * a spinning wait (--busy-poll, worker_spins). */
+static void wait_time(const struct worker *w, bool spin, uint64_t until, struct timespec *ts,
                       struct timespec **tsp)
 {
     uint64_t now;
 
     *tsp = NULL;
-    if (w->p->busy_poll) {
+    if (spin) {
         ts->tv_sec = ts->tv_nsec = 0;
         *tsp = ts;
         return;
@@ -374,6 +389,7 @@ static void run_evented(struct worker *w)
         struct timespec ts, *tsp;
         uint64_t now = worker_now(w),
                  hard = atomic_load_explicit(&w->hard_at, memory_order_relaxed);
+        bool spin;
         int n;
 
         if (hard && now >= hard) {
@@ -399,8 +415,11 @@ static void run_evented(struct worker *w)
                 !w->stopping);
             continue;
         }
-        wait_time(w, earliest(earliest(next_timer, deadline), hard), &ts, &tsp);
+        spin = worker_spins(w);
+        wait_time(w, spin, earliest(earliest(next_timer, deadline), hard), &ts, &tsp);
         n = wait_events(w, ev, 64, tsp);
+        if (n == 0 && spin)
+            worker_spin_pause(w);
         if (n < 0 && errno != EINTR) {
             w->err = errno;
             break;

@@ -73,6 +73,7 @@ struct worker {
     _Atomic bool stop_requested; /* checked between events: a busy loop sees stop at once */
     bool has_timers;             /* some flow uses due_ns */
     bool no_pwait2;              /* epoll_pwait2 is missing here: epoll_wait instead */
+    uint64_t spin_off_until;     /* --busy-poll: waits block until then (worker_spin_pause) */
     bool alone;                  /* one flow, run with blocking calls (flow_ops.run_alone) */
     int err;
     struct histo *lat;      /* transactional kinds: this thread's latencies */
@@ -141,6 +142,17 @@ static inline void worker_log_txn_owd(struct worker *w, uint32_t flow, uint64_t 
 bool worker_stop_requested(struct worker *w);
 /* Has the hard deadline passed? Then the caller ends the flow (worker_flow_finish). */
 bool worker_past_deadline(struct worker *w);
+/* Does the next wait spin? With --busy-poll, except for WORKER_SPIN_BACKOFF_NS after
+ * worker_spin_pause found the CPU held by other work: then waits block, as without it. */
+bool worker_spins(struct worker *w);
+/* A spinning wait that found nothing gives the CPU to whatever else is runnable on it, such
+ * as the other end of a loopback test on one CPU (without it the two spin in turns of a
+ * scheduler slice: 8 ms a transaction); on a CPU of its own it returns at once. When the CPU
+ * came back only after WORKER_SPIN_SHARED_NS, other work shares it: the worker's waits block
+ * for a while (a woken thread gets the CPU back sooner than a yielding one). */
+void worker_spin_pause(struct worker *w);
+#define WORKER_SPIN_SHARED_NS  500000ULL
+#define WORKER_SPIN_BACKOFF_NS 20000000ULL
 /* Counts n bytes moved through the rate gate: true when the worker is over its budget (an
  * event loop stops its batch; the worker waits before the next event). */
 bool worker_gate_take(struct worker *w, uint64_t n);

@@ -552,7 +552,7 @@ static void rr_client_alone(struct worker *w, struct flow *f)
 {
     struct rr_state *s = f->priv;
     uint64_t slice = s->timeout_ns < 100000000ULL ? s->timeout_ns : 100000000ULL;
-    int err = 0, rflags = w->p->busy_poll ? MSG_DONTWAIT : 0;
+    int err = 0;
 
     set_timeouts(f->fd, slice);
     while (!worker_stop_requested(w)) {
@@ -568,8 +568,13 @@ static void rr_client_alone(struct worker *w, struct flow *f)
             err = errno ? errno : EIO;
             break;
         }
-        while (!got && !worker_stop_requested(w) && worker_now(w) - t0 < s->timeout_ns)
-            got = read_response(w, f, s, rflags);
+        while (!got && !worker_stop_requested(w) && worker_now(w) - t0 < s->timeout_ns) {
+            bool spin = worker_spins(w);
+
+            got = read_response(w, f, s, spin ? MSG_DONTWAIT : 0);
+            if (!got && spin)
+                worker_spin_pause(w);
+        }
         if (got < 0) {
             err = -got;
             break;
@@ -610,11 +615,12 @@ static void rr_server_alone(struct worker *w, struct flow *f)
 {
     struct rr_state *s = f->priv;
     uint64_t deadline = 0;
-    int err = 0, rflags = w->p->busy_poll ? MSG_DONTWAIT : 0;
+    int err = 0;
 
     set_timeouts(f->fd, 100000000ULL);
     for (;;) {
-        ssize_t n = recv(f->fd, w->buf, w->buflen, rflags);
+        bool spin = worker_spins(w);
+        ssize_t n = recv(f->fd, w->buf, w->buflen, spin ? MSG_DONTWAIT : 0);
         uint64_t now = worker_now(w);
 
         if (worker_past_deadline(w)) {
@@ -622,7 +628,9 @@ static void rr_server_alone(struct worker *w, struct flow *f)
             return;
         }
         if (n < 0 && (errno == EAGAIN || errno == EINTR || (s->udp && errno == ECONNREFUSED))) {
-            /* a timeout slice, or ICMP noise from the client's port */
+            /* a timeout slice (--busy-poll: nothing yet), or ICMP noise from the client's port */
+            if (spin)
+                worker_spin_pause(w);
         } else if (n <= 0) {
             err = n < 0 ? errno : 0; /* EOF: the client finished */
             break;

@@ -4,6 +4,8 @@
 #   rr TCP and UDP: transactions, rate, latency percentiles in order, the server's count
 #     agreeing with the client's; -P 4 -T 2 --depth 4; open loop --rate 2000 (±5 %);
 #     -r 64,1K (bytes moved per transaction); --histogram FILE parsed back.
+#   rr and crr --busy-poll with both ends on one CPU: thousands of transactions, not a
+#     scheduler slice each.
 #   crr; crr -r 4M,200K (a request over several sends, a response over many segments: every
 #     byte arrives) alone and -P 2 -T 1; crr --connect-only -P 4 -T 2.
 #   stream -u at -b 100M (sent and received rates within ±5 %, loss < 1 %), -R -b 50M,
@@ -173,6 +175,23 @@ if run crr_co crr --connect-only -P 4 -T 2 -t 2; then
     transactional crr_co crr 4 500
     check_jq "crr_co: params.connect_only" "$T/crr_co.json" '.params.connect_only == true'
 fi
+
+# ---- --busy-poll with both ends on one CPU (a one-CPU container): the spinning waits yield,
+# so the other end runs at once; before they did, each transaction took a scheduler slice
+# (about 130 a second, 8 ms each). Built-in loopback server, both ends in this process.
+cpu=$(taskset -pc $$ | sed 's/.*: *//; s/[-,].*//')
+for test in rr crr; do
+    f=$T/spin1_$test.json rc=0
+    timeout -s KILL 60 taskset -c "$cpu" "$NETRIG" "$test" --busy-poll -t 2 -J --no-save >"$f" \
+        2>"$T/spin1_$test.err" || rc=$?
+    if [[ $rc -ne 0 ]] || ! jq -e . "$f" >/dev/null 2>&1; then
+        fail "spin1_$test: netrig $test --busy-poll on CPU $cpu: exit $rc ($(head -c 300 "$T/spin1_$test.err"))"
+        continue
+    fi
+    log "spin1_$test: on CPU $cpu: $(jq -r '.summary | "\(.transactions) transactions, p50 \(.latency_us.p50) us"' "$f")"
+    check_jq "spin1_$test: --busy-poll on one CPU: more than 5000 transactions in 2 s (got $(jq .summary.transactions "$f"))" \
+        "$f" '.summary.transactions > 5000 and .params.busy_poll == true'
+done
 
 # ---- UDP streams
 # udp_checks NAME DIRECTION EXPECT_BPS EXPECT_PPS KDROPS: the sent rate within 5 % of the

@@ -39,6 +39,19 @@ struct rig {
 
 static uint64_t fake_now(void *ctx) { return *(const uint64_t *)ctx; }
 
+/* A clock that moves on by *step at every reading after the first (a yield that took that long). */
+struct step_clock {
+    uint64_t now, step;
+};
+static uint64_t step_now(void *ctx)
+{
+    struct step_clock *c = ctx;
+    uint64_t t = c->now;
+
+    c->now += c->step;
+    return t;
+}
+
 static void rig_params(struct rig *r, bool udp, uint32_t req, uint32_t resp, uint32_t depth)
 {
     memset(r, 0, sizeof(*r));
@@ -628,6 +641,40 @@ static void test_udp_server(void **state)
     rig_down(&r);
 }
 
+/* --busy-poll: waits spin until a yield finds the CPU held by other work for longer than
+ * WORKER_SPIN_SHARED_NS; then they block for WORKER_SPIN_BACKOFF_NS, and spin again after. */
+static void test_spin_backoff(void **state)
+{
+    struct rig r;
+    struct step_clock c = {.now = T0, .step = 0};
+    uint64_t back;
+
+    (void)state;
+    rig_params(&r, false, 64, 64, 1);
+    rig_up(&r, true, 0);
+    assert_false(worker_spins(&r.w)); /* no --busy-poll: waits block */
+    r.p.busy_poll = true;
+    r.w.fake_now = step_now;
+    r.w.fake_ctx = &c;
+    assert_true(worker_spins(&r.w));
+    c.step = WORKER_SPIN_SHARED_NS; /* a yield that long: the CPU's own business */
+    worker_spin_pause(&r.w);
+    c.step = 0;
+    assert_true(worker_spins(&r.w));
+    c.step = WORKER_SPIN_SHARED_NS + 1000; /* longer: other work shares the CPU */
+    worker_spin_pause(&r.w);
+    back = c.now - c.step; /* when the yield returned */
+    c.step = 0;
+    assert_false(worker_spins(&r.w));
+    c.now = back + WORKER_SPIN_BACKOFF_NS - 1;
+    assert_false(worker_spins(&r.w));
+    c.now = back + WORKER_SPIN_BACKOFF_NS;
+    assert_true(worker_spins(&r.w));
+    r.w.fake_now = fake_now;
+    r.w.fake_ctx = &r.now;
+    rig_down(&r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -645,6 +692,7 @@ int main(void)
         cmocka_unit_test(test_udp_open_loop_log),
         cmocka_unit_test(test_txnlog_merge),
         cmocka_unit_test(test_probe_kernel_stamps),
+        cmocka_unit_test(test_spin_backoff),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
