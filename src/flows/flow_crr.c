@@ -158,12 +158,17 @@ int flow_crr_set_target(struct flow *f, const struct sockaddr *to, socklen_t len
 
 /* ---- client ---- */
 
+static void close_fd(int *fd)
+{
+    if (*fd >= 0) {
+        close(*fd);
+        *fd = -1;
+    }
+}
+
 static int client_fail(struct worker *w, struct flow *f, int err)
 {
-    if (f->fd >= 0) {
-        close(f->fd); /* closing also leaves the epoll set */
-        f->fd = -1;
-    }
+    close_fd(&f->fd); /* closing also leaves the epoll set */
     worker_flow_finish(w, f, err);
     return 1;
 }
@@ -397,15 +402,15 @@ static int alone_connect(struct worker *w, struct flow *f)
  * open_conn. */
 static void alone_ahead(struct crr_client *c)
 {
-    if (c->behind >= 0) {
-        close(c->behind);
-        c->behind = -1;
-    }
+    close_fd(&c->behind);
     if (c->spare < 0) {
         int fd = conn_socket(c);
         c->spare = fd >= 0 ? fd : -1;
     }
 }
+
+/* Did the poll that returned rev see the server's FIN (and no error)? */
+static bool fin_in(short rev) { return (rev & POLLRDHUP) && !(rev & POLLERR); }
 
 /* One transaction: connect, send, (close the last connection, open the next socket), poll,
  * recv, poll (the server's FIN, usually there already). The connection is closed during the
@@ -426,7 +431,7 @@ static int alone_txn(struct worker *w, struct flow *f)
         /* waiting first: the response (or the FIN) cannot be there before the request */
         if ((rc = alone_wait(w, f, POLLIN | POLLRDHUP, &rev)))
             break;
-        if (c->phase == CRR_WAIT_EOF && (rev & POLLRDHUP) && !(rev & POLLERR))
+        if (c->phase == CRR_WAIT_EOF && fin_in(rev))
             break; /* the server closed after the whole response: no read for the EOF */
         n = recv(f->fd, w->buf, w->buflen, MSG_DONTWAIT);
         if (n < 0 && (errno == EAGAIN || errno == EINTR))
@@ -442,7 +447,7 @@ static int alone_txn(struct worker *w, struct flow *f)
         if (c->phase == CRR_READING && c->got >= c->resp) {
             record(w, f, worker_now(w));
             c->phase = CRR_WAIT_EOF;
-            if ((rev & POLLRDHUP) && !(rev & POLLERR))
+            if (fin_in(rev))
                 break; /* the FIN came with the response (the server corks): no wait for it */
         }
     }
@@ -452,14 +457,6 @@ static int alone_txn(struct worker *w, struct flow *f)
     f->fd = -1;
     flow_add(&f->bytes, c->got);
     return 0;
-}
-
-static void close_fd(int *fd)
-{
-    if (*fd >= 0) {
-        close(*fd);
-        *fd = -1;
-    }
 }
 
 /* A flow with a worker to itself: the transactions of crr_client_event without the epoll
